@@ -1,0 +1,10 @@
+/* gputrace doctor. Runs in the CLI process. (Being written.) */
+#include "cli.h"
+
+int cmd_doctor(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	gt_cli_error("'doctor' is not available in this build yet");
+	return GT_EXIT_SOFTWARE;
+}

@@ -1,0 +1,473 @@
+/* Record model shared by the injection library, the ring, the trace file and the exporters.
+ * Runs in both processes. These structs are the in-memory (ring) layout; the trace file
+ * encodes them field by field (see docs/format.md and src/record.c). */
+#ifndef GPUTRACE_RECORD_H
+#define GPUTRACE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped when a record struct changes in a way an older reader cannot skip. */
+#define GT_RECORD_VERSION 1u
+
+enum gt_rec_type {
+	GT_REC_NONE = 0,
+	GT_REC_STRING,		/* interned string: id -> bytes */
+	GT_REC_PROCESS,		/* a traced process registered */
+	GT_REC_PROCESS_END,	/* how a traced process ended */
+	GT_REC_THREAD,		/* thread name */
+	GT_REC_DEVICE,		/* GPU properties */
+	GT_REC_CONTEXT,		/* CUDA context -> device */
+	GT_REC_STREAM,		/* stream -> context/device */
+	GT_REC_KERNEL,		/* kernel execution on the GPU */
+	GT_REC_MEMCPY,		/* memory copy on the GPU */
+	GT_REC_MEMSET,		/* memset on the GPU */
+	GT_REC_MEMORY,		/* allocation or free */
+	GT_REC_MEMORY_POOL,	/* memory pool created/destroyed/trimmed */
+	GT_REC_API,		/* runtime or driver API call on a CPU thread */
+	GT_REC_NVTX,		/* NVTX range or mark */
+	GT_REC_SYNC,		/* stream/event/context synchronization */
+	GT_REC_GRAPH,		/* CUDA graph launch executed on the GPU */
+	GT_REC_OVERHEAD,	/* CUPTI's own overhead */
+	GT_REC_LOSS,		/* records lost somewhere, with a count */
+	GT_REC_CLOCK,		/* clock anchor: trace clock <-> wall clock */
+	GT_REC_NOTICE,		/* something the user should know (detach reason, CUPTI error) */
+	GT_REC_MAX
+};
+
+/* Every record starts with this header. size includes the header and is a multiple of 8. */
+struct gt_rec_hdr {
+	uint16_t type; /* enum gt_rec_type */
+	uint16_t size; /* bytes, header included */
+	uint32_t pid;  /* process that produced the record */
+};
+
+/* Variable-size: len bytes of UTF-8 (not NUL-terminated in the ring or file) follow. */
+struct gt_rec_string {
+	struct gt_rec_hdr hdr;
+	uint32_t id;  /* > 0; unique within a trace (within a process before draining) */
+	uint32_t len; /* bytes in str[] */
+	char str[];
+};
+
+/* String ids are 32-bit; 0 means "no string". */
+#define GT_STRING_NONE 0u
+/* Longest string a record may carry; longer ones are truncated by the producer. */
+#define GT_STRING_MAX 4096u
+
+struct gt_rec_process {
+	struct gt_rec_hdr hdr;
+	uint64_t start_ns;   /* trace clock, when the process registered */
+	uint32_t ppid;
+	uint32_t exe_id;     /* string: /proc/self/exe */
+	uint32_t cmdline_id; /* string: argv joined by spaces, shell-quoted where needed */
+	uint32_t host_id;    /* string: hostname */
+	int32_t rank;	     /* from OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID or RANK; -1 if unset */
+	int32_t local_rank;  /* from LOCAL_RANK etc.; -1 if unset */
+	int32_t world_size;  /* from WORLD_SIZE etc.; -1 if unset */
+	uint32_t flags;	     /* GT_PROCESS_* */
+};
+
+#define GT_PROCESS_STANDALONE (1u << 0) /* traced without a session (GPUTRACE_OUTPUT) */
+
+enum gt_process_end_how {
+	GT_END_UNKNOWN = 0, /* the connection closed and nobody saw the exit status */
+	GT_END_EXIT,	    /* code = exit status */
+	GT_END_SIGNAL,	    /* code = signal number */
+	GT_END_DETACHED,    /* tracing stopped early; the process ran on untraced */
+	GT_END_MAX
+};
+
+struct gt_rec_process_end {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns; /* trace clock */
+	uint32_t how;	/* enum gt_process_end_how */
+	int32_t code;	/* exit status or signal number */
+};
+
+struct gt_rec_thread {
+	struct gt_rec_hdr hdr;
+	uint32_t tid;
+	uint32_t name_id; /* string */
+};
+
+struct gt_rec_device {
+	struct gt_rec_hdr hdr;
+	uint64_t global_mem_bytes;
+	uint8_t uuid[16];
+	uint32_t device_id;
+	uint32_t name_id; /* string */
+	uint32_t sm_count;
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t max_threads_per_block;
+	uint32_t max_shared_mem_per_block; /* bytes */
+	uint32_t mem_clock_khz;
+	uint32_t mem_bus_width; /* bits */
+	uint32_t pci_bus_id;
+};
+
+struct gt_rec_context {
+	struct gt_rec_hdr hdr;
+	uint32_t context_id;
+	uint32_t device_id;
+};
+
+struct gt_rec_stream {
+	struct gt_rec_hdr hdr;
+	uint32_t stream_id;
+	uint32_t context_id;
+	uint32_t device_id;
+	int32_t priority;
+	uint32_t flags; /* GT_STREAM_* */
+	uint32_t _pad;
+};
+
+#define GT_STREAM_DEFAULT (1u << 0) /* the legacy or per-thread default stream */
+
+/* Common head of the GPU activity records (kernel, memcpy, memset, sync, graph). */
+struct gt_gpu_span {
+	uint64_t start_ns; /* trace clock */
+	uint64_t end_ns;   /* trace clock */
+	uint32_t correlation_id; /* pairs with the gt_rec_api that launched it; 0 if none */
+	uint32_t device_id;
+	uint32_t context_id;
+	uint32_t stream_id;
+};
+
+struct gt_rec_kernel {
+	struct gt_rec_hdr hdr;
+	struct gt_gpu_span span;
+	uint64_t graph_node_id; /* 0 unless launched from a graph with node-level tracing */
+	uint32_t name_id;	/* string: mangled name as CUPTI reports it */
+	uint32_t grid_x, grid_y, grid_z;
+	uint32_t block_x, block_y, block_z;
+	uint32_t cluster_x, cluster_y, cluster_z; /* 0 when no cluster */
+	uint32_t registers;			  /* per thread */
+	uint32_t static_smem_bytes;		  /* per block */
+	uint32_t dynamic_smem_bytes;		  /* per block */
+	uint32_t local_mem_bytes;		  /* per thread */
+	uint32_t graph_id;			  /* 0 unless launched from a graph */
+	uint32_t flags;				  /* GT_KERNEL_* */
+};
+
+#define GT_KERNEL_COOPERATIVE (1u << 0)
+
+enum gt_memcpy_kind {
+	GT_MEMCPY_UNKNOWN = 0,
+	GT_MEMCPY_HTOD,
+	GT_MEMCPY_DTOH,
+	GT_MEMCPY_HTOA,
+	GT_MEMCPY_ATOH,
+	GT_MEMCPY_ATOA,
+	GT_MEMCPY_ATOD,
+	GT_MEMCPY_DTOA,
+	GT_MEMCPY_DTOD,
+	GT_MEMCPY_HTOH,
+	GT_MEMCPY_PTOP,
+	GT_MEMCPY_MAX
+};
+
+enum gt_mem_kind {
+	GT_MEM_UNKNOWN = 0,
+	GT_MEM_PAGEABLE,
+	GT_MEM_PINNED,
+	GT_MEM_DEVICE,
+	GT_MEM_ARRAY,
+	GT_MEM_MANAGED,
+	GT_MEM_DEVICE_STATIC,
+	GT_MEM_MANAGED_STATIC,
+	GT_MEM_MAX
+};
+
+struct gt_rec_memcpy {
+	struct gt_rec_hdr hdr;
+	struct gt_gpu_span span;
+	uint64_t bytes;
+	uint64_t graph_node_id;
+	uint32_t copy_kind;  /* enum gt_memcpy_kind */
+	uint32_t src_kind;   /* enum gt_mem_kind */
+	uint32_t dst_kind;   /* enum gt_mem_kind */
+	uint32_t src_device; /* peer copies; else device_id */
+	uint32_t dst_device;
+	uint32_t graph_id;
+	uint32_t flags; /* GT_COPY_* */
+	uint32_t _pad;
+};
+
+#define GT_COPY_ASYNC (1u << 0)
+
+struct gt_rec_memset {
+	struct gt_rec_hdr hdr;
+	struct gt_gpu_span span;
+	uint64_t bytes;
+	uint64_t graph_node_id;
+	uint32_t value;
+	uint32_t mem_kind; /* enum gt_mem_kind */
+	uint32_t graph_id;
+	uint32_t flags; /* GT_COPY_ASYNC */
+};
+
+enum gt_memory_op {
+	GT_MEMORY_ALLOC = 0,
+	GT_MEMORY_FREE,
+	GT_MEMORY_OP_MAX
+};
+
+struct gt_rec_memory {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns; /* trace clock */
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t pool_address; /* 0 unless from a memory pool */
+	uint32_t correlation_id;
+	uint32_t device_id;
+	uint32_t context_id;
+	uint32_t stream_id; /* stream-ordered allocations; else 0 */
+	uint32_t op;	    /* enum gt_memory_op */
+	uint32_t mem_kind;  /* enum gt_mem_kind */
+	uint32_t flags;	    /* GT_MEMORY_* */
+	uint32_t _pad;
+};
+
+#define GT_MEMORY_ASYNC (1u << 0) /* cudaMallocAsync / cudaFreeAsync */
+
+enum gt_pool_op {
+	GT_POOL_CREATED = 0,
+	GT_POOL_DESTROYED,
+	GT_POOL_TRIMMED,
+	GT_POOL_OP_MAX
+};
+
+struct gt_rec_memory_pool {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns;
+	uint64_t address;
+	uint64_t reserved_bytes;
+	uint64_t release_threshold_bytes;
+	uint32_t correlation_id;
+	uint32_t device_id;
+	uint32_t op;	    /* enum gt_pool_op */
+	uint32_t pool_type; /* CUPTI's pool type: local, imported */
+};
+
+enum gt_api_domain {
+	GT_API_RUNTIME = 0,
+	GT_API_DRIVER,
+	GT_API_DOMAIN_MAX
+};
+
+struct gt_rec_api {
+	struct gt_rec_hdr hdr;
+	uint64_t start_ns; /* trace clock */
+	uint64_t end_ns;
+	uint32_t tid;
+	uint32_t correlation_id;
+	uint32_t cbid;	     /* CUPTI callback id within the domain */
+	uint32_t name_id;    /* string: function name */
+	int32_t return_code; /* cudaError_t or CUresult */
+	uint32_t domain;     /* enum gt_api_domain */
+};
+
+enum gt_nvtx_kind {
+	GT_NVTX_PUSH_POP = 0, /* nvtxRangePush/Pop: nests per thread */
+	GT_NVTX_START_END,    /* nvtxRangeStart/End: may cross threads */
+	GT_NVTX_MARK,	      /* instant */
+	GT_NVTX_KIND_MAX
+};
+
+struct gt_rec_nvtx {
+	struct gt_rec_hdr hdr;
+	uint64_t start_ns; /* trace clock */
+	uint64_t end_ns;   /* == start_ns for marks */
+	uint64_t range_id; /* nvtxRangeId_t for start/end; 0 otherwise */
+	uint32_t tid;	   /* thread that opened the range */
+	uint32_t end_tid;  /* thread that closed it */
+	uint32_t domain_id;  /* string; 0 for the default domain */
+	uint32_t message_id; /* string */
+	uint32_t category;
+	uint32_t color;	    /* ARGB; 0 when unset */
+	uint32_t kind;	    /* enum gt_nvtx_kind */
+	uint32_t depth;	    /* push/pop nesting depth on the thread, 0 outermost */
+};
+
+enum gt_sync_kind {
+	GT_SYNC_UNKNOWN = 0,
+	GT_SYNC_EVENT,	       /* cudaEventSynchronize */
+	GT_SYNC_STREAM_WAIT,   /* cudaStreamWaitEvent */
+	GT_SYNC_STREAM,	       /* cudaStreamSynchronize */
+	GT_SYNC_CONTEXT,       /* cudaDeviceSynchronize / cuCtxSynchronize */
+	GT_SYNC_KIND_MAX
+};
+
+struct gt_rec_sync {
+	struct gt_rec_hdr hdr;
+	struct gt_gpu_span span; /* host-side wait interval */
+	uint32_t tid;
+	uint32_t kind;	   /* enum gt_sync_kind */
+	uint32_t event_id; /* for event syncs */
+	uint32_t _pad;
+};
+
+struct gt_rec_graph {
+	struct gt_rec_hdr hdr;
+	struct gt_gpu_span span;
+	uint32_t graph_id;
+	uint32_t _pad;
+};
+
+enum gt_overhead_kind {
+	GT_OVERHEAD_UNKNOWN = 0,
+	GT_OVERHEAD_DRIVER_COMPILER,
+	GT_OVERHEAD_BUFFER_FLUSH,
+	GT_OVERHEAD_INSTRUMENTATION,
+	GT_OVERHEAD_RESOURCE,
+	GT_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING,
+	GT_OVERHEAD_LAZY_FUNCTION_LOADING,
+	GT_OVERHEAD_COMMAND_BUFFER_FULL,
+	GT_OVERHEAD_ACTIVITY_BUFFER_REQUEST,
+	GT_OVERHEAD_KIND_MAX
+};
+
+struct gt_rec_overhead {
+	struct gt_rec_hdr hdr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t kind;	    /* enum gt_overhead_kind */
+	uint32_t object_id; /* thread id or device id */
+	uint32_t object_kind; /* 1 thread, 2 device */
+	uint32_t _pad;
+};
+
+enum gt_loss_source {
+	GT_LOSS_CUPTI_DROPPED = 0, /* cuptiActivityGetNumDroppedRecords */
+	GT_LOSS_RING_FULL,	   /* producer found the ring full */
+	GT_LOSS_TORN,		   /* producer died between reserve and commit */
+	GT_LOSS_CORRUPT,	   /* consumer rejected ring bytes */
+	GT_LOSS_BUFFER_POOL,	   /* no free CUPTI buffer in the pool */
+	GT_LOSS_FLUSH_WINDOW,	   /* records still in CUPTI when the process was killed (estimate) */
+	GT_LOSS_FILE,		   /* chunks skipped while reading a damaged file */
+	GT_LOSS_SOURCE_MAX
+};
+
+struct gt_rec_loss {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns;
+	uint64_t count;	 /* records lost */
+	uint32_t source; /* enum gt_loss_source */
+	uint32_t kind;	 /* enum gt_rec_type of what was lost; GT_REC_NONE if unknown/mixed */
+};
+
+enum gt_clock_id {
+	GT_CLOCK_MONOTONIC = 0, /* CLOCK_MONOTONIC, the default trace clock */
+	GT_CLOCK_MONOTONIC_RAW,
+	GT_CLOCK_REALTIME,
+	GT_CLOCK_MAX
+};
+
+struct gt_rec_clock {
+	struct gt_rec_hdr hdr;
+	uint64_t trace_ns;    /* trace clock */
+	uint64_t realtime_ns; /* CLOCK_REALTIME read next to trace_ns */
+	uint32_t clock_id;    /* enum gt_clock_id of trace_ns */
+	uint32_t _pad;
+};
+
+enum gt_notice_severity {
+	GT_NOTICE_INFO = 0,
+	GT_NOTICE_WARNING,
+	GT_NOTICE_ERROR,
+	GT_NOTICE_SEVERITY_MAX
+};
+
+enum gt_notice_code {
+	GT_NOTICE_GENERIC = 0,
+	GT_NOTICE_CUPTI_SUBSCRIBE_FAILED, /* another profiler holds CUPTI, or no permission */
+	GT_NOTICE_CUPTI_ERROR,		  /* a CUPTI call failed; detail = CUptiResult */
+	GT_NOTICE_DETACHED,		  /* tracing stopped; the app runs on untraced */
+	GT_NOTICE_SESSION_LOST,		  /* could not reach the gputrace session */
+	GT_NOTICE_CAPTURE_START,
+	GT_NOTICE_CAPTURE_STOP,
+	GT_NOTICE_CODE_MAX
+};
+
+struct gt_rec_notice {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns;
+	uint32_t severity;   /* enum gt_notice_severity */
+	uint32_t code;	     /* enum gt_notice_code */
+	uint32_t message_id; /* string, human-readable */
+	int32_t detail;	     /* e.g. the CUptiResult */
+};
+
+/* Largest fixed-size record; a buffer of this size holds any decoded non-string record. */
+union gt_record {
+	struct gt_rec_hdr hdr;
+	struct gt_rec_string string;
+	struct gt_rec_process process;
+	struct gt_rec_process_end process_end;
+	struct gt_rec_thread thread;
+	struct gt_rec_device device;
+	struct gt_rec_context context;
+	struct gt_rec_stream stream;
+	struct gt_rec_kernel kernel;
+	struct gt_rec_memcpy memcpy;
+	struct gt_rec_memset memset;
+	struct gt_rec_memory memory;
+	struct gt_rec_memory_pool memory_pool;
+	struct gt_rec_api api;
+	struct gt_rec_nvtx nvtx;
+	struct gt_rec_sync sync;
+	struct gt_rec_graph graph;
+	struct gt_rec_overhead overhead;
+	struct gt_rec_loss loss;
+	struct gt_rec_clock clock;
+	struct gt_rec_notice notice;
+};
+
+/* Field descriptions drive the file codec, the ring validator and string-id remapping. */
+enum gt_field_flags {
+	GT_FIELD_DELTA = 1u << 0,  /* encoded as the difference to the previous record of its type */
+	GT_FIELD_SIGNED = 1u << 1, /* sign-extend when widening */
+	GT_FIELD_STRING = 1u << 2, /* a string id: remapped when processes are merged */
+	GT_FIELD_TIME = 1u << 3,   /* a trace-clock timestamp */
+};
+
+struct gt_field {
+	const char *name;  /* column name used by csv and docs */
+	uint16_t offset;   /* bytes from the start of the record */
+	uint8_t width;	   /* 1, 2, 4 or 8 bytes */
+	uint8_t flags;	   /* enum gt_field_flags */
+};
+
+struct gt_record_desc {
+	const char *name;	    /* "kernel", "memcpy", ... */
+	uint16_t size;		    /* sizeof the struct; strings: the fixed part */
+	uint16_t nfields;
+	const struct gt_field *fields; /* every field after the header, in order */
+};
+
+/* Description of a record type, or NULL for unknown types (type >= GT_REC_MAX or NONE). */
+const struct gt_record_desc *gt_record_desc(unsigned type);
+
+/* Name of a record type ("kernel"), or "unknown". */
+const char *gt_record_name(unsigned type);
+
+/* Names for enum values, for exporters and stats. Never NULL. */
+const char *gt_memcpy_kind_name(unsigned kind);
+const char *gt_mem_kind_name(unsigned kind);
+const char *gt_loss_source_name(unsigned source);
+const char *gt_sync_kind_name(unsigned kind);
+const char *gt_process_end_name(unsigned how);
+
+/* Validate a record as read from untrusted memory: type known, size exact for fixed types,
+ * string length within size. Returns 0 or -EINVAL. */
+int gt_record_validate(const struct gt_rec_hdr *rec, size_t avail_bytes);
+
+/* Round a record size up to the ring's 8-byte granularity. */
+static inline size_t gt_record_align(size_t bytes)
+{
+	return (bytes + 7u) & ~(size_t)7u;
+}
+
+#endif /* GPUTRACE_RECORD_H */

@@ -1,0 +1,115 @@
+/* The .gtrace file: a header, self-contained zstd chunks of encoded records, a footer index.
+ * Writer and streaming reader; used by the CLI and, in standalone mode, inside the traced
+ * application. Byte layout: docs/format.md. */
+#ifndef GPUTRACE_TRACE_H
+#define GPUTRACE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gputrace/record.h"
+
+#define GT_TRACE_MAGIC "GTRACE\r\n" /* 8 bytes, no NUL */
+#define GT_TRACE_VERSION 1u
+
+/* What the header says about the run. Strings are owned by whoever filled the struct. */
+struct gt_trace_info {
+	uint32_t clock_id;	/* enum gt_clock_id of every timestamp in the file */
+	uint64_t start_realtime_ns; /* wall clock when the trace started */
+	uint64_t start_trace_ns;    /* trace clock at the same moment */
+	const char *hostname;
+	const char *cmdline;	/* what was traced */
+	const char *tool_version; /* gputrace version that wrote it */
+	const char *cuda_version; /* e.g. "13.0"; NULL or "" if unknown */
+	const char *cupti_version;
+	const char *driver_version;
+};
+
+/* Per-file totals kept by the writer and stored in the footer. */
+struct gt_trace_counts {
+	uint64_t records[GT_REC_MAX]; /* by enum gt_rec_type */
+	uint64_t first_ts_ns;	      /* smallest timestamp seen; UINT64_MAX if none */
+	uint64_t last_ts_ns;	      /* largest */
+	uint64_t chunks;
+};
+
+struct gt_writer;
+
+struct gt_writer_options {
+	int zstd_level;		/* 0 = default (1) */
+	size_t chunk_bytes;	/* uncompressed bytes per chunk; 0 = default (1 MiB) */
+};
+
+/* Create PATH.tmp-<pid>; gt_writer_close() renames it to PATH. opts may be NULL.
+ * Returns 0 and *ret, or -errno (-EEXIST never: the caller decides about overwriting). */
+int gt_writer_open(const char *path, const struct gt_trace_info *info,
+		   const struct gt_writer_options *opts, struct gt_writer **ret);
+
+/* Append one record (any type, strings included). The record is copied.
+ * Returns 0, -EINVAL for a malformed record, or -errno from I/O. */
+int gt_writer_write(struct gt_writer *w, const struct gt_rec_hdr *rec);
+
+/* Convenience: append a GT_REC_STRING. */
+int gt_writer_string(struct gt_writer *w, uint32_t pid, uint32_t id, const char *s, size_t len);
+
+/* Compress and write the pending chunk now (bounds what a crash of the writer can lose). */
+int gt_writer_flush(struct gt_writer *w);
+
+const struct gt_trace_counts *gt_writer_counts(const struct gt_writer *w);
+
+/* Flush, write the footer, fsync, rename to the final path, free. Returns 0 or -errno;
+ * the writer is freed either way. NULL is accepted. */
+int gt_writer_close(struct gt_writer *w);
+
+/* Drop everything: remove the temporary file and free. NULL is accepted. */
+void gt_writer_discard(struct gt_writer *w);
+
+struct gt_reader;
+
+/* Header of an open file, owned by the reader. */
+struct gt_trace_header {
+	uint32_t version;
+	struct gt_trace_info info; /* strings point into the reader */
+};
+
+/* How the reader got through the file. */
+struct gt_reader_status {
+	bool recovered;		 /* no valid footer: chunks were found by scanning */
+	uint64_t chunks_read;	 /* valid chunks decoded so far */
+	uint64_t chunks_skipped; /* damaged chunks passed over */
+	uint64_t bytes_skipped;	 /* bytes of the file not accounted for by valid chunks */
+	uint64_t records_skipped; /* unknown or malformed records inside valid chunks */
+};
+
+/* Open and validate the header (and footer, if present). On failure returns -errno and,
+ * if errmsg is non-NULL, a static one-line description ("not a gputrace file (bad magic)",
+ * "written by a newer gputrace (format 3, this reader knows 1)", "truncated header", ...).
+ * -EINVAL bad magic/corrupt, -EPROTONOSUPPORT newer version, -EIO/-ENOENT/... from the OS. */
+int gt_reader_open(const char *path, struct gt_reader **ret, const char **errmsg);
+
+const struct gt_trace_header *gt_reader_header(const struct gt_reader *r);
+
+/* Next record in file order. Returns 1 and *rec (valid until the next call), 0 at the end,
+ * or -errno. String records are returned too, and also entered into the reader's table.
+ * Unknown record types are skipped and counted in status.records_skipped. */
+int gt_reader_next(struct gt_reader *r, const union gt_record **rec);
+
+/* Look up a string seen so far. Returns NULL if unknown. len may be NULL.
+ * The pointer stays valid until gt_reader_close(). */
+const char *gt_reader_string(const struct gt_reader *r, uint32_t id, size_t *len);
+
+/* Totals from the footer; NULL if the file has none (recovered). */
+const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r);
+
+const struct gt_reader_status *gt_reader_status(const struct gt_reader *r);
+
+/* Rewind to the first record (for two-pass consumers). Returns 0 or -errno. */
+int gt_reader_rewind(struct gt_reader *r);
+
+/* Bytes of the file consumed so far and in total, for progress bars. */
+void gt_reader_progress(const struct gt_reader *r, uint64_t *done, uint64_t *total);
+
+void gt_reader_close(struct gt_reader *r);
+
+#endif /* GPUTRACE_TRACE_H */

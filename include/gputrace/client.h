@@ -1,0 +1,49 @@
+/* What the injection library uses to get a ring and deliver its records: with
+ * GPUTRACE_SESSION set, register with the gputrace session (the CLI drains the ring);
+ * without it, standalone mode: a thread of this process drains the same ring into
+ * GPUTRACE_OUTPUT (default gputrace-%p.gtrace) with the same writer code.
+ * Runs inside the traced application. */
+#ifndef GPUTRACE_CLIENT_H
+#define GPUTRACE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gputrace/ring.h"
+#include "gputrace/trace.h"
+
+struct gt_client;
+
+struct gt_client_options {
+	size_t ring_bytes;	     /* 0: GT_RING_DEFAULT_BYTES */
+	uint64_t flush_interval_ns;  /* standalone drainer period; 0: default */
+	const struct gt_trace_info *info; /* versions for the header (standalone); may be NULL */
+};
+
+/* Create the ring and connect (or start the standalone drainer). Writes the PROCESS record
+ * (and its strings) into the ring first. Returns 0 and *ret, or -errno with *errmsg set to a
+ * one-line reason ("cannot connect to gputrace session at ...: ..."). Called once, from the
+ * thread that initializes CUDA; may allocate. */
+int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
+		   const char **errmsg);
+
+struct gt_ring *gt_client_ring(struct gt_client *c);
+
+/* Allocate a process-local string id for s, writing a GT_REC_STRING into the ring the
+ * first time (thread-safe, lock-free, no allocation after open). Returns the id, or
+ * GT_STRING_NONE if the string table is full or the ring dropped the record. */
+uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len);
+
+/* Wake the drainer now (e.g. after a forced CUPTI flush at exit). */
+void gt_client_kick(struct gt_client *c);
+
+/* At exit: session mode sends goodbye and closes the connection; standalone mode drains
+ * everything, writes PROCESS_END and closes the file (returns its path in *path, may be
+ * NULL). Bounded time. NULL is accepted. */
+int gt_client_close(struct gt_client *c, const char **path);
+
+/* In a fork()ed child: forget the parent's ring and connection without touching them
+ * (the child is not traced unless it execs). */
+void gt_client_forget(struct gt_client *c);
+
+#endif /* GPUTRACE_CLIENT_H */

@@ -9,8 +9,8 @@
 
 /* One interned string. The bytes follow the struct, NUL-terminated, in the same allocation. */
 struct gt_str {
-	size_t len;	/* bytes, without the trailing NUL */
-	uint64_t hash;	/* full hash, so probes and rehashing never re-read the bytes */
+	size_t len;    /* bytes, without the trailing NUL */
+	uint64_t hash; /* full hash, so probes and rehashing never re-read the bytes */
 	char bytes[];
 };
 
@@ -18,7 +18,7 @@ struct gt_strtab {
 	/* Slots hold ids (0 = empty); linear probing; capacity a power of two, at most 1/2 full
 	 * so probe sequences stay short and every probe loop finds an empty slot. */
 	uint32_t *slots;
-	size_t mask;	     /* capacity - 1 */
+	size_t mask;          /* capacity - 1 */
 	struct gt_str **strs; /* strs[id - 1]; owned */
 	uint32_t count;
 	uint32_t cap_strs;

@@ -39,7 +39,7 @@ START_TEST(test_empty_and_embedded_nul)
 	struct gt_strtab *t;
 	uint32_t id, id2;
 	size_t len = 99;
-	const char nul[] = { 'a', '\0', 'b' };
+	const char nul[] = {'a', '\0', 'b'};
 	const char *s;
 
 	ck_assert_int_eq(gt_strtab_new(&t), 0);
@@ -71,7 +71,9 @@ END_TEST
 
 START_TEST(test_growth_many)
 {
-	enum { N = 200000 };
+	enum {
+		N = 200000
+	};
 	struct gt_strtab *t;
 	char buf[64];
 	uint32_t id;

@@ -20,6 +20,9 @@ struct gt_export_result {
 	uint64_t events;	/* events written */
 	uint64_t bytes;		/* bytes written, all files */
 	unsigned files;		/* output files written */
+	const char *warning;	/* on success: something the CLI should print (e.g. a JSON file
+				 * too large for viewers), static or owned by the exporter; NULL
+				 * if none */
 };
 
 struct gt_exporter_ops {

@@ -54,6 +54,9 @@ struct gt_ring;
 /* Reserve flags. */
 #define GT_RING_WAIT (1u << 0) /* may wait a bounded time for space (CUPTI's buffer thread) */
 
+/* Longest a GT_RING_WAIT reservation waits for space before it drops and counts. */
+#define GT_RING_WAIT_MAX_NS (200u * 1000u * 1000u)
+
 /* Producer side. A reservation is a record-sized slot in the data area; write the record
  * (header included) into it and commit. Reserve never blocks without GT_RING_WAIT; when
  * the ring is full it returns NULL and counts the drop under `type`.
@@ -78,6 +81,24 @@ struct gt_ring_header *gt_ring_header(struct gt_ring *ring);
 /* Set an eventfd the producers write to when the ring fills past half (or -1). */
 void gt_ring_set_wakeup_fd(struct gt_ring *ring, int efd);
 
+/* Write the wake-up eventfd now (a flush at exit; a producer waiting for space).
+ * Context: any thread; async-signal-safe. */
+void gt_ring_kick(struct gt_ring *ring);
+
+/* Consumer, before it sleeps: sets consumer_sleeping so that producers crossing the half
+ * mark write the eventfd. Returns true if it may sleep, false if the ring is already past
+ * half full (drain first). gt_ring_sleep_end() clears the flag after the wake-up. */
+bool gt_ring_sleep_begin(struct gt_ring *ring);
+void gt_ring_sleep_end(struct gt_ring *ring);
+
+/* Consumer: a slot found uncommitted for longer than ns (counted across gt_ring_consume
+ * calls, without sleeping in them) is skipped as torn even while producers live.
+ * 0 (the default) turns this off. */
+void gt_ring_set_torn_timeout(struct gt_ring *ring, uint64_t ns);
+
+/* Bytes reserved and not yet consumed, as the consumer sees them. */
+uint64_t gt_ring_used_bytes(const struct gt_ring *ring);
+
 /* Consumer side. */
 enum gt_ring_next {
 	GT_RING_EMPTY = 0,  /* nothing committed yet */
@@ -87,11 +108,12 @@ enum gt_ring_next {
 /* Consumer callback for gt_ring_consume: return 0 to continue, <0 to stop. */
 typedef int (*gt_ring_record_fn)(void *ctx, const struct gt_rec_hdr *rec);
 
-/* Consume every committed record in order, calling fn for each (the record may be read
- * only during the call). An uncommitted slot is waited for up to wait_ns (0: do not wait);
+/* Consume every committed record in order, calling fn for each (the record is a private,
+ * validated copy, valid only during the call). An uncommitted slot is waited for up to wait_ns (0: do not wait);
  * with `producers_dead`, or after the wait, it is skipped as torn and later committed
  * records are still found. Corrupt bytes are skipped and counted.
- * Returns records consumed (>= 0) or -errno from fn. */
+ * Returns records consumed (>= 0), -errno from fn, or -EBADMSG when the producers' head
+ * index is impossible (the ring header was overwritten: stop reading this ring). */
 long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint64_t wait_ns,
 		     bool producers_dead);
 

@@ -1,0 +1,233 @@
+/* Internal to the stats exporter: the aggregates one pass over a trace builds, and the
+ * emitter that prints them as a table, CSV or JSON. Runs in the CLI. */
+#ifndef GPUTRACE_STATS_INT_H
+#define GPUTRACE_STATS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gputrace/record.h"
+#include "gputrace/stats.h"
+#include "gputrace/trace.h"
+
+/* Log-linear histogram of nanosecond (or byte) values. Values below 128 are counted
+ * exactly; above, each power of two is split into 128 equal buckets, so a bucket's middle
+ * is within 1/256 (0.4%) of any value in it. Blocks of 128 counters are allocated only for
+ * the powers of two a series actually hits, typically a handful per name. */
+#define GT_HIST_SUB_BITS 7u
+#define GT_HIST_SUB (1u << GT_HIST_SUB_BITS)
+#define GT_HIST_BLOCKS (64u - GT_HIST_SUB_BITS + 1u) /* block 0 exact, 1..57 by exponent */
+
+struct gt_hist {
+	uint64_t *block[GT_HIST_BLOCKS]; /* NULL until a value lands there; owned */
+};
+
+/* One stream of durations: exact count/total/min/max, Welford mean and variance, and the
+ * histogram for median and p99. */
+struct gt_series {
+	uint64_t count;
+	uint64_t total; /* sum of values, exact */
+	uint64_t min;	/* UINT64_MAX while empty */
+	uint64_t max;
+	double mean; /* running mean (Welford), for the variance only */
+	double m2;   /* sum of squared deviations from the mean */
+	struct gt_hist hist;
+};
+
+/* A named aggregate: one kernel, API function, NVTX range or (function, error code). */
+struct gt_stat_entry {
+	char *key;	  /* owned: the name (NVTX: domain, NUL, message); NUL-terminated */
+	size_t key_len;	  /* bytes of key, terminating NUL excluded */
+	size_t split;	  /* NVTX: bytes of the domain part; else 0 */
+	int64_t tag;	  /* NVTX: enum gt_nvtx_kind; errors: the return code; else 0 */
+	uint32_t domain;  /* errors: enum gt_api_domain */
+	struct gt_series time;	/* durations, ns */
+	uint64_t count;		/* errors: calls that failed this way */
+};
+
+/* Name -> entry map. Entries live until the table is freed. */
+struct gt_stat_table {
+	struct gt_stat_entry **entries; /* insertion order; owned */
+	size_t n, cap;
+	uint32_t *slots;   /* open addressing: entry index + 1, 0 empty */
+	size_t nslots;	   /* power of two */
+	uint32_t *by_id;   /* string id -> entry index + 1, a cache for single-string keys */
+	size_t nby_id;
+};
+
+/* Copies of one kind or memsets of one memory kind. */
+struct gt_xfer_stats {
+	struct gt_series time; /* ns */
+	uint64_t bytes_total;
+	uint64_t bytes_min; /* UINT64_MAX while empty */
+	uint64_t bytes_max;
+};
+
+/* Device memory in use is tracked per device; pinned/pageable host allocations go to the
+ * pseudo-device GT_STATS_HOST so they do not inflate a GPU's peak. */
+#define GT_STATS_HOST UINT32_MAX
+
+struct gt_mem_device {
+	uint32_t device_id; /* or GT_STATS_HOST */
+	uint64_t in_use;    /* bytes allocated and not yet freed */
+	uint64_t peak;	    /* largest in_use seen */
+	uint64_t peak_ts_ns;
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t alloc_bytes; /* sum of all allocation sizes */
+};
+
+/* A live allocation, keyed by (pid, address). */
+struct gt_mem_live {
+	uint64_t address; /* 0 marks an empty slot (CUDA never hands out address 0) */
+	uint64_t bytes;
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t device_id;
+	uint32_t mem_kind;
+	uint32_t _pad;
+};
+
+#define GT_STATS_TOP 10u /* rows kept for "largest allocations" lists */
+
+struct gt_stats_process {
+	uint32_t pid, ppid;
+	uint32_t exe_id, cmdline_id, host_id; /* strings, resolved at output time */
+	int32_t rank;
+	uint64_t start_ns;
+	bool ended;
+	uint32_t how; /* enum gt_process_end_how */
+	int32_t code;
+	uint64_t end_ns;
+};
+
+struct gt_stats_device {
+	uint32_t device_id;
+	uint32_t name_id;
+	uint64_t global_mem_bytes;
+};
+
+#define GT_STATS_NOTICES 8u /* notices kept for the summary */
+
+/* Everything one pass over a trace learns. Memory grows with distinct names, processes,
+ * devices and live allocations, never with the number of events. */
+struct gt_stats {
+	struct gt_reader *r; /* borrowed: strings are looked up in it at output time */
+	uint64_t records[GT_REC_MAX];
+	uint64_t first_ns, last_ns; /* over all timestamps; first UINT64_MAX if none */
+
+	struct gt_stat_table kernels, api, nvtx, errors;
+	struct gt_xfer_stats memcpy[GT_MEMCPY_MAX];
+	struct gt_xfer_stats memset[GT_MEM_MAX];
+	uint64_t nvtx_marks;
+	uint64_t api_failed;
+
+	struct gt_mem_device *mem;
+	size_t nmem, capmem;
+	struct gt_mem_live *live; /* open addressing, linear probing, backward-shift delete */
+	size_t nlive, caplive;	  /* caplive: power of two (or 0) */
+	struct gt_mem_live largest[GT_STATS_TOP]; /* biggest allocations, bytes descending */
+	size_t nlargest;
+	uint64_t frees_unmatched; /* frees of addresses never seen allocated */
+
+	struct gt_stats_process *procs;
+	size_t nprocs, capprocs;
+	struct gt_stats_device *devs;
+	size_t ndevs, capdevs;
+	struct gt_rec_notice notices[GT_STATS_NOTICES];
+	size_t nnotices;
+
+	uint64_t loss[GT_LOSS_SOURCE_MAX + 1][GT_REC_MAX]; /* [source][kind]; last row: unknown */
+	struct gt_reader_status status; /* copied at the end of the pass */
+};
+
+/* Histogram and series. */
+int gt_series_add(struct gt_series *s, uint64_t v);
+/* Value at 1-based rank k (1 <= k <= count) within the histogram's precision. */
+uint64_t gt_series_rank(const struct gt_series *s, uint64_t k);
+double gt_series_median(const struct gt_series *s);
+uint64_t gt_series_p99(const struct gt_series *s);
+double gt_series_stddev(const struct gt_series *s); /* sample (n - 1); 0 when count < 2 */
+double gt_series_avg(const struct gt_series *s);
+void gt_series_fini(struct gt_series *s);
+
+/* One pass over `r` (rewound first). Returns 0 or -errno with *errmsg. */
+int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg);
+void gt_stats_fini(struct gt_stats *st);
+
+/* Entries sorted by total time (count_order: by count) descending, then key. Caller
+ * frees the array; NULL on -ENOMEM. */
+struct gt_stat_entry **gt_stat_table_sorted(const struct gt_stat_table *t, int count_order);
+
+/* True when allocation `a` (from st->largest) was never freed. */
+bool gt_stats_still_live(const struct gt_stats *st, const struct gt_mem_live *a);
+
+/* A string of the trace, or a placeholder ("<string 12>") written to buf. */
+const char *gt_stats_string(const struct gt_stats *st, uint32_t id, char *buf, size_t bytes);
+
+/* Names of common cudaError_t (runtime) and CUresult (driver) codes; NULL when unknown. */
+const char *gt_stats_error_name(uint32_t domain, int32_t code);
+
+/* ---- output ---- */
+
+enum gt_col_type {
+	GT_COL_STR,   /* text */
+	GT_COL_U64,   /* count */
+	GT_COL_I64,   /* signed count (error codes) */
+	GT_COL_NS,    /* integer nanoseconds; table: human units */
+	GT_COL_NS_F,  /* fractional nanoseconds (avg, stddev); csv one decimal */
+	GT_COL_PCT,   /* percentage, two decimals */
+	GT_COL_BYTES, /* integer bytes; table: KiB/MiB/GiB */
+	GT_COL_BYTES_F, /* fractional bytes (averages) */
+	GT_COL_GBPS,  /* GB/s (10^9 bytes per second), two decimals */
+	GT_COL_BOOL,
+	GT_COL_TYPE_MAX
+};
+
+struct gt_col {
+	const char *key;   /* csv header and json member: snake_case with unit */
+	const char *title; /* table header */
+	unsigned type;	   /* enum gt_col_type */
+};
+
+struct gt_cell {
+	bool null; /* csv: empty; json: null; table: "-" */
+	union {
+		const char *s;
+		uint64_t u;
+		int64_t i;
+		double d;
+		bool b;
+	} v;
+};
+
+struct gt_emit;
+
+/* An emitter writes sections (one table each) in one format to `out`. nsections: how many
+ * sections the whole output will have (CSV prints "# name" headings only when > 1). */
+int gt_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
+		struct gt_emit **ret);
+/* Starts a section. title: table heading; name: json member / csv heading.
+ * single: json renders the one row as an object instead of an array. */
+int gt_emit_begin(struct gt_emit *e, const char *name, const char *title,
+		  const struct gt_col *cols, size_t ncols, bool single);
+int gt_emit_row(struct gt_emit *e, const struct gt_cell *cells);
+/* empty_text: table line printed when the section had no rows. */
+int gt_emit_end(struct gt_emit *e, const char *empty_text);
+/* Finishes the document (json's closing brace) and frees. Returns -EIO if any write
+ * failed. NULL is accepted. */
+int gt_emit_close(struct gt_emit *e);
+
+/* Human formatting shared by the tables and the run summary. */
+void gt_fmt_ns(char *buf, size_t bytes, double ns);
+void gt_fmt_bytes(char *buf, size_t bytes, double b);
+void gt_fmt_count(char *buf, size_t bytes, uint64_t n); /* thousands separators */
+
+/* Writes s as a JSON string literal (quotes included), replacing invalid UTF-8. */
+void gt_json_string(FILE *out, const char *s, size_t len);
+/* Shortest %g form that reads back as d; non-finite numbers become null. */
+void gt_json_double(FILE *out, double d);
+
+#endif /* GPUTRACE_STATS_INT_H */

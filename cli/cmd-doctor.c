@@ -54,32 +54,6 @@ static void report(struct doctor *d, enum verdict v, const char *what, const cha
 		printf("  %-8s fix: %s\n", "", fix);
 }
 
-/* The kernel module's version line, e.g. "580.65.06", from /proc/driver/nvidia/version. */
-static bool kernel_module_version(char *buf, size_t bytes)
-{
-	char line[512];
-	FILE *f = fopen("/proc/driver/nvidia/version", "re");
-	bool ok = false;
-
-	if (!f)
-		return false;
-	if (fgets(line, sizeof(line), f)) {
-		/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul ..." */
-		char *p = strstr(line, "Kernel Module");
-
-		if (p) {
-			p += strlen("Kernel Module");
-			while (*p == ' ')
-				p++;
-			size_t n = strcspn(p, " \n");
-			snprintf(buf, bytes, "%.*s", (int)n, p);
-			ok = n > 0;
-		}
-	}
-	fclose(f);
-	return ok;
-}
-
 static void check_driver(struct doctor *d, struct gt_cuda_probe *cu)
 {
 	char ver[32], mod[64];
@@ -93,7 +67,7 @@ static void check_driver(struct doctor *d, struct gt_cuda_probe *cu)
 		return;
 	}
 	gt_cuda_version_string(cu->driver_version, ver, sizeof(ver));
-	if (kernel_module_version(mod, sizeof(mod)))
+	if (gt_nvidia_module_version(mod, sizeof(mod)))
 		report(d, V_OK, "driver", NULL, "libcuda.so.1 loaded, CUDA %s (NVIDIA driver %s)",
 		       ver, mod);
 	else

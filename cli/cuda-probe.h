@@ -29,6 +29,10 @@ void gt_cuda_probe_driver(struct gt_cuda_probe *p);
  * CUDA_INJECTION64_PATH unset, or the driver loads that library into this process. */
 void gt_cuda_probe_devices(struct gt_cuda_probe *p);
 
+/* The NVIDIA kernel module's version ("580.65.06") from /proc/driver/nvidia/version.
+ * Returns false when there is no module. */
+bool gt_nvidia_module_version(char *buf, size_t bytes);
+
 /* "13.0" from 13000, into buf. */
 void gt_cuda_version_string(int version, char *buf, size_t bytes);
 

@@ -1,0 +1,172 @@
+/* API collector: runtime and driver API calls with correlation ids and return codes
+ * -> GT_REC_API. The filter (launch/all/none) is applied inside CUPTI, one callback id at a
+ * time, so filtered-out calls cost nothing. Records come either from the callback API with our
+ * own timestamps (default, measured cheaper: docs/collectors.md) or from CUPTI's RUNTIME/DRIVER
+ * activity records. Runs inside the traced application: callbacks on the calling thread,
+ * activity parsing on CUPTI's buffer-completion thread. */
+#include <cupti.h>
+
+#include "gputrace/clock.h"
+#include "cuptilib.h"
+#include "inject.h"
+
+#define RT_SIZE CUPTI_RUNTIME_TRACE_CBID_SIZE
+#define DRV_SIZE CUPTI_DRIVER_TRACE_CBID_SIZE
+
+/* Which callback ids are recorded, and their interned names (filled on first use). */
+static bool want_rt[RT_SIZE], want_drv[DRV_SIZE];
+static _Atomic uint32_t name_rt[RT_SIZE], name_drv[DRV_SIZE];
+static bool use_callbacks;
+
+static bool *want_of(unsigned domain, unsigned cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < RT_SIZE)
+		return &want_rt[cbid];
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < DRV_SIZE)
+		return &want_drv[cbid];
+	return NULL;
+}
+
+static uint32_t name_of(unsigned domain, unsigned cbid, const char *known)
+{
+	_Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &name_rt[cbid]
+								       : &name_drv[cbid];
+	uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
+	const char *name = known;
+
+	if (id)
+		return id;
+	if (!name && gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
+			     CUPTI_SUCCESS)
+		return GT_STRING_NONE;
+	id = gt_intern(name);
+	/* racing threads intern the same string and get the same id: a plain store is enough */
+	atomic_store_explicit(slot, id, memory_order_relaxed);
+	return id;
+}
+
+bool gt_api_wants(unsigned domain, unsigned cbid)
+{
+	bool *w = want_of(domain, cbid);
+
+	return use_callbacks && w && *w;
+}
+
+/* Application thread, inside the CUDA call, guard held. */
+void gt_api_callback(unsigned domain, unsigned cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	struct gt_rec_api r;
+
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		/* correlationData is CUPTI's per-call scratch word, handed back at exit */
+		*cb->correlationData = gt_now_ns();
+		return;
+	}
+	r.end_ns = gt_now_ns();
+	r.start_ns = *cb->correlationData;
+	if (!r.start_ns)
+		return; /* entered before tracing started (capture range) */
+	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));
+	r.tid = gt_thread_id();
+	r.correlation_id = cb->correlationId;
+	r.cbid = cbid;
+	r.name_id = name_of(domain, cbid, cb->functionName);
+	/* cudaError_t and CUresult are both int-sized enums */
+	r.return_code = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
+	gt_emit(&r.hdr, false);
+}
+
+static void api_activity(const void *rec)
+{
+	const CUpti_ActivityAPI *a = rec;
+	unsigned domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
+								 : CUPTI_CB_DOMAIN_DRIVER_API;
+	bool *w = want_of(domain, a->cbid);
+	struct gt_rec_api r;
+
+	if (!w || !*w)
+		return;
+	if (!atomic_load_explicit(&gt_inj.capturing, memory_order_relaxed))
+		return; /* best effort: API activity has no per-range switch */
+	gt_meta_thread_seen(a->threadId);
+	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));
+	r.start_ns = a->start;
+	r.end_ns = a->end;
+	r.tid = a->threadId;
+	r.correlation_id = a->correlationId;
+	r.cbid = a->cbid;
+	r.name_id = name_of(domain, a->cbid, NULL);
+	r.return_code = (int32_t)a->returnValue;
+	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
+	gt_emit(&r.hdr, true);
+}
+
+/* Decide per callback id and switch it on inside CUPTI. */
+static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, unsigned size,
+			 unsigned *n_on)
+{
+	unsigned cbid;
+	int ret = 0;
+
+	for (cbid = 1; cbid < size; cbid++) {
+		const char *name = NULL;
+		bool on;
+		CUptiResult res = CUPTI_SUCCESS;
+
+		if (gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
+			    CUPTI_SUCCESS ||
+		    !name)
+			continue;
+		on = cfg->api_filter == GT_API_FILTER_ALL ||
+		     (cfg->api_filter == GT_API_FILTER_LAUNCH && gt_api_name_is_launch(name));
+		*want_of(domain, cbid) = on;
+		if (!on)
+			continue;
+		(*n_on)++;
+		if (cfg->api_source == GT_API_SOURCE_CALLBACK)
+			ret = gt_cupti_enable_callback(domain, cbid, true);
+		else if (cfg->api_filter != GT_API_FILTER_ALL)
+			res = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+				      ? gt_cupti.cuptiActivityEnableRuntimeApi(cbid, 1)
+				      : gt_cupti.cuptiActivityEnableDriverApi(cbid, 1);
+		if (res != CUPTI_SUCCESS)
+			ret = (int)res;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int api_enable(const struct gt_inject_config *cfg)
+{
+	unsigned n_rt = 0, n_drv = 0;
+	int ret;
+
+	if (cfg->api_filter == GT_API_FILTER_NONE)
+		return -1;
+	use_callbacks = cfg->api_source == GT_API_SOURCE_CALLBACK;
+	ret = enable_domain(cfg, CUPTI_CB_DOMAIN_RUNTIME_API, RT_SIZE, &n_rt);
+	if (!ret)
+		ret = enable_domain(cfg, CUPTI_CB_DOMAIN_DRIVER_API, DRV_SIZE, &n_drv);
+	if (!ret && !use_callbacks && cfg->api_filter == GT_API_FILTER_ALL) {
+		ret = (int)gt_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+		if (!ret)
+			ret = (int)gt_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+	}
+	gt_debug("api: %u runtime and %u driver calls traced through %s", n_rt, n_drv,
+		 use_callbacks ? "callbacks" : "activity records");
+	return ret;
+}
+
+/* Negative kinds: dispatched to us, but enabled above per callback id, never as a whole. */
+static const int api_kinds[] = { -CUPTI_ACTIVITY_KIND_RUNTIME, -CUPTI_ACTIVITY_KIND_DRIVER, 0 };
+
+const struct gt_collector gt_collector_api = {
+	.name = "api",
+	.trace_bit = GT_TRACE_API,
+	.kinds = api_kinds,
+	.enable = api_enable,
+	.activity = api_activity,
+};

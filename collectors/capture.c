@@ -1,0 +1,114 @@
+/* Capture ranges: with GPUTRACE_CAPTURE_RANGE=cudaProfilerApi, GPU activity is recorded only
+ * between cudaProfilerStart and cudaProfilerStop (or their driver twins); with nvtx:NAME, only
+ * inside NVTX ranges whose message is NAME. Also the forced flush at cudaDeviceReset, which
+ * would otherwise take the context's unflushed records with it.
+ * Runs inside the traced application, on the threads that make those calls. */
+#include <pthread.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "gputrace/clock.h"
+#include "inject.h"
+
+/* Serializes range transitions (rare: never on a launch path). */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned nvtx_open; /* nesting of NAME ranges, under capture_lock */
+
+static void notice(unsigned code)
+{
+	struct gt_rec_notice r = { 0 };
+
+	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
+	r.ts_ns = gt_now_ns();
+	r.severity = GT_NOTICE_INFO;
+	r.code = code;
+	r.message_id = gt_intern(code == GT_NOTICE_CAPTURE_START ? "capture range started"
+								   : "capture range stopped");
+	gt_emit(&r.hdr, false);
+}
+
+static void set_capture(bool on)
+{
+	if (!!atomic_load(&gt_inj.capturing) == on)
+		return;
+	if (on) {
+		gt_cupti_set_capturing(true);
+		notice(GT_NOTICE_CAPTURE_START);
+	} else {
+		notice(GT_NOTICE_CAPTURE_STOP);
+		gt_cupti_set_capturing(false);
+	}
+}
+
+int gt_capture_enable(const struct gt_inject_config *cfg)
+{
+	static const unsigned profiler_rt[] = { CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+						CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 };
+	static const unsigned profiler_drv[] = { CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+						 CUPTI_DRIVER_TRACE_CBID_cuProfilerStop };
+	unsigned i;
+	int ret;
+
+	ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+				       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, true);
+	if (ret)
+		return ret;
+	if (cfg->capture != GT_CAPTURE_PROFILER_API)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_RUNTIME_API, profiler_rt[i], true);
+		if (!ret)
+			ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_DRIVER_API, profiler_drv[i],
+						       true);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Application thread, inside a CUDA call, guard held. */
+void gt_capture_api(unsigned domain, unsigned cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+
+	if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) {
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			gt_cupti_flush(true);
+		return;
+	}
+	if (gt_inj.cfg.capture != GT_CAPTURE_PROFILER_API)
+		return;
+	if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+	    (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
+		if (cb->callbackSite == CUPTI_API_EXIT) {
+			pthread_mutex_lock(&capture_lock);
+			set_capture(true);
+			pthread_mutex_unlock(&capture_lock);
+		}
+	} else if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+		   (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+		if (cb->callbackSite == CUPTI_API_ENTER) {
+			pthread_mutex_lock(&capture_lock);
+			set_capture(false);
+			pthread_mutex_unlock(&capture_lock);
+		}
+	}
+}
+
+/* NVTX handler thread: a range was opened or closed; cheap unless the message matches. */
+void gt_capture_nvtx(const char *message, bool open)
+{
+	if (gt_inj.cfg.capture != GT_CAPTURE_NVTX || !message ||
+	    strcmp(message, gt_inj.cfg.capture_name) != 0)
+		return;
+	pthread_mutex_lock(&capture_lock);
+	if (open) {
+		if (nvtx_open++ == 0)
+			set_capture(true);
+	} else if (nvtx_open > 0 && --nvtx_open == 0) {
+		set_capture(false);
+	}
+	pthread_mutex_unlock(&capture_lock);
+}

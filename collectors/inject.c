@@ -1,0 +1,380 @@
+/* Entry points and lifetime of libgputrace-inject.so: InitializeInjection (called by the CUDA
+ * driver inside cuInit), configuration, the client (ring and session or standalone file),
+ * detaching when CUPTI refuses us, exit and fork handling, and the small helpers every
+ * collector uses. Runs inside the traced application. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gputrace/client.h"
+#include "gputrace/clock.h"
+#include "gputrace/env.h"
+#include "gt-config.h"
+#include "cuptilib.h"
+#include "inject.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+
+struct gt_inject gt_inj;
+
+/* Per-thread state of the callbacks. Lives as long as the thread. */
+struct gt_thread_state {
+	uint32_t tid;	 /* kernel tid; 0 until the thread first records something */
+	int in_callback; /* re-entrancy guard */
+};
+static _Thread_local struct gt_thread_state tls;
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static int start_result = -EAGAIN;
+static atomic_flag cuda_once = ATOMIC_FLAG_INIT;
+
+/* Strings for the trace header; must outlive the client (standalone writer keeps pointers). */
+static char host_buf[256];
+static char cmdline_buf[1024];
+static char cuda_ver_buf[32];
+static char cupti_ver_buf[32];
+static char driver_ver_buf[64];
+static struct gt_trace_info trace_info;
+
+void gt_debug(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	if (!gt_inj.cfg.debug)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* one write, so lines from several threads don't interleave */
+	dprintf(STDERR_FILENO, "gputrace[%d]: %s\n", (int)getpid(), line);
+}
+
+void gt_emit(struct gt_rec_hdr *rec, bool wait)
+{
+	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
+		return;
+	gt_ring_write(gt_inj.ring, rec, wait ? GT_RING_WAIT : 0);
+}
+
+uint32_t gt_intern_len(const char *s, size_t len)
+{
+	if (!s || !atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
+		return GT_STRING_NONE;
+	if (len > GT_STRING_MAX)
+		len = GT_STRING_MAX;
+	return gt_client_intern(gt_inj.client, s, len);
+}
+
+uint32_t gt_intern(const char *s)
+{
+	return s ? gt_intern_len(s, strnlen(s, GT_STRING_MAX)) : GT_STRING_NONE;
+}
+
+bool gt_guard_enter(void)
+{
+	if (tls.in_callback)
+		return false;
+	tls.in_callback = 1;
+	return true;
+}
+
+void gt_guard_leave(void)
+{
+	tls.in_callback = 0;
+}
+
+uint32_t gt_thread_id(void)
+{
+	struct gt_rec_thread r;
+	char name[17] = { 0 };
+
+	if (tls.tid)
+		return tls.tid;
+	tls.tid = (uint32_t)syscall(SYS_gettid);
+	/* once per thread: its name as the application set it (prctl: no /proc access needed) */
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0]) {
+		gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
+		r.tid = tls.tid;
+		r.name_id = gt_intern(name);
+		if (r.name_id)
+			gt_emit(&r.hdr, false);
+	}
+	return tls.tid;
+}
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static void read_file_line(const char *path, char *buf, size_t bytes)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	n = read(fd, buf, bytes - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+}
+
+/* Versions and the command line for the standalone trace header. */
+static void fill_trace_info(void)
+{
+	char line[256];
+	char *p;
+	int v = 0;
+	uint32_t cv = 0;
+	ssize_t i, n;
+	int fd;
+
+	gethostname(host_buf, sizeof(host_buf) - 1);
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cmdline_buf, sizeof(cmdline_buf) - 1);
+		close(fd);
+		if (n > 0) {
+			for (i = 0; i < n - 1; i++)
+				if (cmdline_buf[i] == '\0')
+					cmdline_buf[i] = ' ';
+			cmdline_buf[n] = '\0';
+		}
+	}
+	if (gt_cuda.driver_version && gt_cuda.driver_version(&v) == CUDA_SUCCESS && v)
+		snprintf(cuda_ver_buf, sizeof(cuda_ver_buf), "%d.%d", v / 1000, (v % 1000) / 10);
+	if (gt_cupti.cuptiGetVersion && gt_cupti.cuptiGetVersion(&cv) == CUPTI_SUCCESS)
+		snprintf(cupti_ver_buf, sizeof(cupti_ver_buf), "%u", cv);
+	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  ..." */
+	read_file_line("/proc/driver/nvidia/version", line, sizeof(line));
+	p = strstr(line, "Kernel Module");
+	if (p) {
+		p += strlen("Kernel Module");
+		p += strspn(p, " \t");
+		snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)strcspn(p, " \t\n"), p);
+	}
+	trace_info.clock_id = GT_CLOCK_MONOTONIC;
+	trace_info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);
+	trace_info.start_trace_ns = gt_now_ns();
+	trace_info.hostname = host_buf;
+	trace_info.cmdline = cmdline_buf;
+	trace_info.tool_version = GT_VERSION;
+	trace_info.cuda_version = cuda_ver_buf;
+	trace_info.cupti_version = cupti_ver_buf;
+	trace_info.driver_version = driver_ver_buf;
+}
+
+static void emit_clock_anchor(void)
+{
+	struct gt_rec_clock r = { 0 };
+
+	gt_hdr(&r.hdr, GT_REC_CLOCK, sizeof(r));
+	r.trace_ns = gt_now_ns();
+	r.realtime_ns = gt_clock_ns(CLOCK_REALTIME);
+	r.clock_id = GT_CLOCK_MONOTONIC;
+	gt_emit(&r.hdr, false);
+}
+
+static void on_exit_flush(void);
+static void on_fork_child(void);
+
+static void do_start(void)
+{
+	struct gt_client_options opts = { 0 };
+	const char *err = NULL;
+	int ret;
+
+	ret = gt_inject_config_parse(&gt_inj.cfg, env_get, &err);
+	if (ret < 0)
+		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", err);
+	gt_inj.pid = (uint32_t)getpid();
+	fill_trace_info();
+	opts.ring_bytes = gt_inj.cfg.ring_bytes;
+	opts.info = &trace_info;
+	ret = gt_client_open(&opts, &gt_inj.client, &err);
+	if (ret < 0) {
+		/* the one line the user sees: tracing is off, the program runs normally */
+		dprintf(STDERR_FILENO, "gputrace: %s; the program runs untraced\n",
+			err ? err : strerror(-ret));
+		start_result = ret;
+		return;
+	}
+	gt_inj.ring = gt_client_ring(gt_inj.client);
+	atomic_store(&gt_inj.capturing, gt_inj.cfg.capture == GT_CAPTURE_NONE);
+	atomic_store(&gt_inj.active, 1);
+	emit_clock_anchor();
+	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too */
+	atexit(on_exit_flush);
+	pthread_atfork(NULL, NULL, on_fork_child);
+	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
+		 gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
+	start_result = 0;
+}
+
+int gt_inject_start(void)
+{
+	pthread_once(&start_once, do_start);
+	return start_result;
+}
+
+static void emit_notice(unsigned severity, unsigned code, int detail, const char *message)
+{
+	struct gt_rec_notice r = { 0 };
+
+	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
+	r.ts_ns = gt_now_ns();
+	r.severity = severity;
+	r.code = code;
+	r.detail = detail;
+	r.message_id = gt_intern(message);
+	gt_emit(&r.hdr, false);
+}
+
+void gt_inject_detach(unsigned code, int detail, const char *message)
+{
+	struct gt_rec_process_end end = { 0 };
+	struct gt_client *c = gt_inj.client;
+
+	if (!c || !atomic_load(&gt_inj.active))
+		return;
+	emit_notice(GT_NOTICE_ERROR, code, detail, message);
+	gt_hdr(&end.hdr, GT_REC_PROCESS_END, sizeof(end));
+	end.ts_ns = gt_now_ns();
+	end.how = GT_END_DETACHED;
+	end.code = detail;
+	gt_emit(&end.hdr, false);
+	atomic_store(&gt_inj.active, 0);
+	gt_inj.client = NULL;
+	gt_client_close(c, NULL);
+}
+
+static void on_exit_flush(void)
+{
+	struct gt_client *c = gt_inj.client;
+	const char *path = NULL;
+	struct timespec ts = { 0, 1000000 };
+
+	if (!c || !atomic_load(&gt_inj.active))
+		return;
+	/* everything CUPTI still holds reaches the ring before the file is closed */
+	gt_cupti_stop();
+	emit_clock_anchor();
+	atomic_store(&gt_inj.active, 0);
+	/* a callback that passed the `active` check just before may still be writing its
+	 * record: give it a moment (bounded) before the ring goes away */
+	nanosleep(&ts, NULL);
+	gt_inj.client = NULL;
+	gt_client_close(c, &path);
+	if (path)
+		gt_debug("trace written to %s", path);
+}
+
+static void on_fork_child(void)
+{
+	/* the child is not traced unless it execs: forget the parent's ring untouched */
+	atomic_store(&gt_inj.active, 0);
+	atomic_store(&gt_inj.capturing, 0);
+	gt_inj.cupti_on = false;
+	if (gt_inj.client)
+		gt_client_forget(gt_inj.client);
+	gt_inj.client = NULL;
+	gt_inj.ring = NULL;
+}
+
+/* The message for a refused subscription: the likely cause and what to do about it. */
+static const char *refusal_message(int res)
+{
+	switch (res) {
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		return "another profiler (e.g. Nsight Systems) already uses CUPTI in this process; "
+		       "run without it";
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+		return "no permission to profile the GPU (NVreg_RestrictProfilingToAdminUsers=1); "
+		       "run as root or set the driver option NVreg_RestrictProfilingToAdminUsers=0";
+	case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+		return "CUPTI tracing is not supported on this WSL2 GPU; trace on native Linux";
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_INVALID_DEVICE:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+		return "CUPTI does not support this GPU or its mode (vGPU, MIG, confidential "
+		       "computing); trace on a supported device";
+	case CUPTI_ERROR_NOT_COMPATIBLE:
+	case CUPTI_ERROR_NOT_INITIALIZED:
+		return "CUPTI could not initialize (driver and CUPTI versions do not match?); "
+		       "use the CUPTI of a toolkit no newer than the driver";
+	default:
+		return NULL;
+	}
+}
+
+static void set_nvtx_injection(void)
+{
+	Dl_info info;
+
+	if (!(gt_inj.cfg.trace & GT_TRACE_NVTX) || getenv(GT_ENV_NVTX_INJECTION))
+		return;
+	/* NVTX reads the variable at the first NVTX call of the process (and of its children),
+	 * so ranges opened after cuInit reach our handlers without the user setting it */
+	if (dladdr(&gt_inj, &info) && info.dli_fname && info.dli_fname[0] == '/')
+		setenv(GT_ENV_NVTX_INJECTION, info.dli_fname, 0);
+}
+
+/* Called by the CUDA driver from cuInit when CUDA_INJECTION64_PATH names this library. */
+GT_EXPORT int InitializeInjection(void);
+int InitializeInjection(void)
+{
+	const char *why = NULL;
+	char msg[512];
+	int ret;
+
+	if (atomic_flag_test_and_set(&cuda_once))
+		return 1;
+	/* CUPTI first, so the header can name its version; a failure is reported once the
+	 * trace exists, so the reason is in the file too */
+	ret = gt_cupti_load(&why);
+	if (gt_inject_start() < 0)
+		return 1;
+	if (ret < 0) {
+		dprintf(STDERR_FILENO, "gputrace: %s; the program runs untraced\n", why);
+		gt_inject_detach(GT_NOTICE_CUPTI_ERROR, ret, why);
+		return 1;
+	}
+	ret = gt_cupti_start(&why);
+	if (ret > 0) {
+		const char *fix = refusal_message(ret);
+
+		if (fix)
+			snprintf(msg, sizeof(msg), "%s", fix);
+		else
+			snprintf(msg, sizeof(msg), "%s failed: %s; the program runs untraced", why,
+				 gt_cupti_result_name(ret));
+		dprintf(STDERR_FILENO, "gputrace: %s\n", msg);
+		gt_inject_detach(strcmp(why, "cuptiSubscribe") == 0 ? GT_NOTICE_CUPTI_SUBSCRIBE_FAILED
+								   : GT_NOTICE_CUPTI_ERROR,
+				 ret, msg);
+		return 1;
+	}
+	set_nvtx_injection();
+	gt_debug("CUPTI %s from %s", cupti_ver_buf, gt_cupti_path);
+	return 1;
+}

@@ -1,0 +1,217 @@
+/* Internal interface of libgputrace-inject.so: configuration, the state every collector shares,
+ * and the ops table through which collectors plug into the CUPTI activity dispatcher.
+ * Runs inside the traced application; nothing declared here is exported from the library. */
+#ifndef GT_COLLECTORS_INJECT_H
+#define GT_COLLECTORS_INJECT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gputrace/record.h"
+
+/* ---- configuration (config.c: pure parsing, unit-tested without a GPU) ---- */
+
+/* What GPUTRACE_TRACE selects; one bit per collector. */
+enum gt_trace_bit {
+	GT_TRACE_KERNEL = 1u << 0,
+	GT_TRACE_MEMCPY = 1u << 1,
+	GT_TRACE_MEMSET = 1u << 2,
+	GT_TRACE_MEMORY = 1u << 3,
+	GT_TRACE_API = 1u << 4,
+	GT_TRACE_NVTX = 1u << 5,
+	GT_TRACE_SYNC = 1u << 6,
+	GT_TRACE_GRAPH = 1u << 7,
+	GT_TRACE_OVERHEAD = 1u << 8,
+	GT_TRACE_ALL = (1u << 9) - 1,
+};
+
+/* "default": everything but CUPTI's overhead records, which help only when debugging CUPTI. */
+#define GT_TRACE_DEFAULT (GT_TRACE_ALL & ~GT_TRACE_OVERHEAD)
+
+enum gt_api_filter {
+	GT_API_FILTER_LAUNCH = 0, /* launch, copy, set, allocate, free, synchronize, graph launch */
+	GT_API_FILTER_ALL,
+	GT_API_FILTER_NONE,
+	GT_API_FILTER_MAX
+};
+
+/* Where API records come from; see docs/collectors.md for the measurement behind the default. */
+enum gt_api_source {
+	GT_API_SOURCE_CALLBACK = 0, /* CUPTI callback API, per-cbid enable, our own timestamps */
+	GT_API_SOURCE_ACTIVITY,	    /* CUPTI RUNTIME/DRIVER activity records, per-cbid enable */
+	GT_API_SOURCE_MAX
+};
+
+enum gt_capture_mode {
+	GT_CAPTURE_NONE = 0,	 /* trace from the start */
+	GT_CAPTURE_PROFILER_API, /* between cudaProfilerStart and cudaProfilerStop */
+	GT_CAPTURE_NVTX,	 /* inside NVTX ranges whose message is capture_name */
+	GT_CAPTURE_MAX
+};
+
+#define GT_CAPTURE_NAME_MAX 128
+
+struct gt_inject_config {
+	unsigned trace;	      /* enum gt_trace_bit mask */
+	unsigned api_filter;  /* enum gt_api_filter */
+	unsigned api_source;  /* enum gt_api_source */
+	size_t ring_bytes;    /* 0: the ring's default */
+	unsigned flush_ms;    /* CUPTI flush period; 0 disables the periodic flush */
+	unsigned capture;     /* enum gt_capture_mode */
+	char capture_name[GT_CAPTURE_NAME_MAX]; /* for GT_CAPTURE_NVTX */
+	bool graph_nodes;     /* GPUTRACE_GRAPH=node: per-node records instead of graph launches */
+	bool debug;	      /* GPUTRACE_DEBUG set: diagnostics on stderr */
+};
+
+/* Environment lookup, so tests can parse without touching the process environment. */
+typedef const char *(*gt_getenv_fn)(const char *name);
+
+/* Fill *cfg from the GPUTRACE_* variables. Every value is parsed even after a bad one; the
+ * first problem is described in *errmsg (static string) and -EINVAL returned, with the bad
+ * setting replaced by its default. Returns 0 when everything parsed. */
+int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const char **errmsg);
+
+/* Parse "kernel,memcpy,..." / "all" / "default" / "none" into a trace mask. -EINVAL if a word is
+ * unknown. */
+int gt_inject_parse_trace(const char *s, unsigned *mask);
+
+/* Parse a byte count with an optional K, M or G suffix (powers of 1024). -EINVAL, -ERANGE. */
+int gt_inject_parse_bytes(const char *s, size_t *bytes);
+
+/* 1 if the runtime or driver function `name` launches, copies, sets, allocates, frees,
+ * synchronizes or launches a graph: the calls the default "launch" filter keeps. */
+int gt_api_name_is_launch(const char *name);
+
+/* ---- shared state (inject.c) ---- */
+
+struct gt_client;
+struct gt_ring;
+
+struct gt_inject {
+	struct gt_inject_config cfg;
+	struct gt_client *client; /* NULL until opened, and again after close/fork */
+	struct gt_ring *ring;	  /* borrowed from client */
+	uint32_t pid;
+	/* 1 while records may be written; cleared at detach, at exit and in a fork()ed child.
+	 * Relaxed loads on hot paths: a record racing the clear still lands in a live ring. */
+	_Atomic int active;
+	/* 1 while inside the capture range (always 1 without GPUTRACE_CAPTURE_RANGE). */
+	_Atomic int capturing;
+	bool cupti_on;	/* subscribed and activity enabled */
+};
+
+extern struct gt_inject gt_inj;
+
+/* Open the client (ring, session or standalone file) once, from whichever entry point runs
+ * first (CUDA or NVTX injection). Returns 0 or -errno; thread-safe. */
+int gt_inject_start(void);
+
+/* Stop tracing: write a NOTICE (code, detail, message) and PROCESS_END(DETACHED), close the
+ * client. The application continues untraced. */
+void gt_inject_detach(unsigned code, int detail, const char *message);
+
+/* Debug print, only with GPUTRACE_DEBUG set. */
+void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Fill a record header. */
+static inline void gt_hdr(struct gt_rec_hdr *h, unsigned type, size_t bytes)
+{
+	h->type = (uint16_t)type;
+	h->size = (uint16_t)bytes;
+	h->pid = gt_inj.pid;
+}
+
+/* Write one record. `wait`: true only on CUPTI's buffer thread (may wait a bounded time for
+ * ring space); application threads never wait and the ring counts a drop instead. */
+void gt_emit(struct gt_rec_hdr *rec, bool wait);
+
+/* Intern a string for this process; GT_STRING_NONE if s is NULL or tracing is off. */
+uint32_t gt_intern(const char *s);
+uint32_t gt_intern_len(const char *s, size_t len);
+
+/* The calling thread's kernel tid; the first call on a thread also writes its THREAD record. */
+uint32_t gt_thread_id(void);
+
+/* Per-thread re-entrancy guard for callbacks: enter returns false if already inside. */
+bool gt_guard_enter(void);
+void gt_guard_leave(void);
+
+/* ---- CUPTI side (cupti.c, cuptilib.c) ---- */
+
+/* Load libcupti (dlopen with a search list). Returns 0, or -ENOENT with *why describing where
+ * it looked. */
+int gt_cupti_load(const char **why);
+
+/* Subscribe, register buffers and the timestamp clock, enable every configured collector,
+ * start the flush thread. Returns 0, or the failing CUptiResult as a positive number with
+ * *what naming the call. */
+int gt_cupti_start(const char **what);
+
+/* Forced flush of every CUPTI buffer, then dropped-record accounting. Any thread but CUPTI's. */
+void gt_cupti_flush(bool forced);
+
+/* Stop the flush thread, forced flush, disable activity, unsubscribe. At exit. */
+void gt_cupti_stop(void);
+
+/* Enable or disable every configured activity kind (capture ranges). */
+void gt_cupti_set_capturing(bool on);
+
+/* Enable or disable one callback on our subscriber. Returns 0 or the CUptiResult. */
+int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on);
+
+/* Name of a CUptiResult (never NULL). */
+const char *gt_cupti_result_name(int res);
+
+/* ---- collectors ---- */
+
+/* A collector turns one or more CUPTI activity kinds into gt_rec_* records. The dispatcher
+ * in cupti.c enables `kinds` when `trace_bit` is configured and hands it every record of
+ * those kinds, on CUPTI's buffer-completion thread (may wait for ring space, no locks held). */
+struct gt_collector {
+	const char *name;
+	unsigned trace_bit;	       /* enum gt_trace_bit; 0: always on (metadata) */
+	const int *kinds;	       /* CUpti_ActivityKind values, 0-terminated */
+	/* Optional: extra set-up when enabled (callbacks, attributes). Returns 0, a CUptiResult
+	 * (> 0: CUPTI refused, collector left out) or < 0 (not needed in this configuration). */
+	int (*enable)(const struct gt_inject_config *cfg);
+	/* Parse one activity record (a CUpti_Activity *) of one of `kinds`. */
+	void (*activity)(const void *rec);
+};
+
+extern const struct gt_collector gt_collector_kernel;
+extern const struct gt_collector gt_collector_memcpy;
+extern const struct gt_collector gt_collector_memset;
+extern const struct gt_collector gt_collector_memory;
+extern const struct gt_collector gt_collector_api;
+extern const struct gt_collector gt_collector_sync;
+extern const struct gt_collector gt_collector_graph;
+extern const struct gt_collector gt_collector_overhead;
+extern const struct gt_collector gt_collector_meta;
+
+/* CUpti_ActivityMemoryKind -> enum gt_mem_kind (memcpy.c; used by memset and memory too). */
+uint32_t gt_mem_kind_from_cupti(unsigned k);
+
+/* Callback-API hooks, called by the single CUPTI subscriber callback in cupti.c with the
+ * re-entrancy guard held. `data` is the domain's CUpti_*Data. */
+void gt_api_callback(unsigned domain, unsigned cbid, const void *data);
+/* 1 if the API collector records this (domain, cbid) through callbacks. */
+bool gt_api_wants(unsigned domain, unsigned cbid);
+void gt_meta_resource(unsigned cbid, const void *data);
+/* Capture-range hooks: profiler start/stop and device reset, from API callbacks. */
+void gt_capture_api(unsigned domain, unsigned cbid, const void *data);
+/* Enable the callbacks capture.c needs (profiler start/stop, device reset). 0 or CUptiResult. */
+int gt_capture_enable(const struct gt_inject_config *cfg);
+/* NVTX capture: a range named capture_name opened (depth 1) or closed (0). */
+void gt_capture_nvtx(const char *message, bool open);
+
+/* Context id -> device id, learned from CONTEXT records (0 if unknown). */
+uint32_t gt_meta_context_device(uint32_t context_id);
+/* A thread seen in CUPTI records (activity API mode): write its THREAD record once. */
+void gt_meta_thread_seen(uint32_t tid);
+
+/* NVTX: whether our NVTX handlers are installed (nvtx.c). */
+extern _Atomic int gt_nvtx_installed;
+
+#endif /* GT_COLLECTORS_INJECT_H */

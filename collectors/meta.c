@@ -1,0 +1,189 @@
+/* Metadata collector: DEVICE records (from the driver's device attributes when a context is
+ * created), CONTEXT and STREAM records (CUPTI activity), and THREAD names of threads seen only
+ * in CUPTI's records. Runs inside the traced application: the resource callback on the thread
+ * creating a context, the activity parsing on CUPTI's buffer-completion thread. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "cuptilib.h"
+#include "inject.h"
+
+#define GT_MAX_DEVICES 64
+#define GT_MAX_CONTEXTS 1024
+#define GT_SEEN_TIDS 4096 /* power of two */
+
+static _Atomic uint32_t context_device[GT_MAX_CONTEXTS]; /* device id + 1; 0 unknown */
+static _Atomic uint8_t device_done[GT_MAX_DEVICES];
+static _Atomic uint32_t seen_tids[GT_SEEN_TIDS];
+
+uint32_t gt_meta_context_device(uint32_t context_id)
+{
+	uint32_t d = context_id < GT_MAX_CONTEXTS ? atomic_load(&context_device[context_id]) : 0;
+
+	return d ? d - 1 : 0;
+}
+
+static void remember_context(uint32_t context_id, uint32_t device_id)
+{
+	if (context_id < GT_MAX_CONTEXTS)
+		atomic_store(&context_device[context_id], device_id + 1);
+}
+
+static int attr(CUdevice dev, CUdevice_attribute a)
+{
+	int v = 0;
+
+	if (gt_cuda.get_attribute && gt_cuda.get_attribute(&v, a, dev) != CUDA_SUCCESS)
+		v = 0;
+	return v;
+}
+
+/* Once per device, when its first context appears. Application thread, inside cuCtxCreate or
+ * the runtime's primary-context set-up. */
+static void emit_device(uint32_t device_id)
+{
+	struct gt_rec_device r = { 0 };
+	char name[256] = { 0 };
+	size_t mem = 0;
+	CUuuid uuid;
+	CUdevice dev;
+
+	if (device_id >= GT_MAX_DEVICES || atomic_exchange(&device_done[device_id], 1))
+		return;
+	if (!gt_cuda.device_get || gt_cuda.device_get(&dev, (int)device_id) != CUDA_SUCCESS)
+		return;
+	gt_hdr(&r.hdr, GT_REC_DEVICE, sizeof(r));
+	r.device_id = device_id;
+	if (gt_cuda.get_name && gt_cuda.get_name(name, sizeof(name) - 1, dev) == CUDA_SUCCESS)
+		r.name_id = gt_intern(name);
+	if (gt_cuda.total_mem && gt_cuda.total_mem(&mem, dev) == CUDA_SUCCESS)
+		r.global_mem_bytes = mem;
+	if (gt_cuda.get_uuid && gt_cuda.get_uuid(&uuid, dev) == CUDA_SUCCESS)
+		memcpy(r.uuid, uuid.bytes, sizeof(r.uuid));
+	r.sm_count = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+	r.cc_major = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+	r.cc_minor = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+	r.max_threads_per_block = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+	r.max_shared_mem_per_block =
+		(uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+	r.mem_clock_khz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+	r.mem_bus_width = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+	r.pci_bus_id = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+	gt_emit(&r.hdr, false);
+}
+
+void gt_meta_resource(unsigned cbid, const void *data)
+{
+	const CUpti_ResourceData *rd = data;
+	uint32_t ctx_id = 0, dev_id = 0;
+
+	if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED || !rd->context)
+		return;
+	if (gt_cupti.cuptiGetDeviceId(rd->context, &dev_id) != CUPTI_SUCCESS)
+		return;
+	if (gt_cupti.cuptiGetContextId(rd->context, &ctx_id) == CUPTI_SUCCESS)
+		remember_context(ctx_id, dev_id);
+	emit_device(dev_id);
+}
+
+static void read_comm(uint32_t tid, char *name, size_t bytes)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	name[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, bytes - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	name[n] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+}
+
+void gt_meta_thread_seen(uint32_t tid)
+{
+	uint32_t h = (tid * 2654435761u) & (GT_SEEN_TIDS - 1);
+	struct gt_rec_thread r;
+	char name[64];
+	unsigned probe;
+
+	if (!tid)
+		return;
+	for (probe = 0; probe < GT_SEEN_TIDS; probe++, h = (h + 1) & (GT_SEEN_TIDS - 1)) {
+		uint32_t cur = atomic_load(&seen_tids[h]);
+
+		if (cur == tid)
+			return;
+		if (cur == 0) {
+			if (!atomic_compare_exchange_strong(&seen_tids[h], &cur, tid)) {
+				if (cur == tid)
+					return;
+				continue;
+			}
+			break;
+		}
+	}
+	if (probe == GT_SEEN_TIDS)
+		return; /* table full: the thread simply goes unnamed */
+	read_comm(tid, name, sizeof(name));
+	if (!name[0])
+		return;
+	gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
+	r.tid = tid;
+	r.name_id = gt_intern(name);
+	gt_emit(&r.hdr, true);
+}
+
+static void meta_activity(const void *rec)
+{
+	const CUpti_Activity *a = rec;
+
+	if (a->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
+		const CUpti_ActivityContext3 *c = rec;
+		struct gt_rec_context r = { 0 };
+		struct gt_rec_stream s = { 0 };
+
+		remember_context(c->contextId, c->deviceId);
+		gt_hdr(&r.hdr, GT_REC_CONTEXT, sizeof(r));
+		r.context_id = c->contextId;
+		r.device_id = c->deviceId;
+		gt_emit(&r.hdr, true);
+		/* the context's NULL stream gets no STREAM activity record of its own */
+		gt_hdr(&s.hdr, GT_REC_STREAM, sizeof(s));
+		s.stream_id = c->nullStreamId;
+		s.context_id = c->contextId;
+		s.device_id = c->deviceId;
+		s.flags = GT_STREAM_DEFAULT;
+		gt_emit(&s.hdr, true);
+	} else if (a->kind == CUPTI_ACTIVITY_KIND_STREAM) {
+		const CUpti_ActivityStream *st = rec;
+		struct gt_rec_stream s = { 0 };
+
+		gt_hdr(&s.hdr, GT_REC_STREAM, sizeof(s));
+		s.stream_id = st->streamId;
+		s.context_id = st->contextId;
+		s.device_id = gt_meta_context_device(st->contextId);
+		s.priority = (int32_t)st->priority;
+		if (st->flag == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL)
+			s.flags = GT_STREAM_DEFAULT;
+		gt_emit(&s.hdr, true);
+	}
+}
+
+static const int meta_kinds[] = { CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM, 0 };
+
+const struct gt_collector gt_collector_meta = {
+	.name = "meta",
+	.trace_bit = 0, /* always on */
+	.kinds = meta_kinds,
+	.activity = meta_activity,
+};

@@ -1,0 +1,641 @@
+/* NVTX collector: our own handlers for NVTX's callback tables, installed through
+ * InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH names this library; gputrace run and
+ * InitializeInjection set it). Push/pop, start/end, marks, domains, registered strings, colors,
+ * categories, thread names -> GT_REC_NVTX / GT_REC_THREAD. A push+pop costs two clock reads, a
+ * per-thread message cache lookup and one ring write: no locks, no allocation.
+ * Runs inside the traced application, on the threads calling NVTX. */
+#include <stdint.h>
+#include <string.h>
+#include <wchar.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include "gputrace/clock.h"
+#include "inject.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+
+#define GT_NVTX_DEPTH_MAX 128 /* deeper pushes are counted in depth but not recorded */
+#define GT_NVTX_CACHE 64      /* per-thread message cache entries, power of two */
+#define GT_NVTX_CACHE_TEXT 48 /* strings shorter than this are cached */
+#define GT_NVTX_RANGES 4096   /* open start/end ranges tracked at once, power of two */
+
+_Atomic int gt_nvtx_installed;
+
+struct nvtx_frame {
+	uint64_t start_ns;   /* trace clock */
+	uint32_t message_id; /* string */
+	uint32_t domain_id;  /* string; 0 default domain */
+	uint32_t color;	     /* ARGB */
+	uint32_t category;
+	uint32_t depth;	     /* within its domain */
+	uint32_t capture;    /* 1 if this range opened the NVTX capture range */
+};
+
+struct nvtx_cache_entry {
+	const char *ptr; /* the caller's pointer; the text is compared too, since buffers get reused */
+	uint32_t id;
+	char text[GT_NVTX_CACHE_TEXT];
+};
+
+/* Per-thread: the push/pop stack and the message cache. Lives as long as the thread. */
+struct nvtx_thread {
+	uint32_t tid;
+	uint32_t depth; /* frames pushed, including those past GT_NVTX_DEPTH_MAX */
+	struct nvtx_frame stack[GT_NVTX_DEPTH_MAX];
+	struct nvtx_cache_entry cache[GT_NVTX_CACHE];
+};
+static _Thread_local struct nvtx_thread nt;
+
+/* Open start/end ranges, indexed by range id modulo the table size. The id is stored last
+ * (release) and checked first (acquire), so a reused slot is never read half-written. */
+struct nvtx_open_range {
+	_Atomic uint64_t id;
+	uint64_t start_ns;
+	uint32_t tid, message_id, domain_id, color, category, capture;
+};
+static struct nvtx_open_range ranges[GT_NVTX_RANGES];
+static _Atomic uint64_t next_range_id = 1;
+
+static inline bool tracing(void)
+{
+	return atomic_load_explicit(&gt_inj.active, memory_order_relaxed) &&
+	       atomic_load_explicit(&gt_inj.capturing, memory_order_relaxed);
+}
+
+/* Messages are needed while tracing, and also outside a capture range to find its start. */
+static inline bool want_text(void)
+{
+	return tracing() || gt_inj.cfg.capture == GT_CAPTURE_NVTX;
+}
+
+static inline uint32_t tid(void)
+{
+	if (!nt.tid)
+		nt.tid = gt_thread_id();
+	return nt.tid;
+}
+
+/* Interned id of an ASCII message, through the thread's cache. */
+static uint32_t message_a(const char *s)
+{
+	struct nvtx_cache_entry *e;
+	size_t len;
+	uint32_t id;
+
+	if (!s)
+		return GT_STRING_NONE;
+	e = &nt.cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
+	if (e->ptr == s && e->id && strcmp(e->text, s) == 0)
+		return e->id;
+	len = strnlen(s, GT_STRING_MAX);
+	id = gt_intern_len(s, len);
+	if (id && len < GT_NVTX_CACHE_TEXT) {
+		e->ptr = s;
+		e->id = id;
+		memcpy(e->text, s, len + 1);
+	}
+	return id;
+}
+
+/* Wide strings: converted to UTF-8 on the stack, not cached (rare in practice). */
+static size_t utf8_from_wide(const wchar_t *w, char *out, size_t bytes)
+{
+	size_t n = 0;
+
+	for (; w && *w && n + 4 < bytes; w++) {
+		uint32_t c = (uint32_t)*w;
+
+		if (c < 0x80) {
+			out[n++] = (char)c;
+		} else if (c < 0x800) {
+			out[n++] = (char)(0xc0 | (c >> 6));
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			out[n++] = (char)(0xe0 | (c >> 12));
+			out[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x110000) {
+			out[n++] = (char)(0xf0 | (c >> 18));
+			out[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
+			out[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+static uint32_t message_w(const wchar_t *w, char *buf, size_t bytes)
+{
+	size_t n;
+
+	if (!w)
+		return GT_STRING_NONE;
+	n = utf8_from_wide(w, buf, bytes);
+	return gt_intern_len(buf, n);
+}
+
+/* What an event-attributes structure says. `text` gets the message when it is a string, for
+ * the NVTX capture range. */
+struct nvtx_attr {
+	uint32_t message_id, color, category;
+	const char *text;
+};
+
+static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, char *wbuf,
+		       size_t wbytes)
+{
+	memset(out, 0, sizeof(*out));
+	if (!a)
+		return;
+	out->category = a->category;
+	if (a->colorType == NVTX_COLOR_ARGB)
+		out->color = a->color;
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		out->message_id = message_a(a->message.ascii);
+		out->text = a->message.ascii;
+		break;
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		out->message_id = message_w(a->message.unicode, wbuf, wbytes);
+		out->text = wbuf;
+		break;
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		/* our registered-string handles are the interned ids */
+		out->message_id = (uint32_t)(uintptr_t)a->message.registered;
+		break;
+	default:
+		break;
+	}
+}
+
+static inline uint32_t domain_id(nvtxDomainHandle_t d)
+{
+	return (uint32_t)(uintptr_t)d;
+}
+
+static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t range_id,
+		      uint32_t open_tid, uint32_t dom, uint32_t msg, uint32_t color, uint32_t cat,
+		      uint32_t depth)
+{
+	struct gt_rec_nvtx r;
+
+	gt_hdr(&r.hdr, GT_REC_NVTX, sizeof(r));
+	r.start_ns = start;
+	r.end_ns = end;
+	r.range_id = range_id;
+	r.tid = open_tid;
+	r.end_tid = tid();
+	r.domain_id = dom;
+	r.message_id = msg;
+	r.category = cat;
+	r.color = color;
+	r.kind = kind;
+	r.depth = depth;
+	gt_emit(&r.hdr, false);
+}
+
+/* ---- push/pop ---- */
+
+static int push(uint32_t dom, const struct nvtx_attr *a)
+{
+	uint32_t d = nt.depth++;
+	uint32_t depth_in_domain = 0;
+	struct nvtx_frame *f;
+	uint32_t i;
+
+	if (d >= GT_NVTX_DEPTH_MAX)
+		return (int)d;
+	for (i = 0; i < d; i++)
+		depth_in_domain += nt.stack[i].domain_id == dom;
+	f = &nt.stack[d];
+	f->capture = 0;
+	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && a->text &&
+	    strcmp(a->text, gt_inj.cfg.capture_name) == 0) {
+		gt_capture_nvtx(a->text, true);
+		f->capture = 1;
+	}
+	f->message_id = a->message_id;
+	f->domain_id = dom;
+	f->color = a->color;
+	f->category = a->category;
+	f->depth = depth_in_domain;
+	f->start_ns = gt_now_ns();
+	return (int)depth_in_domain;
+}
+
+static int pop(uint32_t dom)
+{
+	uint64_t end = gt_now_ns();
+	struct nvtx_frame f;
+	uint32_t top, i;
+
+	if (nt.depth == 0)
+		return -1;
+	if (nt.depth > GT_NVTX_DEPTH_MAX) {
+		nt.depth--;
+		return (int)nt.depth;
+	}
+	/* the innermost frame of this domain; frames of other domains above it stay open */
+	top = nt.depth - 1;
+	for (i = top + 1; i-- > 0;)
+		if (nt.stack[i].domain_id == dom)
+			break;
+	if (i > top)
+		return -1; /* nothing open in this domain */
+	f = nt.stack[i];
+	if (i != top)
+		memmove(&nt.stack[i], &nt.stack[i + 1], (top - i) * sizeof(nt.stack[0]));
+	nt.depth--;
+	if (tracing())
+		emit_nvtx(GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id, f.message_id,
+			  f.color, f.category, f.depth);
+	if (f.capture)
+		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
+	return (int)f.depth;
+}
+
+static int NVTX_API range_push_a(const char *message)
+{
+	struct nvtx_attr a = { 0, 0, 0, message };
+
+	if (want_text())
+		a.message_id = message_a(message);
+	return push(0, &a);
+}
+
+static int NVTX_API range_push_w(const wchar_t *message)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text()) {
+		a.message_id = message_w(message, buf, sizeof(buf));
+		a.text = buf;
+	}
+	return push(0, &a);
+}
+
+static int NVTX_API range_push_ex(const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text())
+		parse_attr(attr, &a, buf, sizeof(buf));
+	return push(0, &a);
+}
+
+static int NVTX_API range_pop(void)
+{
+	return pop(0);
+}
+
+static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t domain,
+					 const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text())
+		parse_attr(attr, &a, buf, sizeof(buf));
+	return push(domain_id(domain), &a);
+}
+
+static int NVTX_API domain_range_pop(nvtxDomainHandle_t domain)
+{
+	return pop(domain_id(domain));
+}
+
+/* ---- start/end ---- */
+
+static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
+{
+	uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
+	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)];
+
+	r->capture = 0;
+	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && a->text &&
+	    strcmp(a->text, gt_inj.cfg.capture_name) == 0) {
+		gt_capture_nvtx(a->text, true);
+		r->capture = 1;
+	}
+	r->tid = tid();
+	r->message_id = a->message_id;
+	r->domain_id = dom;
+	r->color = a->color;
+	r->category = a->category;
+	r->start_ns = gt_now_ns();
+	/* release: pairs with the acquire in range_end, publishing the fields above */
+	atomic_store_explicit(&r->id, id, memory_order_release);
+	return id;
+}
+
+static void NVTX_API range_end(nvtxRangeId_t id)
+{
+	uint64_t end = gt_now_ns();
+	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)];
+	uint64_t expected = id;
+
+	/* acquire: pairs with the release in range_start */
+	if (atomic_load_explicit(&r->id, memory_order_acquire) != id)
+		return; /* unknown, already ended, or overwritten by a newer range */
+	if (tracing())
+		emit_nvtx(GT_NVTX_START_END, r->start_ns, end, id, r->tid, r->domain_id,
+			  r->message_id, r->color, r->category, 0);
+	if (atomic_compare_exchange_strong(&r->id, &expected, 0) && r->capture)
+		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
+}
+
+static nvtxRangeId_t NVTX_API range_start_a(const char *message)
+{
+	struct nvtx_attr a = { 0, 0, 0, message };
+
+	if (want_text())
+		a.message_id = message_a(message);
+	return range_start(0, &a);
+}
+
+static nvtxRangeId_t NVTX_API range_start_w(const wchar_t *message)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text()) {
+		a.message_id = message_w(message, buf, sizeof(buf));
+		a.text = buf;
+	}
+	return range_start(0, &a);
+}
+
+static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text())
+		parse_attr(attr, &a, buf, sizeof(buf));
+	return range_start(0, &a);
+}
+
+static nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t domain,
+						   const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (want_text())
+		parse_attr(attr, &a, buf, sizeof(buf));
+	return range_start(domain_id(domain), &a);
+}
+
+static void NVTX_API domain_range_end(nvtxDomainHandle_t domain, nvtxRangeId_t id)
+{
+	(void)domain;
+	range_end(id);
+}
+
+/* ---- marks ---- */
+
+static void mark(uint32_t dom, const struct nvtx_attr *a)
+{
+	uint64_t now = gt_now_ns();
+
+	emit_nvtx(GT_NVTX_MARK, now, now, 0, tid(), dom, a->message_id, a->color, a->category, 0);
+}
+
+static void NVTX_API mark_a(const char *message)
+{
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (!tracing())
+		return;
+	a.message_id = message_a(message);
+	mark(0, &a);
+}
+
+static void NVTX_API mark_w(const wchar_t *message)
+{
+	char buf[1024];
+	struct nvtx_attr a = { 0, 0, 0, NULL };
+
+	if (!tracing())
+		return;
+	a.message_id = message_w(message, buf, sizeof(buf));
+	mark(0, &a);
+}
+
+static void NVTX_API mark_ex(const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a;
+
+	if (!tracing())
+		return;
+	parse_attr(attr, &a, buf, sizeof(buf));
+	mark(0, &a);
+}
+
+static void NVTX_API domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attr)
+{
+	char buf[1024];
+	struct nvtx_attr a;
+
+	if (!tracing())
+		return;
+	parse_attr(attr, &a, buf, sizeof(buf));
+	mark(domain_id(domain), &a);
+}
+
+/* ---- domains, registered strings, names ---- */
+
+/* Handles are the interned ids (never dereferenced by NVTX); 0 would read as the default
+ * domain, so a failed intern maps to an id no string has. */
+static void *handle_of(uint32_t id)
+{
+	return (void *)(uintptr_t)(id ? id : UINT32_MAX);
+}
+
+static nvtxDomainHandle_t NVTX_API domain_create_a(const char *name)
+{
+	return handle_of(gt_intern(name));
+}
+
+static nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t *name)
+{
+	char buf[1024];
+
+	return handle_of(message_w(name, buf, sizeof(buf)));
+}
+
+static void NVTX_API domain_destroy(nvtxDomainHandle_t domain)
+{
+	(void)domain;
+}
+
+static nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t domain, const char *s)
+{
+	(void)domain;
+	return handle_of(gt_intern(s));
+}
+
+static nvtxStringHandle_t NVTX_API register_string_w(nvtxDomainHandle_t domain, const wchar_t *s)
+{
+	char buf[1024];
+
+	(void)domain;
+	return handle_of(message_w(s, buf, sizeof(buf)));
+}
+
+static void thread_name(uint32_t thread, uint32_t name_id)
+{
+	struct gt_rec_thread r;
+
+	if (!name_id)
+		return;
+	gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
+	r.tid = thread;
+	r.name_id = name_id;
+	gt_emit(&r.hdr, false);
+}
+
+static void NVTX_API name_os_thread_a(uint32_t thread, const char *name)
+{
+	thread_name(thread, gt_intern(name));
+}
+
+static void NVTX_API name_os_thread_w(uint32_t thread, const wchar_t *name)
+{
+	char buf[1024];
+
+	thread_name(thread, message_w(name, buf, sizeof(buf)));
+}
+
+/* Category names have no record of their own; the string is interned so that exporters that
+ * learn the mapping later find it. */
+static void NVTX_API name_category_a(uint32_t category, const char *name)
+{
+	(void)category;
+	gt_intern(name);
+}
+
+static void NVTX_API name_category_w(uint32_t category, const wchar_t *name)
+{
+	char buf[1024];
+
+	(void)category;
+	message_w(name, buf, sizeof(buf));
+}
+
+static void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, uint32_t category,
+					    const char *name)
+{
+	(void)d;
+	name_category_a(category, name);
+}
+
+static void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, uint32_t category,
+					    const wchar_t *name)
+{
+	(void)d;
+	name_category_w(category, name);
+}
+
+static int resource_dummy;
+
+static nvtxResourceHandle_t NVTX_API domain_resource_create(nvtxDomainHandle_t d,
+							    nvtxResourceAttributes_t *attr)
+{
+	(void)d;
+	(void)attr;
+	return (nvtxResourceHandle_t)&resource_dummy;
+}
+
+static void NVTX_API domain_resource_destroy(nvtxResourceHandle_t r)
+{
+	(void)r;
+}
+
+static void NVTX_API nvtx_initialize(const void *reserved)
+{
+	(void)reserved;
+}
+
+/* ---- installation ---- */
+
+#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule module,
+		   const NvtxFunctionPointer *fns, unsigned n)
+{
+	NvtxFunctionTable table = NULL;
+	unsigned size = 0, i;
+
+	if (!etbl->GetModuleFunctionTable(module, &table, &size) || !table)
+		return -1;
+	for (i = 1; i < n && i < size; i++) {
+		if (fns[i] && table[i])
+			*table[i] = fns[i];
+	}
+	return 0;
+}
+
+/* Called by NVTX at the process's first NVTX call when NVTX_INJECTION64_PATH names us. */
+GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+	NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = { 0 };
+	NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = { 0 };
+	const NvtxExportTableCallbacks *etbl;
+	const NvtxExportTableVersionInfo *ver;
+
+	if (gt_inject_start() < 0 || !(gt_inj.cfg.trace & GT_TRACE_NVTX))
+		return 0; /* NVTX keeps its no-op handlers */
+	etbl = get_export_table(NVTX_ETID_CALLBACKS);
+	if (!etbl || etbl->struct_size < sizeof(*etbl))
+		return 0;
+	ver = get_export_table(NVTX_ETID_VERSIONINFO);
+	if (ver && ver->struct_size >= sizeof(*ver) && ver->SetInjectionNvtxVersion)
+		ver->SetInjectionNvtxVersion(NVTX_VERSION);
+
+	core[NVTX_CBID_CORE_MarkEx] = FN(mark_ex);
+	core[NVTX_CBID_CORE_MarkA] = FN(mark_a);
+	core[NVTX_CBID_CORE_MarkW] = FN(mark_w);
+	core[NVTX_CBID_CORE_RangeStartEx] = FN(range_start_ex);
+	core[NVTX_CBID_CORE_RangeStartA] = FN(range_start_a);
+	core[NVTX_CBID_CORE_RangeStartW] = FN(range_start_w);
+	core[NVTX_CBID_CORE_RangeEnd] = FN(range_end);
+	core[NVTX_CBID_CORE_RangePushEx] = FN(range_push_ex);
+	core[NVTX_CBID_CORE_RangePushA] = FN(range_push_a);
+	core[NVTX_CBID_CORE_RangePushW] = FN(range_push_w);
+	core[NVTX_CBID_CORE_RangePop] = FN(range_pop);
+	core[NVTX_CBID_CORE_NameCategoryA] = FN(name_category_a);
+	core[NVTX_CBID_CORE_NameCategoryW] = FN(name_category_w);
+	core[NVTX_CBID_CORE_NameOsThreadA] = FN(name_os_thread_a);
+	core[NVTX_CBID_CORE_NameOsThreadW] = FN(name_os_thread_w);
+
+	core2[NVTX_CBID_CORE2_DomainMarkEx] = FN(domain_mark_ex);
+	core2[NVTX_CBID_CORE2_DomainRangeStartEx] = FN(domain_range_start_ex);
+	core2[NVTX_CBID_CORE2_DomainRangeEnd] = FN(domain_range_end);
+	core2[NVTX_CBID_CORE2_DomainRangePushEx] = FN(domain_range_push_ex);
+	core2[NVTX_CBID_CORE2_DomainRangePop] = FN(domain_range_pop);
+	core2[NVTX_CBID_CORE2_DomainResourceCreate] = FN(domain_resource_create);
+	core2[NVTX_CBID_CORE2_DomainResourceDestroy] = FN(domain_resource_destroy);
+	core2[NVTX_CBID_CORE2_DomainNameCategoryA] = FN(domain_name_category_a);
+	core2[NVTX_CBID_CORE2_DomainNameCategoryW] = FN(domain_name_category_w);
+	core2[NVTX_CBID_CORE2_DomainRegisterStringA] = FN(register_string_a);
+	core2[NVTX_CBID_CORE2_DomainRegisterStringW] = FN(register_string_w);
+	core2[NVTX_CBID_CORE2_DomainCreateA] = FN(domain_create_a);
+	core2[NVTX_CBID_CORE2_DomainCreateW] = FN(domain_create_w);
+	core2[NVTX_CBID_CORE2_DomainDestroy] = FN(domain_destroy);
+	core2[NVTX_CBID_CORE2_Initialize] = FN(nvtx_initialize);
+
+	if (install(etbl, NVTX_CB_MODULE_CORE, core, NVTX_CBID_CORE_SIZE) < 0 ||
+	    install(etbl, NVTX_CB_MODULE_CORE2, core2, NVTX_CBID_CORE2_SIZE) < 0)
+		return 0;
+	atomic_store(&gt_nvtx_installed, 1);
+	gt_debug("NVTX handlers installed");
+	return 1;
+}

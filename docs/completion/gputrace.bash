@@ -1,0 +1,110 @@
+# bash completion for gputrace. Installed as <datadir>/bash-completion/completions/gputrace.
+
+_gputrace_list() {
+	# Complete one item of a comma-separated list: keep what is before the last comma.
+	local cur=$1 prefix=
+	shift
+	[[ $cur == *,* ]] && prefix=${cur%,*},
+	COMPREPLY=($(compgen -P "$prefix" -W "$*" -- "${cur##*,}"))
+	compopt -o nospace 2>/dev/null
+}
+
+_gputrace() {
+	local cur prev cmd i
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+
+	if ((COMP_CWORD == 1)); then
+		COMPREPLY=($(compgen -W "run stats export info doctor --help --version" -- "$cur"))
+		return
+	fi
+	cmd=${COMP_WORDS[1]}
+
+	case $cmd in
+	run)
+		# After the program's name, complete for the program: files.
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			case ${COMP_WORDS[i]} in
+			--) _gputrace_program $((i + 1)); return ;;
+			-o | --output | -t | --trace | --api | --capture-range | --delay | --duration | \
+				--buffer-size | --flush-interval | --graph | --export)
+				((i++)) ;;
+			-*) ;;
+			*) _gputrace_program $i; return ;;
+			esac
+		done
+		case $prev in
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		-t | --trace)
+			_gputrace_list "$cur" kernel memcpy memset memory api nvtx sync graph overhead \
+				all cuda default
+			return ;;
+		--api) COMPREPLY=($(compgen -W "launch all none" -- "$cur")); return ;;
+		--capture-range)
+			COMPREPLY=($(compgen -W "none cudaProfilerApi nvtx:" -- "$cur"))
+			[[ ${COMPREPLY[0]} == nvtx: ]] && compopt -o nospace 2>/dev/null
+			return ;;
+		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
+		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
+		--delay | --duration | --buffer-size | --flush-interval) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
+				--capture-range --delay --duration --buffer-size --flush-interval --graph
+				--export --stats -h --help --" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -c -- "$cur"))
+		fi
+		;;
+	stats)
+		case $prev in
+		--report)
+			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses all
+			return ;;
+		--format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--report --format --mangled -o --output -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	export)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--max-size) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --mangled -q --quiet
+				-h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	info)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	doctor)
+		COMPREPLY=($(compgen -W "-q --quiet -h --help" -- "$cur"))
+		;;
+	esac
+}
+
+# The traced program's own words: a command name first, then files.
+_gputrace_program() {
+	local start=$1
+	if ((COMP_CWORD == start)); then
+		COMPREPLY=($(compgen -c -- "${COMP_WORDS[COMP_CWORD]}"))
+	else
+		COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+	fi
+}
+
+complete -F _gputrace gputrace

@@ -2,8 +2,8 @@
  * pass-through fallback when libiberty is absent at build time. Runs in the CLI. */
 #include <string.h>
 
-#include "gt-config.h"
 #include "gputrace/demangle.h"
+#include "gt-config.h"
 
 #if GT_HAVE_IBERTY
 #include <libiberty/demangle.h>
@@ -45,7 +45,7 @@ const char *gt_demangle(const char *mangled, char *buf, size_t bytes)
 		return mangled;
 #if GT_HAVE_IBERTY
 	{
-		struct sink k = { buf, bytes, 0, false };
+		struct sink k = {buf, bytes, 0, false};
 
 		if (!cplus_demangle_v3_callback(mangled, DMGL_PARAMS | DMGL_ANSI, sink_append, &k))
 			return mangled;

@@ -40,7 +40,7 @@ static uint64_t hist_value(unsigned block, unsigned sub)
 	return low + (((uint64_t)1 << shift) - 1u) / 2u;
 }
 
-int gt_series_add(struct gt_series *s, uint64_t v)
+int gt_stats_series_add(struct gt_series *s, uint64_t v)
 {
 	unsigned block, sub;
 	double delta;
@@ -70,7 +70,7 @@ int gt_series_add(struct gt_series *s, uint64_t v)
 	return 0;
 }
 
-uint64_t gt_series_rank(const struct gt_series *s, uint64_t k)
+uint64_t gt_stats_series_rank(const struct gt_series *s, uint64_t k)
 {
 	uint64_t seen = 0;
 
@@ -96,35 +96,36 @@ uint64_t gt_series_rank(const struct gt_series *s, uint64_t k)
 	return s->max;
 }
 
-double gt_series_median(const struct gt_series *s)
+double gt_stats_series_median(const struct gt_series *s)
 {
 	if (s->count == 0)
 		return 0;
 	if (s->count % 2)
-		return (double)gt_series_rank(s, (s->count + 1) / 2);
-	return ((double)gt_series_rank(s, s->count / 2) +
-		(double)gt_series_rank(s, s->count / 2 + 1)) / 2.0;
+		return (double)gt_stats_series_rank(s, (s->count + 1) / 2);
+	return ((double)gt_stats_series_rank(s, s->count / 2) +
+	        (double)gt_stats_series_rank(s, s->count / 2 + 1)) /
+	       2.0;
 }
 
-uint64_t gt_series_p99(const struct gt_series *s)
+uint64_t gt_stats_series_p99(const struct gt_series *s)
 {
 	/* nearest rank: the smallest value with at least 99% of the values at or below it */
-	return gt_series_rank(s, (s->count * 99 + 99) / 100);
+	return gt_stats_series_rank(s, (s->count * 99 + 99) / 100);
 }
 
-double gt_series_stddev(const struct gt_series *s)
+double gt_stats_series_stddev(const struct gt_series *s)
 {
 	if (s->count < 2)
 		return 0;
 	return sqrt(s->m2 / (double)(s->count - 1));
 }
 
-double gt_series_avg(const struct gt_series *s)
+double gt_stats_series_avg(const struct gt_series *s)
 {
 	return s->count ? (double)s->total / (double)s->count : 0;
 }
 
-void gt_series_fini(struct gt_series *s)
+void gt_stats_series_fini(struct gt_series *s)
 {
 	for (unsigned b = 0; b < GT_HIST_BLOCKS; b++) {
 		free(s->hist.block[b]);
@@ -167,8 +168,8 @@ static int table_grow(struct gt_stat_table *t)
 }
 
 /* Find or add the entry for (key, tag). Returns NULL only on -ENOMEM. */
-static struct gt_stat_entry *table_get_at(struct gt_stat_table *t, const char *key,
-					  size_t len, size_t split, int64_t tag, uint32_t *index)
+static struct gt_stat_entry *table_get_at(struct gt_stat_table *t, const char *key, size_t len,
+                                          size_t split, int64_t tag, uint32_t *index)
 {
 	struct gt_stat_entry *e;
 	size_t j;
@@ -213,7 +214,7 @@ static struct gt_stat_entry *table_get_at(struct gt_stat_table *t, const char *k
 }
 
 static struct gt_stat_entry *table_get(struct gt_stat_table *t, const char *key, size_t len,
-				       size_t split, int64_t tag)
+                                       size_t split, int64_t tag)
 {
 	uint32_t index;
 
@@ -222,8 +223,7 @@ static struct gt_stat_entry *table_get(struct gt_stat_table *t, const char *key,
 
 /* Entry keyed by one string id. The id -> entry cache saves a string hash per event on
  * the hot kinds (kernels, API calls). Returns NULL only on -ENOMEM. */
-static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_table *t,
-					  uint32_t id)
+static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_table *t, uint32_t id)
 {
 	struct gt_stat_entry *e;
 	const char *s;
@@ -262,7 +262,7 @@ static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_ta
 static void table_fini(struct gt_stat_table *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		gt_series_fini(&t->entries[i]->time);
+		gt_stats_series_fini(&t->entries[i]->time);
 		free(t->entries[i]->key);
 		free(t->entries[i]);
 	}
@@ -305,7 +305,7 @@ static int entry_cmp_count(const void *a, const void *b)
 	return entry_tiebreak(x, y);
 }
 
-struct gt_stat_entry **gt_stat_table_sorted(const struct gt_stat_table *t, int count_order)
+struct gt_stat_entry **gt_stats_table_sorted(const struct gt_stat_table *t, int count_order)
 {
 	struct gt_stat_entry **v = malloc((t->n ? t->n : 1) * sizeof(*v));
 
@@ -434,8 +434,7 @@ static struct gt_mem_device *mem_device(struct gt_stats *st, uint32_t device_id)
 
 static uint32_t mem_row_id(uint32_t device_id, uint32_t mem_kind)
 {
-	return mem_kind == GT_MEM_PINNED || mem_kind == GT_MEM_PAGEABLE ? GT_STATS_HOST
-									  : device_id;
+	return mem_kind == GT_MEM_PINNED || mem_kind == GT_MEM_PAGEABLE ? GT_STATS_HOST : device_id;
 }
 
 static void keep_largest(struct gt_stats *st, const struct gt_mem_live *a)
@@ -458,8 +457,8 @@ static int on_memory(struct gt_stats *st, const struct gt_rec_memory *m)
 	struct gt_mem_device *row;
 
 	if (m->op == GT_MEMORY_ALLOC) {
-		struct gt_mem_live a = { m->address, m->bytes, m->ts_ns, m->hdr.pid,
-					 m->device_id, m->mem_kind, 0 };
+		struct gt_mem_live a = {m->address,   m->bytes,    m->ts_ns, m->hdr.pid,
+		                        m->device_id, m->mem_kind, 0};
 
 		if (old) {
 			/* the free of the previous block at this address was lost: retire it */
@@ -526,7 +525,7 @@ static int on_xfer(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint
 	if (bytes > x->bytes_max)
 		x->bytes_max = bytes;
 	x->bytes_total += bytes;
-	return gt_series_add(&x->time, span_dur(span->start_ns, span->end_ns));
+	return gt_stats_series_add(&x->time, span_dur(span->start_ns, span->end_ns));
 }
 
 static struct gt_stats_process *find_proc(struct gt_stats *st, uint32_t pid)
@@ -573,8 +572,8 @@ static int on_device(struct gt_stats *st, const struct gt_rec_device *d)
 		st->devs = n;
 		st->capdevs = cap;
 	}
-	st->devs[st->ndevs++] = (struct gt_stats_device){ d->device_id, d->name_id,
-							  d->global_mem_bytes };
+	st->devs[st->ndevs++] =
+	        (struct gt_stats_device){d->device_id, d->name_id, d->global_mem_bytes};
 	return 0;
 }
 
@@ -598,10 +597,10 @@ static int on_nvtx(struct gt_stats *st, const struct gt_rec_nvtx *n)
 	key[dl] = '\0';
 	memcpy(key + dl + 1, msg, ml);
 	e = table_get(&st->nvtx, key, dl + 1 + ml, dl,
-		      n->kind < GT_NVTX_KIND_MAX ? n->kind : GT_NVTX_PUSH_POP);
+	              n->kind < GT_NVTX_KIND_MAX ? n->kind : GT_NVTX_PUSH_POP);
 	if (!e)
 		return -ENOMEM;
-	return gt_series_add(&e->time, span_dur(n->start_ns, n->end_ns));
+	return gt_stats_series_add(&e->time, span_dur(n->start_ns, n->end_ns));
 }
 
 static int on_api(struct gt_stats *st, const struct gt_rec_api *a)
@@ -611,7 +610,7 @@ static int on_api(struct gt_stats *st, const struct gt_rec_api *a)
 
 	if (!e)
 		return -ENOMEM;
-	ret = gt_series_add(&e->time, span_dur(a->start_ns, a->end_ns));
+	ret = gt_stats_series_add(&e->time, span_dur(a->start_ns, a->end_ns));
 	if (ret < 0 || a->return_code == 0)
 		return ret;
 	/* 600 is cudaErrorNotReady / CUDA_ERROR_NOT_READY: a poll's answer, not a failure */
@@ -639,19 +638,19 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 		e = table_get_id(st, &st->kernels, rec->kernel.name_id);
 		if (!e)
 			return -ENOMEM;
-		return gt_series_add(&e->time,
-				     span_dur(rec->kernel.span.start_ns, rec->kernel.span.end_ns));
+		return gt_stats_series_add(
+		        &e->time, span_dur(rec->kernel.span.start_ns, rec->kernel.span.end_ns));
 	case GT_REC_MEMCPY:
 		see_ts(st, rec->memcpy.span.start_ns, rec->memcpy.span.end_ns);
-		return on_xfer(&st->memcpy[rec->memcpy.copy_kind < GT_MEMCPY_MAX
-						   ? rec->memcpy.copy_kind
-						   : GT_MEMCPY_UNKNOWN],
-			       &rec->memcpy.span, rec->memcpy.bytes);
+		return on_xfer(
+		        &st->memcpy[rec->memcpy.copy_kind < GT_MEMCPY_MAX ? rec->memcpy.copy_kind
+		                                                          : GT_MEMCPY_UNKNOWN],
+		        &rec->memcpy.span, rec->memcpy.bytes);
 	case GT_REC_MEMSET:
 		see_ts(st, rec->memset.span.start_ns, rec->memset.span.end_ns);
 		return on_xfer(&st->memset[rec->memset.mem_kind < GT_MEM_MAX ? rec->memset.mem_kind
-									      : GT_MEM_UNKNOWN],
-			       &rec->memset.span, rec->memset.bytes);
+		                                                             : GT_MEM_UNKNOWN],
+		               &rec->memset.span, rec->memset.bytes);
 	case GT_REC_MEMORY:
 		see_ts(st, rec->memory.ts_ns, rec->memory.ts_ns);
 		return on_memory(st, &rec->memory);
@@ -685,7 +684,7 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 		return on_device(st, &rec->device);
 	case GT_REC_LOSS: {
 		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
-								      : GT_LOSS_SOURCE_MAX;
+		                                                     : GT_LOSS_SOURCE_MAX;
 		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
 
 		st->loss[src][kind] += rec->loss.count;
@@ -740,9 +739,9 @@ void gt_stats_fini(struct gt_stats *st)
 	table_fini(&st->nvtx);
 	table_fini(&st->errors);
 	for (unsigned i = 0; i < GT_MEMCPY_MAX; i++)
-		gt_series_fini(&st->memcpy[i].time);
+		gt_stats_series_fini(&st->memcpy[i].time);
 	for (unsigned i = 0; i < GT_MEM_MAX; i++)
-		gt_series_fini(&st->memset[i].time);
+		gt_stats_series_fini(&st->memset[i].time);
 	free(st->mem);
 	free(st->live);
 	free(st->procs);

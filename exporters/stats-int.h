@@ -17,8 +17,8 @@
  * is within 1/256 (0.4%) of any value in it. Blocks of 128 counters are allocated only for
  * the powers of two a series actually hits, typically a handful per name. */
 #define GT_HIST_SUB_BITS 7u
-#define GT_HIST_SUB (1u << GT_HIST_SUB_BITS)
-#define GT_HIST_BLOCKS (64u - GT_HIST_SUB_BITS + 1u) /* block 0 exact, 1..57 by exponent */
+#define GT_HIST_SUB      (1u << GT_HIST_SUB_BITS)
+#define GT_HIST_BLOCKS   (64u - GT_HIST_SUB_BITS + 1u) /* block 0 exact, 1..57 by exponent */
 
 struct gt_hist {
 	uint64_t *block[GT_HIST_BLOCKS]; /* NULL until a value lands there; owned */
@@ -29,7 +29,7 @@ struct gt_hist {
 struct gt_series {
 	uint64_t count;
 	uint64_t total; /* sum of values, exact */
-	uint64_t min;	/* UINT64_MAX while empty */
+	uint64_t min;   /* UINT64_MAX while empty */
 	uint64_t max;
 	double mean; /* running mean (Welford), for the variance only */
 	double m2;   /* sum of squared deviations from the mean */
@@ -38,22 +38,22 @@ struct gt_series {
 
 /* A named aggregate: one kernel, API function, NVTX range or (function, error code). */
 struct gt_stat_entry {
-	char *key;	  /* owned: the name (NVTX: domain, NUL, message); NUL-terminated */
-	size_t key_len;	  /* bytes of key, terminating NUL excluded */
-	size_t split;	  /* NVTX: bytes of the domain part; else 0 */
-	int64_t tag;	  /* NVTX: enum gt_nvtx_kind; errors: the return code; else 0 */
-	uint32_t domain;  /* errors: enum gt_api_domain */
-	struct gt_series time;	/* durations, ns */
-	uint64_t count;		/* errors: calls that failed this way */
+	char *key;             /* owned: the name (NVTX: domain, NUL, message); NUL-terminated */
+	size_t key_len;        /* bytes of key, terminating NUL excluded */
+	size_t split;          /* NVTX: bytes of the domain part; else 0 */
+	int64_t tag;           /* NVTX: enum gt_nvtx_kind; errors: the return code; else 0 */
+	uint32_t domain;       /* errors: enum gt_api_domain */
+	struct gt_series time; /* durations, ns */
+	uint64_t count;        /* errors: calls that failed this way */
 };
 
 /* Name -> entry map. Entries live until the table is freed. */
 struct gt_stat_table {
 	struct gt_stat_entry **entries; /* insertion order; owned */
 	size_t n, cap;
-	uint32_t *slots;   /* open addressing: entry index + 1, 0 empty */
-	size_t nslots;	   /* power of two */
-	uint32_t *by_id;   /* string id -> entry index + 1, a cache for single-string keys */
+	uint32_t *slots; /* open addressing: entry index + 1, 0 empty */
+	size_t nslots;   /* power of two */
+	uint32_t *by_id; /* string id -> entry index + 1, a cache for single-string keys */
 	size_t nby_id;
 };
 
@@ -72,7 +72,7 @@ struct gt_xfer_stats {
 struct gt_mem_device {
 	uint32_t device_id; /* or GT_STATS_HOST */
 	uint64_t in_use;    /* bytes allocated and not yet freed */
-	uint64_t peak;	    /* largest in_use seen */
+	uint64_t peak;      /* largest in_use seen */
 	uint64_t peak_ts_ns;
 	uint64_t allocs;
 	uint64_t frees;
@@ -127,7 +127,7 @@ struct gt_stats {
 	struct gt_mem_device *mem;
 	size_t nmem, capmem;
 	struct gt_mem_live *live; /* open addressing, linear probing, backward-shift delete */
-	size_t nlive, caplive;	  /* caplive: power of two (or 0) */
+	size_t nlive, caplive;    /* caplive: power of two (or 0) */
 	struct gt_mem_live largest[GT_STATS_TOP]; /* biggest allocations, bytes descending */
 	size_t nlargest;
 	uint64_t frees_unmatched; /* frees of addresses never seen allocated */
@@ -140,18 +140,18 @@ struct gt_stats {
 	size_t nnotices;
 
 	uint64_t loss[GT_LOSS_SOURCE_MAX + 1][GT_REC_MAX]; /* [source][kind]; last row: unknown */
-	struct gt_reader_status status; /* copied at the end of the pass */
+	struct gt_reader_status status;                    /* copied at the end of the pass */
 };
 
 /* Histogram and series. */
-int gt_series_add(struct gt_series *s, uint64_t v);
+int gt_stats_series_add(struct gt_series *s, uint64_t v);
 /* Value at 1-based rank k (1 <= k <= count) within the histogram's precision. */
-uint64_t gt_series_rank(const struct gt_series *s, uint64_t k);
-double gt_series_median(const struct gt_series *s);
-uint64_t gt_series_p99(const struct gt_series *s);
-double gt_series_stddev(const struct gt_series *s); /* sample (n - 1); 0 when count < 2 */
-double gt_series_avg(const struct gt_series *s);
-void gt_series_fini(struct gt_series *s);
+uint64_t gt_stats_series_rank(const struct gt_series *s, uint64_t k);
+double gt_stats_series_median(const struct gt_series *s);
+uint64_t gt_stats_series_p99(const struct gt_series *s);
+double gt_stats_series_stddev(const struct gt_series *s); /* sample (n - 1); 0 when count < 2 */
+double gt_stats_series_avg(const struct gt_series *s);
+void gt_stats_series_fini(struct gt_series *s);
 
 /* One pass over `r` (rewound first). Returns 0 or -errno with *errmsg. */
 int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg);
@@ -159,7 +159,7 @@ void gt_stats_fini(struct gt_stats *st);
 
 /* Entries sorted by total time (count_order: by count) descending, then key. Caller
  * frees the array; NULL on -ENOMEM. */
-struct gt_stat_entry **gt_stat_table_sorted(const struct gt_stat_table *t, int count_order);
+struct gt_stat_entry **gt_stats_table_sorted(const struct gt_stat_table *t, int count_order);
 
 /* True when allocation `a` (from st->largest) was never freed. */
 bool gt_stats_still_live(const struct gt_stats *st, const struct gt_mem_live *a);
@@ -173,15 +173,15 @@ const char *gt_stats_error_name(uint32_t domain, int32_t code);
 /* ---- output ---- */
 
 enum gt_col_type {
-	GT_COL_STR,   /* text */
-	GT_COL_U64,   /* count */
-	GT_COL_I64,   /* signed count (error codes) */
-	GT_COL_NS,    /* integer nanoseconds; table: human units */
-	GT_COL_NS_F,  /* fractional nanoseconds (avg, stddev); csv one decimal */
-	GT_COL_PCT,   /* percentage, two decimals */
-	GT_COL_BYTES, /* integer bytes; table: KiB/MiB/GiB */
+	GT_COL_STR,     /* text */
+	GT_COL_U64,     /* count */
+	GT_COL_I64,     /* signed count (error codes) */
+	GT_COL_NS,      /* integer nanoseconds; table: human units */
+	GT_COL_NS_F,    /* fractional nanoseconds (avg, stddev); csv one decimal */
+	GT_COL_PCT,     /* percentage, two decimals */
+	GT_COL_BYTES,   /* integer bytes; table: KiB/MiB/GiB */
 	GT_COL_BYTES_F, /* fractional bytes (averages) */
-	GT_COL_GBPS,  /* GB/s (10^9 bytes per second), two decimals */
+	GT_COL_GBPS,    /* GB/s (10^9 bytes per second), two decimals */
 	GT_COL_BOOL,
 	GT_COL_TYPE_MAX
 };
@@ -189,7 +189,7 @@ enum gt_col_type {
 struct gt_col {
 	const char *key;   /* csv header and json member: snake_case with unit */
 	const char *title; /* table header */
-	unsigned type;	   /* enum gt_col_type */
+	unsigned type;     /* enum gt_col_type */
 };
 
 struct gt_cell {
@@ -207,27 +207,31 @@ struct gt_emit;
 
 /* An emitter writes sections (one table each) in one format to `out`. nsections: how many
  * sections the whole output will have (CSV prints "# name" headings only when > 1). */
-int gt_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
-		struct gt_emit **ret);
-/* Starts a section. title: table heading; name: json member / csv heading.
- * single: json renders the one row as an object instead of an array. */
-int gt_emit_begin(struct gt_emit *e, const char *name, const char *title,
-		  const struct gt_col *cols, size_t ncols, bool single);
-int gt_emit_row(struct gt_emit *e, const struct gt_cell *cells);
+int gt_stats_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
+                      struct gt_emit **ret);
+/* Section flags. */
+#define GT_EMIT_SINGLE  (1u << 0) /* json renders the one row as an object, not an array */
+#define GT_EMIT_LIMITED (1u << 1) /* table format keeps at most `limit` rows */
+
+/* Starts a section. title: table heading; name: json member / csv heading; flags:
+ * GT_EMIT_*. */
+int gt_stats_emit_begin(struct gt_emit *e, const char *name, const char *title,
+                        const struct gt_col *cols, size_t ncols, unsigned flags);
+int gt_stats_emit_row(struct gt_emit *e, const struct gt_cell *cells);
 /* empty_text: table line printed when the section had no rows. */
-int gt_emit_end(struct gt_emit *e, const char *empty_text);
+int gt_stats_emit_end(struct gt_emit *e, const char *empty_text);
 /* Finishes the document (json's closing brace) and frees. Returns -EIO if any write
  * failed. NULL is accepted. */
-int gt_emit_close(struct gt_emit *e);
+int gt_stats_emit_close(struct gt_emit *e);
 
 /* Human formatting shared by the tables and the run summary. */
-void gt_fmt_ns(char *buf, size_t bytes, double ns);
-void gt_fmt_bytes(char *buf, size_t bytes, double b);
-void gt_fmt_count(char *buf, size_t bytes, uint64_t n); /* thousands separators */
+void gt_stats_fmt_ns(char *buf, size_t bytes, double ns);
+void gt_stats_fmt_bytes(char *buf, size_t bytes, double b);
+void gt_stats_fmt_count(char *buf, size_t bytes, uint64_t n); /* thousands separators */
 
 /* Writes s as a JSON string literal (quotes included), replacing invalid UTF-8. */
-void gt_json_string(FILE *out, const char *s, size_t len);
+void gt_stats_json_string(FILE *out, const char *s, size_t len);
 /* Shortest %g form that reads back as d; non-finite numbers become null. */
-void gt_json_double(FILE *out, double d);
+void gt_stats_json_double(FILE *out, double d);
 
 #endif /* GPUTRACE_STATS_INT_H */

@@ -9,18 +9,19 @@
 #include "stats-int.h"
 
 struct gt_emit {
-	FILE *out;	    /* borrowed */
+	FILE *out;          /* borrowed */
 	unsigned format;    /* enum gt_stats_format */
 	unsigned nsections; /* in the whole document */
-	unsigned limit;	    /* table rows kept per section; 0 = all */
-	unsigned done;	    /* sections finished */
-	bool failed;	    /* some write failed */
+	unsigned limit;     /* table rows kept per section; 0 = all */
+	unsigned done;      /* sections finished */
+	bool failed;        /* some write failed */
 
 	/* the section being written */
 	const char *name, *title;
-	const struct gt_col *cols; /* borrowed until gt_emit_end() */
+	const struct gt_col *cols; /* borrowed until gt_stats_emit_end() */
 	size_t ncols;
-	bool single;
+	bool single;  /* GT_EMIT_SINGLE */
+	bool limited; /* GT_EMIT_LIMITED */
 	uint64_t nrows;
 	/* table format buffers rows to size the columns: ncols strings per kept row */
 	char **cells;
@@ -29,7 +30,7 @@ struct gt_emit {
 
 /* ---- human formats ---- */
 
-void gt_fmt_ns(char *buf, size_t bytes, double ns)
+void gt_stats_fmt_ns(char *buf, size_t bytes, double ns)
 {
 	if (ns < 1e3)
 		snprintf(buf, bytes, ns == floor(ns) ? "%.0f ns" : "%.1f ns", ns);
@@ -41,9 +42,9 @@ void gt_fmt_ns(char *buf, size_t bytes, double ns)
 		snprintf(buf, bytes, "%.3f s", ns / 1e9);
 }
 
-void gt_fmt_bytes(char *buf, size_t bytes, double b)
+void gt_stats_fmt_bytes(char *buf, size_t bytes, double b)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
 	unsigned u = 0;
 
 	if (b < 1024) {
@@ -58,7 +59,7 @@ void gt_fmt_bytes(char *buf, size_t bytes, double b)
 	snprintf(buf, bytes, "%.2f %s", b, units[u]);
 }
 
-void gt_fmt_count(char *buf, size_t bytes, uint64_t n)
+void gt_stats_fmt_count(char *buf, size_t bytes, uint64_t n)
 {
 	char digits[24];
 	size_t len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, n), o = 0;
@@ -104,7 +105,7 @@ static size_t utf8_seq(const unsigned char *s, size_t avail)
 	return n;
 }
 
-void gt_json_string(FILE *out, const char *str, size_t len)
+void gt_stats_json_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -113,7 +114,8 @@ void gt_json_string(FILE *out, const char *str, size_t len)
 		size_t n = utf8_seq(s + i, len - i);
 
 		if (n == 0) {
-			/* trace strings are untrusted: keep the output valid JSON whatever they hold */
+			/* trace strings are untrusted: keep the output valid JSON whatever they
+			 * hold */
 			fputs("\\ufffd", out);
 			i++;
 			continue;
@@ -137,7 +139,7 @@ void gt_json_string(FILE *out, const char *str, size_t len)
 	fputc('"', out);
 }
 
-void gt_json_double(FILE *out, double d)
+void gt_stats_json_double(FILE *out, double d)
 {
 	char buf[40];
 
@@ -186,25 +188,25 @@ static char *table_cell(const struct gt_col *c, const struct gt_cell *v)
 				*p = '?';
 		return s;
 	case GT_COL_U64:
-		gt_fmt_count(buf, sizeof(buf), v->v.u);
+		gt_stats_fmt_count(buf, sizeof(buf), v->v.u);
 		break;
 	case GT_COL_I64:
 		snprintf(buf, sizeof(buf), "%" PRId64, v->v.i);
 		break;
 	case GT_COL_NS:
-		gt_fmt_ns(buf, sizeof(buf), (double)v->v.u);
+		gt_stats_fmt_ns(buf, sizeof(buf), (double)v->v.u);
 		break;
 	case GT_COL_NS_F:
-		gt_fmt_ns(buf, sizeof(buf), v->v.d);
+		gt_stats_fmt_ns(buf, sizeof(buf), v->v.d);
 		break;
 	case GT_COL_PCT:
 		snprintf(buf, sizeof(buf), "%.2f", v->v.d);
 		break;
 	case GT_COL_BYTES:
-		gt_fmt_bytes(buf, sizeof(buf), (double)v->v.u);
+		gt_stats_fmt_bytes(buf, sizeof(buf), (double)v->v.u);
 		break;
 	case GT_COL_BYTES_F:
-		gt_fmt_bytes(buf, sizeof(buf), v->v.d);
+		gt_stats_fmt_bytes(buf, sizeof(buf), v->v.d);
 		break;
 	case GT_COL_GBPS:
 		snprintf(buf, sizeof(buf), "%.2f", v->v.d);
@@ -261,7 +263,7 @@ static void json_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v
 	}
 	switch (c->type) {
 	case GT_COL_STR:
-		gt_json_string(out, v->v.s ? v->v.s : "", v->v.s ? strlen(v->v.s) : 0);
+		gt_stats_json_string(out, v->v.s ? v->v.s : "", v->v.s ? strlen(v->v.s) : 0);
 		break;
 	case GT_COL_U64:
 	case GT_COL_NS:
@@ -275,15 +277,15 @@ static void json_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v
 		fputs(v->v.b ? "true" : "false", out);
 		break;
 	default:
-		gt_json_double(out, v->v.d);
+		gt_stats_json_double(out, v->v.d);
 		break;
 	}
 }
 
 /* ---- sections ---- */
 
-int gt_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
-		struct gt_emit **ret)
+int gt_stats_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
+                      struct gt_emit **ret)
 {
 	struct gt_emit *e;
 
@@ -302,14 +304,15 @@ int gt_emit_new(FILE *out, unsigned format, unsigned nsections, unsigned limit,
 	return 0;
 }
 
-int gt_emit_begin(struct gt_emit *e, const char *name, const char *title,
-		  const struct gt_col *cols, size_t ncols, bool single)
+int gt_stats_emit_begin(struct gt_emit *e, const char *name, const char *title,
+                        const struct gt_col *cols, size_t ncols, unsigned flags)
 {
 	e->name = name;
 	e->title = title;
 	e->cols = cols;
 	e->ncols = ncols;
-	e->single = single;
+	e->single = flags & GT_EMIT_SINGLE;
+	e->limited = flags & GT_EMIT_LIMITED;
 	e->nrows = 0;
 	switch (e->format) {
 	case GT_STATS_FORMAT_CSV:
@@ -323,7 +326,7 @@ int gt_emit_begin(struct gt_emit *e, const char *name, const char *title,
 		break;
 	case GT_STATS_FORMAT_JSON:
 		fprintf(e->out, "%s\n\"%s\": ", e->done ? "," : "", name);
-		if (!single)
+		if (!e->single)
 			fputc('[', e->out);
 		break;
 	default:
@@ -332,7 +335,7 @@ int gt_emit_begin(struct gt_emit *e, const char *name, const char *title,
 	return 0;
 }
 
-int gt_emit_row(struct gt_emit *e, const struct gt_cell *cells)
+int gt_stats_emit_row(struct gt_emit *e, const struct gt_cell *cells)
 {
 	FILE *out = e->out;
 
@@ -359,7 +362,7 @@ int gt_emit_row(struct gt_emit *e, const struct gt_cell *cells)
 	default:
 		break;
 	}
-	if (e->limit && e->nrows > e->limit)
+	if (e->limited && e->limit && e->nrows > e->limit)
 		return 0;
 	if (e->ncells + e->ncols > e->capcells) {
 		size_t cap = e->capcells ? e->capcells * 2 : 16 * e->ncols;
@@ -458,7 +461,7 @@ out:
 	return ret;
 }
 
-int gt_emit_end(struct gt_emit *e, const char *empty_text)
+int gt_stats_emit_end(struct gt_emit *e, const char *empty_text)
 {
 	int ret = 0;
 
@@ -484,7 +487,7 @@ int gt_emit_end(struct gt_emit *e, const char *empty_text)
 	return ret;
 }
 
-int gt_emit_close(struct gt_emit *e)
+int gt_stats_emit_close(struct gt_emit *e)
 {
 	int ret;
 

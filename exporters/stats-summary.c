@@ -11,8 +11,8 @@
 #include "stats-int.h"
 
 #define TOP_KERNELS 5u
-#define TOP_API 3u
-#define MAX_PROCS 16u
+#define TOP_API     3u
+#define MAX_PROCS   16u
 
 static const char *signal_name(int sig)
 {
@@ -20,11 +20,11 @@ static const char *signal_name(int sig)
 		int sig;
 		const char *name;
 	} names[] = {
-		{ SIGHUP, "SIGHUP" },	{ SIGINT, "SIGINT" },	{ SIGQUIT, "SIGQUIT" },
-		{ SIGILL, "SIGILL" },	{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
-		{ SIGBUS, "SIGBUS" },	{ SIGFPE, "SIGFPE" },	{ SIGKILL, "SIGKILL" },
-		{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
-		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+	        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+	        {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+	        {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+	        {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+	        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -47,21 +47,21 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 		all += st->kernels.entries[i]->time.total;
 		launches += st->kernels.entries[i]->time.count;
 	}
-	gt_fmt_count(count, sizeof(count), launches);
-	gt_fmt_ns(total, sizeof(total), (double)all);
+	gt_stats_fmt_count(count, sizeof(count), launches);
+	gt_stats_fmt_ns(total, sizeof(total), (double)all);
 	fprintf(out, "GPU kernels: %s launch%s of %zu kernel%s, %s of GPU time\n", count,
-		launches == 1 ? "" : "es", st->kernels.n, st->kernels.n == 1 ? "" : "s", total);
-	v = gt_stat_table_sorted(&st->kernels, 0);
+	        launches == 1 ? "" : "es", st->kernels.n, st->kernels.n == 1 ? "" : "s", total);
+	v = gt_stats_table_sorted(&st->kernels, 0);
 	if (!v)
 		return; /* the headline is still right; the caller reports -ENOMEM via ferror */
 	for (size_t i = 0; i < st->kernels.n && i < TOP_KERNELS; i++) {
 		const struct gt_series *s = &v[i]->time;
 
-		gt_fmt_ns(total, sizeof(total), (double)s->total);
-		gt_fmt_count(count, sizeof(count), s->count);
+		gt_stats_fmt_ns(total, sizeof(total), (double)s->total);
+		gt_stats_fmt_count(count, sizeof(count), s->count);
 		fprintf(out, "  %6.2f%%  %11s  %9s x  %s\n",
-			all ? 100.0 * (double)s->total / (double)all : 0.0, total, count,
-			gt_demangle(v[i]->key, buf, sizeof(buf)));
+		        all ? 100.0 * (double)s->total / (double)all : 0.0, total, count,
+		        gt_demangle(v[i]->key, buf, sizeof(buf)));
 	}
 	if (st->kernels.n > TOP_KERNELS)
 		fprintf(out, "  ... and %zu more\n", st->kernels.n - TOP_KERNELS);
@@ -72,9 +72,9 @@ static void print_xfer_line(FILE *out, const char *what, const struct gt_xfer_st
 {
 	char count[32], bytes[32], total[32];
 
-	gt_fmt_count(count, sizeof(count), x->time.count);
-	gt_fmt_bytes(bytes, sizeof(bytes), (double)x->bytes_total);
-	gt_fmt_ns(total, sizeof(total), (double)x->time.total);
+	gt_stats_fmt_count(count, sizeof(count), x->time.count);
+	gt_stats_fmt_bytes(bytes, sizeof(bytes), (double)x->bytes_total);
+	gt_stats_fmt_ns(total, sizeof(total), (double)x->time.total);
 	fprintf(out, "  %-6s %9s x  %11s in %11s", what, count, bytes, total);
 	if (x->time.total)
 		fprintf(out, "  (%.2f GB/s)", (double)x->bytes_total / (double)x->time.total);
@@ -83,7 +83,7 @@ static void print_xfer_line(FILE *out, const char *what, const struct gt_xfer_st
 
 static void print_copies(FILE *out, const struct gt_stats *st)
 {
-	struct gt_xfer_stats all = { 0 };
+	struct gt_xfer_stats all = {0};
 	bool any = false;
 
 	for (unsigned k = 0; k < GT_MEMCPY_MAX; k++)
@@ -120,21 +120,21 @@ static void print_api(FILE *out, const struct gt_stats *st)
 		all += st->api.entries[i]->time.total;
 		calls += st->api.entries[i]->time.count;
 	}
-	gt_fmt_count(count, sizeof(count), calls);
-	gt_fmt_ns(total, sizeof(total), (double)all);
+	gt_stats_fmt_count(count, sizeof(count), calls);
+	gt_stats_fmt_ns(total, sizeof(total), (double)all);
 	fprintf(out, "API calls: %s call%s, %s on CPU threads\n", count, calls == 1 ? "" : "s",
-		total);
-	v = gt_stat_table_sorted(&st->api, 0);
+	        total);
+	v = gt_stats_table_sorted(&st->api, 0);
 	for (size_t i = 0; v && i < st->api.n && i < TOP_API; i++) {
-		gt_fmt_ns(total, sizeof(total), (double)v[i]->time.total);
-		gt_fmt_count(count, sizeof(count), v[i]->time.count);
+		gt_stats_fmt_ns(total, sizeof(total), (double)v[i]->time.total);
+		gt_stats_fmt_count(count, sizeof(count), v[i]->time.count);
 		fprintf(out, "  %11s  %9s x  %s\n", total, count, v[i]->key);
 	}
 	free(v);
 	if (st->api_failed) {
-		gt_fmt_count(count, sizeof(count), st->api_failed);
+		gt_stats_fmt_count(count, sizeof(count), st->api_failed);
 		fprintf(out, "  %s call%s failed; `gputrace stats --report errors` lists them\n",
-			count, st->api_failed == 1 ? "" : "s");
+		        count, st->api_failed == 1 ? "" : "s");
 	}
 }
 
@@ -160,14 +160,15 @@ static void print_memory(FILE *out, struct gt_stats *st)
 		const struct gt_mem_device *m = &st->mem[i];
 		const char *dname = NULL;
 
-		gt_fmt_bytes(peak, sizeof(peak), (double)m->peak);
+		gt_stats_fmt_bytes(peak, sizeof(peak), (double)m->peak);
 		if (m->device_id == GT_STATS_HOST) {
 			fprintf(out, "  host (pinned and pageable): %s\n", peak);
 			continue;
 		}
 		for (size_t d = 0; d < st->ndevs; d++)
 			if (st->devs[d].device_id == m->device_id)
-				dname = gt_stats_string(st, st->devs[d].name_id, name, sizeof(name));
+				dname = gt_stats_string(st, st->devs[d].name_id, name,
+				                        sizeof(name));
 		if (dname && *dname)
 			fprintf(out, "  GPU %" PRIu32 " (%s): %s\n", m->device_id, dname, peak);
 		else
@@ -179,15 +180,15 @@ static void print_memory(FILE *out, struct gt_stats *st)
 			leak_bytes += st->live[j].bytes;
 		}
 	if (leaks) {
-		gt_fmt_bytes(peak, sizeof(peak), (double)leak_bytes);
+		gt_stats_fmt_bytes(peak, sizeof(peak), (double)leak_bytes);
 		fprintf(out, "  %" PRIu64 " allocation%s (%s) never freed\n", leaks,
-			leaks == 1 ? "" : "s", peak);
+		        leaks == 1 ? "" : "s", peak);
 	}
 }
 
 static void print_losses(FILE *out, const struct gt_stats *st)
 {
-	uint64_t by_src[GT_LOSS_SOURCE_MAX + 1] = { 0 }, total = 0;
+	uint64_t by_src[GT_LOSS_SOURCE_MAX + 1] = {0}, total = 0;
 	char count[32];
 	bool first = true;
 
@@ -199,25 +200,25 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 	if (total == 0) {
 		fputs("Lost records: none\n", out);
 	} else {
-		gt_fmt_count(count, sizeof(count), total);
+		gt_stats_fmt_count(count, sizeof(count), total);
 		fprintf(out, "Lost records: %s (", count);
 		for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++) {
 			if (!by_src[s])
 				continue;
-			gt_fmt_count(count, sizeof(count), by_src[s]);
+			gt_stats_fmt_count(count, sizeof(count), by_src[s]);
 			fprintf(out, "%s%s %s", first ? "" : ", ",
-				s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "unknown", count);
+			        s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "unknown", count);
 			first = false;
 		}
 		fputs("); the trace is incomplete\n", out);
 	}
 	if (st->status.recovered || st->status.chunks_skipped || st->status.records_skipped)
 		fprintf(out,
-			"Trace file: %s%" PRIu64 " chunks read, %" PRIu64 " damaged chunks (%" PRIu64
-			" bytes) and %" PRIu64 " records skipped\n",
-			st->status.recovered ? "no footer (the writer stopped early); " : "",
-			st->status.chunks_read, st->status.chunks_skipped, st->status.bytes_skipped,
-			st->status.records_skipped);
+		        "Trace file: %s%" PRIu64 " chunks read, %" PRIu64
+		        " damaged chunks (%" PRIu64 " bytes) and %" PRIu64 " records skipped\n",
+		        st->status.recovered ? "no footer (the writer stopped early); " : "",
+		        st->status.chunks_read, st->status.chunks_skipped, st->status.bytes_skipped,
+		        st->status.records_skipped);
 }
 
 static void print_processes(FILE *out, const struct gt_stats *st)
@@ -248,8 +249,8 @@ static void print_processes(FILE *out, const struct gt_stats *st)
 			break;
 		case GT_END_SIGNAL:
 			sig = signal_name(p->code);
-			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->code, sig ? " (" : "",
-				sig ? sig : "", sig ? ")" : "");
+			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->code,
+			        sig ? " (" : "", sig ? sig : "", sig ? ")" : "");
 			break;
 		case GT_END_DETACHED:
 			fputs("tracing detached early; the process ran on untraced\n", out);
@@ -270,7 +271,8 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	fputs("gputrace: no CUDA activity was seen.\n"
 	      "Likely reasons:\n"
 	      "  - the program did not use CUDA, or ended before initializing it;\n"
-	      "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU passed in);\n"
+	      "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU passed "
+	      "in);\n"
 	      "  - the CUDA driver did not load the injection library (CUDA_INJECTION64_PATH\n"
 	      "    was overridden, or the program links an old static CUDA runtime);\n"
 	      "  - another profiler (Nsight Systems, the PyTorch profiler, ...) held CUPTI;\n"
@@ -278,7 +280,7 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	      out);
 	for (size_t i = 0; i < st->nnotices; i++)
 		fprintf(out, "The traced process said: %s\n",
-			gt_stats_string(st, st->notices[i].message_id, buf, sizeof(buf)));
+		        gt_stats_string(st, st->notices[i].message_id, buf, sizeof(buf)));
 	fputs("Try `gputrace doctor` to check this machine.\n", out);
 }
 
@@ -286,8 +288,8 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 static bool saw_cuda(const struct gt_stats *st)
 {
 	static const unsigned kinds[] = {
-		GT_REC_KERNEL, GT_REC_MEMCPY, GT_REC_MEMSET, GT_REC_MEMORY,
-		GT_REC_MEMORY_POOL, GT_REC_API, GT_REC_SYNC, GT_REC_GRAPH,
+	        GT_REC_KERNEL,      GT_REC_MEMCPY, GT_REC_MEMSET, GT_REC_MEMORY,
+	        GT_REC_MEMORY_POOL, GT_REC_API,    GT_REC_SYNC,   GT_REC_GRAPH,
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)

@@ -8,14 +8,14 @@
 
 /* Without libiberty every name passes through unchanged; the tests say so instead of
  * asserting demangled text. */
-#define NEED_DEMANGLER()                                                                   \
-	do {                                                                               \
-		if (!gt_demangle_available()) {                                            \
-			const char *nd_m_ = "_Z6kernelPfi";                                \
-			char nd_b_[64];                                                     \
+#define NEED_DEMANGLER()                                                                           \
+	do {                                                                                       \
+		if (!gt_demangle_available()) {                                                    \
+			const char *nd_m_ = "_Z6kernelPfi";                                        \
+			char nd_b_[64];                                                            \
 			ck_assert_ptr_eq(gt_demangle(nd_m_, nd_b_, sizeof(nd_b_)), nd_m_);         \
-			return;                                                             \
-		}                                                                          \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 START_TEST(test_simple_function)
@@ -25,7 +25,7 @@ START_TEST(test_simple_function)
 	NEED_DEMANGLER();
 	ck_assert_str_eq(gt_demangle("_Z6kernelPfi", buf, sizeof(buf)), "kernel(float*, int)");
 	ck_assert_str_eq(gt_demangle("_Z4gemmIfEvPT_i", buf, sizeof(buf)),
-			 "void gemm<float>(float*, int)");
+	                 "void gemm<float>(float*, int)");
 }
 END_TEST
 
@@ -33,15 +33,15 @@ START_TEST(test_pytorch_kernel)
 {
 	char buf[GT_DEMANGLE_BUF_BYTES];
 	const char *m = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5"
-			"arrayIPcLm1EEEEviT0_T1_";
+	                "arrayIPcLm1EEEEviT0_T1_";
 	const char *out;
 
 	NEED_DEMANGLER();
 	out = gt_demangle(m, buf, sizeof(buf));
 	ck_assert_ptr_eq(out, buf);
 	ck_assert_str_eq(out, "void at::native::vectorized_elementwise_kernel<4, "
-			      "at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, "
-			      "at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+	                      "at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, "
+	                      "at::native::FillFunctor<float>, std::array<char*, 1ul>)");
 }
 END_TEST
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../exporters/stats-int.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
-#include "../exporters/stats-int.h"
 
 #define PID 4242u
 
@@ -26,11 +26,11 @@ struct tw {
 static void tw_open(struct tw *t)
 {
 	struct gt_trace_info info = {
-		.clock_id = GT_CLOCK_MONOTONIC,
-		.hostname = "testhost",
-		.cmdline = "./app --steps 3",
-		.tool_version = "0.1.0",
-		.cuda_version = "13.0",
+	        .clock_id = GT_CLOCK_MONOTONIC,
+	        .hostname = "testhost",
+	        .cmdline = "./app --steps 3",
+	        .tool_version = "0.1.0",
+	        .cuda_version = "13.0",
 	};
 	int fd;
 
@@ -69,7 +69,7 @@ static void str(struct tw *t, uint32_t id, const char *s)
 
 static void kernel(struct tw *t, uint32_t name_id, uint64_t start, uint64_t dur)
 {
-	struct gt_rec_kernel k = { 0 };
+	struct gt_rec_kernel k = {0};
 
 	k.span.start_ns = start;
 	k.span.end_ns = start + dur;
@@ -78,9 +78,9 @@ static void kernel(struct tw *t, uint32_t name_id, uint64_t start, uint64_t dur)
 }
 
 static void api(struct tw *t, uint32_t name_id, uint64_t start, uint64_t dur, int32_t rc,
-		uint32_t domain)
+                uint32_t domain)
 {
-	struct gt_rec_api a = { 0 };
+	struct gt_rec_api a = {0};
 
 	a.start_ns = start;
 	a.end_ns = start + dur;
@@ -92,7 +92,7 @@ static void api(struct tw *t, uint32_t name_id, uint64_t start, uint64_t dur, in
 
 static void copy(struct tw *t, uint32_t kind, uint64_t start, uint64_t dur, uint64_t bytes)
 {
-	struct gt_rec_memcpy m = { 0 };
+	struct gt_rec_memcpy m = {0};
 
 	m.span.start_ns = start;
 	m.span.end_ns = start + dur;
@@ -103,7 +103,7 @@ static void copy(struct tw *t, uint32_t kind, uint64_t start, uint64_t dur, uint
 
 static void mset(struct tw *t, uint32_t mem_kind, uint64_t start, uint64_t dur, uint64_t bytes)
 {
-	struct gt_rec_memset m = { 0 };
+	struct gt_rec_memset m = {0};
 
 	m.span.start_ns = start;
 	m.span.end_ns = start + dur;
@@ -113,9 +113,9 @@ static void mset(struct tw *t, uint32_t mem_kind, uint64_t start, uint64_t dur, 
 }
 
 static void mem(struct tw *t, uint32_t op, uint64_t addr, uint64_t bytes, uint32_t dev,
-		uint32_t kind, uint64_t ts)
+                uint32_t kind, uint64_t ts)
 {
-	struct gt_rec_memory m = { 0 };
+	struct gt_rec_memory m = {0};
 
 	m.op = op;
 	m.address = addr;
@@ -127,9 +127,9 @@ static void mem(struct tw *t, uint32_t op, uint64_t addr, uint64_t bytes, uint32
 }
 
 static void nvtx(struct tw *t, uint32_t dom, uint32_t msg, uint32_t kind, uint64_t start,
-		 uint64_t dur)
+                 uint64_t dur)
 {
-	struct gt_rec_nvtx n = { 0 };
+	struct gt_rec_nvtx n = {0};
 
 	n.domain_id = dom;
 	n.message_id = msg;
@@ -141,7 +141,7 @@ static void nvtx(struct tw *t, uint32_t dom, uint32_t msg, uint32_t kind, uint64
 
 static void loss(struct tw *t, uint32_t source, uint32_t kind, uint64_t count)
 {
-	struct gt_rec_loss l = { 0 };
+	struct gt_rec_loss l = {0};
 
 	l.source = source;
 	l.kind = kind;
@@ -151,7 +151,7 @@ static void loss(struct tw *t, uint32_t source, uint32_t kind, uint64_t count)
 
 static void process(struct tw *t, uint32_t pid, uint32_t cmdline_id, int32_t rank)
 {
-	struct gt_rec_process p = { 0 };
+	struct gt_rec_process p = {0};
 
 	p.hdr.pid = pid;
 	p.cmdline_id = cmdline_id;
@@ -163,7 +163,7 @@ static void process(struct tw *t, uint32_t pid, uint32_t cmdline_id, int32_t ran
 
 static void process_end(struct tw *t, uint32_t pid, uint32_t how, int32_t code)
 {
-	struct gt_rec_process_end e = { 0 };
+	struct gt_rec_process_end e = {0};
 
 	e.hdr.pid = pid;
 	e.how = how;
@@ -173,7 +173,7 @@ static void process_end(struct tw *t, uint32_t pid, uint32_t how, int32_t code)
 
 static void device(struct tw *t, uint32_t id, uint32_t name_id)
 {
-	struct gt_rec_device d = { 0 };
+	struct gt_rec_device d = {0};
 
 	d.device_id = id;
 	d.name_id = name_id;
@@ -184,7 +184,7 @@ static void device(struct tw *t, uint32_t id, uint32_t name_id)
 
 static char *report(struct gt_reader *r, unsigned reports, unsigned format, bool mangled)
 {
-	struct gt_stats_options o = { .reports = reports, .format = format, .mangled = mangled };
+	struct gt_stats_options o = {.reports = reports, .format = format, .mangled = mangled};
 	const char *msg = NULL;
 	char *buf = NULL;
 	size_t len = 0;
@@ -237,12 +237,12 @@ START_TEST(test_kernels_csv)
 	/* median of gemm: the histogram middles of 2000 (2003) and 3000 (2999), averaged:
 	 * 2501 against the exact 2500; below 128 ns values are exact */
 	ck_assert_str_eq(out,
-			 "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
-			 "p99_ns,name\n"
-			 "97.74,16000,4,4000.0,2501.0,1000,10000,4082.5,10000,"
-			 "\"void gemm<float>(float*, int)\"\n"
-			 "1.95,320,3,106.7,100.0,100,120,11.5,120,\"kernel(float*, int)\"\n"
-			 "0.31,50,1,50.0,50.0,50,50,0.0,50,vecAdd\n");
+	                 "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
+	                 "p99_ns,name\n"
+	                 "97.74,16000,4,4000.0,2501.0,1000,10000,4082.5,10000,"
+	                 "\"void gemm<float>(float*, int)\"\n"
+	                 "1.95,320,3,106.7,100.0,100,120,11.5,120,\"kernel(float*, int)\"\n"
+	                 "0.31,50,1,50.0,50.0,50,50,0.0,50,vecAdd\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_CSV, true);
 	ck_assert_ptr_nonnull(strstr(out, ",10000,_Z4gemmIfEvPT_i\n"));
@@ -258,15 +258,15 @@ START_TEST(test_kernels_table)
 	char *out = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_TABLE, false);
 
 	ck_assert_str_eq(out,
-			 "GPU kernels\n"
-			 "Time %      Total  Instances       Avg       Med       Min        Max"
-			 "    StdDev        P99  Name\n"
-			 " 97.74  16.000 us          4  4.000 us  2.501 us  1.000 us  10.000 us"
-			 "  4.082 us  10.000 us  void gemm<float>(float*, int)\n"
-			 "  1.95     320 ns          3  106.7 ns    100 ns    100 ns     120 ns"
-			 "   11.5 ns     120 ns  kernel(float*, int)\n"
-			 "  0.31      50 ns          1     50 ns     50 ns     50 ns      50 ns"
-			 "      0 ns      50 ns  vecAdd\n");
+	                 "GPU kernels\n"
+	                 "Time %      Total  Instances       Avg       Med       Min        Max"
+	                 "    StdDev        P99  Name\n"
+	                 " 97.74  16.000 us          4  4.000 us  2.501 us  1.000 us  10.000 us"
+	                 "  4.082 us  10.000 us  void gemm<float>(float*, int)\n"
+	                 "  1.95     320 ns          3  106.7 ns    100 ns    100 ns     120 ns"
+	                 "   11.5 ns     120 ns  kernel(float*, int)\n"
+	                 "  0.31      50 ns          1     50 ns     50 ns     50 ns      50 ns"
+	                 "      0 ns      50 ns  vecAdd\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -275,14 +275,15 @@ END_TEST
 START_TEST(test_table_limit)
 {
 	struct gt_reader *r = kernel_trace();
-	struct gt_stats_options o = { .reports = GT_STATS_REPORT_KERNELS, .limit = 1 };
+	struct gt_stats_options o = {.reports = GT_STATS_REPORT_KERNELS, .limit = 1};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	ck_assert_int_eq(gt_stats_report(r, f, &o, NULL), 0);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "  void gemm<float>(float*, int)\n  ... 2 more not shown\n"));
+	ck_assert_ptr_nonnull(
+	        strstr(buf, "  void gemm<float>(float*, int)\n  ... 2 more not shown\n"));
 	ck_assert_ptr_null(strstr(buf, "vecAdd"));
 	free(buf);
 	gt_reader_close(r);
@@ -296,17 +297,18 @@ START_TEST(test_kernels_json)
 	cJSON *doc = cJSON_Parse(out), *k, *row;
 
 	ck_assert_msg(doc != NULL, "invalid JSON: %s", out);
-	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "trace"), "host")->valuestring,
-			 "testhost");
+	ck_assert_str_eq(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "trace"), "host")->valuestring,
+	        "testhost");
 	ck_assert_double_eq(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "trace"), "span_ns")->valuedouble,
-		22000);
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "trace"), "span_ns")->valuedouble,
+	        22000);
 	k = cJSON_GetObjectItem(doc, "kernels");
 	ck_assert(cJSON_IsArray(k));
 	ck_assert_int_eq(cJSON_GetArraySize(k), 3);
 	row = cJSON_GetArrayItem(k, 0);
 	ck_assert_str_eq(cJSON_GetObjectItem(row, "name")->valuestring,
-			 "void gemm<float>(float*, int)");
+	                 "void gemm<float>(float*, int)");
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "total_ns")->valuedouble, 16000);
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "instances")->valuedouble, 4);
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "avg_ns")->valuedouble, 4000);
@@ -314,10 +316,10 @@ START_TEST(test_kernels_json)
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "max_ns")->valuedouble, 10000);
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "p99_ns")->valuedouble, 10000);
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "median_ns")->valuedouble, 2501);
-	ck_assert_double_eq_tol(cJSON_GetObjectItem(row, "stddev_ns")->valuedouble,
-				sqrt(50e6 / 3), 1e-6);
+	ck_assert_double_eq_tol(cJSON_GetObjectItem(row, "stddev_ns")->valuedouble, sqrt(50e6 / 3),
+	                        1e-6);
 	ck_assert_double_eq_tol(cJSON_GetObjectItem(row, "time_pct")->valuedouble,
-				100.0 * 16000 / 16370, 1e-9);
+	                        100.0 * 16000 / 16370, 1e-9);
 	row = cJSON_GetArrayItem(k, 1);
 	/* avg is exact: 320 / 3 */
 	ck_assert_double_eq(cJSON_GetObjectItem(row, "avg_ns")->valuedouble, 320.0 / 3);
@@ -355,28 +357,28 @@ START_TEST(test_api_and_errors)
 	char *out = report(r, GT_STATS_REPORT_API, GT_STATS_FORMAT_CSV, false);
 
 	ck_assert_str_eq(out,
-			 "time_pct,total_ns,calls,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,"
-			 "name\n"
-			 "91.53,1200,2,600.0,600.0,500,700,141.4,700,cudaMalloc\n"
-			 "4.58,60,3,20.0,20.0,10,30,10.0,30,cudaLaunchKernel\n"
-			 "3.05,40,1,40.0,40.0,40,40,0.0,40,cuMemAlloc_v2\n"
-			 "0.76,10,2,5.0,5.0,5,5,0.0,5,cudaStreamQuery\n"
-			 "0.08,1,1,1.0,1.0,1,1,0.0,1,cudaFoo\n");
+	                 "time_pct,total_ns,calls,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,"
+	                 "name\n"
+	                 "91.53,1200,2,600.0,600.0,500,700,141.4,700,cudaMalloc\n"
+	                 "4.58,60,3,20.0,20.0,10,30,10.0,30,cudaLaunchKernel\n"
+	                 "3.05,40,1,40.0,40.0,40,40,0.0,40,cuMemAlloc_v2\n"
+	                 "0.76,10,2,5.0,5.0,5,5,0.0,5,cudaStreamQuery\n"
+	                 "0.08,1,1,1.0,1.0,1,1,0.0,1,cudaFoo\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_ERRORS, GT_STATS_FORMAT_CSV, false);
 	ck_assert_str_eq(out, "count,code,error,domain,function\n"
-			      "2,600,cudaErrorNotReady,runtime,cudaStreamQuery\n"
-			      "1,2,CUDA_ERROR_OUT_OF_MEMORY,driver,cuMemAlloc_v2\n"
-			      "1,12345,,runtime,cudaFoo\n"
-			      "1,2,cudaErrorMemoryAllocation,runtime,cudaMalloc\n");
+	                      "2,600,cudaErrorNotReady,runtime,cudaStreamQuery\n"
+	                      "1,2,CUDA_ERROR_OUT_OF_MEMORY,driver,cuMemAlloc_v2\n"
+	                      "1,12345,,runtime,cudaFoo\n"
+	                      "1,2,cudaErrorMemoryAllocation,runtime,cudaMalloc\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_ERRORS, GT_STATS_FORMAT_TABLE, false);
 	ck_assert_str_eq(out, "Failed API calls\n"
-			      "Count   Code  Error                      Domain   Function\n"
-			      "    2    600  cudaErrorNotReady          runtime  cudaStreamQuery\n"
-			      "    1      2  CUDA_ERROR_OUT_OF_MEMORY   driver   cuMemAlloc_v2\n"
-			      "    1  12345  -                          runtime  cudaFoo\n"
-			      "    1      2  cudaErrorMemoryAllocation  runtime  cudaMalloc\n");
+	                      "Count   Code  Error                      Domain   Function\n"
+	                      "    2    600  cudaErrorNotReady          runtime  cudaStreamQuery\n"
+	                      "    1      2  CUDA_ERROR_OUT_OF_MEMORY   driver   cuMemAlloc_v2\n"
+	                      "    1  12345  -                          runtime  cudaFoo\n"
+	                      "    1      2  cudaErrorMemoryAllocation  runtime  cudaMalloc\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -398,22 +400,22 @@ static struct gt_reader *xfer_trace(void)
 START_TEST(test_memcpy_memset)
 {
 	struct gt_reader *r = xfer_trace();
-	char *out = report(r, GT_STATS_REPORT_MEMCPY | GT_STATS_REPORT_MEMSET,
-			   GT_STATS_FORMAT_CSV, false);
+	char *out = report(r, GT_STATS_REPORT_MEMCPY | GT_STATS_REPORT_MEMSET, GT_STATS_FORMAT_CSV,
+	                   false);
 	const char *head = "time_pct,total_ns,count,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
-			   "p99_ns,total_bytes,avg_bytes,min_bytes,max_bytes,bandwidth_gbps,";
+	                   "p99_ns,total_bytes,avg_bytes,min_bytes,max_bytes,bandwidth_gbps,";
 	char want[2048];
 
 	snprintf(want, sizeof(want),
-		 "# memcpy\n%skind\n"
-		 "88.89,400000,2,200000.0,200000.0,100000,300000,141421.4,300000,4000000,"
-		 "2000000.0,1000000,3000000,10.000,HtoD\n"
-		 "11.11,50000,1,50000.0,50000.0,50000,50000,0.0,50000,1000000,1000000.0,1000000,"
-		 "1000000,20.000,DtoH\n"
-		 "\n# memset\n%smemory\n"
-		 "100.00,2000,2,1000.0,1000.0,1000,1000,0.0,1000,8192,4096.0,4096,4096,4.096,"
-		 "device\n",
-		 head, head);
+	         "# memcpy\n%skind\n"
+	         "88.89,400000,2,200000.0,200000.0,100000,300000,141421.4,300000,4000000,"
+	         "2000000.0,1000000,3000000,10.000,HtoD\n"
+	         "11.11,50000,1,50000.0,50000.0,50000,50000,0.0,50000,1000000,1000000.0,1000000,"
+	         "1000000,20.000,DtoH\n"
+	         "\n# memset\n%smemory\n"
+	         "100.00,2000,2,1000.0,1000.0,1000,1000,0.0,1000,8192,4096.0,4096,4096,4.096,"
+	         "device\n",
+	         head, head);
 	ck_assert_str_eq(out, want);
 	free(out);
 	gt_reader_close(r);
@@ -444,26 +446,25 @@ START_TEST(test_memory)
 	struct gt_reader *r = memory_trace();
 	char *out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
 
-	ck_assert_str_eq(out,
-			 "# memory\n"
-			 "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
-			 "0,7000,5000,3,2,8000,Test GPU\n"
-			 "1,300,300,1,0,300,\n"
-			 ",4096,0,1,1,4096,host (pinned and pageable)\n"
-			 "\n# memory_never_freed\n"
-			 "count,bytes,unmatched_frees\n"
-			 "2,5300,1\n"
-			 "\n# memory_never_freed_largest\n"
-			 "bytes,pid,device_id,memory,at_ns,freed,address\n"
-			 "5000,4242,0,device,10,false,0x2000\n"
-			 "300,4242,1,device,50,false,0x9000\n"
-			 "\n# memory_largest\n"
-			 "bytes,pid,device_id,memory,at_ns,freed,address\n"
-			 "5000,4242,0,device,10,false,0x2000\n"
-			 "4096,4242,0,pinned,60,true,0x7000\n"
-			 "2000,4242,0,device,30,true,0x3000\n"
-			 "1000,4242,0,device,0,true,0x1000\n"
-			 "300,4242,1,device,50,false,0x9000\n");
+	ck_assert_str_eq(out, "# memory\n"
+	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
+	                      "0,7000,5000,3,2,8000,Test GPU\n"
+	                      "1,300,300,1,0,300,\n"
+	                      ",4096,0,1,1,4096,host (pinned and pageable)\n"
+	                      "\n# memory_never_freed\n"
+	                      "count,bytes,unmatched_frees\n"
+	                      "2,5300,1\n"
+	                      "\n# memory_never_freed_largest\n"
+	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "5000,4242,0,device,10,false,0x2000\n"
+	                      "300,4242,1,device,50,false,0x9000\n"
+	                      "\n# memory_largest\n"
+	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "5000,4242,0,device,10,false,0x2000\n"
+	                      "4096,4242,0,pinned,60,true,0x7000\n"
+	                      "2000,4242,0,device,30,true,0x3000\n"
+	                      "1000,4242,0,device,0,true,0x1000\n"
+	                      "300,4242,1,device,50,false,0x9000\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -487,10 +488,10 @@ START_TEST(test_nvtx)
 	r = tw_close(&t);
 	out = report(r, GT_STATS_REPORT_NVTX, GT_STATS_FORMAT_CSV, false);
 	ck_assert_str_eq(out,
-			 "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
-			 "p99_ns,style,domain,range\n"
-			 "88.89,4000,2,2000.0,2000.0,1000,3000,1414.2,3000,PushPop,,step\n"
-			 "11.11,500,1,500.0,500.0,500,500,0.0,500,StartEnd,io,load\n");
+	                 "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
+	                 "p99_ns,style,domain,range\n"
+	                 "88.89,4000,2,2000.0,2000.0,1000,3000,1414.2,3000,PushPop,,step\n"
+	                 "11.11,500,1,500.0,500.0,500,500,0.0,500,StartEnd,io,load\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -517,19 +518,19 @@ START_TEST(test_losses)
 	char want[1024];
 
 	snprintf(want, sizeof(want),
-		 "# losses\n"
-		 "source,records,detail\n"
-		 "cupti_dropped,7,unspecified 7\n"
-		 "ring_full,15,\"kernel 10, api 5\"\n"
-		 "torn_record,0,\n"
-		 "corrupt_ring,0,\n"
-		 "buffer_pool,0,\n"
-		 "flush_window,0,\n"
-		 "damaged_file,0,\n"
-		 "\n# reader\n"
-		 "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
-		 "false,%llu,0,0,0\n",
-		 (unsigned long long)s->chunks_read);
+	         "# losses\n"
+	         "source,records,detail\n"
+	         "cupti_dropped,7,unspecified 7\n"
+	         "ring_full,15,\"kernel 10, api 5\"\n"
+	         "torn_record,0,\n"
+	         "corrupt_ring,0,\n"
+	         "buffer_pool,0,\n"
+	         "flush_window,0,\n"
+	         "damaged_file,0,\n"
+	         "\n# reader\n"
+	         "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
+	         "false,%llu,0,0,0\n",
+	         (unsigned long long)s->chunks_read);
 	ck_assert_uint_ge(s->chunks_read, 1);
 	ck_assert_str_eq(out, want);
 	free(out);
@@ -559,7 +560,7 @@ START_TEST(test_all_json)
 	ck_assert_msg(doc != NULL, "invalid JSON: %s", out);
 	x = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "kernels"), 0);
 	ck_assert_str_eq(cJSON_GetObjectItem(x, "name")->valuestring,
-			 "bad\"name\\with\nctl\x01 and \xef\xbf\xbd\xef\xbf\xbd and caf\xc3\xa9");
+	                 "bad\"name\\with\nctl\x01 and \xef\xbf\xbd\xef\xbf\xbd and caf\xc3\xa9");
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "memcpy")), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "memset")), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "nvtx")), 0);
@@ -597,13 +598,13 @@ START_TEST(test_empty_trace_reports)
 	tw_open(&t);
 	r = tw_close(&t);
 	out = report(r, GT_STATS_REPORT_KERNELS | GT_STATS_REPORT_ERRORS, GT_STATS_FORMAT_TABLE,
-		     false);
+	             false);
 	ck_assert_str_eq(out, "GPU kernels\n  no GPU kernels in this trace\n"
-			      "\nFailed API calls\n  no API call returned an error\n");
+	                      "\nFailed API calls\n  no API call returned an error\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_CSV, false);
 	ck_assert_str_eq(out, "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,"
-			      "stddev_ns,p99_ns,name\n");
+	                      "stddev_ns,p99_ns,name\n");
 	free(out);
 	out = report(r, 0, GT_STATS_FORMAT_JSON, false);
 	doc = cJSON_Parse(out);
@@ -645,24 +646,23 @@ START_TEST(test_summary)
 	process_end(&t, PID + 1, GT_END_SIGNAL, 9);
 	r = tw_close(&t);
 	out = summary(r);
-	ck_assert_str_eq(out,
-			 "GPU kernels: 3 launches of 1 kernel, 6.000 us of GPU time\n"
-			 "  100.00%     6.000 us          3 x  void gemm<float>(float*, int)\n"
-			 "Copies:\n"
-			 "  HtoD           1 x     2.00 KiB in    1.000 us  (2.05 GB/s)\n"
-			 "Memsets:\n"
-			 "  all            1 x     1.00 KiB in      500 ns  (2.05 GB/s)\n"
-			 "API calls: 4 calls, 700 ns on CPU threads\n"
-			 "       400 ns          1 x  cudaMalloc\n"
-			 "       300 ns          3 x  cudaLaunchKernel\n"
-			 "  1 call failed; `gputrace stats --report errors` lists them\n"
-			 "Peak memory in use:\n"
-			 "  GPU 0 (NVIDIA H200): 3.00 MiB\n"
-			 "  1 allocation (3.00 MiB) never freed\n"
-			 "Lost records: 1,234 (ring_full 1,234); the trace is incomplete\n"
-			 "Processes: 2\n"
-			 "  pid 4242 (rank 0) ./train --epochs 1: exited with status 0\n"
-			 "  pid 4243 python worker.py: killed by signal 9 (SIGKILL)\n");
+	ck_assert_str_eq(out, "GPU kernels: 3 launches of 1 kernel, 6.000 us of GPU time\n"
+	                      "  100.00%     6.000 us          3 x  void gemm<float>(float*, int)\n"
+	                      "Copies:\n"
+	                      "  HtoD           1 x     2.00 KiB in    1.000 us  (2.05 GB/s)\n"
+	                      "Memsets:\n"
+	                      "  all            1 x     1.00 KiB in      500 ns  (2.05 GB/s)\n"
+	                      "API calls: 4 calls, 700 ns on CPU threads\n"
+	                      "       400 ns          1 x  cudaMalloc\n"
+	                      "       300 ns          3 x  cudaLaunchKernel\n"
+	                      "  1 call failed; `gputrace stats --report errors` lists them\n"
+	                      "Peak memory in use:\n"
+	                      "  GPU 0 (NVIDIA H200): 3.00 MiB\n"
+	                      "  1 allocation (3.00 MiB) never freed\n"
+	                      "Lost records: 1,234 (ring_full 1,234); the trace is incomplete\n"
+	                      "Processes: 2\n"
+	                      "  pid 4242 (rank 0) ./train --epochs 1: exited with status 0\n"
+	                      "  pid 4243 python worker.py: killed by signal 9 (SIGKILL)\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -673,7 +673,7 @@ START_TEST(test_summary_no_cuda)
 	struct gt_reader *r;
 	struct tw t;
 	char *out;
-	struct gt_rec_notice n = { 0 };
+	struct gt_rec_notice n = {0};
 
 	tw_open(&t);
 	str(&t, 1, "./cpu-only");
@@ -687,23 +687,23 @@ START_TEST(test_summary_no_cuda)
 	r = tw_close(&t);
 	out = summary(r);
 	ck_assert_str_eq(out,
-			 "gputrace: no CUDA activity was seen.\n"
-			 "Likely reasons:\n"
-			 "  - the program did not use CUDA, or ended before initializing it;\n"
-			 "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU "
-			 "passed in);\n"
-			 "  - the CUDA driver did not load the injection library "
-			 "(CUDA_INJECTION64_PATH\n"
-			 "    was overridden, or the program links an old static CUDA runtime);\n"
-			 "  - another profiler (Nsight Systems, the PyTorch profiler, ...) held "
-			 "CUPTI;\n"
-			 "  - a capture range was requested and never started.\n"
-			 "The traced process said: CUPTI subscribe failed: another profiler is "
-			 "attached\n"
-			 "Try `gputrace doctor` to check this machine.\n"
-			 "Lost records: none\n"
-			 "Processes: 1\n"
-			 "  pid 4242 ./cpu-only: exited with status 3\n");
+	                 "gputrace: no CUDA activity was seen.\n"
+	                 "Likely reasons:\n"
+	                 "  - the program did not use CUDA, or ended before initializing it;\n"
+	                 "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU "
+	                 "passed in);\n"
+	                 "  - the CUDA driver did not load the injection library "
+	                 "(CUDA_INJECTION64_PATH\n"
+	                 "    was overridden, or the program links an old static CUDA runtime);\n"
+	                 "  - another profiler (Nsight Systems, the PyTorch profiler, ...) held "
+	                 "CUPTI;\n"
+	                 "  - a capture range was requested and never started.\n"
+	                 "The traced process said: CUPTI subscribe failed: another profiler is "
+	                 "attached\n"
+	                 "Try `gputrace doctor` to check this machine.\n"
+	                 "Lost records: none\n"
+	                 "Processes: 1\n"
+	                 "  pid 4242 ./cpu-only: exited with status 3\n");
 	free(out);
 	gt_reader_close(r);
 }
@@ -717,7 +717,8 @@ START_TEST(test_summary_reads_twice)
 	char *c = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_CSV, true);
 
 	ck_assert_str_eq(a, b);
-	ck_assert_ptr_nonnull(strstr(a, "GPU kernels: 8 launches of 3 kernels, 16.370 us of GPU time\n"));
+	ck_assert_ptr_nonnull(
+	        strstr(a, "GPU kernels: 8 launches of 3 kernels, 16.370 us of GPU time\n"));
 	ck_assert_ptr_nonnull(strstr(c, "0.31,50,1,50.0,50.0,50,50,0.0,50,vecAdd\n"));
 	free(a);
 	free(b);
@@ -737,9 +738,11 @@ static int cmp_u64(const void *a, const void *b)
 
 START_TEST(test_histogram_precision)
 {
-	enum { N = 20001 };
+	enum {
+		N = 20001
+	};
 	uint64_t *v = malloc(N * sizeof(*v)), rng = 88172645463325252ull;
-	struct gt_series s = { 0 };
+	struct gt_series s = {0};
 	double exact_med, med;
 	uint64_t exact_p99, p99, total = 0;
 	size_t blocks = 0;
@@ -752,49 +755,49 @@ START_TEST(test_histogram_precision)
 		rng ^= rng << 17;
 		v[i] = (rng >> (rng % 40 + 20)) + 1;
 		total += v[i];
-		ck_assert_int_eq(gt_series_add(&s, v[i]), 0);
+		ck_assert_int_eq(gt_stats_series_add(&s, v[i]), 0);
 	}
 	qsort(v, N, sizeof(*v), cmp_u64);
 	exact_med = (double)v[N / 2];
 	exact_p99 = v[(N * 99 + 99) / 100 - 1];
-	med = gt_series_median(&s);
-	p99 = gt_series_p99(&s);
+	med = gt_stats_series_median(&s);
+	p99 = gt_stats_series_p99(&s);
 	ck_assert_uint_eq(s.count, N);
 	ck_assert_uint_eq(s.total, total);
 	ck_assert_uint_eq(s.min, v[0]);
 	ck_assert_uint_eq(s.max, v[N - 1]);
 	ck_assert_msg(fabs(med - exact_med) <= exact_med / 256, "median %f vs %f", med, exact_med);
 	ck_assert_msg(fabs((double)p99 - (double)exact_p99) <= (double)exact_p99 / 256,
-		      "p99 %llu vs %llu", (unsigned long long)p99, (unsigned long long)exact_p99);
+	              "p99 %llu vs %llu", (unsigned long long)p99, (unsigned long long)exact_p99);
 	/* every rank, not just two */
 	for (uint64_t k = 1; k <= N; k += 97) {
-		double got = (double)gt_series_rank(&s, k), want = (double)v[k - 1];
+		double got = (double)gt_stats_series_rank(&s, k), want = (double)v[k - 1];
 
 		ck_assert_msg(fabs(got - want) <= want / 256, "rank %llu: %f vs %f",
-			      (unsigned long long)k, got, want);
+		              (unsigned long long)k, got, want);
 	}
 	/* memory is per power of two hit, never per value */
 	for (unsigned b = 0; b < GT_HIST_BLOCKS; b++)
 		blocks += s.hist.block[b] != NULL;
 	ck_assert_uint_le(blocks, GT_HIST_BLOCKS);
-	gt_series_fini(&s);
+	gt_stats_series_fini(&s);
 	free(v);
 }
 END_TEST
 
 START_TEST(test_histogram_exact_small)
 {
-	struct gt_series s = { 0 };
+	struct gt_series s = {0};
 
 	/* below 128 every value has its own bucket */
 	for (uint64_t i = 0; i < 128; i++)
-		ck_assert_int_eq(gt_series_add(&s, i), 0);
+		ck_assert_int_eq(gt_stats_series_add(&s, i), 0);
 	for (uint64_t k = 1; k <= 128; k++)
-		ck_assert_uint_eq(gt_series_rank(&s, k), k - 1);
-	ck_assert_double_eq(gt_series_median(&s), 63.5);
+		ck_assert_uint_eq(gt_stats_series_rank(&s, k), k - 1);
+	ck_assert_double_eq(gt_stats_series_median(&s), 63.5);
 	/* nearest rank: ceil(0.99 * 128) = 127th value */
-	ck_assert_uint_eq(gt_series_p99(&s), 126);
-	gt_series_fini(&s);
+	ck_assert_uint_eq(gt_stats_series_p99(&s), 126);
+	gt_stats_series_fini(&s);
 }
 END_TEST
 
@@ -860,7 +863,7 @@ END_TEST
 START_TEST(test_bad_options)
 {
 	struct gt_reader *r = kernel_trace();
-	struct gt_stats_options o = { .format = GT_STATS_FORMAT_MAX };
+	struct gt_stats_options o = {.format = GT_STATS_FORMAT_MAX};
 	const char *msg = NULL;
 
 	ck_assert_int_eq(gt_stats_report(r, stdout, &o, &msg), -EINVAL);
@@ -876,27 +879,27 @@ START_TEST(test_human_formats)
 {
 	char b[32];
 
-	gt_fmt_ns(b, sizeof(b), 999);
+	gt_stats_fmt_ns(b, sizeof(b), 999);
 	ck_assert_str_eq(b, "999 ns");
-	gt_fmt_ns(b, sizeof(b), 12.25);
+	gt_stats_fmt_ns(b, sizeof(b), 12.25);
 	ck_assert_str_eq(b, "12.2 ns");
-	gt_fmt_ns(b, sizeof(b), 1000);
+	gt_stats_fmt_ns(b, sizeof(b), 1000);
 	ck_assert_str_eq(b, "1.000 us");
-	gt_fmt_ns(b, sizeof(b), 2.5e6);
+	gt_stats_fmt_ns(b, sizeof(b), 2.5e6);
 	ck_assert_str_eq(b, "2.500 ms");
-	gt_fmt_ns(b, sizeof(b), 3.25e9);
+	gt_stats_fmt_ns(b, sizeof(b), 3.25e9);
 	ck_assert_str_eq(b, "3.250 s");
-	gt_fmt_bytes(b, sizeof(b), 1023);
+	gt_stats_fmt_bytes(b, sizeof(b), 1023);
 	ck_assert_str_eq(b, "1023 B");
-	gt_fmt_bytes(b, sizeof(b), 1536);
+	gt_stats_fmt_bytes(b, sizeof(b), 1536);
 	ck_assert_str_eq(b, "1.50 KiB");
-	gt_fmt_bytes(b, sizeof(b), 3.0 * (1 << 30));
+	gt_stats_fmt_bytes(b, sizeof(b), 3.0 * (1 << 30));
 	ck_assert_str_eq(b, "3.00 GiB");
-	gt_fmt_count(b, sizeof(b), 0);
+	gt_stats_fmt_count(b, sizeof(b), 0);
 	ck_assert_str_eq(b, "0");
-	gt_fmt_count(b, sizeof(b), 999);
+	gt_stats_fmt_count(b, sizeof(b), 999);
 	ck_assert_str_eq(b, "999");
-	gt_fmt_count(b, sizeof(b), 1234567);
+	gt_stats_fmt_count(b, sizeof(b), 1234567);
 	ck_assert_str_eq(b, "1,234,567");
 }
 END_TEST

@@ -12,10 +12,10 @@
 /* Which reports to print (flags). */
 enum gt_stats_report {
 	GT_STATS_REPORT_KERNELS = 1u << 0, /* GPU kernels by name */
-	GT_STATS_REPORT_API = 1u << 1,	   /* runtime/driver API calls by function */
+	GT_STATS_REPORT_API = 1u << 1,     /* runtime/driver API calls by function */
 	GT_STATS_REPORT_MEMCPY = 1u << 2,  /* copies by kind: time, bytes, bandwidth */
 	GT_STATS_REPORT_MEMSET = 1u << 3,  /* memsets by memory kind */
-	GT_STATS_REPORT_NVTX = 1u << 4,	   /* NVTX ranges by domain and message */
+	GT_STATS_REPORT_NVTX = 1u << 4,    /* NVTX ranges by domain and message */
 	GT_STATS_REPORT_MEMORY = 1u << 5,  /* peak in use per device, never freed, largest */
 	GT_STATS_REPORT_ERRORS = 1u << 6,  /* API calls that returned an error */
 	GT_STATS_REPORT_LOSSES = 1u << 7,  /* every loss counter and reader skips */
@@ -24,16 +24,16 @@ enum gt_stats_report {
 
 enum gt_stats_format {
 	GT_STATS_FORMAT_TABLE = 0, /* aligned columns, human units */
-	GT_STATS_FORMAT_CSV,	   /* RFC 4180, integer nanoseconds and bytes */
-	GT_STATS_FORMAT_JSON,	   /* one JSON object, integer nanoseconds and bytes */
+	GT_STATS_FORMAT_CSV,       /* RFC 4180, integer nanoseconds and bytes */
+	GT_STATS_FORMAT_JSON,      /* one JSON object, integer nanoseconds and bytes */
 	GT_STATS_FORMAT_MAX
 };
 
 struct gt_stats_options {
 	unsigned reports; /* enum gt_stats_report bits; 0 means all */
 	unsigned format;  /* enum gt_stats_format */
-	bool mangled;	  /* keep kernel names as CUPTI reported them (no demangling) */
-	unsigned limit;	  /* rows per report in table format, 0 = all; csv/json list all */
+	bool mangled;     /* keep kernel names as CUPTI reported them (no demangling) */
+	unsigned limit;   /* rows per report in table format, 0 = all; csv/json list all */
 };
 
 /* The short summary `gputrace run` prints when the program ends: top kernels by GPU time,
@@ -52,7 +52,7 @@ int gt_stats_summary(struct gt_reader *r, FILE *out, const char **errmsg);
  * p99 come from a log-linear histogram and are within 0.4% of the exact value (exact below
  * 128 ns); see docs/stats.md. */
 int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_options *opts,
-		    const char **errmsg);
+                    const char **errmsg);
 
 /* Parse a comma-separated list of report names ("kernels,api", "all") into *reports.
  * Names: kernels api memcpy memset nvtx memory errors losses all. Returns 0 or -EINVAL. */

@@ -376,7 +376,8 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 	int ret = 0;
 
 	/* device rows in id order, the host row (UINT32_MAX) last */
-	qsort(st->mem, st->nmem, sizeof(st->mem[0]), mem_cmp);
+	if (st->nmem) /* qsort with a NULL base is undefined even for 0 elements */
+		qsort(st->mem, st->nmem, sizeof(st->mem[0]), mem_cmp);
 	gt_stats_emit_begin(e, "memory", "Memory in use per device", memdev_cols,
 	                    NCOLS(memdev_cols), 0);
 	for (size_t i = 0; i < st->nmem && ret == 0; i++) {

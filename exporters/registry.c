@@ -3,7 +3,14 @@
 
 #include "gputrace/exporter.h"
 
+extern const struct gt_exporter_ops gt_exporter_chrome;
+extern const struct gt_exporter_ops gt_exporter_perfetto;
+extern const struct gt_exporter_ops gt_exporter_csv;
+
 static const struct gt_exporter_ops *const exporters[] = {
+	&gt_exporter_chrome,
+	&gt_exporter_perfetto,
+	&gt_exporter_csv,
 	NULL,
 };
 

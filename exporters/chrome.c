@@ -1,0 +1,1201 @@
+/* Chrome trace (Trace Event Format JSON) exporter, laid out like PyTorch's profiler output
+ * so Perfetto, chrome://tracing and Holistic Trace Analysis read it. Streams record by
+ * record with flat memory; splits into numbered files with --max-size. Runs in the CLI.
+ * Layout and rules: docs/exporters.md. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/exporter.h"
+#include "model.h"
+
+/* GPUs are pseudo-processes with pids above Linux's largest pid (2^22), so they never
+ * collide with a traced process and sort after all of them (Kineto sorts GPUs last too). */
+#define GPU_PID_BASE 5000000u
+/* Synthetic thread ids: lanes of a track, NVTX start/end ranges, CUPTI overhead. Real
+ * tids stay below 2^22; lane k of a thread shows as tid | k << 25. */
+#define LANE_SHIFT 25
+#define NVTX_TID 0x7e000000u
+#define OVERHEAD_TID 0x7d000000u
+/* Viewers start failing above this (Perfetto UI, chrome://tracing). */
+#define WARN_BYTES (500ull * 1000 * 1000)
+/* Room kept at the end of a split file for the closing metadata. */
+#define TRAILER_RESERVE (64u * 1024)
+
+#define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
+
+struct chrome {
+	struct gt_xmodel m;
+	struct gt_xout out;
+	struct gt_reader *r;
+	const struct gt_export_options *opts;
+	int64_t base_ns;	/* subtracted from every timestamp */
+	bool first;		/* no event written yet in this file */
+	unsigned file;		/* 0, 1, ... */
+	uint64_t file_events;	/* events in this file */
+	uint64_t events;	/* events in all files */
+	uint64_t bytes_done;	/* bytes of the files already closed */
+	uint64_t largest;	/* largest file */
+	char *path;		/* current output path; owned */
+	const char *errmsg;
+};
+
+static char errbuf[512];
+static char warnbuf[256];
+
+/* ------------------------------------------------------------------------------------ */
+/* Small writers                                                                          */
+
+/* Separator before an event: the first in a file has none. */
+static char *ev_begin(struct chrome *c, size_t need)
+{
+	char *p = gt_xout_space(&c->out, need + 4);
+
+	if (!c->first)
+		*p++ = ',';
+	*p++ = '\n';
+	c->first = false;
+	return p;
+}
+
+static char *put_ts(char *p, const struct chrome *c, uint64_t ns)
+{
+	return gt_fmt_us3(p, (int64_t)(ns - (uint64_t)c->base_ns));
+}
+
+static char *put_pid_tid(char *p, uint32_t pid, uint32_t tid)
+{
+	p = LIT(p, "\"pid\":");
+	p = gt_fmt_u64(p, pid);
+	p = LIT(p, ",\"tid\":");
+	return gt_fmt_u64(p, tid);
+}
+
+/* Escaped text of a string id (cached). */
+static const char *text(struct chrome *c, uint32_t id, bool kernel, size_t *len)
+{
+	const char *s = gt_xmodel_name(&c->m, id, kernel, len, NULL, NULL);
+
+	if (!s) {
+		*len = 0;
+		return "";
+	}
+	return s;
+}
+
+/* {"ph":"M","name":WHAT,"pid":P,"tid":T,"args":{"KEY":"VAL"}} with VAL already escaped */
+static void meta_str(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+		     const char *key, const char *val, size_t vlen)
+{
+	char *p = ev_begin(c, 256 + vlen);
+
+	p = LIT(p, "{\"ph\":\"M\",\"name\":\"");
+	memcpy(p, what, strlen(what));
+	p += strlen(what);
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, pid, tid);
+	p = LIT(p, ",\"args\":{\"");
+	memcpy(p, key, strlen(key));
+	p += strlen(key);
+	p = LIT(p, "\":\"");
+	memcpy(p, val, vlen);
+	p += vlen;
+	p = LIT(p, "\"}}");
+	gt_xout_commit(&c->out, p);
+}
+
+static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+		      uint64_t idx)
+{
+	char *p = ev_begin(c, 160);
+
+	p = LIT(p, "{\"ph\":\"M\",\"name\":\"");
+	memcpy(p, what, strlen(what));
+	p += strlen(what);
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, pid, tid);
+	p = LIT(p, ",\"args\":{\"sort_index\":");
+	p = gt_fmt_u64(p, idx);
+	p = LIT(p, "}}");
+	gt_xout_commit(&c->out, p);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Metadata, written the first time something is used in a file                         */
+
+static void announce_proc(struct chrome *c, struct gt_xproc *pr)
+{
+	char name[1024];
+	char *n = name;
+
+	if (pr->announced && !pr->info_changed)
+		return;
+	if (pr->have_info && pr->exe_id) {
+		size_t len;
+		const char *exe = text(c, pr->exe_id, false, &len);
+		const char *base = gt_xbasename(exe);
+
+		len -= (size_t)(base - exe);
+		if (len > sizeof(name) - 64)
+			len = sizeof(name) - 64;
+		memcpy(n, base, len);
+		n += len;
+	} else {
+		n = LIT(n, "process");
+	}
+	if (pr->rank >= 0) {
+		n = LIT(n, " (rank ");
+		n = gt_fmt_i64(n, pr->rank);
+		*n++ = ')';
+	}
+	meta_str(c, "process_name", pr->pid, 0, "name", name, (size_t)(n - name));
+	meta_sort(c, "process_sort_index", pr->pid, 0, pr->pid);
+	pr->announced = true;
+	pr->info_changed = false;
+}
+
+static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
+{
+	char name[32];
+	char *n = name;
+	uint32_t pid = GPU_PID_BASE + g->number;
+
+	if (g->announced && !g->info_changed)
+		return;
+	n = LIT(n, "GPU ");
+	n = gt_fmt_u64(n, g->number);
+	meta_str(c, "process_name", pid, 0, "name", name, (size_t)(n - name));
+	meta_sort(c, "process_sort_index", pid, 0, pid);
+	if (g->name_id) {
+		size_t len;
+		const char *dn = text(c, g->name_id, false, &len);
+
+		meta_str(c, "process_labels", pid, 0, "labels", dn, len);
+	}
+	g->announced = true;
+	g->info_changed = false;
+}
+
+/* Chrome pid and tid of a lane. */
+static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned lane,
+		     uint32_t *pid, uint32_t *tid)
+{
+	switch (t->kind) {
+	case GT_XT_THREAD:
+		*pid = t->pid;
+		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) | (uint32_t)lane << LANE_SHIFT;
+		return;
+	case GT_XT_STREAM: {
+		const struct gt_xgpu *g = c->m.gpus[t->gpu];
+		uint32_t base = t->id & 0xfffffu;
+
+		if (t->pid != g->first_pid)
+			base |= (c->m.procs[t->proc]->index & 0x1fu) << 20;
+		*pid = GPU_PID_BASE + g->number;
+		*tid = base | (uint32_t)lane << LANE_SHIFT;
+		return;
+	}
+	case GT_XT_NVTX:
+		*pid = t->pid;
+		*tid = NVTX_TID + lane;
+		return;
+	default:
+		*pid = t->pid;
+		*tid = OVERHEAD_TID + lane;
+		return;
+	}
+}
+
+static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
+{
+	struct gt_xlane *l = &t->lanes[lane];
+	char name[1200];
+	char *n = name;
+	uint32_t pid, tid;
+	uint64_t sort;
+
+	if (l->announced && !t->name_changed)
+		return;
+	if (t->kind == GT_XT_STREAM)
+		announce_gpu(c, c->m.gpus[t->gpu]);
+	else
+		announce_proc(c, c->m.procs[t->proc]);
+	lane_ids(c, t, lane, &pid, &tid);
+	switch (t->kind) {
+	case GT_XT_THREAD:
+		if (t->name_id) {
+			size_t len;
+			const char *tn = text(c, t->name_id, false, &len);
+
+			if (len > 1024)
+				len = 1024;
+			memcpy(n, tn, len);
+			n += len;
+		} else {
+			n = LIT(n, "thread ");
+			n = gt_fmt_u64(n, t->id);
+		}
+		sort = t->id;
+		break;
+	case GT_XT_STREAM:
+		n = LIT(n, "stream ");
+		n = gt_fmt_u64(n, t->id);
+		if (t->pid != c->m.gpus[t->gpu]->first_pid) {
+			n = LIT(n, " (pid ");
+			n = gt_fmt_u64(n, t->pid);
+			*n++ = ')';
+		}
+		sort = tid & ((1u << LANE_SHIFT) - 1);
+		break;
+	case GT_XT_NVTX:
+		n = LIT(n, "NVTX ranges");
+		sort = NVTX_TID;
+		break;
+	default:
+		n = LIT(n, "CUPTI overhead");
+		sort = OVERHEAD_TID;
+		break;
+	}
+	if (lane > 0) {
+		n = LIT(n, " (overlap ");
+		n = gt_fmt_u64(n, lane);
+		*n++ = ')';
+	}
+	meta_str(c, "thread_name", pid, tid, "name", name, (size_t)(n - name));
+	meta_sort(c, "thread_sort_index", pid, tid, sort * GT_XLANES_MAX + lane);
+	l->announced = true;
+	/* a late thread name: describe the other lanes again too */
+	if (t->name_changed) {
+		t->name_changed = false;
+		for (unsigned k = 0; k < t->nlanes; k++)
+			if (k != lane && t->lanes[k].announced) {
+				t->lanes[k].announced = false;
+				announce_lane(c, t, k);
+			}
+	}
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Events                                                                                 */
+
+/* Start an "X" slice on a lane up to the opening of "args" (inclusive). */
+static char *slice_head(struct chrome *c, struct gt_xtrack *t, unsigned lane, const char *cat,
+			const char *name, size_t nlen, uint64_t start, uint64_t end,
+			size_t extra)
+{
+	uint32_t pid, tid;
+	char *p;
+
+	announce_lane(c, t, lane);
+	lane_ids(c, t, lane, &pid, &tid);
+	p = ev_begin(c, 256 + nlen + extra);
+	p = LIT(p, "{\"ph\":\"X\",\"cat\":\"");
+	memcpy(p, cat, strlen(cat));
+	p += strlen(cat);
+	p = LIT(p, "\",\"name\":\"");
+	memcpy(p, name, nlen);
+	p += nlen;
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, pid, tid);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, start);
+	p = LIT(p, ",\"dur\":");
+	p = gt_fmt_milli(p, end > start ? end - start : 0);
+	p = LIT(p, ",\"args\":{");
+	return p;
+}
+
+static char *arg_u64(char *p, const char *key, size_t klen, uint64_t v)
+{
+	*p++ = '"';
+	memcpy(p, key, klen);
+	p += klen;
+	p = LIT(p, "\":");
+	return gt_fmt_u64(p, v);
+}
+
+#define ARG(p, key, v) arg_u64((p), (key), sizeof(key) - 1, (v))
+
+static char *arg_dim3(char *p, const char *key, size_t klen, uint32_t x, uint32_t y,
+		      uint32_t z)
+{
+	*p++ = '"';
+	memcpy(p, key, klen);
+	p += klen;
+	p = LIT(p, "\":[");
+	p = gt_fmt_u64(p, x);
+	*p++ = ',';
+	p = gt_fmt_u64(p, y);
+	*p++ = ',';
+	p = gt_fmt_u64(p, z);
+	*p++ = ']';
+	return p;
+}
+
+static void end_event(struct chrome *c, char *p)
+{
+	p = LIT(p, "}}");
+	gt_xout_commit(&c->out, p);
+	c->events++;
+	c->file_events++;
+}
+
+/* The arrow from a launching API call to its GPU work. */
+static void flow_pair(struct chrome *c, const struct gt_xflow_slot *api, struct gt_xtrack *gt,
+		      unsigned glane, uint64_t gpu_ts)
+{
+	struct gt_xtrack *at = c->m.tracks[api->track];
+	uint64_t id = gt_xflow_id(c->m.procs[at->proc], api->corr);
+	uint32_t pid, tid;
+	char *p;
+
+	announce_lane(c, at, api->lane);
+	lane_ids(c, at, api->lane, &pid, &tid);
+	p = ev_begin(c, 512);
+	p = LIT(p, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+	p = gt_fmt_u64(p, id);
+	*p++ = ',';
+	p = put_pid_tid(p, pid, tid);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, api->ts_ns);
+	p = LIT(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+	p = gt_fmt_u64(p, id);
+	*p++ = ',';
+	lane_ids(c, gt, glane, &pid, &tid);
+	p = put_pid_tid(p, pid, tid);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, gpu_ts);
+	*p++ = '}';
+	gt_xout_commit(&c->out, p);
+}
+
+static void gpu_flow(struct chrome *c, const struct gt_gpu_span *s, uint32_t pid,
+		     struct gt_xtrack *t, unsigned lane)
+{
+	const struct gt_xflow_slot *api;
+
+	if (!s->correlation_id)
+		return;
+	api = gt_xflow_gpu(&c->m, pid, s->correlation_id, s->start_ns, t->index, lane);
+	if (api)
+		flow_pair(c, api, t, lane, s->start_ns);
+}
+
+static struct gt_xtrack *stream_track(struct chrome *c, uint32_t pid,
+				      const struct gt_gpu_span *s)
+{
+	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_STREAM, pid, s->stream_id);
+	struct gt_xgpu *g;
+
+	if (!t)
+		return NULL;
+	if (t->nlanes == 0) {
+		g = gt_xmodel_gpu(&c->m, pid, s->device_id);
+		if (!g)
+			return NULL;
+		for (uint32_t i = 0; i < c->m.ngpus; i++)
+			if (c->m.gpus[i] == g)
+				t->gpu = i;
+	}
+	return t;
+}
+
+static char *span_args(char *p, const struct gt_gpu_span *s)
+{
+	p = ARG(p, "device", s->device_id);
+	*p++ = ',';
+	p = ARG(p, "context", s->context_id);
+	*p++ = ',';
+	p = ARG(p, "stream", s->stream_id);
+	*p++ = ',';
+	return ARG(p, "correlation", s->correlation_id);
+}
+
+static int emit_kernel(struct chrome *c, const struct gt_rec_kernel *k)
+{
+	struct gt_xtrack *t = stream_track(c, k->hdr.pid, &k->span);
+	size_t nlen;
+	const char *name;
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	name = text(c, k->name_id, true, &nlen);
+	lane = gt_xtrack_place(&c->m, t, k->span.start_ns, k->span.end_ns);
+	p = slice_head(c, t, lane, "kernel", name, nlen, k->span.start_ns, k->span.end_ns, 700);
+	p = span_args(p, &k->span);
+	p = LIT(p, ",");
+	p = arg_dim3(p, "grid", 4, k->grid_x, k->grid_y, k->grid_z);
+	p = LIT(p, ",");
+	p = arg_dim3(p, "block", 5, k->block_x, k->block_y, k->block_z);
+	p = LIT(p, ",");
+	p = ARG(p, "registers per thread", k->registers);
+	p = LIT(p, ",");
+	p = ARG(p, "shared memory", (uint64_t)k->static_smem_bytes + k->dynamic_smem_bytes);
+	p = LIT(p, ",");
+	p = ARG(p, "static shared memory", k->static_smem_bytes);
+	p = LIT(p, ",");
+	p = ARG(p, "dynamic shared memory", k->dynamic_smem_bytes);
+	p = LIT(p, ",");
+	p = ARG(p, "local memory per thread", k->local_mem_bytes);
+	if (k->cluster_x) {
+		p = LIT(p, ",");
+		p = arg_dim3(p, "cluster", 7, k->cluster_x, k->cluster_y, k->cluster_z);
+	}
+	if (k->graph_id) {
+		p = LIT(p, ",");
+		p = ARG(p, "graph id", k->graph_id);
+		p = LIT(p, ",");
+		p = ARG(p, "graph node id", k->graph_node_id);
+	}
+	end_event(c, p);
+	gpu_flow(c, &k->span, k->hdr.pid, t, lane);
+	return 0;
+}
+
+static char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur_ns)
+{
+	double gbps;
+
+	if (dur_ns == 0)
+		return p;
+	/* bytes per ns is GB/s */
+	gbps = (double)bytes / (double)dur_ns;
+	if (gbps > 1e12)
+		return p;
+	p = LIT(p, ",\"memory bandwidth (GB/s)\":");
+	return gt_fmt_milli(p, (uint64_t)(gbps * 1000.0 + 0.5));
+}
+
+static char *cap_kind(char *p, unsigned kind)
+{
+	const char *s = gt_mem_kind_name(kind);
+
+	/* "pageable" -> "Pageable", as Kineto names copies */
+	*p = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+	memcpy(p + 1, s + 1, strlen(s + 1));
+	return p + strlen(s);
+}
+
+static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
+{
+	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
+	char name[128];
+	char *n = name;
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	n = LIT(n, "Memcpy ");
+	memcpy(n, gt_memcpy_kind_name(r->copy_kind), strlen(gt_memcpy_kind_name(r->copy_kind)));
+	n += strlen(gt_memcpy_kind_name(r->copy_kind));
+	n = LIT(n, " (");
+	n = cap_kind(n, r->src_kind);
+	n = LIT(n, " -> ");
+	n = cap_kind(n, r->dst_kind);
+	*n++ = ')';
+	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
+	p = slice_head(c, t, lane, "gpu_memcpy", name, (size_t)(n - name), r->span.start_ns,
+		       r->span.end_ns, 400);
+	p = span_args(p, &r->span);
+	p = LIT(p, ",");
+	p = ARG(p, "bytes", r->bytes);
+	p = LIT(p, ",\"kind\":\"");
+	memcpy(p, gt_memcpy_kind_name(r->copy_kind), strlen(gt_memcpy_kind_name(r->copy_kind)));
+	p += strlen(gt_memcpy_kind_name(r->copy_kind));
+	*p++ = '"';
+	p = put_bandwidth(p, r->bytes, r->span.end_ns > r->span.start_ns
+					       ? r->span.end_ns - r->span.start_ns
+					       : 0);
+	if (r->copy_kind == GT_MEMCPY_PTOP) {
+		p = LIT(p, ",");
+		p = ARG(p, "src device", r->src_device);
+		p = LIT(p, ",");
+		p = ARG(p, "dst device", r->dst_device);
+	}
+	end_event(c, p);
+	gpu_flow(c, &r->span, r->hdr.pid, t, lane);
+	return 0;
+}
+
+static int emit_memset(struct chrome *c, const struct gt_rec_memset *r)
+{
+	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
+	char name[64];
+	char *n = name;
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	n = LIT(n, "Memset (");
+	n = cap_kind(n, r->mem_kind);
+	*n++ = ')';
+	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
+	p = slice_head(c, t, lane, "gpu_memset", name, (size_t)(n - name), r->span.start_ns,
+		       r->span.end_ns, 300);
+	p = span_args(p, &r->span);
+	p = LIT(p, ",");
+	p = ARG(p, "bytes", r->bytes);
+	p = LIT(p, ",");
+	p = ARG(p, "value", r->value);
+	p = put_bandwidth(p, r->bytes, r->span.end_ns > r->span.start_ns
+					       ? r->span.end_ns - r->span.start_ns
+					       : 0);
+	end_event(c, p);
+	gpu_flow(c, &r->span, r->hdr.pid, t, lane);
+	return 0;
+}
+
+static int emit_graph(struct chrome *c, const struct gt_rec_graph *r)
+{
+	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
+	char name[48];
+	char *n = name;
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	n = LIT(n, "CUDA graph ");
+	n = gt_fmt_u64(n, r->graph_id);
+	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
+	p = slice_head(c, t, lane, "cuda_graph", name, (size_t)(n - name), r->span.start_ns,
+		       r->span.end_ns, 300);
+	p = span_args(p, &r->span);
+	p = LIT(p, ",");
+	p = ARG(p, "graph id", r->graph_id);
+	end_event(c, p);
+	gpu_flow(c, &r->span, r->hdr.pid, t, lane);
+	return 0;
+}
+
+static int emit_api(struct chrome *c, const struct gt_rec_api *r)
+{
+	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+	const struct gt_xflow_slot *gpu = NULL;
+	size_t nlen;
+	const char *name;
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	name = text(c, r->name_id, false, &nlen);
+	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
+		       name, nlen, r->start_ns, r->end_ns, 200);
+	p = ARG(p, "correlation", r->correlation_id);
+	p = LIT(p, ",");
+	p = ARG(p, "cbid", r->cbid);
+	if (r->return_code) {
+		p = LIT(p, ",\"return code\":");
+		p = gt_fmt_i64(p, r->return_code);
+	}
+	end_event(c, p);
+	if (r->correlation_id)
+		gpu = gt_xflow_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
+				   lane);
+	if (gpu) {
+		/* the GPU work came first; draw the arrow now */
+		struct gt_xflow_slot api = {
+			.pid = r->hdr.pid,
+			.corr = r->correlation_id,
+			.ts_ns = r->start_ns,
+			.track = t->index,
+			.lane = (uint8_t)lane,
+		};
+
+		flow_pair(c, &api, c->m.tracks[gpu->track], gpu->lane, gpu->ts_ns);
+	}
+	return 0;
+}
+
+static char *nvtx_args(struct chrome *c, char *p, const struct gt_rec_nvtx *r)
+{
+	bool comma = false;
+
+	if (r->domain_id) {
+		size_t len;
+		const char *d = text(c, r->domain_id, false, &len);
+
+		p = LIT(p, "\"domain\":\"");
+		memcpy(p, d, len);
+		p += len;
+		*p++ = '"';
+		comma = true;
+	}
+	if (r->color) {
+		static const char hex[] = "0123456789abcdef";
+
+		if (comma)
+			*p++ = ',';
+		p = LIT(p, "\"color\":\"#");
+		for (int sh = 28; sh >= 0; sh -= 4)
+			*p++ = hex[(r->color >> sh) & 15];
+		*p++ = '"';
+		comma = true;
+	}
+	if (r->category) {
+		if (comma)
+			*p++ = ',';
+		p = ARG(p, "category", r->category);
+		comma = true;
+	}
+	if (r->kind == GT_NVTX_START_END) {
+		if (comma)
+			*p++ = ',';
+		p = ARG(p, "start tid", r->tid);
+		*p++ = ',';
+		p = ARG(p, "end tid", r->end_tid);
+	}
+	return p;
+}
+
+static int emit_nvtx(struct chrome *c, const struct gt_rec_nvtx *r)
+{
+	struct gt_xtrack *t;
+	size_t nlen, dlen = 0;
+	const char *name;
+	unsigned lane;
+	char *p;
+
+	name = text(c, r->message_id, false, &nlen);
+	if (r->domain_id)
+		text(c, r->domain_id, false, &dlen);
+	if (r->kind == GT_NVTX_MARK) {
+		uint32_t pid, tid;
+
+		t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+		if (!t)
+			return -ENOMEM;
+		if (t->nlanes == 0)
+			t->nlanes = 1; /* instants need no lane of their own */
+		announce_lane(c, t, 0);
+		lane_ids(c, t, 0, &pid, &tid);
+		p = ev_begin(c, 512 + nlen + dlen);
+		p = LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":\"");
+		memcpy(p, name, nlen);
+		p += nlen;
+		p = LIT(p, "\",");
+		p = put_pid_tid(p, pid, tid);
+		p = LIT(p, ",\"ts\":");
+		p = put_ts(p, c, r->start_ns);
+		p = LIT(p, ",\"args\":{");
+		p = nvtx_args(c, p, r);
+		end_event(c, p);
+		return 0;
+	}
+	if (r->kind == GT_NVTX_START_END)
+		t = gt_xmodel_track(&c->m, GT_XT_NVTX, r->hdr.pid, 0);
+	else
+		t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+	if (!t)
+		return -ENOMEM;
+	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
+		       400 + dlen);
+	p = nvtx_args(c, p, r);
+	end_event(c, p);
+	return 0;
+}
+
+static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
+{
+	static const char *const names[GT_SYNC_KIND_MAX] = {
+		"Synchronize", "Event Synchronize", "Stream Wait Event", "Stream Synchronize",
+		"Context Synchronize",
+	};
+	const char *name = r->kind < GT_SYNC_KIND_MAX ? names[r->kind] : names[0];
+	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
+	p = slice_head(c, t, lane, "cuda_sync", name, strlen(name), r->span.start_ns,
+		       r->span.end_ns, 300);
+	p = span_args(p, &r->span);
+	if (r->kind == GT_SYNC_EVENT || r->kind == GT_SYNC_STREAM_WAIT) {
+		p = LIT(p, ",");
+		p = ARG(p, "event", r->event_id);
+	}
+	end_event(c, p);
+	return 0;
+}
+
+static int emit_overhead(struct chrome *c, const struct gt_rec_overhead *r)
+{
+	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
+		"CUPTI overhead",
+		"CUPTI overhead: driver compiler",
+		"CUPTI overhead: buffer flush",
+		"CUPTI overhead: instrumentation",
+		"CUPTI overhead: resource",
+		"CUPTI overhead: module loading",
+		"CUPTI overhead: lazy function loading",
+		"CUPTI overhead: command buffer full",
+		"CUPTI overhead: activity buffer request",
+	};
+	const char *name = r->kind < GT_OVERHEAD_KIND_MAX ? names[r->kind] : names[0];
+	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_OVERHEAD, r->hdr.pid, 0);
+	unsigned lane;
+	char *p;
+
+	if (!t)
+		return -ENOMEM;
+	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	p = slice_head(c, t, lane, "overhead", name, strlen(name), r->start_ns, r->end_ns, 200);
+	p = ARG(p, r->object_kind == 2 ? "device" : "thread", r->object_id);
+	end_event(c, p);
+	return 0;
+}
+
+static int emit_memory(struct chrome *c, const struct gt_rec_memory *r)
+{
+	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
+	char *p;
+
+	if (!g)
+		return -ENOMEM;
+	announce_gpu(c, g);
+	p = ev_begin(c, 200);
+	p = LIT(p, "{\"ph\":\"C\",\"name\":\"memory in use\",");
+	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, r->ts_ns);
+	p = LIT(p, ",\"args\":{\"bytes\":");
+	p = gt_fmt_i64(p, g->mem_in_use);
+	end_event(c, p);
+	return 0;
+}
+
+/* Process-scoped or global instant on a process's main row. */
+static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, const char *cat,
+			  const char *name, size_t nlen, uint64_t ts, size_t extra)
+{
+	char *p;
+
+	announce_proc(c, gt_xmodel_proc(&c->m, pid));
+	p = ev_begin(c, 300 + nlen + extra);
+	p = LIT(p, "{\"ph\":\"i\",\"s\":\"");
+	memcpy(p, scope, strlen(scope));
+	p += strlen(scope);
+	p = LIT(p, "\",\"cat\":\"");
+	memcpy(p, cat, strlen(cat));
+	p += strlen(cat);
+	p = LIT(p, "\",\"name\":\"");
+	memcpy(p, name, nlen);
+	p += nlen;
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, pid, pid);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, ts);
+	p = LIT(p, ",\"args\":{");
+	return p;
+}
+
+static int emit_loss(struct chrome *c, const struct gt_rec_loss *r)
+{
+	const char *src = gt_loss_source_name(r->source);
+	char name[128];
+	char *n = name, *p;
+
+	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+		return -ENOMEM;
+	n = LIT(n, "lost ");
+	n = gt_fmt_u64(n, r->count);
+	n = LIT(n, " records (");
+	memcpy(n, src, strlen(src));
+	n += strlen(src);
+	*n++ = ')';
+	p = instant_head(c, r->hdr.pid, "g", "loss", name, (size_t)(n - name), r->ts_ns, 200);
+	p = ARG(p, "count", r->count);
+	p = LIT(p, ",\"source\":\"");
+	memcpy(p, src, strlen(src));
+	p += strlen(src);
+	p = LIT(p, "\",\"kind\":\"");
+	memcpy(p, gt_record_name(r->kind), strlen(gt_record_name(r->kind)));
+	p += strlen(gt_record_name(r->kind));
+	*p++ = '"';
+	end_event(c, p);
+	return 0;
+}
+
+static int emit_notice(struct chrome *c, const struct gt_rec_notice *r)
+{
+	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
+	size_t nlen;
+	const char *msg = text(c, r->message_id, false, &nlen);
+	char *p;
+
+	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+		return -ENOMEM;
+	p = instant_head(c, r->hdr.pid, "p", "notice", msg, nlen, r->ts_ns, 200);
+	p = LIT(p, "\"severity\":\"");
+	p = stpcpy(p, r->severity < GT_NOTICE_SEVERITY_MAX ? sev[r->severity] : "unknown");
+	p = LIT(p, "\",");
+	p = ARG(p, "code", r->code);
+	p = LIT(p, ",\"detail\":");
+	p = gt_fmt_i64(p, r->detail);
+	end_event(c, p);
+	return 0;
+}
+
+static int emit_process_end(struct chrome *c, const struct gt_rec_process_end *r)
+{
+	char name[96];
+	char *n = name, *p;
+
+	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+		return -ENOMEM;
+	n = LIT(n, "process ");
+	n = stpcpy(n, gt_process_end_name(r->how));
+	if (r->how == GT_END_EXIT || r->how == GT_END_SIGNAL) {
+		*n++ = ' ';
+		n = gt_fmt_i64(n, r->code);
+	}
+	p = instant_head(c, r->hdr.pid, "p", "process", name, (size_t)(n - name), r->ts_ns, 100);
+	p = LIT(p, "\"how\":\"");
+	p = stpcpy(p, gt_process_end_name(r->how));
+	p = LIT(p, "\",\"code\":");
+	p = gt_fmt_i64(p, r->code);
+	end_event(c, p);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Files                                                                                 */
+
+static void write_header(struct chrome *c)
+{
+	gt_xout_str(&c->out, "{\"traceEvents\":[");
+	c->first = true;
+	c->file_events = 0;
+	/* everything is described again in each file, so each opens on its own */
+	for (uint32_t i = 0; i < c->m.nprocs; i++)
+		c->m.procs[i]->announced = false;
+	for (uint32_t i = 0; i < c->m.ngpus; i++)
+		c->m.gpus[i]->announced = false;
+	for (uint32_t i = 0; i < c->m.ntracks; i++)
+		for (unsigned k = 0; k < c->m.tracks[i]->nlanes; k++)
+			c->m.tracks[i]->lanes[k].announced = false;
+}
+
+static char *put_json_str(struct chrome *c, char *p, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	(void)c;
+	*p++ = '"';
+	p = gt_json_escape(p, s ? s : "", len);
+	*p++ = '"';
+	return p;
+}
+
+static void write_trailer(struct chrome *c, bool last)
+{
+	const struct gt_trace_header *h = gt_reader_header(c->r);
+	const struct gt_reader_status *st = gt_reader_status(c->r);
+	uint64_t total = 0;
+	char *p;
+	bool comma = false;
+
+	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++)
+		total += c->m.losses[i];
+	p = gt_xout_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
+	p = LIT(p, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+	p = gt_fmt_i64(p, c->base_ns);
+	p = LIT(p, ",\n\"deviceProperties\":[");
+	for (uint32_t i = 0; i < c->m.ngpus && i < 64; i++) {
+		const struct gt_xgpu *g = c->m.gpus[i];
+		size_t len = 0;
+		const char *dn = g->name_id ? text(c, g->name_id, false, &len) : "";
+
+		if (i)
+			*p++ = ',';
+		p = LIT(p, "{\"id\":");
+		p = gt_fmt_u64(p, g->number);
+		p = LIT(p, ",\"name\":\"");
+		if (len > 256)
+			len = 256;
+		memcpy(p, dn, len);
+		p += len;
+		p = LIT(p, "\",\"totalGlobalMem\":");
+		p = gt_fmt_u64(p, g->global_mem_bytes);
+		p = LIT(p, ",\"computeMajor\":");
+		p = gt_fmt_u64(p, g->cc_major);
+		p = LIT(p, ",\"computeMinor\":");
+		p = gt_fmt_u64(p, g->cc_minor);
+		p = LIT(p, ",\"numSms\":");
+		p = gt_fmt_u64(p, g->sm_count);
+		*p++ = '}';
+	}
+	p = LIT(p, "],\n\"gputrace\":{\"version\":\"" GT_VERSION "\",\"base_time_ns\":");
+	p = gt_fmt_i64(p, c->base_ns);
+	p = LIT(p, ",\"file\":");
+	p = gt_fmt_u64(p, c->file);
+	p = LIT(p, ",\"last_file\":");
+	p = last ? LIT(p, "true") : LIT(p, "false");
+	p = LIT(p, ",\"events\":");
+	p = gt_fmt_u64(p, c->file_events);
+	p = LIT(p, ",\"hostname\":");
+	p = put_json_str(c, p, h && h->info.hostname ? h->info.hostname : "");
+	p = LIT(p, ",\"losses\":{\"total\":");
+	p = gt_fmt_u64(p, total);
+	p = LIT(p, ",\"by_source\":{");
+	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++) {
+		if (!c->m.losses[i])
+			continue;
+		if (comma)
+			*p++ = ',';
+		*p++ = '"';
+		p = stpcpy(p, gt_loss_source_name(i));
+		p = LIT(p, "\":");
+		p = gt_fmt_u64(p, c->m.losses[i]);
+		comma = true;
+	}
+	p = LIT(p, "},\"recovered\":");
+	p = st && st->recovered ? LIT(p, "true") : LIT(p, "false");
+	p = LIT(p, ",\"chunks_skipped\":");
+	p = gt_fmt_u64(p, st ? st->chunks_skipped : 0);
+	p = LIT(p, ",\"records_skipped\":");
+	p = gt_fmt_u64(p, st ? st->records_skipped : 0);
+	p = LIT(p, "},\"overlapping_slices\":");
+	p = gt_fmt_u64(p, c->m.lanes_forced);
+	p = LIT(p, ",\"cmdline\":\"");
+	if (h && h->info.cmdline) {
+		/* bounded: the trailer must fit the room kept for it in split files */
+		size_t len = strlen(h->info.cmdline);
+
+		p = gt_json_escape(p, h->info.cmdline, len > 2000 ? 2000 : len);
+	}
+	p = LIT(p, "\"}}\n");
+	gt_xout_commit(&c->out, p);
+}
+
+/* Path of file k: OUT for k = 0, else OUT without ".json" + ".k.json". */
+static int file_path(struct chrome *c, unsigned k)
+{
+	const char *out = c->opts->output;
+	size_t len = strlen(out);
+	char *p;
+
+	free(c->path);
+	c->path = malloc(len + 32);
+	if (!c->path)
+		return -ENOMEM;
+	if (k == 0) {
+		memcpy(c->path, out, len + 1);
+		return 0;
+	}
+	if (len > 5 && strcmp(out + len - 5, ".json") == 0)
+		len -= 5;
+	memcpy(c->path, out, len);
+	p = c->path + len;
+	*p++ = '.';
+	p = gt_fmt_u64(p, k);
+	strcpy(p, ".json");
+	return 0;
+}
+
+static int open_file(struct chrome *c, unsigned k)
+{
+	int ret = file_path(c, k);
+
+	if (ret < 0)
+		return ret;
+	ret = gt_xout_open(&c->out, c->path);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", c->path, strerror(-ret));
+		c->errmsg = errbuf;
+		return ret;
+	}
+	c->file = k;
+	write_header(c);
+	return 0;
+}
+
+static int close_file(struct chrome *c, bool last)
+{
+	int ret;
+
+	write_trailer(c, last);
+	if (c->out.bytes > c->largest)
+		c->largest = c->out.bytes;
+	c->bytes_done += c->out.bytes;
+	ret = gt_xout_close(&c->out);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "writing %s: %s", c->path, strerror(-ret));
+		c->errmsg = errbuf;
+	}
+	return ret;
+}
+
+static int maybe_split(struct chrome *c)
+{
+	uint64_t max = c->opts->max_bytes;
+	int ret;
+
+	if (!max || strcmp(c->opts->output, "-") == 0 || c->file_events == 0 ||
+	    c->out.bytes + TRAILER_RESERVE < max)
+		return 0;
+	ret = close_file(c, false);
+	if (ret < 0)
+		return ret;
+	return open_file(c, c->file + 1);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static int64_t pick_base(struct gt_reader *r)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	const struct gt_trace_header *h = gt_reader_header(r);
+
+	if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns)
+		return (int64_t)fc->first_ts_ns;
+	return h ? (int64_t)h->info.start_trace_ns : 0;
+}
+
+static int dispatch(struct chrome *c, const union gt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return emit_kernel(c, &rec->kernel);
+	case GT_REC_MEMCPY:
+		return emit_memcpy(c, &rec->memcpy);
+	case GT_REC_MEMSET:
+		return emit_memset(c, &rec->memset);
+	case GT_REC_API:
+		return emit_api(c, &rec->api);
+	case GT_REC_NVTX:
+		return emit_nvtx(c, &rec->nvtx);
+	case GT_REC_SYNC:
+		return emit_sync(c, &rec->sync);
+	case GT_REC_GRAPH:
+		return emit_graph(c, &rec->graph);
+	case GT_REC_OVERHEAD:
+		return emit_overhead(c, &rec->overhead);
+	case GT_REC_MEMORY:
+		return emit_memory(c, &rec->memory);
+	case GT_REC_LOSS:
+		return emit_loss(c, &rec->loss);
+	case GT_REC_NOTICE:
+		return emit_notice(c, &rec->notice);
+	case GT_REC_PROCESS_END:
+		return emit_process_end(c, &rec->process_end);
+	case GT_REC_PROCESS:
+		if (c->m.procs && c->m.nprocs) {
+			struct gt_xproc *p = gt_xmodel_proc(&c->m, rec->hdr.pid);
+
+			if (p && p->announced)
+				announce_proc(c, p);
+		}
+		return 0;
+	case GT_REC_THREAD: {
+		struct gt_xtrack *t =
+			gt_xmodel_track(&c->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+
+		if (t && t->name_changed)
+			for (unsigned k = 0; k < t->nlanes; k++)
+				if (t->lanes[k].announced) {
+					announce_lane(c, t, k);
+					break;
+				}
+		return 0;
+	}
+	case GT_REC_DEVICE:
+		for (uint32_t i = 0; i < c->m.ngpus; i++)
+			if (c->m.gpus[i]->info_changed)
+				announce_gpu(c, c->m.gpus[i]);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
+		      struct gt_export_result *res, const char **errmsg)
+{
+	struct chrome c = {0};
+	const union gt_record *rec;
+	uint64_t n = 0;
+	int ret;
+
+	c.r = r;
+	c.opts = opts;
+	c.out.fd = -1;
+	c.errmsg = "out of memory";
+	ret = gt_xmodel_init(&c.m, r, opts->demangle != 0, gt_json_escape, 6);
+	if (ret < 0)
+		goto out;
+	c.base_ns = pick_base(r);
+	ret = open_file(&c, 0);
+	if (ret < 0)
+		goto out;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		ret = gt_xmodel_observe(&c.m, rec);
+		if (ret < 0)
+			goto out;
+		ret = dispatch(&c, rec);
+		if (ret < 0)
+			goto out;
+		if (opts->max_bytes) {
+			ret = maybe_split(&c);
+			if (ret < 0)
+				goto out;
+		}
+		if (c.out.err) {
+			ret = c.out.err;
+			snprintf(errbuf, sizeof(errbuf), "writing %s: %s", c.path, strerror(-ret));
+			c.errmsg = errbuf;
+			goto out;
+		}
+		if (opts->progress && (++n & 0xffff) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(r, &done, &total);
+			opts->progress(opts->progress_ctx, done, total);
+		}
+	}
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		c.errmsg = errbuf;
+		goto out;
+	}
+	ret = close_file(&c, true);
+	if (ret < 0)
+		goto out;
+	res->events = c.events;
+	res->bytes = c.bytes_done;
+	res->files = c.file + 1;
+	res->warning = NULL;
+	if (c.largest > WARN_BYTES && strcmp(opts->output, "-") != 0) {
+		snprintf(warnbuf, sizeof(warnbuf),
+			 "the JSON is %llu MB; viewers often fail above 500 MB: use -f perfetto, "
+			 "or --max-size to split it",
+			 (unsigned long long)(c.largest / 1000000));
+		res->warning = warnbuf;
+	}
+out:
+	if (ret < 0) {
+		if (c.out.buf)
+			gt_xout_close(&c.out);
+		*errmsg = c.errmsg;
+	}
+	free(c.path);
+	gt_xmodel_fini(&c.m);
+	return ret < 0 ? ret : 0;
+}
+
+const struct gt_exporter_ops gt_exporter_chrome = {
+	.name = "chrome",
+	.extension = ".json",
+	.help = "Chrome trace JSON (Perfetto UI, chrome://tracing, Holistic Trace Analysis)",
+	.run = chrome_run,
+};

@@ -1,0 +1,1138 @@
+/* Perfetto exporter: native protobuf TrackEvent (a Trace message: repeated TracePacket),
+ * one packet sequence with interned names, track descriptors for processes, threads, GPUs
+ * and streams, flows and memory counters. Streams with flat memory. Runs in the CLI.
+ * Layout: docs/exporters.md. Field numbers are those of Perfetto's public protos. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/exporter.h"
+#include "model.h"
+#include "protobuf.h"
+
+/* Perfetto proto field numbers (protos/perfetto/trace/...). */
+enum {
+	TRACE_PACKET = 1, /* Trace.packet */
+
+	PKT_TIMESTAMP = 8,
+	PKT_SEQ_ID = 10, /* trusted_packet_sequence_id */
+	PKT_TRACK_EVENT = 11,
+	PKT_INTERNED = 12,
+	PKT_SEQ_FLAGS = 13,
+	PKT_TRACK_DESC = 60,
+
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	SEQ_NEEDS_INCREMENTAL_STATE = 2,
+
+	TE_CATEGORY_IIDS = 3,
+	TE_DEBUG_ANNOTATIONS = 4,
+	TE_TYPE = 9,
+	TE_NAME_IID = 10,
+	TE_TRACK_UUID = 11,
+	TE_NAME = 23,
+	TE_COUNTER_VALUE = 30,
+	TE_FLOW_IDS = 47,	      /* fixed64 */
+	TE_TERMINATING_FLOW_IDS = 48, /* fixed64 */
+
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	TYPE_COUNTER = 4,
+
+	TD_UUID = 1,
+	TD_NAME = 2,
+	TD_PROCESS = 3,
+	TD_THREAD = 4,
+	TD_PARENT_UUID = 5,
+	TD_COUNTER = 8,
+
+	PD_PID = 1,
+	PD_CMDLINE = 2,
+	PD_PROCESS_NAME = 6,
+
+	THD_PID = 1,
+	THD_TID = 2,
+	THD_THREAD_NAME = 5,
+
+	CD_UNIT = 3,
+	UNIT_SIZE_BYTES = 3,
+
+	ID_EVENT_CATEGORIES = 1,
+	ID_EVENT_NAMES = 2,
+	ID_DEBUG_ANNOTATION_NAMES = 3,
+	INTERNED_IID = 1,
+	INTERNED_NAME = 2,
+
+	DA_NAME_IID = 1,
+	DA_UINT = 3,
+	DA_INT = 4,
+	DA_DOUBLE = 5,
+	DA_STRING = 6,
+};
+
+#define SEQ_ID 1u
+
+/* Interned categories (iid = index + 1). */
+enum cat {
+	CAT_RUNTIME = 1,
+	CAT_DRIVER,
+	CAT_KERNEL,
+	CAT_MEMCPY,
+	CAT_MEMSET,
+	CAT_ANNOTATION,
+	CAT_SYNC,
+	CAT_GRAPH,
+	CAT_OVERHEAD,
+	CAT_LOSS,
+	CAT_NOTICE,
+	CAT_PROCESS,
+};
+static const char *const cat_names[] = {
+	"cuda_runtime",	   "cuda_driver", "kernel",	"gpu_memcpy", "gpu_memset",
+	"user_annotation", "cuda_sync",	  "cuda_graph", "overhead",   "loss",
+	"notice",	   "process",
+};
+
+/* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
+enum ann {
+	A_DEVICE = 1,
+	A_CONTEXT,
+	A_STREAM,
+	A_CORRELATION,
+	A_GRID,
+	A_BLOCK,
+	A_REGISTERS,
+	A_SMEM,
+	A_STATIC_SMEM,
+	A_DYNAMIC_SMEM,
+	A_LOCAL_MEM,
+	A_BYTES,
+	A_KIND,
+	A_BANDWIDTH,
+	A_VALUE,
+	A_CBID,
+	A_RETURN_CODE,
+	A_DOMAIN,
+	A_COLOR,
+	A_CATEGORY,
+	A_EVENT,
+	A_GRAPH_ID,
+	A_GRAPH_NODE_ID,
+	A_COUNT,
+	A_SOURCE,
+	A_CODE,
+	A_DETAIL,
+	A_SEVERITY,
+	A_START_TID,
+	A_END_TID,
+	A_SRC_DEVICE,
+	A_DST_DEVICE,
+	A_CLUSTER,
+	A_HOW,
+};
+static const char *const ann_names[] = {
+	"device",
+	"context",
+	"stream",
+	"correlation",
+	"grid",
+	"block",
+	"registers per thread",
+	"shared memory",
+	"static shared memory",
+	"dynamic shared memory",
+	"local memory per thread",
+	"bytes",
+	"kind",
+	"memory bandwidth (GB/s)",
+	"value",
+	"cbid",
+	"return code",
+	"domain",
+	"color",
+	"category",
+	"event",
+	"graph id",
+	"graph node id",
+	"count",
+	"source",
+	"code",
+	"detail",
+	"severity",
+	"start tid",
+	"end tid",
+	"src device",
+	"dst device",
+	"cluster",
+	"how",
+};
+
+/* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
+#define KEY_MEMCPY (1ull << 40)
+#define KEY_MEMSET (2ull << 40)
+#define KEY_SYNC (3ull << 40)
+#define KEY_OVERHEAD (4ull << 40)
+#define KEY_GRAPH (5ull << 40)
+#define KEY_END (6ull << 40)
+
+struct pf {
+	struct gt_xmodel m;
+	struct gt_xout out;
+	struct gt_reader *r;
+	uint64_t next_uuid;
+	uint64_t events;
+	const char *errmsg;
+};
+
+static char errbuf[512];
+
+/* ------------------------------------------------------------------------------------ */
+/* Packets                                                                                */
+
+/* Reserve room and open a TracePacket; every packet is on our one sequence. */
+static char *pkt_open(struct pf *f, size_t need, char **mark)
+{
+	char *p = gt_xout_space(&f->out, need + 64);
+
+	p = gt_pb_open(p, TRACE_PACKET, mark);
+	return gt_pb_uint(p, PKT_SEQ_ID, SEQ_ID);
+}
+
+static void pkt_close(struct pf *f, char *p, char *mark)
+{
+	gt_xout_commit(&f->out, gt_pb_close(p, mark));
+}
+
+/* A debug annotation with an unsigned value: always shorter than 128 bytes. */
+static char *ann_u64(char *p, enum ann a, uint64_t v)
+{
+	char *m;
+
+	p = gt_pb_open(p, TE_DEBUG_ANNOTATIONS, &m);
+	p = gt_pb_uint(p, DA_NAME_IID, a);
+	p = gt_pb_uint(p, DA_UINT, v);
+	*m = (char)(p - m - 1);
+	return p;
+}
+
+static char *ann_i64(char *p, enum ann a, int64_t v)
+{
+	char *m;
+
+	p = gt_pb_open(p, TE_DEBUG_ANNOTATIONS, &m);
+	p = gt_pb_uint(p, DA_NAME_IID, a);
+	p = gt_pb_int(p, DA_INT, v);
+	*m = (char)(p - m - 1);
+	return p;
+}
+
+static char *ann_double(char *p, enum ann a, double v)
+{
+	char *m;
+
+	p = gt_pb_open(p, TE_DEBUG_ANNOTATIONS, &m);
+	p = gt_pb_uint(p, DA_NAME_IID, a);
+	p = gt_pb_double(p, DA_DOUBLE, v);
+	*m = (char)(p - m - 1);
+	return p;
+}
+
+static char *ann_str(char *p, enum ann a, const char *s, size_t len)
+{
+	char *m;
+
+	p = gt_pb_open(p, TE_DEBUG_ANNOTATIONS, &m);
+	p = gt_pb_uint(p, DA_NAME_IID, a);
+	p = gt_pb_bytes(p, DA_STRING, s, len);
+	return gt_pb_close(p, m);
+}
+
+static char *ann_dim3(char *p, enum ann a, uint32_t x, uint32_t y, uint32_t z)
+{
+	char buf[72];
+	char *b = buf;
+
+	*b++ = '(';
+	b = gt_fmt_u64(b, x);
+	*b++ = ',';
+	*b++ = ' ';
+	b = gt_fmt_u64(b, y);
+	*b++ = ',';
+	*b++ = ' ';
+	b = gt_fmt_u64(b, z);
+	*b++ = ')';
+	return ann_str(p, a, buf, (size_t)(b - buf));
+}
+
+/* The first packet: clears incremental state and interns the fixed tables. */
+static void write_first_packet(struct pf *f)
+{
+	char *pm, *im, *em;
+	char *p = pkt_open(f, 4096, &pm);
+
+	p = gt_pb_uint(p, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	p = gt_pb_open(p, PKT_INTERNED, &im);
+	for (unsigned i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++) {
+		p = gt_pb_open(p, ID_EVENT_CATEGORIES, &em);
+		p = gt_pb_uint(p, INTERNED_IID, i + 1);
+		p = gt_pb_bytes(p, INTERNED_NAME, cat_names[i], strlen(cat_names[i]));
+		p = gt_pb_close(p, em);
+	}
+	for (unsigned i = 0; i < sizeof(ann_names) / sizeof(ann_names[0]); i++) {
+		p = gt_pb_open(p, ID_DEBUG_ANNOTATION_NAMES, &em);
+		p = gt_pb_uint(p, INTERNED_IID, i + 1);
+		p = gt_pb_bytes(p, INTERNED_NAME, ann_names[i], strlen(ann_names[i]));
+		p = gt_pb_close(p, em);
+	}
+	p = gt_pb_close(p, im);
+	pkt_close(f, p, pm);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Track descriptors, written before a track's first event (again when its name changes) */
+
+static char *desc_open(struct pf *f, size_t need, uint64_t uuid, uint64_t parent, char **pm,
+		       char **dm)
+{
+	char *p = pkt_open(f, need + 64, pm);
+
+	p = gt_pb_open(p, PKT_TRACK_DESC, dm);
+	p = gt_pb_uint(p, TD_UUID, uuid);
+	if (parent)
+		p = gt_pb_uint(p, TD_PARENT_UUID, parent);
+	return p;
+}
+
+static void desc_close(struct pf *f, char *p, char *pm, char *dm)
+{
+	p = gt_pb_close(p, dm);
+	pkt_close(f, p, pm);
+}
+
+static const char *text(struct pf *f, uint32_t id, size_t *len)
+{
+	const char *s = gt_xmodel_name(&f->m, id, false, len, NULL, NULL);
+
+	if (!s) {
+		*len = 0;
+		return "";
+	}
+	return s;
+}
+
+static void announce_proc(struct pf *f, struct gt_xproc *pr)
+{
+	char name[1100];
+	char *n = name, *p, *pm, *dm, *sm;
+	size_t clen = 0;
+	const char *cmd = NULL;
+
+	if (pr->announced && !pr->info_changed)
+		return;
+	if (!pr->uuid)
+		pr->uuid = f->next_uuid++;
+	if (pr->have_info && pr->exe_id) {
+		size_t len;
+		const char *exe = text(f, pr->exe_id, &len);
+		const char *base = gt_xbasename(exe);
+
+		len -= (size_t)(base - exe);
+		if (len > 1024)
+			len = 1024;
+		memcpy(n, base, len);
+		n += len;
+	} else {
+		n = stpcpy(n, "process");
+	}
+	if (pr->rank >= 0) {
+		n = stpcpy(n, " (rank ");
+		n = gt_fmt_i64(n, pr->rank);
+		*n++ = ')';
+	}
+	if (pr->cmdline_id)
+		cmd = text(f, pr->cmdline_id, &clen);
+	p = desc_open(f, (size_t)(n - name) + clen + 64, pr->uuid, 0, &pm, &dm);
+	p = gt_pb_open(p, TD_PROCESS, &sm);
+	p = gt_pb_uint(p, PD_PID, pr->pid);
+	if (cmd)
+		p = gt_pb_bytes(p, PD_CMDLINE, cmd, clen);
+	p = gt_pb_bytes(p, PD_PROCESS_NAME, name, (size_t)(n - name));
+	p = gt_pb_close(p, sm);
+	desc_close(f, p, pm, dm);
+	pr->announced = true;
+	pr->info_changed = false;
+}
+
+static void announce_gpu(struct pf *f, struct gt_xgpu *g)
+{
+	char name[400];
+	char *n = name, *p, *pm, *dm;
+
+	if (g->announced && !g->info_changed)
+		return;
+	if (!g->uuid_track)
+		g->uuid_track = f->next_uuid++;
+	n = stpcpy(n, "GPU ");
+	n = gt_fmt_u64(n, g->number);
+	if (g->name_id) {
+		size_t len;
+		const char *dn = text(f, g->name_id, &len);
+
+		if (len > 256)
+			len = 256;
+		n = stpcpy(n, " (");
+		memcpy(n, dn, len);
+		n += len;
+		*n++ = ')';
+	}
+	p = desc_open(f, (size_t)(n - name), g->uuid_track, 0, &pm, &dm);
+	p = gt_pb_bytes(p, TD_NAME, name, (size_t)(n - name));
+	desc_close(f, p, pm, dm);
+	g->announced = true;
+	g->info_changed = false;
+}
+
+static void announce_memory(struct pf *f, struct gt_xgpu *g)
+{
+	static const char name[] = "memory in use";
+	char *p, *pm, *dm, *cm;
+
+	announce_gpu(f, g);
+	if (g->memory_announced)
+		return;
+	g->uuid_memory = f->next_uuid++;
+	p = desc_open(f, 64, g->uuid_memory, g->uuid_track, &pm, &dm);
+	p = gt_pb_bytes(p, TD_NAME, name, sizeof(name) - 1);
+	p = gt_pb_open(p, TD_COUNTER, &cm);
+	p = gt_pb_uint(p, CD_UNIT, UNIT_SIZE_BYTES);
+	p = gt_pb_close(p, cm);
+	desc_close(f, p, pm, dm);
+	g->memory_announced = true;
+}
+
+static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
+{
+	struct gt_xlane *l = &t->lanes[lane];
+	char name[1200];
+	char *n = name, *p, *pm, *dm, *sm;
+	uint64_t parent;
+
+	if (l->announced && !t->name_changed)
+		return;
+	if (!l->uuid)
+		l->uuid = f->next_uuid++;
+	if (t->kind == GT_XT_STREAM) {
+		struct gt_xgpu *g = f->m.gpus[t->gpu];
+
+		announce_gpu(f, g);
+		parent = g->uuid_track;
+	} else {
+		struct gt_xproc *pr = f->m.procs[t->proc];
+
+		announce_proc(f, pr);
+		parent = pr->uuid;
+	}
+	switch (t->kind) {
+	case GT_XT_THREAD:
+		if (t->name_id) {
+			size_t len;
+			const char *tn = text(f, t->name_id, &len);
+
+			if (len > 1024)
+				len = 1024;
+			memcpy(n, tn, len);
+			n += len;
+		} else {
+			n = stpcpy(n, "thread ");
+			n = gt_fmt_u64(n, t->id);
+		}
+		break;
+	case GT_XT_STREAM:
+		n = stpcpy(n, "stream ");
+		n = gt_fmt_u64(n, t->id);
+		if (t->pid != f->m.gpus[t->gpu]->first_pid) {
+			n = stpcpy(n, " (pid ");
+			n = gt_fmt_u64(n, t->pid);
+			*n++ = ')';
+		}
+		break;
+	case GT_XT_NVTX:
+		n = stpcpy(n, "NVTX ranges");
+		break;
+	default:
+		n = stpcpy(n, "CUPTI overhead");
+		break;
+	}
+	if (lane > 0) {
+		n = stpcpy(n, " (overlap ");
+		n = gt_fmt_u64(n, lane);
+		*n++ = ')';
+	}
+	p = desc_open(f, (size_t)(n - name) + 64, l->uuid, parent, &pm, &dm);
+	if (t->kind == GT_XT_THREAD && lane == 0) {
+		/* the one thread-associated track of this thread */
+		p = gt_pb_open(p, TD_THREAD, &sm);
+		p = gt_pb_uint(p, THD_PID, t->pid);
+		p = gt_pb_uint(p, THD_TID, t->id);
+		p = gt_pb_bytes(p, THD_THREAD_NAME, name, (size_t)(n - name));
+		p = gt_pb_close(p, sm);
+	} else {
+		p = gt_pb_bytes(p, TD_NAME, name, (size_t)(n - name));
+	}
+	desc_close(f, p, pm, dm);
+	l->announced = true;
+	if (t->name_changed) {
+		t->name_changed = false;
+		for (unsigned k = 0; k < t->nlanes; k++)
+			if (k != lane && t->lanes[k].announced) {
+				t->lanes[k].announced = false;
+				announce_lane(f, t, k);
+			}
+	}
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Events                                                                                 */
+
+struct ev {
+	uint64_t ts_ns;
+	uint64_t uuid;
+	unsigned type;
+	enum cat cat;
+	uint32_t name_iid;
+	const char *fresh;  /* name to intern in this packet, or NULL */
+	size_t fresh_len;
+	const char *literal; /* non-interned name, or NULL */
+	size_t literal_len;
+	uint64_t flow_out;  /* 0 = none */
+	uint64_t flow_in;   /* terminating flow id, 0 = none */
+};
+
+/* Open a packet with one TrackEvent; returns where its annotations go. *tm: the
+ * TrackEvent's mark for ev_close. */
+static char *ev_open(struct pf *f, const struct ev *e, size_t extra, char **pm, char **tm)
+{
+	char *p = pkt_open(f, 96 + extra + e->fresh_len + e->literal_len, pm);
+
+	p = gt_pb_uint(p, PKT_TIMESTAMP, e->ts_ns);
+	p = gt_pb_uint(p, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (e->fresh) {
+		char *im, *nm;
+
+		p = gt_pb_open(p, PKT_INTERNED, &im);
+		p = gt_pb_open(p, ID_EVENT_NAMES, &nm);
+		p = gt_pb_uint(p, INTERNED_IID, e->name_iid);
+		p = gt_pb_bytes(p, INTERNED_NAME, e->fresh, e->fresh_len);
+		p = gt_pb_close(p, nm);
+		p = gt_pb_close(p, im);
+	}
+	p = gt_pb_open(p, PKT_TRACK_EVENT, tm);
+	p = gt_pb_uint(p, TE_TYPE, e->type);
+	p = gt_pb_uint(p, TE_TRACK_UUID, e->uuid);
+	if (e->cat)
+		p = gt_pb_uint(p, TE_CATEGORY_IIDS, e->cat);
+	if (e->literal)
+		p = gt_pb_bytes(p, TE_NAME, e->literal, e->literal_len);
+	else if (e->name_iid)
+		p = gt_pb_uint(p, TE_NAME_IID, e->name_iid);
+	if (e->flow_out)
+		p = gt_pb_fixed64(p, TE_FLOW_IDS, e->flow_out);
+	if (e->flow_in)
+		p = gt_pb_fixed64(p, TE_TERMINATING_FLOW_IDS, e->flow_in);
+	return p;
+}
+
+static void ev_close(struct pf *f, char *p, char *pm, char *tm)
+{
+	p = gt_pb_close(p, tm);
+	pkt_close(f, p, pm);
+	f->events++;
+}
+
+/* The END of a slice. */
+static void slice_end(struct pf *f, uint64_t uuid, uint64_t ts)
+{
+	char *pm, *tm;
+	char *p = pkt_open(f, 48, &pm);
+
+	p = gt_pb_uint(p, PKT_TIMESTAMP, ts);
+	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+	p = gt_pb_uint(p, TE_TYPE, TYPE_SLICE_END);
+	p = gt_pb_uint(p, TE_TRACK_UUID, uuid);
+	p = gt_pb_close(p, tm);
+	pkt_close(f, p, pm);
+}
+
+/* Name of a string id, interned: fills e->name_iid and e->fresh. */
+static int name_id(struct pf *f, struct ev *e, uint32_t id, bool kernel)
+{
+	bool fresh;
+	size_t len;
+	const char *s = gt_xmodel_name(&f->m, id, kernel, &len, &e->name_iid, &fresh);
+
+	if (!s)
+		return -ENOMEM;
+	e->fresh = fresh ? s : NULL;
+	e->fresh_len = fresh ? len : 0;
+	return 0;
+}
+
+static int name_key(struct pf *f, struct ev *e, uint64_t key, const char *s, size_t slen)
+{
+	bool fresh;
+	size_t len;
+	const char *n = gt_xmodel_name_key(&f->m, key, s, slen, &len, &e->name_iid, &fresh);
+
+	if (!n)
+		return -ENOMEM;
+	e->fresh = fresh ? n : NULL;
+	e->fresh_len = fresh ? len : 0;
+	return 0;
+}
+
+static struct gt_xtrack *stream_track(struct pf *f, uint32_t pid, const struct gt_gpu_span *s)
+{
+	struct gt_xtrack *t = gt_xmodel_track(&f->m, GT_XT_STREAM, pid, s->stream_id);
+	struct gt_xgpu *g;
+
+	if (!t)
+		return NULL;
+	if (t->nlanes == 0) {
+		g = gt_xmodel_gpu(&f->m, pid, s->device_id);
+		if (!g)
+			return NULL;
+		for (uint32_t i = 0; i < f->m.ngpus; i++)
+			if (f->m.gpus[i] == g)
+				t->gpu = i;
+	}
+	return t;
+}
+
+/* Place a GPU span on its stream and fill the common parts of its BEGIN event. */
+static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_gpu_span *s,
+				   struct ev *e, enum cat cat)
+{
+	struct gt_xtrack *t = stream_track(f, pid, s);
+	unsigned lane;
+
+	if (!t)
+		return NULL;
+	lane = gt_xtrack_place(&f->m, t, s->start_ns, s->end_ns);
+	announce_lane(f, t, lane);
+	e->ts_ns = s->start_ns;
+	e->uuid = t->lanes[lane].uuid;
+	e->type = TYPE_SLICE_BEGIN;
+	e->cat = cat;
+	if (s->correlation_id &&
+	    gt_xflow_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane))
+		e->flow_in = gt_xflow_id(f->m.procs[t->proc], s->correlation_id);
+	return t;
+}
+
+static char *span_anns(char *p, const struct gt_gpu_span *s)
+{
+	p = ann_u64(p, A_DEVICE, s->device_id);
+	p = ann_u64(p, A_CONTEXT, s->context_id);
+	p = ann_u64(p, A_STREAM, s->stream_id);
+	return ann_u64(p, A_CORRELATION, s->correlation_id);
+}
+
+static int emit_kernel(struct pf *f, const struct gt_rec_kernel *k)
+{
+	struct ev e = {0};
+	char *p, *pm, *tm;
+
+	if (name_id(f, &e, k->name_id, true) < 0 || !gpu_begin(f, k->hdr.pid, &k->span, &e,
+							      CAT_KERNEL))
+		return -ENOMEM;
+	p = ev_open(f, &e, 400, &pm, &tm);
+	p = span_anns(p, &k->span);
+	p = ann_dim3(p, A_GRID, k->grid_x, k->grid_y, k->grid_z);
+	p = ann_dim3(p, A_BLOCK, k->block_x, k->block_y, k->block_z);
+	p = ann_u64(p, A_REGISTERS, k->registers);
+	p = ann_u64(p, A_SMEM, (uint64_t)k->static_smem_bytes + k->dynamic_smem_bytes);
+	p = ann_u64(p, A_STATIC_SMEM, k->static_smem_bytes);
+	p = ann_u64(p, A_DYNAMIC_SMEM, k->dynamic_smem_bytes);
+	p = ann_u64(p, A_LOCAL_MEM, k->local_mem_bytes);
+	if (k->cluster_x)
+		p = ann_dim3(p, A_CLUSTER, k->cluster_x, k->cluster_y, k->cluster_z);
+	if (k->graph_id) {
+		p = ann_u64(p, A_GRAPH_ID, k->graph_id);
+		p = ann_u64(p, A_GRAPH_NODE_ID, k->graph_node_id);
+	}
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, k->span.end_ns > k->span.start_ns ? k->span.end_ns : k->span.start_ns);
+	return 0;
+}
+
+static char *cap_kind(char *p, unsigned kind)
+{
+	const char *s = gt_mem_kind_name(kind);
+
+	*p = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+	return stpcpy(p + 1, s + 1);
+}
+
+static uint64_t span_end(const struct gt_gpu_span *s)
+{
+	return s->end_ns > s->start_ns ? s->end_ns : s->start_ns;
+}
+
+static int emit_memcpy(struct pf *f, const struct gt_rec_memcpy *r)
+{
+	uint64_t key = KEY_MEMCPY | (uint64_t)(r->copy_kind & 0xff) << 16 |
+		       (uint64_t)(r->src_kind & 0xff) << 8 | (r->dst_kind & 0xff);
+	struct ev e = {0};
+	char name[128];
+	char *n = name, *p, *pm, *tm;
+	const char *kind = gt_memcpy_kind_name(r->copy_kind);
+	uint64_t dur = span_end(&r->span) - r->span.start_ns;
+
+	n = stpcpy(n, "Memcpy ");
+	n = stpcpy(n, kind);
+	n = stpcpy(n, " (");
+	n = cap_kind(n, r->src_kind);
+	n = stpcpy(n, " -> ");
+	n = cap_kind(n, r->dst_kind);
+	*n++ = ')';
+	if (name_key(f, &e, key, name, (size_t)(n - name)) < 0 ||
+	    !gpu_begin(f, r->hdr.pid, &r->span, &e, CAT_MEMCPY))
+		return -ENOMEM;
+	p = ev_open(f, &e, 300, &pm, &tm);
+	p = span_anns(p, &r->span);
+	p = ann_u64(p, A_BYTES, r->bytes);
+	p = ann_str(p, A_KIND, kind, strlen(kind));
+	if (dur)
+		p = ann_double(p, A_BANDWIDTH, (double)r->bytes / (double)dur);
+	if (r->copy_kind == GT_MEMCPY_PTOP) {
+		p = ann_u64(p, A_SRC_DEVICE, r->src_device);
+		p = ann_u64(p, A_DST_DEVICE, r->dst_device);
+	}
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, span_end(&r->span));
+	return 0;
+}
+
+static int emit_memset(struct pf *f, const struct gt_rec_memset *r)
+{
+	struct ev e = {0};
+	char name[64];
+	char *n = name, *p, *pm, *tm;
+	uint64_t dur = span_end(&r->span) - r->span.start_ns;
+
+	n = stpcpy(n, "Memset (");
+	n = cap_kind(n, r->mem_kind);
+	*n++ = ')';
+	if (name_key(f, &e, KEY_MEMSET | (r->mem_kind & 0xff), name, (size_t)(n - name)) < 0 ||
+	    !gpu_begin(f, r->hdr.pid, &r->span, &e, CAT_MEMSET))
+		return -ENOMEM;
+	p = ev_open(f, &e, 200, &pm, &tm);
+	p = span_anns(p, &r->span);
+	p = ann_u64(p, A_BYTES, r->bytes);
+	p = ann_u64(p, A_VALUE, r->value);
+	if (dur)
+		p = ann_double(p, A_BANDWIDTH, (double)r->bytes / (double)dur);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, span_end(&r->span));
+	return 0;
+}
+
+static int emit_graph(struct pf *f, const struct gt_rec_graph *r)
+{
+	struct ev e = {0};
+	char name[48];
+	char *n = name, *p, *pm, *tm;
+
+	n = stpcpy(n, "CUDA graph ");
+	n = gt_fmt_u64(n, r->graph_id);
+	if (name_key(f, &e, KEY_GRAPH | r->graph_id, name, (size_t)(n - name)) < 0 ||
+	    !gpu_begin(f, r->hdr.pid, &r->span, &e, CAT_GRAPH))
+		return -ENOMEM;
+	p = ev_open(f, &e, 100, &pm, &tm);
+	p = span_anns(p, &r->span);
+	p = ann_u64(p, A_GRAPH_ID, r->graph_id);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, span_end(&r->span));
+	return 0;
+}
+
+/* Place a CPU-side slice and fill the common parts of its BEGIN event. */
+static struct gt_xtrack *cpu_begin(struct pf *f, enum gt_xtrack_kind kind, uint32_t pid,
+				   uint32_t id, uint64_t start, uint64_t end, struct ev *e,
+				   enum cat cat, unsigned *lane_out)
+{
+	struct gt_xtrack *t = gt_xmodel_track(&f->m, kind, pid, id);
+	unsigned lane;
+
+	if (!t)
+		return NULL;
+	lane = gt_xtrack_place(&f->m, t, start, end);
+	announce_lane(f, t, lane);
+	e->ts_ns = start;
+	e->uuid = t->lanes[lane].uuid;
+	e->type = TYPE_SLICE_BEGIN;
+	e->cat = cat;
+	if (lane_out)
+		*lane_out = lane;
+	return t;
+}
+
+static int emit_api(struct pf *f, const struct gt_rec_api *r)
+{
+	struct ev e = {0};
+	struct gt_xtrack *t;
+	unsigned lane;
+	char *p, *pm, *tm;
+
+	if (name_id(f, &e, r->name_id, false) < 0)
+		return -ENOMEM;
+	t = cpu_begin(f, GT_XT_THREAD, r->hdr.pid, r->tid, r->start_ns, r->end_ns, &e,
+		      r->domain == GT_API_DRIVER ? CAT_DRIVER : CAT_RUNTIME, &lane);
+	if (!t)
+		return -ENOMEM;
+	if (r->correlation_id) {
+		/* The flow starts here; the GPU work that arrives later ends it. Perfetto
+		 * ignores a flow id nothing else uses. */
+		gt_xflow_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane);
+		e.flow_out = gt_xflow_id(f->m.procs[t->proc], r->correlation_id);
+	}
+	p = ev_open(f, &e, 64, &pm, &tm);
+	p = ann_u64(p, A_CORRELATION, r->correlation_id);
+	p = ann_u64(p, A_CBID, r->cbid);
+	if (r->return_code)
+		p = ann_i64(p, A_RETURN_CODE, r->return_code);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	return 0;
+}
+
+static int emit_nvtx(struct pf *f, const struct gt_rec_nvtx *r)
+{
+	struct ev e = {0};
+	struct gt_xtrack *t;
+	size_t dlen = 0;
+	const char *dom = NULL;
+	char *p, *pm, *tm;
+
+	if (name_id(f, &e, r->message_id, false) < 0)
+		return -ENOMEM;
+	if (r->domain_id)
+		dom = text(f, r->domain_id, &dlen);
+	if (r->kind == GT_NVTX_MARK) {
+		t = gt_xmodel_track(&f->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+		if (!t)
+			return -ENOMEM;
+		if (t->nlanes == 0)
+			t->nlanes = 1; /* instants need no lane of their own */
+		announce_lane(f, t, 0);
+		e.ts_ns = r->start_ns;
+		e.uuid = t->lanes[0].uuid;
+		e.type = TYPE_INSTANT;
+		e.cat = CAT_ANNOTATION;
+	} else {
+		t = cpu_begin(f, r->kind == GT_NVTX_START_END ? GT_XT_NVTX : GT_XT_THREAD,
+			      r->hdr.pid, r->kind == GT_NVTX_START_END ? 0 : r->tid, r->start_ns,
+			      r->end_ns, &e, CAT_ANNOTATION, NULL);
+		if (!t)
+			return -ENOMEM;
+	}
+	p = ev_open(f, &e, 96 + dlen, &pm, &tm);
+	if (dom)
+		p = ann_str(p, A_DOMAIN, dom, dlen);
+	if (r->color)
+		p = ann_u64(p, A_COLOR, r->color);
+	if (r->category)
+		p = ann_u64(p, A_CATEGORY, r->category);
+	if (r->kind == GT_NVTX_START_END) {
+		p = ann_u64(p, A_START_TID, r->tid);
+		p = ann_u64(p, A_END_TID, r->end_tid);
+	}
+	ev_close(f, p, pm, tm);
+	if (r->kind != GT_NVTX_MARK)
+		slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	return 0;
+}
+
+static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
+{
+	static const char *const names[GT_SYNC_KIND_MAX] = {
+		"Synchronize", "Event Synchronize", "Stream Wait Event", "Stream Synchronize",
+		"Context Synchronize",
+	};
+	unsigned kind = r->kind < GT_SYNC_KIND_MAX ? r->kind : 0;
+	struct ev e = {0};
+	char *p, *pm, *tm;
+
+	if (name_key(f, &e, KEY_SYNC | kind, names[kind], strlen(names[kind])) < 0 ||
+	    !cpu_begin(f, GT_XT_THREAD, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
+		       CAT_SYNC, NULL))
+		return -ENOMEM;
+	p = ev_open(f, &e, 100, &pm, &tm);
+	p = span_anns(p, &r->span);
+	if (r->kind == GT_SYNC_EVENT || r->kind == GT_SYNC_STREAM_WAIT)
+		p = ann_u64(p, A_EVENT, r->event_id);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, span_end(&r->span));
+	return 0;
+}
+
+static int emit_overhead(struct pf *f, const struct gt_rec_overhead *r)
+{
+	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
+		"CUPTI overhead",
+		"CUPTI overhead: driver compiler",
+		"CUPTI overhead: buffer flush",
+		"CUPTI overhead: instrumentation",
+		"CUPTI overhead: resource",
+		"CUPTI overhead: module loading",
+		"CUPTI overhead: lazy function loading",
+		"CUPTI overhead: command buffer full",
+		"CUPTI overhead: activity buffer request",
+	};
+	unsigned kind = r->kind < GT_OVERHEAD_KIND_MAX ? r->kind : 0;
+	struct ev e = {0};
+	char *p, *pm, *tm;
+
+	if (name_key(f, &e, KEY_OVERHEAD | kind, names[kind], strlen(names[kind])) < 0 ||
+	    !cpu_begin(f, GT_XT_OVERHEAD, r->hdr.pid, 0, r->start_ns, r->end_ns, &e, CAT_OVERHEAD,
+		       NULL))
+		return -ENOMEM;
+	p = ev_open(f, &e, 32, &pm, &tm);
+	p = ann_u64(p, r->object_kind == 2 ? A_DEVICE : A_START_TID, r->object_id);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	return 0;
+}
+
+static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
+{
+	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
+	char *p, *pm, *tm;
+
+	if (!g)
+		return -ENOMEM;
+	announce_memory(f, g);
+	p = pkt_open(f, 48, &pm);
+	p = gt_pb_uint(p, PKT_TIMESTAMP, r->ts_ns);
+	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+	p = gt_pb_uint(p, TE_TYPE, TYPE_COUNTER);
+	p = gt_pb_uint(p, TE_TRACK_UUID, g->uuid_memory);
+	p = gt_pb_int(p, TE_COUNTER_VALUE, g->mem_in_use);
+	ev_close(f, p, pm, tm);
+	return 0;
+}
+
+/* An instant on a process track. */
+static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat, uint64_t ts,
+			  size_t extra, char **pm, char **tm)
+{
+	struct gt_xproc *pr = gt_xmodel_proc(&f->m, pid);
+
+	if (!pr)
+		return NULL;
+	announce_proc(f, pr);
+	e->ts_ns = ts;
+	e->uuid = pr->uuid;
+	e->type = TYPE_INSTANT;
+	e->cat = cat;
+	return ev_open(f, e, extra, pm, tm);
+}
+
+static int emit_loss(struct pf *f, const struct gt_rec_loss *r)
+{
+	const char *src = gt_loss_source_name(r->source);
+	const char *kind = gt_record_name(r->kind);
+	struct ev e = {0};
+	char name[128];
+	char *n = name, *p, *pm, *tm;
+
+	n = stpcpy(n, "lost ");
+	n = gt_fmt_u64(n, r->count);
+	n = stpcpy(n, " records (");
+	n = stpcpy(n, src);
+	*n++ = ')';
+	e.literal = name;
+	e.literal_len = (size_t)(n - name);
+	p = proc_instant(f, r->hdr.pid, &e, CAT_LOSS, r->ts_ns, 128, &pm, &tm);
+	if (!p)
+		return -ENOMEM;
+	p = ann_u64(p, A_COUNT, r->count);
+	p = ann_str(p, A_SOURCE, src, strlen(src));
+	p = ann_str(p, A_KIND, kind, strlen(kind));
+	ev_close(f, p, pm, tm);
+	return 0;
+}
+
+static int emit_notice(struct pf *f, const struct gt_rec_notice *r)
+{
+	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
+	const char *s = r->severity < GT_NOTICE_SEVERITY_MAX ? sev[r->severity] : "unknown";
+	struct ev e = {0};
+	char *p, *pm, *tm;
+
+	if (name_id(f, &e, r->message_id, false) < 0)
+		return -ENOMEM;
+	p = proc_instant(f, r->hdr.pid, &e, CAT_NOTICE, r->ts_ns, 96, &pm, &tm);
+	if (!p)
+		return -ENOMEM;
+	p = ann_str(p, A_SEVERITY, s, strlen(s));
+	p = ann_u64(p, A_CODE, r->code);
+	p = ann_i64(p, A_DETAIL, r->detail);
+	ev_close(f, p, pm, tm);
+	return 0;
+}
+
+static int emit_process_end(struct pf *f, const struct gt_rec_process_end *r)
+{
+	const char *how = gt_process_end_name(r->how);
+	struct ev e = {0};
+	char name[96];
+	char *n = name, *p, *pm, *tm;
+
+	n = stpcpy(n, "process ");
+	n = stpcpy(n, how);
+	if (r->how == GT_END_EXIT || r->how == GT_END_SIGNAL) {
+		*n++ = ' ';
+		n = gt_fmt_i64(n, r->code);
+	}
+	e.literal = name;
+	e.literal_len = (size_t)(n - name);
+	p = proc_instant(f, r->hdr.pid, &e, CAT_PROCESS, r->ts_ns, 64, &pm, &tm);
+	if (!p)
+		return -ENOMEM;
+	p = ann_str(p, A_HOW, how, strlen(how));
+	p = ann_i64(p, A_CODE, r->code);
+	ev_close(f, p, pm, tm);
+	return 0;
+}
+
+static int dispatch(struct pf *f, const union gt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return emit_kernel(f, &rec->kernel);
+	case GT_REC_MEMCPY:
+		return emit_memcpy(f, &rec->memcpy);
+	case GT_REC_MEMSET:
+		return emit_memset(f, &rec->memset);
+	case GT_REC_API:
+		return emit_api(f, &rec->api);
+	case GT_REC_NVTX:
+		return emit_nvtx(f, &rec->nvtx);
+	case GT_REC_SYNC:
+		return emit_sync(f, &rec->sync);
+	case GT_REC_GRAPH:
+		return emit_graph(f, &rec->graph);
+	case GT_REC_OVERHEAD:
+		return emit_overhead(f, &rec->overhead);
+	case GT_REC_MEMORY:
+		return emit_memory(f, &rec->memory);
+	case GT_REC_LOSS:
+		return emit_loss(f, &rec->loss);
+	case GT_REC_NOTICE:
+		return emit_notice(f, &rec->notice);
+	case GT_REC_PROCESS_END:
+		return emit_process_end(f, &rec->process_end);
+	case GT_REC_PROCESS: {
+		struct gt_xproc *p = gt_xmodel_proc(&f->m, rec->hdr.pid);
+
+		if (p && p->info_changed)
+			announce_proc(f, p);
+		return 0;
+	}
+	case GT_REC_THREAD: {
+		struct gt_xtrack *t =
+			gt_xmodel_track(&f->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+
+		if (t && t->name_changed)
+			for (unsigned k = 0; k < t->nlanes; k++)
+				if (t->lanes[k].announced) {
+					announce_lane(f, t, k);
+					break;
+				}
+		return 0;
+	}
+	case GT_REC_DEVICE:
+		for (uint32_t i = 0; i < f->m.ngpus; i++)
+			if (f->m.gpus[i]->info_changed)
+				announce_gpu(f, f->m.gpus[i]);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opts,
+			struct gt_export_result *res, const char **errmsg)
+{
+	struct pf f = {0};
+	const union gt_record *rec;
+	uint64_t n = 0;
+	int ret;
+
+	f.r = r;
+	f.next_uuid = 1;
+	f.out.fd = -1;
+	f.errmsg = "out of memory";
+	ret = gt_xmodel_init(&f.m, r, opts->demangle != 0, gt_utf8_sanitize, 3);
+	if (ret < 0)
+		goto out;
+	f.m.strict_ties = true;
+	ret = gt_xout_open(&f.out, opts->output);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", opts->output,
+			 strerror(-ret));
+		f.errmsg = errbuf;
+		goto out;
+	}
+	write_first_packet(&f);
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		ret = gt_xmodel_observe(&f.m, rec);
+		if (ret < 0)
+			goto out;
+		ret = dispatch(&f, rec);
+		if (ret < 0)
+			goto out;
+		if (f.out.err) {
+			ret = f.out.err;
+			break;
+		}
+		if (opts->progress && (++n & 0xffff) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(r, &done, &total);
+			opts->progress(opts->progress_ctx, done, total);
+		}
+	}
+	if (ret < 0 && !f.out.err) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		f.errmsg = errbuf;
+		goto out;
+	}
+	res->bytes = f.out.bytes;
+	ret = gt_xout_close(&f.out);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "writing %s: %s", opts->output, strerror(-ret));
+		f.errmsg = errbuf;
+		goto out;
+	}
+	res->events = f.events;
+	res->files = 1;
+	res->warning = NULL;
+out:
+	if (ret < 0) {
+		if (f.out.buf)
+			gt_xout_close(&f.out);
+		*errmsg = f.errmsg;
+	}
+	gt_xmodel_fini(&f.m);
+	return ret < 0 ? ret : 0;
+}
+
+const struct gt_exporter_ops gt_exporter_perfetto = {
+	.name = "perfetto",
+	.extension = ".pftrace",
+	.help = "Perfetto native protobuf (ui.perfetto.dev), smaller and faster to load",
+	.run = perfetto_run,
+};

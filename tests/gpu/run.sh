@@ -1,0 +1,112 @@
+#!/bin/bash
+# GPU suite runner: runs each workload of tests/gpu/workload.cu under libgputrace-inject.so
+# (standalone mode: CUDA_INJECTION64_PATH + GPUTRACE_OUTPUT) and checks its trace with
+# gt-gpu-check. Works from a copied build directory (no meson needed on the GPU machine).
+# Usage: run.sh BUILD_DIR [TEST...]   (no TEST: all of them)
+# Prints one line per test and "N passed, M failed, K skipped"; exits 0, 1 on a failure, or
+# 77 when every test was skipped (no GPU).
+set -u
+
+build=${1:?usage: run.sh BUILD_DIR [TEST...]}
+shift
+build=$(cd "$build" && pwd)
+lib="$build/collectors/libgputrace-inject.so"
+wl="$build/tests/gpu/gt-gpu-workload"
+check="$build/tests/gpu/gt-gpu-check"
+cli="$build/cli/gputrace"
+work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
+mkdir -p "$work"
+
+all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork"
+tests=${*:-$all_tests}
+passed=0 failed=0 skipped=0
+
+have_gpu() {
+	# the driver library and at least one device; the workloads also exit 77 on their own
+	{ command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; } ||
+		ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'
+}
+
+result() { # name status detail
+	case $2 in
+	pass) passed=$((passed + 1)); echo "PASS $1 $3" ;;
+	skip) skipped=$((skipped + 1)); echo "SKIP $1 $3" ;;
+	*) failed=$((failed + 1)); echo "FAIL $1 $3" ;;
+	esac
+}
+
+# run_standalone NAME CHECKMODE CHECKARG -- ENV... -- WORKLOAD ARGS...
+run_standalone() {
+	local name=$1 mode=$2 carg=$3
+	shift 4
+	local envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	local out="$work/$name.gtrace" log="$work/$name.log" rc
+	rm -f "$out"
+	env CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$out" "${envs[@]}" \
+		timeout 300 "$wl" "$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 77 ]; then result "$name" skip "(no GPU)"; return; fi
+	if [ $rc -ne 0 ]; then result "$name" fail "(workload exit $rc)"; sed 's/^/    /' "$log"; return; fi
+	if [ ! -s "$out" ]; then result "$name" fail "(no trace at $out)"; sed 's/^/    /' "$log"; return; fi
+	if "$check" "$mode" "$out" $carg >"$log.check" 2>&1; then
+		result "$name" pass "$(tail -n 1 "$log.check")"
+	else
+		result "$name" fail ""
+		sed 's/^/    /' "$log.check" "$log" | head -n 40
+	fi
+}
+
+run_test() {
+	case $1 in
+	kernels | memcpy | memset | alloc | nvtx | streams8 | graph | apierror)
+		run_standalone "$1" "$1" "" -- -- "$1" ;;
+	graph-nodes)
+		run_standalone graph-nodes graph-nodes "" -- GPUTRACE_GRAPH=node -- graph ;;
+	launches)
+		run_standalone launches launches 1000000 -- -- launches 1000000 ;;
+	cuptifirst)
+		run_standalone cuptifirst cuptifirst "" -- -- cuptifirst
+		# the one line on stderr, and the program's own output unchanged
+		if [ -s "$work/cuptifirst.log" ]; then
+			local lines
+			lines=$(grep -c '^gputrace: another profiler (e.g. Nsight Systems) already uses CUPTI in this process; run without it$' "$work/cuptifirst.log")
+			if [ "$lines" != 1 ] || ! grep -qx 'cuptifirst done' "$work/cuptifirst.log"; then
+				result cuptifirst-stderr fail "(want the refusal line once and the program's output)"
+				sed 's/^/    /' "$work/cuptifirst.log"
+			else
+				result cuptifirst-stderr pass "(one line on stderr)"
+			fi
+		fi ;;
+	fork)
+		# a fork+exec child traced in the same session: needs `gputrace run`
+		local out="$work/fork.gtrace" rc
+		if [ ! -x "$cli" ]; then result fork skip "(no gputrace CLI)"; return; fi
+		rm -f "$out"
+		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" -- "$wl" fork \
+			>"$work/fork.log" 2>&1
+		rc=$?
+		if [ $rc -eq 77 ]; then result fork skip "(no GPU)"; return; fi
+		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+			result fork fail "(gputrace run exit $rc)"; sed 's/^/    /' "$work/fork.log"; return
+		fi
+		if "$check" fork "$out" >"$work/fork.check" 2>&1; then
+			result fork pass "$(tail -n 1 "$work/fork.check")"
+		else
+			result fork fail ""; sed 's/^/    /' "$work/fork.check" | head -n 40
+		fi ;;
+	*) result "$1" fail "(unknown test)" ;;
+	esac
+}
+
+if ! have_gpu; then
+	for t in $tests; do result "$t" skip "(no GPU: no nvidia-smi device, no libcuda.so.1)"; done
+else
+	for t in $tests; do run_test "$t"; done
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ -z "${GT_GPU_WORK:-}" ] && rm -rf "$work"
+[ $failed -gt 0 ] && exit 1
+[ $passed -eq 0 ] && exit 77
+exit 0

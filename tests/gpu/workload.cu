@@ -1,0 +1,358 @@
+// GPU suite workloads: one small CUDA program per scenario, chosen by argv[1]; each does an
+// exactly known set of GPU operations that tests/gpu/check.c then finds record by record.
+// Runs on the GPU machine under libgputrace-inject.so. Exits 77 (meson's skip) without a GPU.
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CK(call)                                                                              \
+	do {                                                                                  \
+		cudaError_t e_ = (call);                                                      \
+		if (e_ != cudaSuccess) {                                                      \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,        \
+				cudaGetErrorString(e_));                                      \
+			exit(1);                                                              \
+		}                                                                             \
+	} while (0)
+
+__global__ void gt_add(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] += 1.0f;
+}
+
+__global__ void gt_scale(float *x, int n)
+{
+	extern __shared__ float tile[];
+	int i = blockIdx.x * blockDim.x * blockDim.y + threadIdx.y * blockDim.x + threadIdx.x;
+	tile[threadIdx.x] = i < n ? x[i] : 0.0f;
+	__syncthreads();
+	if (i < n)
+		x[i] = tile[threadIdx.x] * 2.0f;
+}
+
+__global__ void gt_empty(void)
+{
+}
+
+__global__ void gt_tag(int *out, int tag)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		out[tag] += 1;
+}
+
+// kernels: 10 x gt_add<<<(4,2,1),(128,1,1)>>>, 5 x gt_scale<<<(8,1,1),(32,4,1),256>>>,
+// 7 x gt_empty<<<1,1>>>.
+static int run_kernels(void)
+{
+	float *x;
+	int i;
+
+	CK(cudaMalloc(&x, 1 << 20));
+	for (i = 0; i < 10; i++)
+		gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	for (i = 0; i < 5; i++)
+		gt_scale<<<dim3(8, 1, 1), dim3(32, 4, 1), 256>>>(x, 1024);
+	for (i = 0; i < 7; i++)
+		gt_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(x));
+	return 0;
+}
+
+// memcpy: HtoD 1 MiB pageable, DtoH 1 MiB pageable, DtoD 512 KiB, HtoD 256 KiB pinned async.
+static int run_memcpy(void)
+{
+	char *h = (char *)calloc(1, 1 << 20), *pinned, *d1, *d2;
+	cudaStream_t s;
+
+	CK(cudaMallocHost(&pinned, 256 << 10));
+	CK(cudaMalloc(&d1, 1 << 20));
+	CK(cudaMalloc(&d2, 1 << 20));
+	CK(cudaStreamCreate(&s));
+	CK(cudaMemcpy(d1, h, 1 << 20, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(h, d1, 1 << 20, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(d2, d1, 512 << 10, cudaMemcpyDeviceToDevice));
+	CK(cudaMemcpyAsync(d1, pinned, 256 << 10, cudaMemcpyHostToDevice, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	CK(cudaFree(d1));
+	CK(cudaFree(d2));
+	CK(cudaFreeHost(pinned));
+	free(h);
+	return 0;
+}
+
+// memset: 4096 bytes of 0x5a, then 8192 bytes of 0 async.
+static int run_memset(void)
+{
+	char *d;
+
+	CK(cudaMalloc(&d, 1 << 16));
+	CK(cudaMemset(d, 0x5a, 4096));
+	CK(cudaMemsetAsync(d, 0, 8192, 0));
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(d));
+	return 0;
+}
+
+// alloc: 1, 3 and 5 MiB allocated and freed; 2 MiB cudaMallocAsync/cudaFreeAsync on a stream.
+static int run_alloc(void)
+{
+	void *a, *b, *c, *p;
+	cudaStream_t s;
+
+	CK(cudaMalloc(&a, 1 << 20));
+	CK(cudaMalloc(&b, 3 << 20));
+	CK(cudaMalloc(&c, 5 << 20));
+	CK(cudaFree(b));
+	CK(cudaFree(a));
+	CK(cudaFree(c));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaMallocAsync(&p, 2 << 20, s));
+	CK(cudaFreeAsync(p, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	return 0;
+}
+
+// nvtx: 4 threads, each 3 x { push "outer" { push "inner" pop } pop } and a mark "tick";
+// a start/end range "handoff" started here and ended on thread 0; a domain "gtdomain" range
+// with registered message "registered-msg", color 0xff00ff00, category 7.
+static nvtxRangeId_t handoff;
+
+static void *nvtx_thread(void *arg)
+{
+	long t = (long)arg;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		nvtxRangePushA("outer");
+		nvtxRangePushA("inner");
+		usleep(100);
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	nvtxMarkA("tick");
+	if (t == 0)
+		nvtxRangeEnd(handoff);
+	return NULL;
+}
+
+static int run_nvtx(void)
+{
+	pthread_t th[4];
+	nvtxDomainHandle_t dom;
+	nvtxStringHandle_t reg;
+	nvtxEventAttributes_t attr;
+	long t;
+
+	// CUDA first: InitializeInjection points NVTX at our library before the first NVTX call
+	CK(cudaFree(0));
+	handoff = nvtxRangeStartA("handoff");
+	for (t = 0; t < 4; t++)
+		pthread_create(&th[t], NULL, nvtx_thread, (void *)t);
+	for (t = 0; t < 4; t++)
+		pthread_join(th[t], NULL);
+	dom = nvtxDomainCreateA("gtdomain");
+	reg = nvtxDomainRegisterStringA(dom, "registered-msg");
+	memset(&attr, 0, sizeof(attr));
+	attr.version = NVTX_VERSION;
+	attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	attr.category = 7;
+	attr.colorType = NVTX_COLOR_ARGB;
+	attr.color = 0xff00ff00u;
+	attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	attr.message.registered = reg;
+	nvtxDomainRangePushEx(dom, &attr);
+	nvtxDomainRangePop(dom);
+	return 0;
+}
+
+// streams8: 8 threads, each on its own non-blocking stream, 100 x gt_tag<<<1,32>>>, inside an
+// NVTX range "worker".
+static int *tags;
+
+static void *stream_thread(void *arg)
+{
+	long t = (long)arg;
+	cudaStream_t s;
+	int i;
+
+	nvtxRangePushA("worker");
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	for (i = 0; i < 100; i++)
+		gt_tag<<<1, 32, 0, s>>>(tags, (int)t);
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	nvtxRangePop();
+	return NULL;
+}
+
+static int run_streams8(void)
+{
+	pthread_t th[8];
+	long t;
+
+	CK(cudaMalloc(&tags, 8 * sizeof(int)));
+	CK(cudaMemset(tags, 0, 8 * sizeof(int)));
+	for (t = 0; t < 8; t++)
+		pthread_create(&th[t], NULL, stream_thread, (void *)t);
+	for (t = 0; t < 8; t++)
+		pthread_join(th[t], NULL);
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(tags));
+	return 0;
+}
+
+// graph: captured graph of gt_add, gt_add, gt_scale (3 kernel nodes), launched 5 times.
+static int run_graph(void)
+{
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	float *x;
+	int i;
+
+	CK(cudaMalloc(&x, 1 << 20));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1), 0, s>>>(x, 1024);
+	gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1), 0, s>>>(x, 1024);
+	gt_scale<<<dim3(8, 1, 1), dim3(32, 4, 1), 256, s>>>(x, 1024);
+	CK(cudaStreamEndCapture(s, &g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (i = 0; i < 5; i++)
+		CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	CK(cudaStreamDestroy(s));
+	CK(cudaFree(x));
+	return 0;
+}
+
+// apierror: cudaMalloc of 2^50 bytes fails with cudaErrorMemoryAllocation (2).
+static int run_apierror(void)
+{
+	void *p = NULL;
+	cudaError_t e;
+
+	CK(cudaFree(0));
+	e = cudaMalloc(&p, (size_t)1 << 50);
+	if (e != cudaErrorMemoryAllocation) {
+		fprintf(stderr, "expected cudaErrorMemoryAllocation, got %d\n", (int)e);
+		return 1;
+	}
+	cudaGetLastError();
+	return 0;
+}
+
+// launches N: N x gt_empty<<<1,1>>> back to back.
+static int run_launches(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		gt_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	return 0;
+}
+
+// fork: 2 kernels here, then fork+exec of ourselves running "kernels" in the child.
+static int run_fork(const char *self)
+{
+	pid_t pid;
+	int status = 0;
+
+	gt_empty<<<1, 1>>>();
+	gt_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "kernels", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "child failed (status %d)\n", status);
+		return 1;
+	}
+	return 0;
+}
+
+// cuptifirst: the program holds CUPTI before CUDA starts, like a second profiler would; the
+// injection library must say so on one stderr line, record why, and let these 3 kernels run.
+static void CUPTIAPI ignore_callback(void *u, CUpti_CallbackDomain d, CUpti_CallbackId c,
+				     const void *p)
+{
+	(void)u;
+	(void)d;
+	(void)c;
+	(void)p;
+}
+
+static int run_cuptifirst(void)
+{
+	CUpti_SubscriberHandle sub;
+	CUptiResult r = cuptiSubscribe(&sub, ignore_callback, NULL);
+
+	if (r != CUPTI_SUCCESS) {
+		fprintf(stderr, "cuptiSubscribe: %d\n", (int)r);
+		return 1;
+	}
+	gt_empty<<<1, 1>>>();
+	gt_empty<<<1, 1>>>();
+	gt_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	printf("cuptifirst done\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s kernels|memcpy|memset|alloc|nvtx|streams8|graph|apierror|"
+				"launches N|fork|cuptifirst\n",
+			argv[0]);
+		return 2;
+	}
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+		fprintf(stderr, "no CUDA device: skipping\n");
+		return 77;
+	}
+	if (!strcmp(argv[1], "kernels"))
+		return run_kernels();
+	if (!strcmp(argv[1], "memcpy"))
+		return run_memcpy();
+	if (!strcmp(argv[1], "memset"))
+		return run_memset();
+	if (!strcmp(argv[1], "alloc"))
+		return run_alloc();
+	if (!strcmp(argv[1], "nvtx"))
+		return run_nvtx();
+	if (!strcmp(argv[1], "streams8"))
+		return run_streams8();
+	if (!strcmp(argv[1], "graph"))
+		return run_graph();
+	if (!strcmp(argv[1], "apierror"))
+		return run_apierror();
+	if (!strcmp(argv[1], "launches"))
+		return run_launches(argc > 2 ? atol(argv[2]) : 1000000);
+	if (!strcmp(argv[1], "fork"))
+		return run_fork(argv[0]);
+	if (!strcmp(argv[1], "cuptifirst"))
+		return run_cuptifirst();
+	fprintf(stderr, "unknown workload %s\n", argv[1]);
+	return 2;
+}

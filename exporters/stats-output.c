@@ -83,14 +83,16 @@ static size_t utf8_seq(const unsigned char *s, size_t avail)
 
 	if (s[0] < 0x80)
 		return 1;
+	/* the lead byte gives the length; 0xc0, 0xc1 and 0xf5.. never start a sequence */
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1fu;
+		n = 2;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0fu;
+		n = 3;
 	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07u;
+		n = 4;
 	else
 		return 0;
+	cp = s[0] & (0x7fu >> n);
 	if (n > avail)
 		return 0;
 	for (size_t i = 1; i < n; i++) {

@@ -588,6 +588,48 @@ START_TEST(test_all_json)
 }
 END_TEST
 
+static char *json_of(const char *s, size_t len)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = open_memstream(&buf, &blen);
+
+	gt_stats_json_string(f, s, len);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_json_string)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *want;
+	} cases[] = {
+	        {"plain", 5, "\"plain\""},
+	        {"q\"b\\", 4, "\"q\\\"b\\\\\""},
+	        {"\n\t\x01\x7f", 4, "\"\\n\\t\\u0001\\u007f\""},
+	        {"a\0b", 3, "\"a\\u0000b\""},
+	        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,
+	         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+	        {"\xc0\xaf", 2, "\"\\ufffd\\ufffd\""},                       /* overlong '/' */
+	        {"\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""},            /* UTF-16 surrogate */
+	        {"x\xe2\x82", 3, "\"x\\ufffd\\ufffd\""},                     /* cut short */
+	        {"\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* > U+10FFFF */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_of(cases[i].in, cases[i].len);
+		cJSON *v = cJSON_Parse(got);
+
+		ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu: %s", i, got);
+		ck_assert_msg(v && cJSON_IsString(v), "case %zu does not parse", i);
+		cJSON_Delete(v);
+		free(got);
+	}
+}
+END_TEST
+
 START_TEST(test_empty_trace_reports)
 {
 	struct gt_reader *r;
@@ -919,6 +961,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_nvtx);
 	tcase_add_test(tc, test_losses);
 	tcase_add_test(tc, test_all_json);
+	tcase_add_test(tc, test_json_string);
 	tcase_add_test(tc, test_empty_trace_reports);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);

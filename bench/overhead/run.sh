@@ -1,0 +1,82 @@
+#!/bin/bash
+# Overhead benchmark: runs bench/overhead/app.cu bare, under the CUPTI floor (floor.c: kernel,
+# memcpy and memset activity only, records discarded), under gputrace with default settings
+# (and variants that isolate the API collector), under CUPTI's own NVTX marker path and, when
+# present, under Nsight Systems, in interleaved rounds. Prints medians with min-max spread.
+# Usage: run.sh BUILD_DIR [ROUNDS]     (GPU machine; exits 77 without a GPU)
+set -u
+build=$(cd "${1:?usage: run.sh BUILD_DIR [ROUNDS]}" && pwd)
+rounds=${2:-5}
+app="$build/bench/overhead/gt-overhead-app"
+floor="$build/bench/overhead/libgt-overhead-floor.so"
+lib="$build/collectors/libgputrace-inject.so"
+nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-overhead.XXXXXX")
+results="$work/results"
+sizes="200000 20000 2000000" # launches, 64-byte copies, NVTX push+pop pairs
+
+cupti=""
+for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 /usr/local/cuda*/targets/x86_64-linux/lib \
+	/usr/local/cuda*/extras/CUPTI/lib64; do
+	if [ -e "$d/libcupti.so.13" ]; then cupti="$d/libcupti.so.13"; break; fi
+done
+
+configs="bare floor gputrace gputrace-activity gputrace-noapi"
+[ -n "$cupti" ] && configs="$configs cupti-markers"
+[ -x "$nsys" ] && configs="$configs nsys"
+
+run_one() { # config round
+	local c=$1 out="$work/$1-$2.out" rc
+	case $c in
+	bare) "$app" $sizes >"$out" 2>&1 ;;
+	floor) CUDA_INJECTION64_PATH="$floor" "$app" $sizes >"$out" 2>&1 ;;
+	gputrace) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		"$app" $sizes >"$out" 2>&1 ;;
+	gputrace-activity) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		GPUTRACE_API_SOURCE=activity "$app" $sizes >"$out" 2>&1 ;;
+	gputrace-noapi) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		GPUTRACE_API=none "$app" $sizes >"$out" 2>&1 ;;
+	cupti-markers) CUDA_INJECTION64_PATH="$floor" FLOOR_MARKERS=1 NVTX_INJECTION64_PATH="$cupti" \
+		"$app" $sizes >"$out" 2>&1 ;;
+	nsys) "$nsys" profile -t cuda,nvtx -o "$work/nsys-$2" --force-overwrite=true \
+		"$app" $sizes >"$out" 2>&1 ;;
+	esac
+	rc=$?
+	if [ $rc -eq 77 ]; then echo "no GPU: skipping the benchmark"; exit 77; fi
+	awk -v c="$c" -v r="$2" '/^launch_us/{l=$2} /^memcpy_us/{m=$2} /^nvtx_ns/{n=$2}
+		END{ if (l != "") print c, r, l, m, n }' "$out" >>"$results"
+	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
+}
+
+: >"$results"
+for r in $(seq 1 "$rounds"); do
+	for c in $configs; do run_one "$c" "$r"; done
+done
+ls -l "$work"/t.gtrace 2>/dev/null | awk '{print "last gputrace trace: " $5 " bytes"}'
+
+python3 - "$results" "$sizes" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+data = {}
+for c, r, l, m, n in rows:
+    data.setdefault(c, []).append((float(l), float(m), float(n)))
+def med(c, i):
+    return statistics.median(v[i] for v in data[c])
+def spread(c, i):
+    vals = [v[i] for v in data[c]]
+    return min(vals), max(vals)
+print("launches, copies, NVTX pairs per run: %s; rounds: %d" % (sys.argv[2], max(len(v) for v in data.values())))
+print("%-18s %22s %12s %10s %20s %22s" % ("config", "launch us (min-max)", "added us", "x floor",
+      "64B memcpy us", "NVTX push+pop ns"))
+bare_l = med("bare", 0) if "bare" in data else None
+floor_add = med("floor", 0) - bare_l if "floor" in data and bare_l is not None else None
+for c in data:
+    l, m, n = med(c, 0), med(c, 1), med(c, 2)
+    lo, hi = spread(c, 0)
+    nlo, nhi = spread(c, 2)
+    added = l - bare_l if bare_l is not None else float("nan")
+    ratio = added / floor_add if floor_add and c not in ("bare", "floor") else float("nan")
+    print("%-18s %8.3f (%.3f-%.3f) %12.3f %10.2f %20.3f %10.1f (%.1f-%.1f)" %
+          (c, l, lo, hi, added, ratio, m, n, nlo, nhi))
+PY
+rm -rf "$work"

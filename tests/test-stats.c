@@ -659,6 +659,52 @@ START_TEST(test_empty_trace_reports)
 }
 END_TEST
 
+/* Damaged or surprising records: an undefined name, a reversed span, an allocation at a
+ * live address (its free was lost), out-of-range kinds and sources. */
+START_TEST(test_odd_records)
+{
+	struct gt_reader *r;
+	struct tw t;
+	char *out;
+
+	tw_open(&t);
+	kernel(&t, 99, 100, 10);
+	{
+		struct gt_rec_kernel k = {0};
+
+		k.span.start_ns = 500;
+		k.span.end_ns = 400;
+		k.name_id = 99;
+		put(&t, &k, GT_REC_KERNEL, sizeof(k));
+	}
+	mem(&t, GT_MEMORY_ALLOC, 0x100, 100, 0, GT_MEM_DEVICE, 10);
+	mem(&t, GT_MEMORY_ALLOC, 0x100, 200, 0, GT_MEM_DEVICE, 20);
+	copy(&t, 99, 1000, 10, 5);
+	loss(&t, 99, 99, 4);
+	r = tw_close(&t);
+	out = report(r, GT_STATS_REPORT_KERNELS | GT_STATS_REPORT_MEMCPY, GT_STATS_FORMAT_CSV,
+	             false);
+	ck_assert_str_eq(out,
+	                 "# kernels\n"
+	                 "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,"
+	                 "stddev_ns,p99_ns,name\n"
+	                 "100.00,10,2,5.0,5.0,0,10,7.1,10,<string 99>\n"
+	                 "\n# memcpy\n"
+	                 "time_pct,total_ns,count,avg_ns,median_ns,min_ns,max_ns,stddev_ns,"
+	                 "p99_ns,total_bytes,avg_bytes,min_bytes,max_bytes,bandwidth_gbps,kind\n"
+	                 "100.00,10,1,10.0,10.0,10,10,0.0,10,5,5.0,5,5,0.500,unknown\n");
+	free(out);
+	out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
+	ck_assert_ptr_nonnull(strstr(out, "\n0,200,200,2,0,300,\n"));
+	ck_assert_ptr_nonnull(strstr(out, "count,bytes,unmatched_frees\n1,200,0\n"));
+	free(out);
+	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
+	ck_assert_ptr_nonnull(strstr(out, "damaged_file,0,\nunknown,4,unspecified 4\n\n# reader"));
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_summary)
 {
 	struct gt_reader *r;
@@ -963,6 +1009,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_all_json);
 	tcase_add_test(tc, test_json_string);
 	tcase_add_test(tc, test_empty_trace_reports);
+	tcase_add_test(tc, test_odd_records);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);
 	tcase_add_test(tc, test_summary_reads_twice);

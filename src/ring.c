@@ -427,6 +427,11 @@ void gt_ring_set_wakeup_fd(struct gt_ring *ring, int efd)
 	ring->wakeup_fd = efd;
 }
 
+int gt_ring_wakeup_fd(const struct gt_ring *ring)
+{
+	return ring->wakeup_fd;
+}
+
 void gt_ring_set_torn_timeout(struct gt_ring *ring, uint64_t ns)
 {
 	ring->torn_timeout_ns = ns;

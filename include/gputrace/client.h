@@ -20,8 +20,9 @@ struct gt_client_options {
 	const struct gt_trace_info *info; /* versions for the header (standalone); may be NULL */
 };
 
-/* Create the ring and connect (or start the standalone drainer). Writes the PROCESS record
- * (and its strings) into the ring first. Returns 0 and *ret, or -errno with *errmsg set to a
+/* Create the ring and connect (or start the standalone drainer). The process's PROCESS
+ * record is written by the drainer from the registration; a CLOCK anchor goes into the
+ * ring first. Returns 0 and *ret, or -errno with *errmsg set to a
  * one-line reason ("cannot connect to gputrace session at ...: ..."). Called once, from the
  * thread that initializes CUDA; may allocate. */
 int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
@@ -36,6 +37,10 @@ uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len);
 
 /* Wake the drainer now (e.g. after a forced CUPTI flush at exit). */
 void gt_client_kick(struct gt_client *c);
+
+/* The exit code to report at close (e.g. from an on_exit(3) handler). Without it the
+ * process's end is recorded from the CLI's waitpid(), or as unknown. */
+void gt_client_set_exit_status(struct gt_client *c, int status);
 
 /* At exit: session mode sends goodbye and closes the connection; standalone mode drains
  * everything, writes PROCESS_END and closes the file (returns its path in *path, may be

@@ -72,6 +72,7 @@ int gt_ring_write(struct gt_ring *ring, const struct gt_rec_hdr *rec, unsigned f
 int gt_ring_create(size_t data_bytes, uint32_t pid, struct gt_ring **ret);
 
 /* Map a ring received from another process; validates the header against the fd size.
+ * On success the ring owns fd; on failure the caller still does.
  * Returns 0, -EINVAL (with *errmsg describing which check failed), or -errno. */
 int gt_ring_attach(int fd, struct gt_ring **ret, const char **errmsg);
 
@@ -80,6 +81,7 @@ struct gt_ring_header *gt_ring_header(struct gt_ring *ring);
 
 /* Set an eventfd the producers write to when the ring fills past half (or -1). */
 void gt_ring_set_wakeup_fd(struct gt_ring *ring, int efd);
+int gt_ring_wakeup_fd(const struct gt_ring *ring);
 
 /* Write the wake-up eventfd now (a flush at exit; a producer waiting for space).
  * Context: any thread; async-signal-safe. */

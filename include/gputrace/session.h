@@ -35,6 +35,9 @@ const char *gt_session_address(const struct gt_session *s);
  * fatal: it is reported in the trace and the others continue). */
 int gt_session_poll(struct gt_session *s, uint64_t timeout_ns);
 
+/* Make gt_session_poll() return now. Async-signal-safe (a SIGCHLD or SIGINT handler). */
+void gt_session_stop(struct gt_session *s);
+
 /* Record how a process ended, when the caller learned it from waitpid(). */
 void gt_session_process_exited(struct gt_session *s, pid_t pid, int wait_status);
 
@@ -71,12 +74,17 @@ struct gt_process_info {
  * environment). Strings live in `buf` of `buf_bytes`. Returns 0 or -errno. */
 int gt_process_info_self(struct gt_process_info *info, char *buf, size_t buf_bytes);
 
-/* Connect to the session at `address`, send the registration and the ring's fd.
- * Returns a connected socket fd (>= 0; keep it open until exit) or -errno. */
+/* Connect to the session at `address`, send the registration, the ring's fd and its wake-up
+ * eventfd (gt_ring_set_wakeup_fd must have been called). Waits at most 2 s for the server.
+ * Returns a connected close-on-exec socket fd (>= 0; keep it open until exit), -EINVAL (no
+ * eventfd), -ENAMETOOLONG, or -errno from connect/sendmsg. */
 int gt_session_connect(const char *address, const struct gt_process_info *info,
 		       struct gt_ring *ring);
 
-/* Tell the server the process is exiting normally with `status`, before closing. */
+/* Tell the server the process is exiting normally with exit code `status`
+ * (GT_SESSION_STATUS_UNKNOWN if it does not know it), before closing. Never blocks.
+ * Returns 0 or -errno. */
+#define GT_SESSION_STATUS_UNKNOWN INT32_MIN
 int gt_session_goodbye(int fd, int status);
 
 #endif /* GPUTRACE_SESSION_H */

@@ -1,0 +1,76 @@
+/* The drainer: turns the records in each traced process's ring into one trace. It validates
+ * records, stamps the registered pid, remaps process-local string ids to trace-global ids,
+ * writes the strings before the records that use them, and at a process's end writes its
+ * loss accounting and PROCESS_END. Used by the session (in the CLI) and by standalone mode
+ * (a thread inside the traced process). Not thread-safe: one thread drives a gt_drain and
+ * every process in it. */
+#ifndef GPUTRACE_DRAIN_H
+#define GPUTRACE_DRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gputrace/record.h"
+#include "gputrace/ring.h"
+#include "gputrace/session.h"
+#include "gputrace/trace.h"
+
+struct gt_drain;      /* one per trace */
+struct gt_drain_proc; /* one per registered process */
+
+/* Highest process-local string id the drainer accepts; larger ids read as "<unknown>". */
+#define GT_DRAIN_MAX_LOCAL_ID (1u << 22)
+
+/* The string written for an id whose STRING never arrived. */
+#define GT_DRAIN_UNKNOWN_STRING "<unknown>"
+
+/* Create a drainer writing to `writer` (borrowed; must outlive the drainer).
+ * Returns 0 and *ret, or -ENOMEM. */
+int gt_drain_new(struct gt_writer *writer, struct gt_drain **ret);
+
+/* Finish every process still open (GT_END_UNKNOWN, producers treated as dead) and free.
+ * The writer is not closed. NULL is accepted. */
+void gt_drain_free(struct gt_drain *d);
+
+/* Start a process: write its PROCESS record (and strings) from `info`, stamped with
+ * start_ns and flags (GT_PROCESS_*). `ring` becomes owned by the process (freed at finish);
+ * it may be NULL when the ring was rejected, with `error` saying why (written as a NOTICE);
+ * error may be NULL. Returns 0 and *ret, or -errno (the writer's error, -ENOMEM). */
+int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, uint64_t start_ns,
+		      uint32_t flags, struct gt_ring *ring, const char *error,
+		      struct gt_drain_proc **ret);
+
+/* The PROCESS record written for p (global string ids). */
+const struct gt_rec_process *gt_drain_proc_record(const struct gt_drain_proc *p);
+
+/* The process's ring, or NULL if it was rejected or found corrupt. */
+struct gt_ring *gt_drain_proc_ring(struct gt_drain_proc *p);
+
+/* Drain what is committed (see gt_ring_consume for wait_ns and producers_dead). A ring
+ * found corrupt is reported once (a NOTICE), freed, and not read again: not an error.
+ * Returns records written (>= 0) or -errno from the writer. */
+long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers_dead);
+
+/* Write a NOTICE about this process (severity enum gt_notice_severity, code
+ * enum gt_notice_code). Returns 0 or -errno from the writer. */
+int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,
+			 const char *message);
+
+/* Final drain (as gt_drain_proc_run), then LOSS records (ring-full drops by type, torn and
+ * corrupt counts), "<unknown>" for string ids that never arrived, and PROCESS_END with
+ * how/code - unless the process wrote its own PROCESS_END (GT_END_DETACHED) into the ring,
+ * which is used instead. Frees p and its ring. Returns 0 or -errno from the writer (p is
+ * freed either way). */
+int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, uint64_t wait_ns,
+			 bool producers_dead);
+
+struct gt_drain_stats {
+	uint64_t processes; /* processes started */
+	uint64_t records;   /* records written from rings (strings included) */
+	uint64_t dropped;   /* ring-full drops reported by finished processes */
+	uint64_t torn;
+	uint64_t corrupt;   /* corrupt records, and rings given up */
+};
+void gt_drain_stats(const struct gt_drain *d, struct gt_drain_stats *out);
+
+#endif /* GPUTRACE_DRAIN_H */

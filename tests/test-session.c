@@ -1,0 +1,444 @@
+/* Check suite for src/session.c: processes that fork and exec three levels deep land in one
+ * trace with their parent links; a corrupt ring is one process's error; bad handshakes and
+ * peers of another uid are refused. Runs as a unit test (suite session); `test-session uid`
+ * runs the other-uid check alone (needs root, else exits 77). */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gputrace/clock.h"
+#include "gputrace/env.h"
+#include "gputrace/session.h"
+#include "gputrace/trace.h"
+
+struct trace {
+	struct gt_reader *r;
+	union gt_record **recs;
+	size_t n;
+};
+
+static void trace_load(struct trace *t, const char *path)
+{
+	const union gt_record *rec;
+	const char *msg = NULL;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	ck_assert_msg(gt_reader_open(path, &t->r, &msg) == 0, "open %s: %s", path, msg);
+	while ((r = gt_reader_next(t->r, &rec)) == 1) {
+		t->recs = realloc(t->recs, (t->n + 1) * sizeof(*t->recs));
+		t->recs[t->n] = malloc(rec->hdr.size);
+		memcpy(t->recs[t->n], rec, rec->hdr.size);
+		t->n++;
+	}
+	ck_assert_int_eq(r, 0);
+}
+
+static void trace_free(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->recs[i]);
+	free(t->recs);
+	gt_reader_close(t->r);
+}
+
+static const char *str(struct trace *t, uint32_t id)
+{
+	const char *s = gt_reader_string(t->r, id, NULL);
+
+	return s ? s : "(missing)";
+}
+
+static long find(struct trace *t, unsigned type, uint32_t pid, unsigned nth)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->recs[i]->hdr.type == type && (!pid || t->recs[i]->hdr.pid == pid) &&
+		    nth-- == 0)
+			return (long)i;
+	return -1;
+}
+
+static unsigned count(struct trace *t, unsigned type, uint32_t pid)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		n += t->recs[i]->hdr.type == type && (!pid || t->recs[i]->hdr.pid == pid);
+	return n;
+}
+
+static char tmpdir[64], path[128];
+
+static struct gt_writer *open_writer(void)
+{
+	struct gt_trace_info info = { 0 };
+	struct gt_writer *w;
+
+	strcpy(tmpdir, "/tmp/gt-session-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(path, sizeof(path), "%s/t.gtrace", tmpdir);
+	info.hostname = "host";
+	info.cmdline = "test";
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	return w;
+}
+
+static void cleanup(void)
+{
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+/* Start the helper (tests/session-child.c) at `depth` in the session. */
+static pid_t spawn_child(struct gt_session *s, int depth)
+{
+	const char *exe = getenv("SESSION_CHILD");
+	char arg[16];
+	pid_t pid;
+
+	ck_assert_msg(exe != NULL, "SESSION_CHILD is not set");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv(GT_ENV_SESSION, gt_session_address(s), 1);
+		snprintf(arg, sizeof(arg), "%d", depth);
+		execl(exe, "session-child", arg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Poll until every pid has exited, nobody is connected and `processes` registered. */
+static void run_until(struct gt_session *s, pid_t *pids, int n, uint64_t processes)
+{
+	uint64_t deadline = gt_now_ns() + 20ull * 1000000000u;
+	int status[8], reaped = 0, i;
+
+	for (i = 0; i < n; i++)
+		status[i] = -1;
+	for (;;) {
+		struct gt_session_stats st;
+
+		ck_assert_int_eq(gt_session_poll(s, 20 * 1000000ull), 0);
+		for (i = 0; i < n; i++) {
+			if (status[i] == -1 && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
+				gt_session_process_exited(s, pids[i], status[i]);
+				reaped++;
+			}
+		}
+		gt_session_stats(s, &st);
+		if (reaped == n && gt_session_live(s) == 0 && st.processes >= processes)
+			break;
+		ck_assert_msg(gt_now_ns() < deadline, "session did not finish: %d/%d reaped, %u live",
+			      reaped, n, gt_session_live(s));
+	}
+}
+
+START_TEST(test_three_levels)
+{
+	struct gt_writer *w = open_writer();
+	struct gt_session *s;
+	struct gt_session_stats st;
+	struct trace t;
+	uint32_t pid[4];
+	pid_t top;
+	int depth;
+
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+	top = spawn_child(s, 3);
+	run_until(s, &top, 1, 4);
+	gt_session_stats(s, &st);
+	ck_assert_uint_eq(st.processes, 4);
+	ck_assert_uint_eq(st.refused, 0);
+	ck_assert_uint_eq(st.dropped, 0);
+	ck_assert_uint_eq(st.torn, 0);
+	ck_assert_uint_eq(st.corrupt, 0);
+	gt_session_free(s);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	trace_load(&t, path);
+	ck_assert_uint_eq(count(&t, GT_REC_PROCESS, 0), 4);
+	/* the chain of parent links: test -> depth 3 -> 2 -> 1 -> 0 */
+	pid[0] = (uint32_t)top;
+	for (depth = 3; depth >= 0; depth--) {
+		uint32_t me = pid[3 - depth], parent = depth == 3 ? (uint32_t)getpid() : pid[2 - depth];
+		char want[16];
+		long i = find(&t, GT_REC_PROCESS, me, 0), k;
+		unsigned j;
+
+		ck_assert_msg(i >= 0, "no PROCESS for depth %d (pid %u)", depth, me);
+		ck_assert_uint_eq(t.recs[i]->process.ppid, parent);
+		ck_assert_str_eq(str(&t, t.recs[i]->process.cmdline_id),
+				 depth == 3 ? "session-child 3"
+				 : depth == 2 ? "session-child 2"
+				 : depth == 1 ? "session-child 1"
+					      : "session-child 0");
+		ck_assert_int_eq(t.recs[i]->process.rank, -1);
+		snprintf(want, sizeof(want), "level %d", depth);
+		ck_assert_uint_eq(count(&t, GT_REC_NVTX, me), 3);
+		for (j = 0; j < 3; j++) {
+			k = find(&t, GT_REC_NVTX, me, j);
+			ck_assert_uint_eq(t.recs[k]->nvtx.range_id, j);
+			ck_assert_str_eq(str(&t, t.recs[k]->nvtx.message_id), want);
+		}
+		ck_assert_uint_eq(count(&t, GT_REC_CLOCK, me), 2);
+		ck_assert_uint_eq(count(&t, GT_REC_PROCESS_END, me), 1);
+		k = find(&t, GT_REC_PROCESS_END, me, 0);
+		ck_assert_uint_eq(t.recs[k]->process_end.how, GT_END_EXIT);
+		ck_assert_int_eq(t.recs[k]->process_end.code, depth);
+		ck_assert_uint_eq(count(&t, GT_REC_LOSS, me), 0);
+		/* the next level: the process whose parent is this one */
+		if (depth > 0) {
+			size_t m;
+
+			pid[4 - depth] = 0;
+			for (m = 0; m < t.n; m++)
+				if (t.recs[m]->hdr.type == GT_REC_PROCESS &&
+				    t.recs[m]->process.ppid == me)
+					pid[4 - depth] = t.recs[m]->hdr.pid;
+			ck_assert_uint_ne(pid[4 - depth], 0);
+		}
+	}
+	trace_free(&t);
+	cleanup();
+}
+END_TEST
+
+/* A process whose ring header is corrupt: a NOTICE and its end for that process, while a
+ * healthy process traced at the same time is complete. */
+START_TEST(test_corrupt_ring_isolated)
+{
+	struct gt_writer *w = open_writer();
+	struct gt_session *s;
+	struct gt_session_stats st;
+	struct trace t;
+	char want[128];
+	pid_t pids[2];
+	int go[2];
+	long i;
+
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pids[0] = fork();
+	ck_assert_int_ge(pids[0], 0);
+	if (pids[0] == 0) {
+		struct gt_process_info info;
+		struct gt_ring *ring;
+		char buf[3 * 4096 + 3], c;
+		int fd;
+
+		close(go[1]);
+		if (gt_process_info_self(&info, buf, sizeof(buf)) < 0 ||
+		    gt_ring_create(4096, (uint32_t)getpid(), &ring) < 0)
+			_exit(2);
+		gt_ring_set_wakeup_fd(ring, eventfd(0, EFD_CLOEXEC));
+		gt_ring_header(ring)->magic = 0;
+		fd = gt_session_connect(gt_session_address(s), &info, ring);
+		if (fd < 0)
+			_exit(3);
+		if (read(go[0], &c, 1) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(go[0]);
+	pids[1] = spawn_child(s, 0);
+	/* both registered and the healthy one done; then let the broken one exit */
+	for (;;) {
+		ck_assert_int_eq(gt_session_poll(s, 20 * 1000000ull), 0);
+		gt_session_stats(s, &st);
+		if (st.processes == 2 && gt_session_live(s) == 1)
+			break;
+	}
+	close(go[1]);
+	run_until(s, pids, 2, 2);
+	gt_session_free(s);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	trace_load(&t, path);
+	i = find(&t, GT_REC_NOTICE, (uint32_t)pids[0], 0);
+	ck_assert_int_ge(i, 0);
+	snprintf(want, sizeof(want), "ring of process %d rejected: ring header: bad magic",
+		 (int)pids[0]);
+	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id), want);
+	ck_assert_uint_eq(t.recs[i]->notice.severity, GT_NOTICE_ERROR);
+	i = find(&t, GT_REC_PROCESS_END, (uint32_t)pids[0], 0);
+	ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_EXIT);
+	ck_assert_int_eq(t.recs[i]->process_end.code, 0);
+	ck_assert_uint_eq(count(&t, GT_REC_NVTX, (uint32_t)pids[1]), 3);
+	ck_assert_uint_eq(count(&t, GT_REC_NOTICE, (uint32_t)pids[1]), 0);
+	i = find(&t, GT_REC_PROCESS_END, (uint32_t)pids[1], 0);
+	ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_EXIT);
+	trace_free(&t);
+	cleanup();
+}
+END_TEST
+
+static int raw_connect(const char *addr)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	strcpy(sun.sun_path, addr);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Garbage instead of a registration, and a registration without descriptors: refused,
+ * counted, nothing in the trace. The private directory is 0700; stop ends a poll. */
+START_TEST(test_bad_handshake)
+{
+	struct gt_writer *w = open_writer();
+	struct gt_session *s;
+	struct gt_session_stats st;
+	struct stat sb;
+	char dir[128], *slash;
+	uint64_t t0;
+	int fd;
+
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+	strcpy(dir, gt_session_address(s));
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	ck_assert_int_eq(stat(dir, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0700);
+
+	fd = raw_connect(gt_session_address(s));
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, "hello?", 6, 0), 6);
+	fd = raw_connect(gt_session_address(s)); /* the first stays open: refused anyway */
+	ck_assert_int_ge(fd, 0);
+	close(fd); /* closes before registering */
+	t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 2000000000ull) {
+		ck_assert_int_eq(gt_session_poll(s, 10 * 1000000ull), 0);
+		gt_session_stats(s, &st);
+		if (st.refused == 2)
+			break;
+	}
+	ck_assert_uint_eq(st.refused, 2);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(gt_session_live(s), 0);
+
+	gt_session_stop(s);
+	t0 = gt_now_ns();
+	ck_assert_int_eq(gt_session_poll(s, 5000000000ull), 0);
+	ck_assert_uint_lt(gt_now_ns() - t0, 1000000000ull);
+	gt_session_free(s);
+	ck_assert_int_eq(stat(dir, &sb), -1);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	cleanup();
+}
+END_TEST
+
+/* A peer of another uid: cannot reach the socket at all (0700 directory); and even with the
+ * permissions opened up, the server refuses it (SO_PEERCRED). Run as root only. */
+static int uid_check(void)
+{
+	struct gt_writer *w;
+	struct gt_session *s;
+	struct gt_session_stats st;
+	char dir[128];
+	int status, i;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("uid check needs root: skipped\n");
+		return 77;
+	}
+	strcpy(tmpdir, "/tmp/gt-session-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/t.gtrace", tmpdir);
+	if (gt_writer_open(path, &(struct gt_trace_info){ .hostname = "h", .cmdline = "uid" },
+			   NULL, &w) < 0 ||
+	    gt_session_new(w, NULL, &s) < 0)
+		return 1;
+	strcpy(dir, gt_session_address(s));
+	*strrchr(dir, '/') = '\0';
+	for (i = 0; i < 2; i++) {
+		if (i == 1) {
+			/* opened up on purpose, as if someone had chmod'ed the directory */
+			chmod(dir, 0711);
+			chmod(gt_session_address(s), 0777);
+		}
+		pid = fork();
+		if (pid == 0) {
+			int fd;
+			char c;
+
+			if (setgid(65534) < 0 || setuid(65534) < 0)
+				_exit(2);
+			fd = raw_connect(gt_session_address(s));
+			if (i == 0)
+				_exit(fd == -EACCES ? 0 : 3);
+			if (fd < 0)
+				_exit(4);
+			/* the server closes on us without reading */
+			_exit(recv(fd, &c, 1, 0) == 0 ? 0 : 5);
+		}
+		while (waitpid(pid, &status, WNOHANG) == 0)
+			gt_session_poll(s, 10 * 1000000ull);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			printf("uid check %d: child status %d\n", i, status);
+			return 1;
+		}
+	}
+	gt_session_stats(s, &st);
+	if (st.refused != 1 || st.processes != 0) {
+		printf("uid check: refused %llu processes %llu\n", (unsigned long long)st.refused,
+		       (unsigned long long)st.processes);
+		return 1;
+	}
+	gt_session_free(s);
+	gt_writer_close(w);
+	cleanup();
+	printf("uid check: other uid refused (EACCES at the directory, SO_PEERCRED at accept)\n");
+	return 0;
+}
+
+static Suite *session_suite(void)
+{
+	Suite *s = suite_create("session");
+	TCase *tc = tcase_create("session");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_three_levels);
+	tcase_add_test(tc, test_corrupt_ring_isolated);
+	tcase_add_test(tc, test_bad_handshake);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && strcmp(argv[1], "uid") == 0)
+		return uid_check();
+	sr = srunner_create(session_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

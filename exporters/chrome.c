@@ -186,6 +186,11 @@ static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned
 		*pid = t->pid;
 		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) | (uint32_t)lane << LANE_SHIFT;
 		return;
+	case GT_XT_SYNC:
+		*pid = t->pid;
+		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) |
+		       (uint32_t)(GT_XLANES_MAX + lane) << LANE_SHIFT;
+		return;
 	case GT_XT_STREAM: {
 		const struct gt_xgpu *g = c->m.gpus[t->gpu];
 		uint32_t base = t->id & 0xfffffu;
@@ -224,9 +229,14 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 	lane_ids(c, t, lane, &pid, &tid);
 	switch (t->kind) {
 	case GT_XT_THREAD:
-		if (t->name_id) {
+	case GT_XT_SYNC: {
+		const struct gt_xtrack *th = t;
+
+		if (t->kind == GT_XT_SYNC)
+			th = gt_xmodel_track(&c->m, GT_XT_THREAD, t->pid, t->id);
+		if (th && th->name_id) {
 			size_t len;
-			const char *tn = text(c, t->name_id, false, &len);
+			const char *tn = text(c, th->name_id, false, &len);
 
 			if (len > 1024)
 				len = 1024;
@@ -236,8 +246,11 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 			n = LIT(n, "thread ");
 			n = gt_fmt_u64(n, t->id);
 		}
+		if (t->kind == GT_XT_SYNC)
+			n = LIT(n, " sync");
 		sort = t->id;
 		break;
+	}
 	case GT_XT_STREAM:
 		n = LIT(n, "stream ");
 		n = gt_fmt_u64(n, t->id);
@@ -263,7 +276,8 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 		*n++ = ')';
 	}
 	meta_str(c, "thread_name", pid, tid, "name", name, (size_t)(n - name));
-	meta_sort(c, "thread_sort_index", pid, tid, sort * GT_XLANES_MAX + lane);
+	meta_sort(c, "thread_sort_index", pid, tid,
+		  sort * 2 * GT_XLANES_MAX + (t->kind == GT_XT_SYNC ? GT_XLANES_MAX : 0) + lane);
 	l->announced = true;
 	/* a late thread name: describe the other lanes again too */
 	if (t->name_changed) {
@@ -710,7 +724,7 @@ static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 		"Context Synchronize",
 	};
 	const char *name = r->kind < GT_SYNC_KIND_MAX ? names[r->kind] : names[0];
-	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_SYNC, r->hdr.pid, r->tid);
 	unsigned lane;
 	char *p;
 

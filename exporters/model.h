@@ -101,7 +101,7 @@ char *gt_csv_field(char *dst, const char *s, size_t len);
  * exact for the order the collectors produce (per thread and per stream, records arrive
  * in end order) and conservative otherwise: it may open an extra lane, never overlap. */
 #define GT_XLANE_BLOCKS 4096u
-#define GT_XLANES_MAX 32u
+#define GT_XLANES_MAX 16u
 
 struct gt_xblock {
 	uint64_t start_ns;
@@ -119,7 +119,9 @@ struct gt_xlane {
 };
 
 enum gt_xtrack_kind {
-	GT_XT_THREAD = 0, /* API calls, NVTX push/pop, syncs of one CPU thread */
+	GT_XT_THREAD = 0, /* API calls and NVTX push/pop of one CPU thread */
+	GT_XT_SYNC,	  /* synchronization waits of one CPU thread: CUPTI delivers them
+			   * late, inside the API call that waited, so they get their own */
 	GT_XT_STREAM,	  /* GPU work of one stream */
 	GT_XT_NVTX,	  /* NVTX start/end ranges of one process (they may cross threads) */
 	GT_XT_OVERHEAD,	  /* CUPTI overhead of one process */

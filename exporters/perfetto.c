@@ -435,9 +435,14 @@ static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 	}
 	switch (t->kind) {
 	case GT_XT_THREAD:
-		if (t->name_id) {
+	case GT_XT_SYNC: {
+		const struct gt_xtrack *th = t;
+
+		if (t->kind == GT_XT_SYNC)
+			th = gt_xmodel_track(&f->m, GT_XT_THREAD, t->pid, t->id);
+		if (th && th->name_id) {
 			size_t len;
-			const char *tn = text(f, t->name_id, &len);
+			const char *tn = text(f, th->name_id, &len);
 
 			if (len > 1024)
 				len = 1024;
@@ -447,7 +452,10 @@ static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 			n = stpcpy(n, "thread ");
 			n = gt_fmt_u64(n, t->id);
 		}
+		if (t->kind == GT_XT_SYNC)
+			n = stpcpy(n, " sync");
 		break;
+	}
 	case GT_XT_STREAM:
 		n = stpcpy(n, "stream ");
 		n = gt_fmt_u64(n, t->id);
@@ -865,7 +873,7 @@ static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 	char *p, *pm, *tm;
 
 	if (name_key(f, &e, KEY_SYNC | kind, names[kind], strlen(names[kind])) < 0 ||
-	    !cpu_begin(f, GT_XT_THREAD, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
+	    !cpu_begin(f, GT_XT_SYNC, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
 		       CAT_SYNC, NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 100, &pm, &tm);

@@ -1,0 +1,658 @@
+/* Check suite for the chrome exporter (exporters/chrome.c) and the shared exporter model
+ * (exporters/model.c): exact event counts per category, flows paired, slices nested per
+ * track, valid JSON for hostile names, timestamp format, splitting, lanes. */
+#include <check.h>
+#include <errno.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../exporters/model.h"
+#include "export-fixture.h"
+#include "gputrace/exporter.h"
+
+static char dir[64];
+static char trace_path[128];
+static const struct fx_opts fxo = {.procs = 2, .iters = 50, .gpu_batch = 4, .kernels = 3};
+static struct fx_expect fxe;
+
+static void setup_once(void)
+{
+	strcpy(dir, "/tmp/gt-chrome-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
+	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
+	fx_expect(&fxo, &fxe);
+}
+
+static void teardown_once(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static int export(const char *fmt, const char *out, uint64_t max_bytes, int demangle,
+		  struct gt_export_result *res)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_options o = {.output = out, .max_bytes = max_bytes, .demangle = demangle};
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
+	if (ret < 0)
+		fprintf(stderr, "export failed: %s\n", err);
+	gt_reader_close(r);
+	return ret;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+static cJSON *load(const char *path)
+{
+	char *text = slurp(path, NULL);
+	cJSON *j = cJSON_Parse(text);
+
+	ck_assert_msg(j != NULL, "%s is not valid JSON near: %.80s", path,
+		      cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+	free(text);
+	return j;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static uint64_t count(const cJSON *events, const char *ph, const char *cat)
+{
+	uint64_t n = 0;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events)
+	{
+		if (strcmp(str(e, "ph"), ph) == 0 && (!cat || strcmp(str(e, "cat"), cat) == 0))
+			n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+START_TEST(test_counts)
+{
+	char out[160];
+	struct gt_export_result res;
+	cJSON *j, *ev;
+
+	snprintf(out, sizeof(out), "%s/counts.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	ck_assert_uint_eq(res.events, fxe.events);
+	ck_assert_uint_eq(res.files, 1);
+	ck_assert_ptr_null(res.warning);
+	j = load(out);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	ck_assert(cJSON_IsArray(ev));
+	ck_assert_uint_eq(count(ev, "X", "kernel"), fxe.kernels);
+	ck_assert_uint_eq(count(ev, "X", "gpu_memcpy"), fxe.memcpys);
+	ck_assert_uint_eq(count(ev, "X", "gpu_memset"), fxe.memsets);
+	ck_assert_uint_eq(count(ev, "X", "cuda_sync"), fxe.syncs);
+	ck_assert_uint_eq(count(ev, "X", "cuda_runtime"), fxe.runtime);
+	ck_assert_uint_eq(count(ev, "X", "cuda_driver"), fxe.driver);
+	ck_assert_uint_eq(count(ev, "X", "user_annotation"), fxe.nvtx_ranges);
+	ck_assert_uint_eq(count(ev, "i", "user_annotation"), fxe.nvtx_marks);
+	ck_assert_uint_eq(count(ev, "C", NULL), fxe.memory);
+	ck_assert_uint_eq(count(ev, "i", "loss"), fxe.losses);
+	ck_assert_uint_eq(count(ev, "i", "notice"), fxe.notices);
+	ck_assert_uint_eq(count(ev, "i", "process"), fxe.ends);
+	ck_assert_uint_eq(count(ev, "s", "ac2g"), fxe.flows);
+	ck_assert_uint_eq(count(ev, "f", "ac2g"), fxe.flows);
+	/* every event but metadata and flows is counted in the result */
+	ck_assert_uint_eq(cJSON_GetArraySize(ev) - count(ev, "M", NULL) - 2 * fxe.flows,
+			  fxe.events);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_flows_paired)
+{
+	char out[160];
+	struct gt_export_result res;
+	cJSON *j, *ev, *e;
+	uint64_t *s_ids, *f_ids;
+	size_t ns = 0, nf = 0;
+
+	snprintf(out, sizeof(out), "%s/flows.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	j = load(out);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	s_ids = calloc(fxe.flows + 1, sizeof(*s_ids));
+	f_ids = calloc(fxe.flows + 1, sizeof(*f_ids));
+	cJSON_ArrayForEach(e, ev)
+	{
+		const char *ph = str(e, "ph");
+
+		if (strcmp(ph, "s") == 0) {
+			ck_assert_uint_lt(ns, fxe.flows);
+			s_ids[ns++] = (uint64_t)num(e, "id");
+			/* the start sits on a CPU thread of a traced process */
+			ck_assert_uint_lt((uint64_t)num(e, "pid"), 5000000);
+		} else if (strcmp(ph, "f") == 0) {
+			ck_assert_uint_lt(nf, fxe.flows);
+			f_ids[nf++] = (uint64_t)num(e, "id");
+			ck_assert_str_eq(str(e, "bp"), "e");
+			ck_assert_uint_ge((uint64_t)num(e, "pid"), 5000000);
+		}
+	}
+	ck_assert_uint_eq(ns, fxe.flows);
+	ck_assert_uint_eq(nf, fxe.flows);
+	/* ids unique and every start has its end */
+	for (size_t i = 0; i < ns; i++) {
+		size_t same_s = 0, same_f = 0;
+
+		for (size_t k = 0; k < ns; k++)
+			same_s += s_ids[k] == s_ids[i];
+		for (size_t k = 0; k < nf; k++)
+			same_f += f_ids[k] == s_ids[i];
+		ck_assert_uint_eq(same_s, 1);
+		ck_assert_uint_eq(same_f, 1);
+	}
+	free(s_ids);
+	free(f_ids);
+	cJSON_Delete(j);
+}
+END_TEST
+
+struct slice {
+	uint64_t pid, tid;
+	int64_t start, end;
+};
+
+static int slice_cmp(const void *a, const void *b)
+{
+	const struct slice *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (y->end > x->end) - (y->end < x->end); /* longer first */
+}
+
+/* Every pair of "X" slices on one (pid, tid) is disjoint or nested. Returns the number
+ * of distinct tracks. */
+static size_t check_nesting(const cJSON *ev)
+{
+	size_t n = 0, cap = 1024, tracks = 0;
+	struct slice *s = malloc(cap * sizeof(*s));
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "X") != 0)
+			continue;
+		if (n == cap)
+			s = realloc(s, (cap *= 2) * sizeof(*s));
+		s[n].pid = (uint64_t)num(e, "pid");
+		s[n].tid = (uint64_t)num(e, "tid");
+		s[n].start = llround(num(e, "ts") * 1000.0);
+		s[n].end = s[n].start + llround(num(e, "dur") * 1000.0);
+		n++;
+	}
+	qsort(s, n, sizeof(*s), slice_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t k = i;
+		int64_t stack[64];
+		int depth = 0;
+
+		tracks++;
+		for (; k < n && s[k].pid == s[i].pid && s[k].tid == s[i].tid; k++) {
+			while (depth > 0 && stack[depth - 1] <= s[k].start)
+				depth--;
+			ck_assert_msg(depth == 0 || s[k].end <= stack[depth - 1],
+				      "overlap on pid %llu tid %llu at %lld",
+				      (unsigned long long)s[k].pid, (unsigned long long)s[k].tid,
+				      (long long)s[k].start);
+			ck_assert_int_lt(depth, 64);
+			stack[depth++] = s[k].end;
+		}
+		i = k;
+	}
+	free(s);
+	return tracks;
+}
+
+START_TEST(test_nesting)
+{
+	char out[160];
+	struct gt_export_result res;
+	cJSON *j;
+
+	snprintf(out, sizeof(out), "%s/nest.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	j = load(out);
+	/* per process: main thread, its sync track, two NVTX lanes; per GPU: stream 7 */
+	ck_assert_uint_eq(check_nesting(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")),
+			  fxo.procs * 5);
+	cJSON_Delete(j);
+}
+END_TEST
+
+static const cJSON *find_meta(const cJSON *ev, const char *what, double pid, double tid)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "M") == 0 && strcmp(str(e, "name"), what) == 0 &&
+		    num(e, "pid") == pid && (tid < 0 || num(e, "tid") == tid))
+			return cJSON_GetObjectItemCaseSensitive(e, "args");
+	}
+	return NULL;
+}
+
+START_TEST(test_names_and_metadata)
+{
+	char out[160];
+	struct gt_export_result res;
+	cJSON *j, *ev, *e;
+	const cJSON *a;
+	bool seen[FX_NKERNEL_NAMES] = {false};
+	char *longname = malloc((FX_LONG_REPS + 2) * (FX_LONG_ID + 2) + 64), *p;
+	char cls[FX_LONG_ID + 1];
+
+	/* what libiberty prints for the long template */
+	fx_long_class(cls);
+	p = stpcpy(longname, "void f<");
+	for (unsigned i = 0; i <= FX_LONG_REPS; i++) {
+		if (i)
+			p = stpcpy(p, ", ");
+		p = stpcpy(p, cls);
+	}
+	p = stpcpy(p, ">(");
+	p = stpcpy(p, cls);
+	strcpy(p, ")");
+
+	snprintf(out, sizeof(out), "%s/names.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	j = load(out);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	cJSON_ArrayForEach(e, ev)
+	{
+		const char *n = str(e, "name");
+
+		if (strcmp(str(e, "cat"), "kernel") != 0)
+			continue;
+		if (strcmp(n, "kernel(float*)") == 0)
+			seen[0] = true;
+		else if (strcmp(n, "ampere_sgemm_128x64_nn") == 0)
+			seen[1] = true;
+		else if (strcmp(n, "quote\"kernel") == 0)
+			seen[2] = true;
+		else if (strcmp(n, "back\\slash") == 0)
+			seen[3] = true;
+		else if (strcmp(n, "ctl\x01\x1f\tchars") == 0)
+			seen[4] = true;
+		else if (strcmp(n, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd") == 0)
+			seen[5] = true;
+		else if (strcmp(n, longname) == 0)
+			seen[6] = true;
+		else
+			ck_abort_msg("unexpected kernel name %.60s", n);
+	}
+	for (unsigned i = 0; i < FX_NKERNEL_NAMES; i++)
+		ck_assert_msg(seen[i], "kernel name %u missing", i);
+	ck_assert_uint_gt(strlen(longname), 10000);
+
+	a = find_meta(ev, "process_name", FX_PID0, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "python3 (rank 0)");
+	a = find_meta(ev, "process_name", FX_PID0 + 1, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "python3 (rank 1)");
+	/* two ranks, each with its own GPU (different uuids) as device 0 */
+	a = find_meta(ev, "process_name", 5000000, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "GPU 0");
+	a = find_meta(ev, "process_name", 5000001, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "GPU 1");
+	a = find_meta(ev, "process_labels", 5000001, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "labels"), "NVIDIA H200");
+	a = find_meta(ev, "process_sort_index", 5000000, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_double_eq(num(a, "sort_index"), 5000000);
+	a = find_meta(ev, "thread_name", 5000000, FX_STREAM);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "stream 7");
+	a = find_meta(ev, "thread_name", FX_PID0, FX_PID0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "main \"loop\"");
+	a = find_meta(ev, "thread_name", FX_PID0, FX_PID0 | (16u << 25));
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "main \"loop\" sync");
+	a = find_meta(ev, "thread_name", FX_PID0, 0x7e000000);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "NVTX ranges");
+	a = find_meta(ev, "thread_name", FX_PID0, 0x7e000001);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "NVTX ranges (overlap 1)");
+
+	/* trailer metadata */
+	a = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(a, "losses"), "total"),
+			    (double)fxe.lost);
+	ck_assert_double_eq(
+		num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "losses"),
+						     "by_source"),
+		    "ring_full"),
+		(double)fxe.lost);
+	ck_assert_str_eq(str(a, "hostname"), "fixture-host");
+	ck_assert_str_eq(str(a, "cmdline"), "python3 train.py --say \"hi\"");
+	ck_assert_double_eq(num(a, "overlapping_slices"), 0);
+	ck_assert_double_eq(num(j, "baseTimeNanoseconds"), (double)FX_T0);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")),
+			 2);
+	cJSON_Delete(j);
+	free(longname);
+}
+END_TEST
+
+START_TEST(test_mangled_when_asked)
+{
+	char out[160];
+	struct gt_export_result res;
+	char *text;
+
+	snprintf(out, sizeof(out), "%s/mangled.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 0, &res), 0);
+	text = slurp(out, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"_Z6kernelPf\""));
+	ck_assert_ptr_null(strstr(text, "kernel(float*)"));
+	/* hostile bytes as the JSON spelling we promise */
+	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"ctl\\u0001\\u001f\\u0009chars\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"quote\\\"kernel\""));
+	free(text);
+}
+END_TEST
+
+/* "ts" and "dur" are microseconds with exactly three decimals. */
+START_TEST(test_timestamp_format)
+{
+	char out[160];
+	struct gt_export_result res;
+	char *text, *p;
+	size_t checked = 0;
+
+	snprintf(out, sizeof(out), "%s/ts.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	text = slurp(out, NULL);
+	for (p = text; (p = strstr(p, "\":")) != NULL; p += 2) {
+		if (!(p >= text + 3 && (strncmp(p - 3, "\"ts", 3) == 0 ||
+					(p >= text + 4 && strncmp(p - 4, "\"dur", 4) == 0))))
+			continue;
+		char *q = p + 2;
+
+		if (*q == '-')
+			q++;
+		ck_assert(*q >= '0' && *q <= '9');
+		while (*q >= '0' && *q <= '9')
+			q++;
+		ck_assert_int_eq(*q, '.');
+		for (int i = 1; i <= 3; i++)
+			ck_assert(q[i] >= '0' && q[i] <= '9');
+		ck_assert(q[4] == ',' || q[4] == '}');
+		checked++;
+	}
+	ck_assert_uint_ge(checked, fxe.events);
+	/* the first step's NVTX range starts 7 ns * pid after the base */
+	ck_assert_ptr_nonnull(strstr(text, "\"ts\":7.000,\"dur\":90.000"));
+	free(text);
+}
+END_TEST
+
+START_TEST(test_split)
+{
+	char out[160], path[200];
+	struct gt_export_result res;
+	uint64_t kernels = 0, events = 0, bytes = 0;
+
+	snprintf(out, sizeof(out), "%s/split.json", dir);
+	ck_assert_int_eq(export("chrome", out, 200 * 1024, 1, &res), 0);
+	ck_assert_uint_gt(res.files, 2);
+	ck_assert_uint_eq(res.events, fxe.events);
+	for (unsigned k = 0; k < res.files; k++) {
+		cJSON *j, *ev, *e, *meta;
+		size_t len;
+		char *text;
+
+		if (k == 0)
+			snprintf(path, sizeof(path), "%s", out);
+		else
+			snprintf(path, sizeof(path), "%s/split.%u.json", dir, k);
+		text = slurp(path, &len);
+		free(text);
+		bytes += len;
+		ck_assert_uint_le(len, 200 * 1024);
+		j = load(path);
+		ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+		meta = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
+		ck_assert_double_eq(num(meta, "file"), k);
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(meta, "last_file")) ==
+			  (k + 1 == res.files));
+		kernels += count(ev, "X", "kernel");
+		events += (uint64_t)num(meta, "events");
+		/* each file names every process and GPU it shows */
+		cJSON_ArrayForEach(e, ev)
+		{
+			if (strcmp(str(e, "ph"), "M") == 0)
+				continue;
+			ck_assert_msg(find_meta(ev, "process_name", num(e, "pid"), -1) != NULL,
+				      "file %u lacks process_name for pid %.0f", k, num(e, "pid"));
+		}
+		check_nesting(ev);
+		cJSON_Delete(j);
+	}
+	snprintf(path, sizeof(path), "%s/split.%u.json", dir, res.files);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_uint_eq(kernels, fxe.kernels);
+	ck_assert_uint_eq(events, fxe.events);
+	ck_assert_uint_eq(bytes, res.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------ */
+/* Units of the model                                                                     */
+
+START_TEST(test_fmt)
+{
+	char b[64];
+
+	*gt_fmt_us3(b, 0) = '\0';
+	ck_assert_str_eq(b, "0.000");
+	*gt_fmt_us3(b, 1234) = '\0';
+	ck_assert_str_eq(b, "1.234");
+	*gt_fmt_us3(b, -1) = '\0';
+	ck_assert_str_eq(b, "-0.001");
+	*gt_fmt_us3(b, 12345678901) = '\0';
+	ck_assert_str_eq(b, "12345678.901");
+	*gt_fmt_u64(b, UINT64_MAX) = '\0';
+	ck_assert_str_eq(b, "18446744073709551615");
+	*gt_fmt_i64(b, INT64_MIN) = '\0';
+	ck_assert_str_eq(b, "-9223372036854775808");
+	*gt_fmt_u64(b, 7) = '\0';
+	ck_assert_str_eq(b, "7");
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+	static const char in[] = "a\"b\\c\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf"
+				 "\xe2\x82\xac\xf0\x9f\x98\x80";
+	char out[256];
+	char *e = gt_json_escape(out, in, sizeof(in) - 1);
+
+	*e = '\0';
+	/* é and € and 😀 stay; a surrogate, > U+10FFFF and an overlong '/' become U+FFFD
+	 * one byte at a time */
+	ck_assert_str_eq(out, "a\\\"b\\\\c\\u000a\\u0001\x7f\xc3\xa9"
+			      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			      "\xef\xbf\xbd\xef\xbf\xbd"
+			      "\xe2\x82\xac\xf0\x9f\x98\x80");
+	e = gt_csv_field(out, "x,\"y\"", 5);
+	*e = '\0';
+	ck_assert_str_eq(out, "\"x,\"\"y\"\"\"");
+	e = gt_csv_field(out, "plain", 5);
+	*e = '\0';
+	ck_assert_str_eq(out, "plain");
+}
+END_TEST
+
+START_TEST(test_lanes)
+{
+	struct gt_xmodel m;
+	struct gt_xtrack *t;
+
+	ck_assert_int_eq(gt_xmodel_init(&m, NULL, false, NULL, 1), 0);
+	t = gt_xmodel_track(&m, GT_XT_THREAD, 1, 1);
+	/* post-order (children first), as API records arrive */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 20, 30), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 40), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 50, 60), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 0, 100), 0);
+	/* starts inside a finished block: unknown children, another lane */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 55, 58), 1);
+	/* crosses a block */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 90, 120), 1);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 56, 57), 2);
+	/* touching is fine */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 100, 110), 0);
+	/* out of order but in a gap */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 200, 210), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 150, 160), 0);
+	/* end before start is clamped to an instant */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 300, 250), 0);
+	ck_assert_uint_eq(t->nlanes, 3);
+
+	/* strict ties (perfetto): a parent starting with its already written child, and a
+	 * slice ending where a written one starts, would depend on file order */
+	m.strict_ties = true;
+	t = gt_xmodel_track(&m, GT_XT_THREAD, 1, 2);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 20), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 30), 1);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 40, 50), 0);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 35, 40), 1);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 50, 55), 0); /* in order: fine */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 5, 60), 0); /* a parent written last */
+	m.strict_ties = false;
+
+	/* many siblings: the oldest are folded; a slice reaching back past the floor goes
+	 * elsewhere unless it contains everything folded */
+	t = gt_xmodel_track(&m, GT_XT_STREAM, 1, 7);
+	for (uint64_t i = 0; i < 3 * GT_XLANE_BLOCKS; i++)
+		ck_assert_uint_eq(gt_xtrack_place(&m, t, 10 + 10 * i, 15 + 10 * i), 0);
+	ck_assert(t->lanes[0].folded);
+	ck_assert_uint_le(t->lanes[0].n, GT_XLANE_BLOCKS);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 17, 18), 1);
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 0, 10 * 3 * GT_XLANE_BLOCKS + 100), 0);
+	ck_assert(!t->lanes[0].folded);
+	ck_assert_uint_eq(t->lanes[0].n, 1);
+
+	/* lanes run out: forced onto the last one, counted */
+	t = gt_xmodel_track(&m, GT_XT_NVTX, 1, 0);
+	for (unsigned i = 0; i < GT_XLANES_MAX + 3; i++)
+		gt_xtrack_place(&m, t, 100 + i, 1000 + i);
+	ck_assert_uint_eq(t->nlanes, GT_XLANES_MAX);
+	ck_assert_uint_eq(m.lanes_forced, 3);
+	gt_xmodel_fini(&m);
+}
+END_TEST
+
+START_TEST(test_bad_output)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_result res;
+	struct gt_export_options o = {.output = "/nonexistent-dir/x.json"};
+
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), -ENOENT);
+	ck_assert_str_eq(err, "cannot create /nonexistent-dir/x.json: No such file or directory");
+	gt_reader_close(r);
+	ck_assert_ptr_null(gt_exporter_find("nope"));
+	ck_assert_str_eq(gt_exporter_find("chrome")->extension, ".json");
+}
+END_TEST
+
+static Suite *chrome_suite(void)
+{
+	Suite *s = suite_create("chrome");
+	TCase *tc = tcase_create("export");
+
+	tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_flows_paired);
+	tcase_add_test(tc, test_nesting);
+	tcase_add_test(tc, test_names_and_metadata);
+	tcase_add_test(tc, test_mangled_when_asked);
+	tcase_add_test(tc, test_timestamp_format);
+	tcase_add_test(tc, test_split);
+	tcase_add_test(tc, test_bad_output);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("model");
+	tcase_add_test(tc, test_fmt);
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_lanes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(chrome_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,324 @@
+/* Check suite for src/client.c and src/procinfo.c: standalone tracing into GPUTRACE_OUTPUT,
+ * lock-free string interning under contention, fork, connection errors, process info.
+ * Runs as a unit test (suite client). */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gputrace/client.h"
+#include "gputrace/env.h"
+#include "gputrace/session.h"
+#include "gputrace/trace.h"
+
+struct trace {
+	struct gt_reader *r;
+	union gt_record **recs;
+	size_t n;
+};
+
+static void trace_load(struct trace *t, const char *path)
+{
+	const union gt_record *rec;
+	const char *msg = NULL;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	ck_assert_msg(gt_reader_open(path, &t->r, &msg) == 0, "open %s: %s", path, msg);
+	while ((r = gt_reader_next(t->r, &rec)) == 1) {
+		t->recs = realloc(t->recs, (t->n + 1) * sizeof(*t->recs));
+		t->recs[t->n] = malloc(rec->hdr.size);
+		memcpy(t->recs[t->n], rec, rec->hdr.size);
+		t->n++;
+	}
+	ck_assert_int_eq(r, 0);
+}
+
+static void trace_free(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->recs[i]);
+	free(t->recs);
+	gt_reader_close(t->r);
+}
+
+static unsigned count(struct trace *t, unsigned type)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		n += t->recs[i]->hdr.type == type;
+	return n;
+}
+
+static long find(struct trace *t, unsigned type)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->recs[i]->hdr.type == type)
+			return (long)i;
+	return -1;
+}
+
+static char tmpdir[64];
+
+static void setup_env(void)
+{
+	char pattern[128];
+
+	strcpy(tmpdir, "/tmp/gt-client-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(pattern, sizeof(pattern), "%s/out-%%p", tmpdir);
+	unsetenv(GT_ENV_SESSION);
+	setenv(GT_ENV_OUTPUT, pattern, 1);
+}
+
+#define THREADS 4
+#define PER_THREAD 5000
+#define NAMES 50
+
+struct worker {
+	pthread_t th;
+	struct gt_client *c;
+	uint32_t tid;
+	uint32_t ids[NAMES];
+	unsigned failed;
+};
+
+/* Each thread interns the same NAMES strings (racing on first use) and writes one NVTX
+ * mark per record naming "msg <seq % NAMES>". */
+static void *worker(void *p)
+{
+	struct worker *w = p;
+	uint32_t k;
+
+	for (k = 0; k < PER_THREAD; k++) {
+		struct gt_rec_nvtx n = { 0 };
+		char msg[32];
+		int len = snprintf(msg, sizeof(msg), "msg %u", k % NAMES);
+		uint32_t id = gt_client_intern(w->c, msg, (size_t)len);
+
+		if (k < NAMES)
+			w->ids[k] = id;
+		else if (w->ids[k % NAMES] != id)
+			w->failed++;
+		n.hdr.type = GT_REC_NVTX;
+		n.hdr.size = sizeof(n);
+		n.tid = w->tid;
+		n.range_id = k;
+		n.message_id = id;
+		n.kind = GT_NVTX_MARK;
+		if (gt_ring_write(gt_client_ring(w->c), &n.hdr, GT_RING_WAIT) < 0)
+			w->failed++;
+	}
+	return NULL;
+}
+
+START_TEST(test_standalone_threads)
+{
+	struct gt_client *c;
+	struct worker w[THREADS];
+	const char *err = NULL, *out = NULL;
+	char want[128], buf[32];
+	struct gt_client_options opts = { .ring_bytes = 1 << 20 };
+	uint64_t next[THREADS] = { 0 };
+	struct trace t;
+	uint32_t a, b;
+	size_t i;
+	long k;
+	int j;
+
+	setup_env();
+	ck_assert_int_eq(gt_client_open(&opts, &c, &err), 0);
+	a = gt_client_intern(c, "alpha", 5);
+	b = gt_client_intern(c, "beta", 4);
+	ck_assert_uint_ne(a, GT_STRING_NONE);
+	ck_assert_uint_ne(b, GT_STRING_NONE);
+	ck_assert_uint_ne(a, b);
+	ck_assert_uint_eq(gt_client_intern(c, "alpha", 5), a);
+	ck_assert_uint_ne(gt_client_intern(c, "alph", 4), a);
+	for (j = 0; j < THREADS; j++) {
+		w[j] = (struct worker){ .c = c, .tid = (uint32_t)j };
+		ck_assert_int_eq(pthread_create(&w[j].th, NULL, worker, &w[j]), 0);
+	}
+	for (j = 0; j < THREADS; j++) {
+		pthread_join(w[j].th, NULL);
+		ck_assert_uint_eq(w[j].failed, 0);
+		ck_assert_int_eq(memcmp(w[j].ids, w[0].ids, sizeof(w[0].ids)), 0);
+	}
+	for (j = 1; j < NAMES; j++)
+		ck_assert_uint_ne(w[0].ids[j], w[0].ids[j - 1]);
+	gt_client_set_exit_status(c, 7);
+	ck_assert_int_eq(gt_client_close(c, &out), 0);
+	snprintf(want, sizeof(want), "%s/out-%d.gtrace", tmpdir, (int)getpid());
+	ck_assert_str_eq(out, want);
+
+	trace_load(&t, want);
+	k = find(&t, GT_REC_PROCESS);
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(t.recs[k]->hdr.pid, (uint32_t)getpid());
+	ck_assert_uint_eq(t.recs[k]->process.ppid, (uint32_t)getppid());
+	ck_assert_uint_eq(t.recs[k]->process.flags, GT_PROCESS_STANDALONE);
+	ck_assert_uint_eq(count(&t, GT_REC_PROCESS), 1);
+	ck_assert_uint_eq(count(&t, GT_REC_CLOCK), 2);
+	ck_assert_uint_eq(count(&t, GT_REC_NVTX), THREADS * PER_THREAD);
+	ck_assert_uint_eq(count(&t, GT_REC_LOSS), 0);
+	for (i = 0; i < t.n; i++) {
+		const struct gt_rec_nvtx *n = &t.recs[i]->nvtx;
+
+		if (n->hdr.type != GT_REC_NVTX)
+			continue;
+		ck_assert_uint_eq(n->range_id, next[n->tid]++);
+		snprintf(buf, sizeof(buf), "msg %u", (unsigned)(n->range_id % NAMES));
+		ck_assert_str_eq(gt_reader_string(t.r, n->message_id, NULL), buf);
+	}
+	/* each name is defined once in the file, however many threads raced for it */
+	for (j = 0; j < NAMES; j++) {
+		unsigned defs = 0;
+		int len = snprintf(buf, sizeof(buf), "msg %d", j);
+
+		for (i = 0; i < t.n; i++)
+			defs += t.recs[i]->hdr.type == GT_REC_STRING &&
+				t.recs[i]->string.len == (uint32_t)len &&
+				memcmp(t.recs[i]->string.str, buf, (size_t)len) == 0;
+		ck_assert_uint_eq(defs, 1);
+	}
+	k = find(&t, GT_REC_PROCESS_END);
+	ck_assert_uint_eq(t.recs[k]->process_end.how, GT_END_EXIT);
+	ck_assert_int_eq(t.recs[k]->process_end.code, 7);
+	ck_assert_int_eq(k, (long)t.n - 1);
+	trace_free(&t);
+	unlink(want);
+	rmdir(tmpdir);
+}
+END_TEST
+
+/* A fork()ed child forgets the client; the parent's trace is unaffected and the child
+ * leaves no file. Without an exit status the end is "unknown". */
+START_TEST(test_fork_forget)
+{
+	struct gt_client *c;
+	const char *err = NULL, *out = NULL;
+	char want[128], child_file[128];
+	struct trace t;
+	int status;
+	long k;
+	pid_t pid;
+
+	setup_env();
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		gt_client_forget(c);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_uint_ne(gt_client_intern(c, "after fork", 10), GT_STRING_NONE);
+	ck_assert_int_eq(gt_client_close(c, &out), 0);
+	snprintf(want, sizeof(want), "%s/out-%d.gtrace", tmpdir, (int)getpid());
+	snprintf(child_file, sizeof(child_file), "%s/out-%d.gtrace", tmpdir, (int)pid);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_ne(access(child_file, F_OK), 0);
+	trace_load(&t, want);
+	k = find(&t, GT_REC_PROCESS_END);
+	ck_assert_uint_eq(t.recs[k]->process_end.how, GT_END_UNKNOWN);
+	ck_assert_uint_eq(count(&t, GT_REC_STRING) >= 1, 1);
+	trace_free(&t);
+	unlink(want);
+	rmdir(tmpdir);
+	ck_assert_int_eq(gt_client_close(NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	struct gt_client *c = NULL;
+	const char *err = NULL;
+
+	setenv(GT_ENV_SESSION, "/nonexistent-gputrace/s", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -ENOENT);
+	ck_assert_str_eq(err, "cannot connect to gputrace session at /nonexistent-gputrace/s: "
+			      "No such file or directory");
+	ck_assert_ptr_null(c);
+	unsetenv(GT_ENV_SESSION);
+	setenv(GT_ENV_OUTPUT, "out-%z", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+	ck_assert_str_eq(err, "bad GPUTRACE_OUTPUT pattern 'out-%z': Invalid argument");
+	setenv(GT_ENV_OUTPUT, "/nonexistent-gputrace/out", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -ENOENT);
+	ck_assert_str_eq(err, "cannot create trace file /nonexistent-gputrace/out.gtrace: "
+			      "No such file or directory");
+	ck_assert_ptr_null(c);
+}
+END_TEST
+
+START_TEST(test_process_info)
+{
+	struct gt_process_info info;
+	char buf[3 * 4096 + 3], exe[4096], host[256], small[12];
+	ssize_t n;
+
+	setenv("RANK", "3", 1);
+	setenv("LOCAL_RANK", "1", 1);
+	setenv("WORLD_SIZE", "8", 1);
+	setenv("OMPI_COMM_WORLD_RANK", "5", 1); /* takes precedence over RANK */
+	setenv("SLURM_LOCALID", "x1", 1);	/* not a number: ignored */
+	ck_assert_int_eq(gt_process_info_self(&info, buf, sizeof(buf)), 0);
+	ck_assert_uint_eq(info.pid, (uint32_t)getpid());
+	ck_assert_uint_eq(info.ppid, (uint32_t)getppid());
+	ck_assert_int_eq(info.rank, 5);
+	ck_assert_int_eq(info.local_rank, 1);
+	ck_assert_int_eq(info.world_size, 8);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	ck_assert_str_eq(info.exe, exe);
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	ck_assert_str_eq(info.hostname, host);
+	ck_assert_ptr_nonnull(strstr(info.cmdline, "test-client"));
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("RANK");
+	ck_assert_int_eq(gt_process_info_self(&info, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(info.rank, -1);
+	/* a small buffer truncates, NUL-terminated */
+	ck_assert_int_eq(gt_process_info_self(&info, small, sizeof(small)), 0);
+	ck_assert_uint_le(strlen(info.exe) + strlen(info.cmdline) + strlen(info.hostname) + 3,
+			  sizeof(small));
+	ck_assert_int_eq(gt_process_info_self(&info, small, 2), -ENOBUFS);
+}
+END_TEST
+
+static Suite *client_suite(void)
+{
+	Suite *s = suite_create("client");
+	TCase *tc = tcase_create("client");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_standalone_threads);
+	tcase_add_test(tc, test_fork_forget);
+	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_process_info);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(client_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -254,6 +254,7 @@ static void *flush_main(void *arg)
 			pthread_mutex_unlock(&flush_lock);
 			/* non-forced: completes full buffers and those with finished records only */
 			gt_cupti_flush(false);
+			gt_tsc_anchor();
 			pthread_mutex_lock(&flush_lock);
 		}
 	}
@@ -261,7 +262,7 @@ static void *flush_main(void *arg)
 	return NULL;
 }
 
-static int start_flush_thread(void)
+int gt_flush_start(void)
 {
 	pthread_condattr_t ca;
 	pthread_attr_t attr;
@@ -289,7 +290,7 @@ static int start_flush_thread(void)
 	return 0;
 }
 
-static void stop_flush_thread(void)
+void gt_flush_stop(void)
 {
 	struct timespec deadline;
 
@@ -397,8 +398,6 @@ int gt_cupti_start(const char **what)
 	else
 		atomic_store(&gt_inj.capturing, 0);
 
-	if (start_flush_thread() < 0)
-		gt_debug("no flush thread; records arrive when CUPTI's buffers fill");
 	return 0;
 
 fail:
@@ -414,9 +413,9 @@ void gt_cupti_stop(void)
 {
 	size_t dropped = 0;
 
+	gt_flush_stop();
 	if (!gt_inj.cupti_on)
 		return;
-	stop_flush_thread();
 	gt_cupti_flush(true);
 	/* records dropped in the global queue (not tied to a context's completed buffer) */
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)

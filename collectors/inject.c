@@ -179,18 +179,7 @@ static void fill_trace_info(void)
 	trace_info.driver_version = driver_ver_buf;
 }
 
-static void emit_clock_anchor(void)
-{
-	struct gt_rec_clock r = { 0 };
-
-	gt_hdr(&r.hdr, GT_REC_CLOCK, sizeof(r));
-	r.trace_ns = gt_now_ns();
-	r.realtime_ns = gt_clock_ns(CLOCK_REALTIME);
-	r.clock_id = GT_CLOCK_MONOTONIC;
-	gt_emit(&r.hdr, false);
-}
-
-static void on_exit_flush(void);
+static void on_exit_flush(int status, void *arg);
 static void on_fork_child(void);
 
 static void do_start(void)
@@ -217,9 +206,15 @@ static void do_start(void)
 	gt_inj.ring = gt_client_ring(gt_inj.client);
 	atomic_store(&gt_inj.capturing, gt_inj.cfg.capture == GT_CAPTURE_NONE);
 	atomic_store(&gt_inj.active, 1);
-	emit_clock_anchor();
-	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too */
-	atexit(on_exit_flush);
+	/* (the client writes the clock anchors, at open and close) */
+	if (gt_inj.cfg.flush_ms) {
+		gt_tsc_init();
+		if (gt_flush_start() < 0)
+			gt_debug("no flush thread; records arrive when CUPTI's buffers fill");
+	}
+	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too;
+	 * on_exit rather than atexit: the exit status goes into PROCESS_END */
+	on_exit(on_exit_flush, NULL);
 	pthread_atfork(NULL, NULL, on_fork_child);
 	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
 		 gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
@@ -263,17 +258,19 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	gt_client_close(c, NULL);
 }
 
-static void on_exit_flush(void)
+static void on_exit_flush(int status, void *arg)
 {
 	struct gt_client *c = gt_inj.client;
 	const char *path = NULL;
 	struct timespec ts = { 0, 1000000 };
 
+	(void)arg;
 	if (!c || !atomic_load(&gt_inj.active))
 		return;
 	/* everything CUPTI still holds reaches the ring before the file is closed */
+	gt_flush_stop();
 	gt_cupti_stop();
-	emit_clock_anchor();
+	gt_client_set_exit_status(c, status);
 	atomic_store(&gt_inj.active, 0);
 	/* a callback that passed the `active` check just before may still be writing its
 	 * record: give it a moment (bounded) before the ring goes away */

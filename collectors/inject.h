@@ -99,7 +99,7 @@ struct gt_inject {
 	_Atomic int active;
 	/* 1 while inside the capture range (always 1 without GPUTRACE_CAPTURE_RANGE). */
 	_Atomic int capturing;
-	bool cupti_on;	/* subscribed and activity enabled */
+	_Atomic bool cupti_on; /* subscribed and activity enabled; read by the flush thread */
 };
 
 extern struct gt_inject gt_inj;
@@ -138,6 +138,17 @@ uint32_t gt_thread_id(void);
 bool gt_guard_enter(void);
 void gt_guard_leave(void);
 
+/* ---- the NVTX handlers' clock (tsc.c) ---- */
+
+/* Trace-clock nanoseconds, from the TSC when gt_tsc_enabled, else clock_gettime. Any thread,
+ * lock-free, async-signal-safe. */
+uint64_t gt_fast_ns(void);
+extern _Atomic int gt_tsc_enabled;
+/* Calibrate (about 2 ms) and enable the TSC clock if the kernel and CPU trust the TSC. */
+void gt_tsc_init(void);
+/* Re-anchor to CLOCK_MONOTONIC by slewing; from one thread (the flush thread), each period. */
+void gt_tsc_anchor(void);
+
 /* ---- CUPTI side (cupti.c, cuptilib.c) ---- */
 
 /* Load libcupti (dlopen with a search list). Returns 0, or -ENOENT with *why describing where
@@ -152,7 +163,13 @@ int gt_cupti_start(const char **what);
 /* Forced flush of every CUPTI buffer, then dropped-record accounting. Any thread but CUPTI's. */
 void gt_cupti_flush(bool forced);
 
-/* Stop the flush thread, forced flush, disable activity, unsubscribe. At exit. */
+/* The periodic flush thread (GPUTRACE_FLUSH_MS; also re-anchors the TSC clock). Start once
+ * the client is open: returns 0 (also when the period is 0) or -errno. Stop is bounded and
+ * idempotent. */
+int gt_flush_start(void);
+void gt_flush_stop(void);
+
+/* Stop the flush thread, forced flush, dropped-record accounting. At exit. */
 void gt_cupti_stop(void);
 
 /* Enable or disable every configured activity kind (capture ranges). */

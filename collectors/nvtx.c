@@ -222,13 +222,13 @@ static int push(uint32_t dom, const struct nvtx_attr *a)
 	f->color = a->color;
 	f->category = a->category;
 	f->depth = depth_in_domain;
-	f->start_ns = gt_now_ns();
+	f->start_ns = gt_fast_ns();
 	return (int)depth_in_domain;
 }
 
 static int pop(uint32_t dom)
 {
-	uint64_t end = gt_now_ns();
+	uint64_t end = gt_fast_ns();
 	struct nvtx_frame f;
 	uint32_t top, i;
 
@@ -327,7 +327,7 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 	r->domain_id = dom;
 	r->color = a->color;
 	r->category = a->category;
-	r->start_ns = gt_now_ns();
+	r->start_ns = gt_fast_ns();
 	/* release: pairs with the acquire in range_end, publishing the fields above */
 	atomic_store_explicit(&r->id, id, memory_order_release);
 	return id;
@@ -335,7 +335,7 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 
 static void NVTX_API range_end(nvtxRangeId_t id)
 {
-	uint64_t end = gt_now_ns();
+	uint64_t end = gt_fast_ns();
 	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)];
 	uint64_t expected = id;
 
@@ -401,7 +401,7 @@ static void NVTX_API domain_range_end(nvtxDomainHandle_t domain, nvtxRangeId_t i
 
 static void mark(uint32_t dom, const struct nvtx_attr *a)
 {
-	uint64_t now = gt_now_ns();
+	uint64_t now = gt_fast_ns();
 
 	emit_nvtx(GT_NVTX_MARK, now, now, 0, tid(), dom, a->message_id, a->color, a->category, 0);
 }

@@ -1,0 +1,166 @@
+/* A cheap reading of the trace clock for the NVTX handlers: the CPU's invariant time-stamp
+ * counter scaled to CLOCK_MONOTONIC nanoseconds, about a third of clock_gettime's cost. The
+ * flush thread re-anchors it every period by slewing (never stepping), so it stays continuous
+ * and monotonic and within about a microsecond of CLOCK_MONOTONIC. Falls back to
+ * clock_gettime when the TSC is not trustworthy or nobody re-anchors it.
+ * Runs inside the traced application: reads on any thread, updates on the flush thread. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "gputrace/clock.h"
+#include "inject.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#define GT_HAVE_TSC 1
+#else
+#define GT_HAVE_TSC 0
+#endif
+
+__extension__ typedef unsigned __int128 gt_u128;
+
+/* Conversion tsc -> ns: base_ns + ((tsc - base_tsc) * mult) >> 32. Written only by
+ * gt_tsc_anchor (one thread); readers retry while seq is odd or changed (a seqlock). */
+static struct {
+	_Atomic uint32_t seq;
+	_Atomic uint64_t base_tsc;
+	_Atomic uint64_t base_ns;
+	_Atomic uint64_t mult;	    /* ns per tick << 32 */
+	uint64_t first_tsc, first_ns; /* the long baseline the rate is measured over */
+	uint64_t last_anchor_ns;
+} tsc;
+
+_Atomic int gt_tsc_enabled;
+
+#if GT_HAVE_TSC
+/* The kernel trusts the TSC as its clocksource and the CPU says it is invariant. */
+static bool tsc_trustworthy(void)
+{
+	unsigned a, b, c, d;
+	char cs[32] = { 0 };
+	FILE *f;
+
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return false;
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return false;
+	if (!fgets(cs, sizeof(cs), f))
+		cs[0] = '\0';
+	fclose(f);
+	return strncmp(cs, "tsc", 3) == 0;
+}
+
+/* A (tsc, ns) pair read as close together as possible: the tightest of a few tries. */
+static void pair_now(uint64_t *t, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		uint64_t t0 = __rdtsc(), n = gt_now_ns(), t1 = __rdtsc();
+
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*t = t0 + (t1 - t0) / 2;
+			*ns = n;
+		}
+	}
+}
+#endif
+
+uint64_t gt_fast_ns(void)
+{
+#if GT_HAVE_TSC
+	uint32_t s0, s1;
+	uint64_t bt, bn, m, t;
+
+	if (!atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed))
+		return gt_now_ns();
+	do {
+		/* acquire: pairs with the release stores of seq in gt_tsc_anchor */
+		s0 = atomic_load_explicit(&tsc.seq, memory_order_acquire);
+		bt = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
+		bn = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
+		m = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s1 = atomic_load_explicit(&tsc.seq, memory_order_relaxed);
+	} while ((s0 & 1u) || s0 != s1);
+	t = __rdtsc();
+	/* a reading just before the base (another core, a hair behind) counts as the base */
+	return bn + (t > bt ? (uint64_t)(((gt_u128)(t - bt) * m) >> 32) : 0);
+#else
+	return gt_now_ns();
+#endif
+}
+
+static void publish(uint64_t bt, uint64_t bn, uint64_t m)
+{
+	uint32_t s = atomic_load_explicit(&tsc.seq, memory_order_relaxed);
+
+	atomic_store_explicit(&tsc.seq, s + 1, memory_order_relaxed);
+	/* release: the odd seq is visible before the new fields (pairs with readers' fence) */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&tsc.base_tsc, bt, memory_order_relaxed);
+	atomic_store_explicit(&tsc.base_ns, bn, memory_order_relaxed);
+	atomic_store_explicit(&tsc.mult, m, memory_order_relaxed);
+	/* release: pairs with the readers' acquire load of seq */
+	atomic_store_explicit(&tsc.seq, s + 2, memory_order_release);
+}
+
+void gt_tsc_init(void)
+{
+#if GT_HAVE_TSC
+	uint64_t t0, n0, t1, n1;
+
+	if (!tsc_trustworthy())
+		return;
+	pair_now(&t0, &n0);
+	/* ~2 ms of baseline for the first rate; the flush thread refines it */
+	do {
+		pair_now(&t1, &n1);
+	} while (n1 - n0 < 2000000u);
+	if (t1 <= t0)
+		return;
+	tsc.first_tsc = t0;
+	tsc.first_ns = n0;
+	tsc.last_anchor_ns = n1;
+	publish(t1, n1, (uint64_t)(((gt_u128)(n1 - n0) << 32) / (t1 - t0)));
+	atomic_store(&gt_tsc_enabled, 1);
+#endif
+}
+
+void gt_tsc_anchor(void)
+{
+#if GT_HAVE_TSC
+	uint64_t t, n, fn, rate, period, ticks, target;
+	int64_t err, limit;
+
+	if (!atomic_load(&gt_tsc_enabled))
+		return;
+	pair_now(&t, &n);
+	period = n - tsc.last_anchor_ns;
+	if (period < 1000000u || t <= tsc.first_tsc)
+		return;
+	tsc.last_anchor_ns = n;
+	/* the long-run rate, from the first anchor to now */
+	rate = (uint64_t)(((gt_u128)(n - tsc.first_ns) << 32) / (t - tsc.first_tsc));
+	/* continue from where the current conversion is now, and slew so that the error is
+	 * gone by the next anchor (one period ahead): never a step, never backwards */
+	fn = atomic_load(&tsc.base_ns) +
+	     (uint64_t)(((gt_u128)(t - atomic_load(&tsc.base_tsc)) * atomic_load(&tsc.mult)) >> 32);
+	err = (int64_t)(n - fn);
+	limit = (int64_t)(period / 4);
+	if (err > limit)
+		err = limit;
+	if (err < -limit)
+		err = -limit;
+	ticks = (uint64_t)(((gt_u128)period << 32) / rate);
+	target = (uint64_t)((int64_t)period + err);
+	if (!ticks)
+		return;
+	publish(t, fn, (uint64_t)(((gt_u128)target << 32) / ticks));
+#endif
+}

@@ -3,10 +3,16 @@
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <nvtx3/nvToolsExt.h>
+
+#include "gputrace/trace.h"
 #include "inject.h"
 
 /* A fake environment: NAME=VALUE pairs. */
@@ -202,7 +208,7 @@ END_TEST
 START_TEST(exports)
 {
 	const char *lib = getenv("GT_INJECT_LIB");
-	char cmd[1024], line[512], found[8][128];
+	char cmd[1024], line[512], found[8][160];
 	int n = 0, st;
 	FILE *p;
 
@@ -224,6 +230,156 @@ START_TEST(exports)
 }
 END_TEST
 
+/* NVTX needs no GPU: a child process loads the library through NVTX_INJECTION64_PATH, makes
+ * known NVTX calls and exits; its standalone trace must hold exactly those ranges. */
+static nvtxRangeId_t handoff;
+
+static void *end_handoff(void *arg)
+{
+	(void)arg;
+	nvtxRangePushA("in-thread");
+	nvtxRangeEnd(handoff);
+	nvtxRangePop();
+	return NULL;
+}
+
+static void nvtx_child(const char *lib, const char *out)
+{
+	nvtxEventAttributes_t a;
+	nvtxDomainHandle_t dom;
+	pthread_t th;
+	int i;
+
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+	setenv("GPUTRACE_OUTPUT", out, 1);
+	unsetenv("GPUTRACE_SESSION");
+	for (i = 0; i < 3; i++) {
+		if (nvtxRangePushA("outer") != 0)
+			_exit(3);
+		if (nvtxRangePushA("inner") != 1)
+			_exit(4);
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	nvtxMarkA("tick");
+	handoff = nvtxRangeStartA("handoff");
+	pthread_create(&th, NULL, end_handoff, NULL);
+	pthread_join(th, NULL);
+	dom = nvtxDomainCreateA("gtdomain");
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.category = 7;
+	a.colorType = NVTX_COLOR_ARGB;
+	a.color = 0xff00ff00u;
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = nvtxDomainRegisterStringA(dom, "registered-msg");
+	nvtxDomainRangePushEx(dom, &a);
+	nvtxRangePushA("default-inside-domain");
+	nvtxDomainRangePop(dom); /* pops the domain's range, not the default one above it */
+	nvtxRangePop();
+	exit(0);
+}
+
+START_TEST(nvtx_standalone)
+{
+	const char *lib = getenv("GT_INJECT_LIB");
+	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	const union gt_record *rec;
+	struct gt_reader *r;
+	unsigned outer = 0, inner = 0, ticks = 0, handoff_n = 0, dom_n = 0, inside = 0, ends = 0;
+	unsigned processes = 0, in_thread = 0;
+	uint32_t main_tid = 0, thread_tid = 0;
+	int status, ret;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/nvtx.gtrace", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		nvtx_child(lib, out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+
+	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const struct gt_rec_nvtx *n = &rec->nvtx;
+		const char *msg;
+
+		if (rec->hdr.type == GT_REC_PROCESS) {
+			processes++;
+			ck_assert_uint_eq(rec->hdr.pid, (uint32_t)pid);
+		}
+		if (rec->hdr.type == GT_REC_PROCESS_END) {
+			ends++;
+			ck_assert_uint_eq(rec->process_end.how, GT_END_EXIT);
+			ck_assert_int_eq(rec->process_end.code, 0);
+		}
+		if (rec->hdr.type != GT_REC_NVTX)
+			continue;
+		msg = gt_reader_string(r, n->message_id, NULL);
+		ck_assert_ptr_nonnull(msg);
+		if (!strcmp(msg, "outer")) {
+			ck_assert_uint_eq(n->kind, GT_NVTX_PUSH_POP);
+			ck_assert_uint_eq(n->depth, 0);
+			main_tid = n->tid;
+			outer++;
+		} else if (!strcmp(msg, "inner")) {
+			ck_assert_uint_eq(n->depth, 1);
+			ck_assert_uint_le(n->start_ns, n->end_ns);
+			inner++;
+		} else if (!strcmp(msg, "tick")) {
+			ck_assert_uint_eq(n->kind, GT_NVTX_MARK);
+			ck_assert_uint_eq(n->start_ns, n->end_ns);
+			ticks++;
+		} else if (!strcmp(msg, "in-thread")) {
+			thread_tid = n->tid;
+			in_thread++;
+		} else if (!strcmp(msg, "handoff")) {
+			ck_assert_uint_eq(n->kind, GT_NVTX_START_END);
+			ck_assert_uint_ne(n->range_id, 0);
+			handoff_n++;
+		} else if (!strcmp(msg, "registered-msg")) {
+			ck_assert_str_eq(gt_reader_string(r, n->domain_id, NULL), "gtdomain");
+			ck_assert_uint_eq(n->color, 0xff00ff00u);
+			ck_assert_uint_eq(n->category, 7);
+			ck_assert_uint_eq(n->depth, 0);
+			dom_n++;
+		} else if (!strcmp(msg, "default-inside-domain")) {
+			ck_assert_uint_eq(n->domain_id, 0);
+			ck_assert_uint_eq(n->depth, 0);
+			inside++;
+		} else {
+			ck_abort_msg("unexpected NVTX message '%s'", msg);
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(processes, 1);
+	ck_assert_uint_eq(ends, 1);
+	ck_assert_uint_eq(outer, 3);
+	ck_assert_uint_eq(inner, 3);
+	ck_assert_uint_eq(ticks, 1);
+	ck_assert_uint_eq(in_thread, 1);
+	ck_assert_uint_eq(handoff_n, 1);
+	ck_assert_uint_eq(dom_n, 1);
+	ck_assert_uint_eq(inside, 1);
+	ck_assert_uint_ne(main_tid, thread_tid);
+	/* the start/end range was opened on the main thread and closed on the other */
+	gt_reader_rewind(r);
+	while (gt_reader_next(r, &rec) > 0) {
+		if (rec->hdr.type == GT_REC_NVTX && rec->nvtx.kind == GT_NVTX_START_END) {
+			ck_assert_uint_eq(rec->nvtx.tid, main_tid);
+			ck_assert_uint_eq(rec->nvtx.end_tid, thread_tid);
+		}
+	}
+	gt_reader_close(r);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -239,6 +395,7 @@ static Suite *inject_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("library");
 	tcase_add_test(tc, exports);
+	tcase_add_test(tc, nvtx_standalone);
 	suite_add_tcase(s, tc);
 	return s;
 }

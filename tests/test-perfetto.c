@@ -1,0 +1,716 @@
+/* Check suite for the perfetto exporter (exporters/perfetto.c, exporters/protobuf.c): a
+ * test decoder walks every TracePacket and checks the sequence, the interning, the track
+ * descriptors, that BEGIN/END pairs rebuild the intended slices on every track when
+ * sorted by timestamp as Perfetto does, exact counts per category and paired flows. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../exporters/protobuf.h"
+#include "export-fixture.h"
+#include "gputrace/exporter.h"
+
+static char dir[64];
+static char trace_path[128];
+static const struct fx_opts fxo = {.procs = 2, .iters = 50, .gpu_batch = 4, .kernels = 3};
+static struct fx_expect fxe;
+
+static void setup_once(void)
+{
+	strcpy(dir, "/tmp/gt-perfetto-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
+	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
+	fx_expect(&fxo, &fxe);
+}
+
+static void teardown_once(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static int export(const char *fmt, const char *out, struct gt_export_result *res)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
+	if (ret < 0)
+		fprintf(stderr, "export failed: %s\n", err);
+	gt_reader_close(r);
+	return ret;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The decoder                                                                            */
+
+#define MAX_IIDS 4096
+#define MAX_TRACKS 256
+#define MAX_ANN 64
+
+struct track {
+	uint64_t uuid, parent;
+	bool process, thread, counter;
+	int64_t pid, tid;
+	char name[1200];
+};
+
+struct event {
+	uint64_t ts;
+	uint64_t uuid;
+	unsigned type;
+	unsigned cat;	  /* category iid */
+	const char *name; /* points into the decoder's tables */
+	int64_t counter;
+	size_t order;	  /* position in the file */
+};
+
+struct decoded {
+	char *names[MAX_IIDS];	  /* event names by iid */
+	char *cats[MAX_IIDS];	  /* categories by iid */
+	char *anns[MAX_IIDS];	  /* debug annotation names by iid */
+	struct track tracks[MAX_TRACKS];
+	size_t ntracks;
+	struct event *ev;
+	size_t nev, cap;
+	uint64_t *flow_out, *flow_in;
+	size_t nout, nin, cap_out, cap_in;
+	char literal[64][128]; /* non-interned names, deduplicated */
+	size_t nliteral;
+	size_t packets;
+};
+
+static char *dup_bytes(const uint8_t *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+static struct track *find_track(struct decoded *d, uint64_t uuid)
+{
+	for (size_t i = 0; i < d->ntracks; i++)
+		if (d->tracks[i].uuid == uuid)
+			return &d->tracks[i];
+	return NULL;
+}
+
+static void decode_interned(struct decoded *d, const uint8_t *p, const uint8_t *end)
+{
+	struct gt_pb_field f, g;
+
+	while (gt_pb_next(&p, end, &f) > 0) {
+		const uint8_t *q = f.data, *qe = f.data + f.len;
+		uint64_t iid = 0;
+		char *name = NULL;
+		char **table;
+
+		ck_assert_int_eq(f.wire, GT_PB_LEN);
+		ck_assert(f.field >= 1 && f.field <= 3);
+		table = f.field == 1 ? d->cats : f.field == 2 ? d->names : d->anns;
+		while (gt_pb_next(&q, qe, &g) > 0) {
+			if (g.field == 1)
+				iid = g.value;
+			else if (g.field == 2)
+				name = dup_bytes(g.data, g.len);
+		}
+		ck_assert(q == qe);
+		ck_assert_uint_gt(iid, 0);
+		ck_assert_uint_lt(iid, MAX_IIDS);
+		ck_assert_ptr_nonnull(name);
+		ck_assert_msg(table[iid] == NULL, "iid %llu interned twice",
+			      (unsigned long long)iid);
+		table[iid] = name;
+	}
+}
+
+static void decode_descriptor(struct decoded *d, const uint8_t *p, const uint8_t *end)
+{
+	struct gt_pb_field f, g;
+	struct track t = {0}, *old;
+
+	while (gt_pb_next(&p, end, &f) > 0) {
+		const uint8_t *q = f.data, *qe = f.data + f.len;
+
+		switch (f.field) {
+		case 1:
+			t.uuid = f.value;
+			break;
+		case 2:
+			ck_assert_uint_lt(f.len, sizeof(t.name));
+			memcpy(t.name, f.data, f.len);
+			break;
+		case 3: /* ProcessDescriptor */
+			t.process = true;
+			while (gt_pb_next(&q, qe, &g) > 0) {
+				if (g.field == 1)
+					t.pid = (int64_t)g.value;
+				else if (g.field == 6)
+					memcpy(t.name, g.data, g.len < 1199 ? g.len : 1199);
+			}
+			break;
+		case 4: /* ThreadDescriptor */
+			t.thread = true;
+			while (gt_pb_next(&q, qe, &g) > 0) {
+				if (g.field == 1)
+					t.pid = (int64_t)g.value;
+				else if (g.field == 2)
+					t.tid = (int64_t)g.value;
+				else if (g.field == 5)
+					memcpy(t.name, g.data, g.len < 1199 ? g.len : 1199);
+			}
+			break;
+		case 5:
+			t.parent = f.value;
+			break;
+		case 8:
+			t.counter = true;
+			break;
+		default:
+			ck_abort_msg("unexpected TrackDescriptor field %u", f.field);
+		}
+	}
+	ck_assert_uint_gt(t.uuid, 0);
+	if (t.parent)
+		ck_assert_msg(find_track(d, t.parent) != NULL, "parent %llu described later",
+			      (unsigned long long)t.parent);
+	old = find_track(d, t.uuid);
+	if (old) {
+		/* described again (a name arrived later): same kind of track */
+		ck_assert(old->thread == t.thread && old->process == t.process &&
+			  old->parent == t.parent);
+		*old = t;
+		return;
+	}
+	ck_assert_uint_lt(d->ntracks, MAX_TRACKS);
+	d->tracks[d->ntracks++] = t;
+}
+
+static void push_flow(uint64_t **arr, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 1024;
+		*arr = realloc(*arr, *cap * sizeof(**arr));
+	}
+	(*arr)[(*n)++] = v;
+}
+
+static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const uint8_t *end)
+{
+	struct gt_pb_field f, g;
+	struct event e = {.ts = ts, .order = d->nev};
+
+	while (gt_pb_next(&p, end, &f) > 0) {
+		switch (f.field) {
+		case 9:
+			e.type = (unsigned)f.value;
+			break;
+		case 11:
+			e.uuid = f.value;
+			break;
+		case 3:
+			ck_assert_ptr_nonnull(d->cats[f.value]);
+			e.cat = (unsigned)f.value;
+			break;
+		case 10:
+			ck_assert_uint_lt(f.value, MAX_IIDS);
+			ck_assert_msg(d->names[f.value] != NULL, "name iid %llu used before interned",
+				      (unsigned long long)f.value);
+			e.name = d->names[f.value];
+			break;
+		case 23: {
+			size_t k;
+
+			for (k = 0; k < d->nliteral; k++)
+				if (strlen(d->literal[k]) == f.len &&
+				    memcmp(d->literal[k], f.data, f.len) == 0)
+					break;
+			if (k == d->nliteral) {
+				ck_assert_uint_lt(d->nliteral, 64);
+				ck_assert_uint_lt(f.len, 128);
+				memcpy(d->literal[k], f.data, f.len);
+				d->literal[k][f.len] = '\0';
+				d->nliteral++;
+			}
+			e.name = d->literal[k];
+			break;
+		}
+		case 30:
+			e.counter = (int64_t)f.value;
+			break;
+		case 47:
+			ck_assert_int_eq(f.wire, GT_PB_I64);
+			push_flow(&d->flow_out, &d->nout, &d->cap_out, f.value);
+			break;
+		case 48:
+			ck_assert_int_eq(f.wire, GT_PB_I64);
+			push_flow(&d->flow_in, &d->nin, &d->cap_in, f.value);
+			break;
+		case 4: {
+			const uint8_t *q = f.data, *qe = f.data + f.len;
+			int values = 0;
+
+			while (gt_pb_next(&q, qe, &g) > 0) {
+				if (g.field == 1)
+					ck_assert_msg(g.value < MAX_IIDS && d->anns[g.value],
+						      "annotation name iid %llu not interned",
+						      (unsigned long long)g.value);
+				else if (g.field >= 2 && g.field <= 6)
+					values++;
+			}
+			ck_assert(q == qe);
+			ck_assert_int_eq(values, 1);
+			break;
+		}
+		default:
+			ck_abort_msg("unexpected TrackEvent field %u", f.field);
+		}
+	}
+	ck_assert_msg(find_track(d, e.uuid) != NULL, "event on undescribed track %llu",
+		      (unsigned long long)e.uuid);
+	ck_assert(e.type >= 1 && e.type <= 4);
+	if (e.type == 1 || e.type == 3)
+		ck_assert_ptr_nonnull(e.name);
+	if (d->nev == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 4096;
+		d->ev = realloc(d->ev, d->cap * sizeof(*d->ev));
+	}
+	d->ev[d->nev++] = e;
+}
+
+static void decode(struct decoded *d, const uint8_t *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	struct gt_pb_field pkt, f;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	while ((ret = gt_pb_next(&p, end, &pkt)) > 0) {
+		const uint8_t *q = pkt.data, *qe = pkt.data + pkt.len;
+		const uint8_t *te = NULL, *td = NULL;
+		size_t te_len = 0, td_len = 0;
+		uint64_t ts = 0, seq = 0, flags = 0;
+
+		ck_assert_uint_eq(pkt.field, 1);
+		ck_assert_int_eq(pkt.wire, GT_PB_LEN);
+		while ((ret = gt_pb_next(&q, qe, &f)) > 0) {
+			switch (f.field) {
+			case 8:
+				ts = f.value;
+				break;
+			case 10:
+				seq = f.value;
+				break;
+			case 13:
+				flags = f.value;
+				break;
+			case 12:
+				/* interned data comes with the packet that first uses it */
+				decode_interned(d, f.data, f.data + f.len);
+				break;
+			case 11:
+				te = f.data;
+				te_len = f.len;
+				break;
+			case 60:
+				td = f.data;
+				td_len = f.len;
+				break;
+			default:
+				ck_abort_msg("unexpected TracePacket field %u", f.field);
+			}
+		}
+		ck_assert_int_eq(ret, 0);
+		ck_assert_uint_eq(seq, 1);
+		if (d->packets == 0)
+			ck_assert_uint_eq(flags, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+		else
+			ck_assert(flags == 0 || flags == 2);
+		if (td)
+			decode_descriptor(d, td, td + td_len);
+		if (te)
+			decode_event(d, ts, te, te + te_len);
+		d->packets++;
+	}
+	ck_assert_int_eq(ret, 0);
+}
+
+static void decoded_free(struct decoded *d)
+{
+	for (size_t i = 0; i < MAX_IIDS; i++) {
+		free(d->names[i]);
+		free(d->cats[i]);
+		free(d->anns[i]);
+	}
+	free(d->ev);
+	free(d->flow_out);
+	free(d->flow_in);
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	if (x->uuid != y->uuid)
+		return x->uuid < y->uuid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->order < y->order ? -1 : 1; /* Perfetto keeps file order at equal times */
+}
+
+/* Intended durations of the fixture's slices, by name (0: not checked). */
+static uint64_t expected_dur(const char *name)
+{
+	static const struct {
+		const char *name;
+		uint64_t dur;
+	} tab[] = {
+		{"cudaLaunchKernel", 6000 / 3 - 10},
+		{"cuLaunchKernel", 3000 / 3 - 1500 / 3},
+		{"cudaMemcpyAsync", 2000},
+		{"cudaMemsetAsync", 400},
+		{"cudaStreamSynchronize", 10000},
+		{"Stream Synchronize", 10000},
+		{"step", 90000},
+		{"load", 50000},
+		{"prefetch", 55000},
+		{"Memcpy HtoD (Pageable -> Device)", 10000},
+		{"Memset (Device)", 1000},
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strcmp(tab[i].name, name) == 0)
+			return tab[i].dur;
+	return 20000 / 3; /* kernels */
+}
+
+/* Replay BEGIN/END per track as Perfetto does; check each slice got its own END. Returns
+ * the number of slices per category iid in counts[]. */
+static void replay(struct decoded *d, uint64_t *counts)
+{
+	qsort(d->ev, d->nev, sizeof(*d->ev), ev_cmp);
+	for (size_t i = 0; i < d->nev;) {
+		const struct event *stack[64];
+		int depth = 0;
+		size_t k = i;
+
+		for (; k < d->nev && d->ev[k].uuid == d->ev[i].uuid; k++) {
+			const struct event *e = &d->ev[k];
+
+			if (e->type == 1) {
+				ck_assert_int_lt(depth, 64);
+				stack[depth++] = e;
+			} else if (e->type == 2) {
+				const struct event *b;
+
+				ck_assert_msg(depth > 0, "END without BEGIN on track %llu",
+					      (unsigned long long)e->uuid);
+				b = stack[--depth];
+				ck_assert_msg(e->ts - b->ts == expected_dur(b->name),
+					      "slice %.40s got %llu ns, not %llu", b->name,
+					      (unsigned long long)(e->ts - b->ts),
+					      (unsigned long long)expected_dur(b->name));
+				counts[b->cat]++;
+			} else {
+				counts[e->cat]++;
+			}
+		}
+		ck_assert_msg(depth == 0, "unfinished slice on track %llu",
+			      (unsigned long long)d->ev[i].uuid);
+		i = k;
+	}
+}
+
+static unsigned cat_iid(const struct decoded *d, const char *name)
+{
+	for (unsigned i = 1; i < MAX_IIDS; i++)
+		if (d->cats[i] && strcmp(d->cats[i], name) == 0)
+			return i;
+	ck_abort_msg("category %s not interned", name);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+START_TEST(test_structure_and_counts)
+{
+	char out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	uint64_t counts[MAX_IIDS] = {0}, marks = 0, counters = 0;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(out, sizeof(out), "%s/out.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_uint_eq(res.events, fxe.events);
+	ck_assert_uint_eq(res.files, 1);
+	buf = slurp(out, &len);
+	ck_assert_uint_eq(len, res.bytes);
+	decode(&d, buf, len);
+	for (size_t i = 0; i < d.nev; i++) {
+		marks += d.ev[i].type == 3 && d.ev[i].cat == cat_iid(&d, "user_annotation");
+		counters += d.ev[i].type == 4;
+	}
+	replay(&d, counts);
+	ck_assert_uint_eq(counts[cat_iid(&d, "kernel")], fxe.kernels);
+	ck_assert_uint_eq(counts[cat_iid(&d, "gpu_memcpy")], fxe.memcpys);
+	ck_assert_uint_eq(counts[cat_iid(&d, "gpu_memset")], fxe.memsets);
+	ck_assert_uint_eq(counts[cat_iid(&d, "cuda_sync")], fxe.syncs);
+	ck_assert_uint_eq(counts[cat_iid(&d, "cuda_runtime")], fxe.runtime);
+	ck_assert_uint_eq(counts[cat_iid(&d, "cuda_driver")], fxe.driver);
+	ck_assert_uint_eq(counts[cat_iid(&d, "user_annotation")], fxe.nvtx_ranges + fxe.nvtx_marks);
+	ck_assert_uint_eq(marks, fxe.nvtx_marks);
+	ck_assert_uint_eq(counts[cat_iid(&d, "loss")], fxe.losses);
+	ck_assert_uint_eq(counts[cat_iid(&d, "notice")], fxe.notices);
+	ck_assert_uint_eq(counts[cat_iid(&d, "process")], fxe.ends);
+	ck_assert_uint_eq(counters, fxe.memory);
+	decoded_free(&d);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_tracks)
+{
+	char out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	uint8_t *buf;
+	size_t len;
+	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, counters = 0, nvtx = 0;
+
+	snprintf(out, sizeof(out), "%s/tracks.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	buf = slurp(out, &len);
+	decode(&d, buf, len);
+	for (size_t i = 0; i < d.ntracks; i++) {
+		const struct track *t = &d.tracks[i];
+		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
+
+		if (t->process) {
+			procs++;
+			ck_assert_str_eq(t->name, t->pid == FX_PID0 ? "python3 (rank 0)"
+								   : "python3 (rank 1)");
+		} else if (t->thread) {
+			threads++;
+			ck_assert_ptr_nonnull(parent);
+			ck_assert(parent->process && parent->pid == t->pid);
+			ck_assert_int_eq(t->tid, t->pid);
+			ck_assert_str_eq(t->name, "main \"loop\"");
+		} else if (t->counter) {
+			counters++;
+			ck_assert_str_eq(t->name, "memory in use");
+			ck_assert_ptr_nonnull(parent);
+			ck_assert_int_eq(strncmp(parent->name, "GPU ", 4), 0);
+		} else if (strncmp(t->name, "GPU ", 4) == 0) {
+			gpus++;
+			ck_assert_ptr_null(parent);
+			ck_assert(strcmp(t->name, "GPU 0 (NVIDIA H200)") == 0 ||
+				  strcmp(t->name, "GPU 1 (NVIDIA H200)") == 0);
+		} else if (strcmp(t->name, "stream 7") == 0) {
+			streams++;
+			ck_assert_ptr_nonnull(parent);
+			ck_assert_int_eq(strncmp(parent->name, "GPU ", 4), 0);
+		} else if (strncmp(t->name, "NVTX ranges", 11) == 0) {
+			nvtx++;
+			ck_assert(parent && parent->process);
+		} else {
+			ck_assert_str_eq(t->name, "main \"loop\" sync");
+		}
+	}
+	ck_assert_uint_eq(procs, fxo.procs);
+	ck_assert_uint_eq(threads, fxo.procs);
+	ck_assert_uint_eq(gpus, fxo.procs);
+	ck_assert_uint_eq(streams, fxo.procs);
+	ck_assert_uint_eq(counters, fxo.procs);
+	ck_assert_uint_eq(nvtx, 2 * fxo.procs); /* load and prefetch cross: two lanes */
+	decoded_free(&d);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_flows)
+{
+	char out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(out, sizeof(out), "%s/flows.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	buf = slurp(out, &len);
+	decode(&d, buf, len);
+	/* every API call with a correlation id opens a flow; the GPU work ends one each */
+	ck_assert_uint_eq(d.nout, fxe.runtime + fxe.driver);
+	ck_assert_uint_eq(d.nin, fxe.flows);
+	for (size_t i = 0; i < d.nin; i++) {
+		size_t origins = 0, ends = 0;
+
+		for (size_t k = 0; k < d.nout; k++)
+			origins += d.flow_out[k] == d.flow_in[i];
+		for (size_t k = 0; k < d.nin; k++)
+			ends += d.flow_in[k] == d.flow_in[i];
+		ck_assert_uint_eq(origins, 1);
+		ck_assert_uint_eq(ends, 1);
+	}
+	decoded_free(&d);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	char out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	uint8_t *buf;
+	size_t len;
+	bool quote = false, bad = false, longname = false, dem = false;
+
+	snprintf(out, sizeof(out), "%s/names.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	buf = slurp(out, &len);
+	decode(&d, buf, len);
+	for (unsigned i = 1; i < MAX_IIDS; i++) {
+		const char *n = d.names[i];
+
+		if (!n)
+			continue;
+		quote |= strcmp(n, "quote\"kernel") == 0;
+		bad |= strcmp(n, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd") == 0;
+		dem |= strcmp(n, "kernel(float*)") == 0;
+		longname |= strncmp(n, "void f<VeryLong", 15) == 0 && strlen(n) > 12000;
+	}
+	ck_assert(quote && bad && dem && longname);
+	decoded_free(&d);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_protoc_decode_raw)
+{
+	char out[160], cmd[400];
+	struct gt_export_result res;
+
+	if (system("command -v protoc >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "protoc not installed: decode_raw check skipped\n");
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/raw.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s > %s/raw.txt 2>&1", out, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "grep -q 'quote\\\\\"kernel' %s/raw.txt", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(test_smaller_than_json)
+{
+	char out[160];
+	struct gt_export_result pf, js;
+
+	snprintf(out, sizeof(out), "%s/size.pftrace", dir);
+	ck_assert_int_eq(export("perfetto", out, &pf), 0);
+	snprintf(out, sizeof(out), "%s/size.json", dir);
+	ck_assert_int_eq(export("chrome", out, &js), 0);
+	ck_assert_uint_eq(pf.events, js.events);
+	ck_assert_msg(pf.bytes * 3 < js.bytes, "perfetto %llu bytes, json %llu",
+		      (unsigned long long)pf.bytes, (unsigned long long)js.bytes);
+}
+END_TEST
+
+START_TEST(test_encoder)
+{
+	char buf[512], *m, *p;
+	const uint8_t *q;
+	struct gt_pb_field f;
+	char big[300];
+
+	p = gt_pb_uint(buf, 1, 300);
+	p = gt_pb_int(p, 2, -1);
+	p = gt_pb_fixed64(p, 47, 0x0102030405060708ull);
+	memset(big, 'x', sizeof(big));
+	p = gt_pb_open(p, 3, &m);
+	p = gt_pb_bytes(p, 1, big, sizeof(big));
+	p = gt_pb_close(p, m); /* 303-byte body: the length needs two bytes */
+	q = (const uint8_t *)buf;
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)p, &f), 1);
+	ck_assert_uint_eq(f.field, 1);
+	ck_assert_uint_eq(f.value, 300);
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)p, &f), 1);
+	ck_assert_uint_eq(f.value, UINT64_MAX);
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)p, &f), 1);
+	ck_assert_uint_eq(f.field, 47);
+	ck_assert_int_eq(f.wire, GT_PB_I64);
+	ck_assert_uint_eq(f.value, 0x0102030405060708ull);
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)p, &f), 1);
+	ck_assert_uint_eq(f.field, 3);
+	ck_assert_uint_eq(f.len, 303);
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)p, &f), 0);
+	/* truncated input is an error, not a crash */
+	q = (const uint8_t *)buf;
+	ck_assert_int_eq(gt_pb_next(&q, (const uint8_t *)buf + 1, &f), -EBADMSG);
+}
+END_TEST
+
+static Suite *perfetto_suite(void)
+{
+	Suite *s = suite_create("perfetto");
+	TCase *tc = tcase_create("export");
+
+	tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_structure_and_counts);
+	tcase_add_test(tc, test_tracks);
+	tcase_add_test(tc, test_flows);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_protoc_decode_raw);
+	tcase_add_test(tc, test_smaller_than_json);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("encoder");
+	tcase_add_test(tc, test_encoder);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(perfetto_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

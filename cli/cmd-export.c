@@ -1,10 +1,215 @@
-/* gputrace export. Runs in the CLI process. (Being written.) */
+/* gputrace export: convert a .gtrace to another format through the exporter
+ * table (exporters/registry.c), with a progress bar on a terminal. Runs in the
+ * CLI process. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "gputrace/clock.h"
+#include "gputrace/exporter.h"
+#include "gputrace/trace.h"
+#include "options.h"
+#include "status-line.h"
+
+#define EXPORT_EXTENSION         ".gtrace"
+#define EXPORT_PROGRESS_AFTER_NS 300000000ull /* short exports never show a bar */
+
+struct progress {
+	struct gt_status_line line;
+	uint64_t start_ns;
+};
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+
+	if (gt_now_ns() - p->start_ns >= EXPORT_PROGRESS_AFTER_NS)
+		gt_status_progress(&p->line, "exporting", done, total);
+}
+
+static void usage(FILE *out)
+{
+	const struct gt_exporter_ops *const *e;
+
+	fputs("Usage: gputrace export FILE -f FORMAT [options]\n"
+	      "\n"
+	      "Convert a trace to another format. Formats:\n",
+	      out);
+	for (e = gt_exporter_list(); *e; e++)
+		fprintf(out, "  %-10s %s (%s)\n", (*e)->name, (*e)->help, (*e)->extension);
+	fputs("\n"
+	      "Options:\n"
+	      "  -f, --format FORMAT  output format (required)\n"
+	      "  -o, --output OUT     output file (default: FILE with the format's "
+	      "extension;\n"
+	      "                       - for standard output); an existing file is "
+	      "replaced\n"
+	      "      --max-size SIZE  split the output into numbered files above SIZE "
+	      "(chrome),\n"
+	      "                       e.g. 500M\n"
+	      "      --mangled        keep kernel names as the compiler mangled them\n"
+	      "  -q, --quiet          no progress bar, no closing line\n"
+	      "  -h, --help           show this help\n",
+	      out);
+}
+
+static void format_names(char *buf, size_t bytes)
+{
+	buf[0] = '\0';
+	for (const struct gt_exporter_ops *const *e = gt_exporter_list(); *e; e++)
+		snprintf(buf + strlen(buf), bytes - strlen(buf), "%s%s", buf[0] ? ", " : "",
+		         (*e)->name);
+	if (!buf[0])
+		snprintf(buf, bytes, "(no exporter in this build)");
+}
+
+/* "dir/run.gtrace" -> "dir/run.json". */
+static void default_output(const char *in, const char *ext, char *out, size_t bytes)
+{
+	size_t len = strlen(in), e = strlen(EXPORT_EXTENSION);
+
+	if (len >= e && strcmp(in + len - e, EXPORT_EXTENSION) == 0)
+		len -= e;
+	snprintf(out, bytes, "%.*s%s", (int)len, in, ext);
+}
 
 int cmd_export(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gt_cli_error("'export' is not available in this build yet");
-	return GT_EXIT_SOFTWARE;
+	static const struct option longopts[] = {
+	        {"format", required_argument, NULL, 'f'},
+	        {"output", required_argument, NULL, 'o'},
+	        {"max-size", required_argument, NULL, 'M'},
+	        {"mangled", no_argument, NULL, 'm'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	const struct gt_exporter_ops *exp = NULL;
+	const char *format = NULL, *output = NULL, *in, *msg = NULL;
+	struct gt_export_options eo = {.demangle = 1};
+	struct gt_export_result res = {0};
+	struct gt_reader *r = NULL;
+	struct progress prog;
+	char out[PATH_MAX + 16], names[128], count[32], size[32];
+	bool quiet = false;
+	struct stat st;
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":f:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'M':
+			if (gt_opt_size(optarg, 1u << 20, UINT64_MAX, &eo.max_bytes) < 0) {
+				gt_cli_error(
+				        "export: --max-size: '%s' is not valid; use a size of at "
+				        "least 1M, e.g. 500M",
+				        optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			eo.demangle = 0;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GT_EXIT_OK;
+		case ':':
+			gt_cli_error(
+			        "export: option '%s' needs a value; see 'gputrace export --help'",
+			        argv[optind - 1]);
+			return GT_EXIT_USAGE;
+		default:
+			gt_cli_error("export: unknown option '%s'; see 'gputrace export --help'",
+			             argv[optind - 1]);
+			return GT_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		gt_cli_error("export: no trace file; usage: gputrace export FILE -f FORMAT "
+		             "[-o OUT]");
+		return GT_EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		gt_cli_error("export: one trace file at a time ('%s' is extra)", argv[optind + 1]);
+		return GT_EXIT_USAGE;
+	}
+	in = argv[optind];
+	format_names(names, sizeof(names));
+	if (!format) {
+		gt_cli_error("export: which format? add -f with one of: %s", names);
+		return GT_EXIT_USAGE;
+	}
+	exp = gt_exporter_find(format);
+	if (!exp) {
+		gt_cli_error("export: -f: '%s' is not valid; use one of: %s", format, names);
+		return GT_EXIT_USAGE;
+	}
+	if (stat(in, &st) < 0) {
+		gt_cli_error("%s: %s", in, strerror(errno));
+		return GT_EXIT_NO_INPUT;
+	}
+	ret = gt_reader_open(in, &r, &msg);
+	if (ret < 0) {
+		gt_cli_error("%s: %s", in, msg ? msg : strerror(-ret));
+		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+	}
+	if (output) {
+		snprintf(out, sizeof(out), "%s", output);
+	} else {
+		default_output(in, exp->extension, out, sizeof(out));
+	}
+	if (strcmp(out, in) == 0) {
+		gt_cli_error("export: the output would replace the trace itself; choose another "
+		             "with -o");
+		gt_reader_close(r);
+		return GT_EXIT_USAGE;
+	}
+	eo.output = out;
+	gt_status_init(&prog.line, !quiet);
+	prog.start_ns = gt_now_ns();
+	if (prog.line.enabled) {
+		eo.progress = on_progress;
+		eo.progress_ctx = &prog;
+	}
+	ret = exp->run(r, &eo, &res, &msg);
+	gt_status_clear(&prog.line);
+	if (ret < 0) {
+		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
+		gt_reader_close(r);
+		/* Damage found while reading is the trace's fault; anything else is output.
+		 */
+		return (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
+	}
+	if (gt_reader_status(r)->recovered && !quiet)
+		gt_cli_warn("%s has no index (its writer was interrupted): %llu chunks recovered, "
+		            "%llu damaged ones skipped",
+		            in, (unsigned long long)gt_reader_status(r)->chunks_read,
+		            (unsigned long long)gt_reader_status(r)->chunks_skipped);
+	gt_reader_close(r);
+	if (res.warning)
+		gt_cli_warn("%s", res.warning);
+	if (!quiet && strcmp(out, "-") != 0) {
+		fprintf(stderr, "gputrace: wrote %s (%s events, %s", out,
+		        gt_fmt_count(res.events, count, sizeof(count)),
+		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
+		if (res.files > 1)
+			fprintf(stderr, " in %u files", res.files);
+		fputs(")\n", stderr);
+	}
+	return GT_EXIT_OK;
 }

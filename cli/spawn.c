@@ -18,6 +18,15 @@ static volatile sig_atomic_t received; /* INT/TERM/HUP since the last gt_signals
 static volatile sig_atomic_t last_signal;
 static volatile sig_atomic_t held; /* bit per signal: arrived with no target yet */
 static bool handled[NSIG];         /* we installed a handler (it was not ignored) */
+/* Woken from the handlers; changed only with the signals blocked. */
+static void (*wake_fn)(void *ctx);
+static void *wake_ctx;
+
+static void wake(void)
+{
+	if (wake_fn)
+		wake_fn(wake_ctx);
+}
 
 static void on_signal(int sig, siginfo_t *si, void *uctx)
 {
@@ -33,13 +42,18 @@ static void on_signal(int sig, siginfo_t *si, void *uctx)
 		else
 			held = held | (1 << sig);
 	}
+	wake();
 	errno = saved;
 }
 
 static void on_child(int sig)
 {
-	/* Nothing to do: its only job is to interrupt the sleep of the main loop. */
+	/* Its only job is to end the sleep of the main loop, so exits are seen at once. */
+	int saved = errno;
+
 	(void)sig;
+	wake();
+	errno = saved;
 }
 
 int gt_signals_install(void)
@@ -68,15 +82,22 @@ int gt_signals_install(void)
 	return 0;
 }
 
+/* The signals whose handlers read wake_fn/wake_ctx. */
+static void handler_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
+		sigaddset(set, relayed[i]);
+	sigaddset(set, SIGCHLD);
+}
+
 void gt_signals_target(pid_t pid)
 {
 	sigset_t block, old;
 	int pending;
 
 	/* The handler must not see the target change halfway through taking `held`. */
-	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
-		sigaddset(&block, relayed[i]);
+	handler_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	target_pid = pid;
 	pending = held;
@@ -86,6 +107,17 @@ void gt_signals_target(pid_t pid)
 	for (int sig = 1; pid > 0 && sig < NSIG && sig < 31; sig++)
 		if (pending & (1 << sig))
 			kill(pid, sig);
+}
+
+void gt_signals_wake(void (*fn)(void *ctx), void *ctx)
+{
+	sigset_t block, old;
+
+	handler_set(&block);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	wake_fn = fn;
+	wake_ctx = ctx;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 unsigned gt_signals_take(int *last)

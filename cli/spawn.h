@@ -26,6 +26,10 @@ int gt_signals_install(void);
  * was no target are sent now. */
 void gt_signals_target(pid_t pid);
 
+/* Call fn(ctx) from the handlers of every relayed signal and of SIGCHLD, so a sleeping main
+ * loop wakes up (fn must be async-signal-safe, like gt_session_stop). NULL: nothing. */
+void gt_signals_wake(void (*fn)(void *ctx), void *ctx);
+
 /* Signals (INT, TERM, HUP) received since the last call; *last gets the latest. */
 unsigned gt_signals_take(int *last);
 

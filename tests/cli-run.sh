@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# CLI test for `gputrace run` without a GPU: option errors with their exact messages and exit
+# codes, output names and overwrite refusal, the program's environment, exit-status
+# propagation, signal forwarding, waiting for orphaned descendants, a program that never uses
+# CUDA, exec failures. Programs are /bin/sh scripts; the injection library is a placeholder
+# file (nothing here initializes CUDA, so the driver never opens it).
+# Usage: cli-run.sh PATH/TO/gputrace [PATH/TO/session-child]
+set -u
+gputrace=$(realpath "$1")
+session_child=${2:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# expect_rc WANT CMD...: run CMD with stdout/stderr in $tmp/out, $tmp/err.
+expect_rc() {
+	local want=$1 rc
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
+}
+
+expect_err() {
+	local got
+	got=$(cat "$tmp/err")
+	[ "$got" = "$1" ] || fail "stderr was [$got], expected [$1]"
+}
+
+expect_out() {
+	local got
+	got=$(cat "$tmp/out")
+	[ "$got" = "$1" ] || fail "stdout was [$got], expected [$1]"
+}
+
+err_has_line() {
+	grep -qxF -- "$1" "$tmp/err" || fail "no line [$1] in stderr: $(cat "$tmp/err")"
+}
+
+# Wait up to 5 s for a file to appear.
+wait_for() {
+	for _ in $(seq 50); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "$1 never appeared"
+	return 1
+}
+
+unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH GPUTRACE_SESSION GPUTRACE_TRACE GPUTRACE_API \
+	GPUTRACE_BUFFER_SIZE GPUTRACE_FLUSH_MS GPUTRACE_CAPTURE_RANGE GPUTRACE_GRAPH
+touch "$tmp/libgputrace-inject.so"
+lib=$(realpath "$tmp/libgputrace-inject.so")
+export GPUTRACE_INJECT_LIB=$lib
+run() { "$gputrace" run "$@"; }
+
+# ---- help and usage errors: one line naming the option and what it accepts, exit 64 ----
+expect_rc 0 run --help
+[ "$(head -n 1 "$tmp/out")" = "Usage: gputrace run [options] [--] program [args...]" ] ||
+	fail "run --help: first line is $(head -n 1 "$tmp/out")"
+expect_rc 64 run
+expect_err "gputrace: run: no program to trace; usage: gputrace run [options] [--] program [args...]"
+expect_rc 64 run -q
+expect_err "gputrace: run: no program to trace; usage: gputrace run [options] [--] program [args...]"
+expect_rc 64 run --nope true
+expect_err "gputrace: run: unknown option '--nope'; see 'gputrace run --help'"
+expect_rc 64 run -o
+expect_err "gputrace: run: option '-o' needs a value; see 'gputrace run --help'"
+expect_rc 64 run --api foo true
+expect_err "gputrace: run: --api: 'foo' is not valid; use launch, all or none"
+expect_rc 64 run -t kernel,bogus true
+expect_err "gputrace: run: --trace: 'kernel,bogus' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, all, cuda, default"
+expect_rc 64 run --trace= true
+expect_err "gputrace: run: --trace: '' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, all, cuda, default"
+expect_rc 64 run --capture-range nvtx: true
+expect_err "gputrace: run: --capture-range: 'nvtx:' is not valid; use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)"
+expect_rc 64 run --capture-range cudaprofilerapi true
+expect_err "gputrace: run: --capture-range: 'cudaprofilerapi' is not valid; use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)"
+expect_rc 64 run --buffer-size 12Q true
+expect_err "gputrace: run: --buffer-size: '12Q' is not valid; use a size from 4K to 1G, e.g. 64M"
+expect_rc 64 run --buffer-size 2G true
+expect_err "gputrace: run: --buffer-size: '2G' is not valid; use a size from 4K to 1G, e.g. 64M"
+expect_rc 64 run --flush-interval -5 true
+expect_err "gputrace: run: --flush-interval: '-5' is not valid; use milliseconds from 0 to 3600000"
+expect_rc 64 run --graph nodes true
+expect_err "gputrace: run: --graph: 'nodes' is not valid; use graph or node"
+expect_rc 64 run --delay soon true
+expect_err "gputrace: run: --delay: 'soon' is not valid; use seconds, e.g. 2, 0.5, 250ms, 1m"
+expect_rc 64 run --duration 0 true
+expect_err "gputrace: run: --duration: '0' is not valid; use seconds above 0, e.g. 10, 0.5, 250ms, 1m"
+expect_rc 64 run --export svg true
+grep -qE "^gputrace: run: --export: 'svg' is not valid; use one of: " "$tmp/err" ||
+	fail "--export svg: $(cat "$tmp/err")"
+expect_rc 64 run -o 'trace-%x' true
+expect_err "gputrace: run: --output: bad pattern 'trace-%x.gtrace' at '%x.gtrace'; use %p %h %q{VAR} %n %%"
+expect_rc 64 env -u GT_TEST_UNSET "$gputrace" run -o 'rank%q{GT_TEST_UNSET}' true
+expect_err "gputrace: run: --output: 'rank%q{GT_TEST_UNSET}.gtrace' uses an unset environment variable at '%q{GT_TEST_UNSET}.gtrace'; set it or change the pattern"
+# Nothing ran and nothing was written for any of them.
+[ -z "$(ls "$tmp" | grep -v -e '^libgputrace-inject.so$' -e '^out$' -e '^err$')" ] ||
+	fail "usage errors left files: $(ls "$tmp")"
+
+# ---- no injection library: refuse (the program is not run untraced behind the user's back) ----
+expect_rc 69 env GPUTRACE_INJECT_LIB="$tmp/missing.so" "$gputrace" run -- sh -c 'touch ran'
+expect_err "gputrace: the injection library libgputrace-inject.so was not found (looked at $tmp/missing.so); set GPUTRACE_INJECT_LIB=/path/to/libgputrace-inject.so, or see 'gputrace doctor'"
+[ ! -e ran ] || fail "the program ran although tracing could not start"
+
+# ---- exit status propagation ----
+expect_rc 0 run -q -o st0 -- /bin/sh -c 'exit 0'
+[ -f st0.gtrace ] || fail "st0.gtrace was not written"
+expect_rc 3 run -q -o st3 -- /bin/sh -c 'exit 3'
+expect_rc 143 run -q -o term -- /bin/sh -c 'kill -TERM $$'
+expect_rc 137 run -q -o kill -- /bin/sh -c 'kill -KILL $$'
+expect_rc 137 run -o kill2 -- /bin/sh -c 'kill -KILL $$'
+err_has_line "gputrace: warning: the program was killed by signal 9 (Killed)"
+[ -f kill.gtrace ] || fail "no trace after the program was killed"
+
+# ---- the program's output and arguments pass through untouched ----
+expect_rc 0 run -q -o args -- /bin/sh -c 'printf "%s|" "$@"; echo' prog "a b" "" "-o" "--x"
+expect_out "a b||-o|--x|"
+[ ! -s "$tmp/err" ] || fail "-q printed on stderr: $(cat "$tmp/err")"
+
+# ---- overwrite refusal, -f, %n and %p ----
+expect_rc 73 run -q -o st0 -- /bin/sh -c 'touch ran2'
+expect_err "gputrace: st0.gtrace exists; use -f to overwrite it, or -o to choose another name (%n picks a new number each run)"
+[ ! -e ran2 ] || fail "the program ran although its trace could not be created"
+expect_rc 0 run -q -f -o st0 -- true
+expect_rc 0 run -q -- true
+expect_rc 0 run -q -- true
+[ -f gputrace-1.gtrace ] && [ -f gputrace-2.gtrace ] && [ ! -e gputrace-3.gtrace ] ||
+	fail "default names: $(ls)"
+expect_rc 0 run -q -o 'seq-%n.gtrace' -- true
+[ -f seq-1.gtrace ] || fail "seq-%n.gtrace: $(ls)"
+expect_rc 0 run -q -o 'pid-%p' -- /bin/sh -c 'echo $$ > pid.txt'
+[ -f "pid-$(cat pid.txt).gtrace" ] || fail "%p is not the program's pid: $(ls)"
+expect_rc 0 env GT_TEST_RANK=5 "$gputrace" run -q -o 'rank%q{GT_TEST_RANK}' -- true
+[ -f rank5.gtrace ] || fail "%q{GT_TEST_RANK}: $(ls)"
+expect_rc 73 run -q -o nodir/x -- true
+expect_err "gputrace: cannot create nodir/x.gtrace: No such file or directory; check that the directory exists and is writable, or choose another with -o"
+
+# ---- the environment the program gets ----
+show='echo "$CUDA_INJECTION64_PATH|$NVTX_INJECTION64_PATH|$GPUTRACE_TRACE|$GPUTRACE_API|$GPUTRACE_BUFFER_SIZE|$GPUTRACE_FLUSH_MS|$GPUTRACE_CAPTURE_RANGE|$GPUTRACE_GRAPH|${GPUTRACE_CLI_PID:+pid}|${GPUTRACE_SESSION:+session}"'
+expect_rc 0 run -q -o env1 -- /bin/sh -c "$show"
+expect_out "$lib|$lib|||||||pid|session"
+expect_rc 0 run -q -o env2 -t cuda --api all --buffer-size 64M --flush-interval 250 \
+	--capture-range nvtx:train --graph node -- /bin/sh -c "$show"
+expect_out "$lib||kernel,memcpy,memset,memory,api,sync,graph|all|67108864|250|nvtx:train|node|pid|session"
+expect_rc 0 run -q -o env3 -t nvtx,kernel,kernel -- /bin/sh -c "$show"
+expect_out "$lib|$lib|kernel,nvtx||||||pid|session"
+expect_rc 0 run -q -o env4 -- /bin/sh -c '[ -S "$GPUTRACE_SESSION" ] && echo socket'
+expect_out "socket"
+# Another tool's injection is replaced, with a warning.
+expect_rc 0 env CUDA_INJECTION64_PATH=/opt/other/libinject.so "$gputrace" run -q -o env5 -- \
+	/bin/sh -c 'echo "$CUDA_INJECTION64_PATH"'
+expect_out "$lib"
+expect_err "gputrace: warning: CUDA_INJECTION64_PATH=/opt/other/libinject.so belongs to another tool; it is replaced for the traced program"
+
+# ---- exec failures: like a shell, 127 not found, 126 not executable; no trace left ----
+expect_rc 127 run -o nf -- no-such-program-gputrace-test
+expect_err "gputrace: no-such-program-gputrace-test: command not found (not in PATH)"
+[ ! -e nf.gtrace ] || fail "a trace was left after exec failed"
+expect_rc 127 run -o nf -- ./missing-program
+expect_err "gputrace: ./missing-program: no such file"
+printf '#!/bin/sh\nexit 0\n' >notexec.sh
+chmod 644 notexec.sh
+expect_rc 126 run -o ne -- ./notexec.sh
+expect_err "gputrace: ./notexec.sh: cannot execute: Permission denied"
+[ ! -e ne.gtrace ] || fail "a trace was left after exec failed"
+ls ./*.tmp-* >/dev/null 2>&1 && fail "temporary files left: $(ls)"
+
+# ---- a program that never uses CUDA: runs normally, the summary says so ----
+expect_rc 0 run -o nocuda -- /bin/sh -c 'echo hello'
+expect_out "hello"
+err_has_line "gputrace: no CUDA activity was seen."
+err_has_line "Try \`gputrace doctor\` to check this machine."
+grep -qE '^gputrace: trace written to nocuda\.gtrace \([0-9,]+ records, [0-9.]+ (B|KB)\)$' "$tmp/err" ||
+	fail "no 'trace written' line: $(cat "$tmp/err")"
+
+# ---- signals sent to gputrace reach the program; its status is ours ----
+# Job control on, so background jobs keep SIGINT (a shell ignores it for them otherwise).
+set -m
+"$gputrace" run -q -o sigint -- /bin/sh -c \
+	'trap "exit 42" INT; touch ready-int; while :; do sleep 0.05; done' >/dev/null 2>&1 &
+pid=$!
+wait_for ready-int && kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 42 ] || fail "SIGINT forwarding: exit $rc, expected 42"
+"$gputrace" run -q -o sigterm -- /bin/sh -c \
+	'trap "exit 7" TERM; touch ready-term; while :; do sleep 0.05; done' >/dev/null 2>&1 &
+pid=$!
+wait_for ready-term && kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 7 ] || fail "SIGTERM forwarding: exit $rc, expected 7"
+"$gputrace" run -q -o sighup -- /bin/sh -c 'touch ready-hup; while :; do sleep 0.05; done' \
+	>/dev/null 2>&1 &
+pid=$!
+wait_for ready-hup && kill -HUP "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 129 ] || fail "SIGHUP forwarding: exit $rc, expected 129"
+[ -f sighup.gtrace ] || fail "no trace after the program was hung up"
+set +m
+
+# ---- the whole tree: an orphaned grandchild is waited for ----
+expect_rc 0 run -q -o tree -- /bin/sh -c '(sleep 0.5; touch orphan-done) & exit 0'
+[ -e orphan-done ] || fail "gputrace returned before the orphaned grandchild finished"
+
+# ---- --duration stops recording; the program runs on and its status is kept ----
+expect_rc 5 run -o dur --duration 0.2 -- /bin/sh -c 'sleep 0.6; touch dur-done; exit 5'
+[ -e dur-done ] || fail "--duration stopped the program"
+err_has_line "gputrace: warning: --duration reached: recording stopped; the program runs on untraced"
+[ -f dur.gtrace ] || fail "--duration: no trace"
+expect_rc 0 run -q -o delay --delay 0.1 -- /bin/sh -c 'sleep 0.2'
+[ -f delay.gtrace ] || fail "--delay: no trace"
+
+# ---- end to end: processes that register with the session land in the trace ----
+# session-child registers through gt_client_open (as the injection library does), writes three
+# NVTX marks, forks and execs itself one level deeper, and exits with its depth.
+if [ -n "$session_child" ] && [ -x "$session_child" ]; then
+	set -m
+	"$gputrace" run -q -o child -- "$session_child" 2 >/dev/null 2>"$tmp/err" &
+	cli_pid=$!
+	wait "$cli_pid"
+	rc=$?
+	set +m
+	[ "$rc" -eq 2 ] || fail "session-child 2: exit $rc, expected 2: $(cat "$tmp/err")"
+	expect_rc 0 "$gputrace" export child.gtrace -f csv -q
+	# Three processes, each the parent of the next, the first a child of gputrace.
+	mapfile -t procs < <(tail -n +2 child-process.csv | cut -d, -f1,3 | sort -t, -k1n)
+	[ "${#procs[@]}" -eq 3 ] || fail "session-child: ${#procs[@]} processes: ${procs[*]}"
+	[ "${procs[0]#*,}" = "$cli_pid" ] || fail "first process's parent is not gputrace: ${procs[*]}"
+	[ "${procs[1]#*,}" = "${procs[0]%,*}" ] && [ "${procs[2]#*,}" = "${procs[1]%,*}" ] ||
+		fail "parent links broken: ${procs[*]}"
+	[ "$(tail -n +2 child-nvtx.csv | wc -l)" -eq 9 ] ||
+		fail "session-child: $(tail -n +2 child-nvtx.csv | wc -l) NVTX records, expected 9"
+	# Each ended by exit (how=1) with its depth as status.
+	[ "$(tail -n +2 child-process_end.csv | sort -t, -k1n | cut -d, -f3,4 | tr '\n' ' ')" = \
+		"1,2 1,1 1,0 " ] || fail "process ends: $(cat child-process_end.csv)"
+
+	# --delay trims activity that ended before it, keeps the processes.
+	expect_rc 0 run -q -o early --delay 1 -- "$session_child" 0
+	expect_rc 0 run -q -o late --delay 0.3 -- /bin/sh -c "sleep 0.6; exec '$session_child' 0"
+	expect_rc 0 "$gputrace" export early.gtrace -f csv -q
+	expect_rc 0 "$gputrace" export late.gtrace -f csv -q
+	[ ! -e early-nvtx.csv ] || [ "$(tail -n +2 early-nvtx.csv | wc -l)" -eq 0 ] ||
+		fail "--delay kept $(tail -n +2 early-nvtx.csv | wc -l) early NVTX records"
+	[ "$(tail -n +2 early-process.csv | wc -l)" -eq 1 ] || fail "--delay dropped the process"
+	[ "$(tail -n +2 late-nvtx.csv | wc -l)" -eq 3 ] ||
+		fail "--delay dropped records after the delay: $(cat late-nvtx.csv)"
+fi
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed" >&2
+	exit 1
+fi
+echo "cli-run: all checks passed"

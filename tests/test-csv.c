@@ -1,0 +1,212 @@
+/* Check suite for the csv exporter (exporters/csv.c): one file per record kind, header
+ * rows from gt_record_desc, exact row counts, strings resolved and quoted per RFC 4180. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export-fixture.h"
+#include "gputrace/exporter.h"
+
+static char dir[64];
+static char trace_path[128];
+static const struct fx_opts fxo = {.procs = 2, .iters = 20, .gpu_batch = 4, .kernels = 3};
+static struct fx_expect fxe;
+
+static void setup_once(void)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_result res;
+	char out[160];
+	struct gt_export_options o = {.output = out, .demangle = 1};
+
+	strcpy(dir, "/tmp/gt-csv-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
+	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
+	fx_expect(&fxo, &fxe);
+	snprintf(out, sizeof(out), "%s/run.csv", dir);
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	/* process, process_end, thread, device, context, stream, kernel, memcpy, memset,
+	 * memory, api, nvtx, sync, loss, notice */
+	ck_assert_uint_eq(res.files, 15);
+}
+
+static void teardown_once(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *slurp_kind(const char *kind)
+{
+	char path[200];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/run-%s.csv", dir, kind);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "%s missing", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Records (not lines: quoted fields may hold line breaks) after the header. */
+static size_t rows(const char *text)
+{
+	size_t n = 0;
+	bool quoted = false;
+
+	for (const char *p = text; *p; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (*p == '\n' && !quoted)
+			n++;
+	}
+	return n - 1;
+}
+
+START_TEST(test_headers)
+{
+	char *t = slurp_kind("kernel");
+
+	ck_assert_int_eq(strncmp(t,
+				 "pid,start_ns,end_ns,correlation_id,device_id,context_id,stream_id,"
+				 "graph_node_id,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
+				 "cluster_x,cluster_y,cluster_z,registers,static_smem_bytes,"
+				 "dynamic_smem_bytes,local_mem_bytes,graph_id,flags\r\n",
+				 strlen("pid,start_ns,end_ns,correlation_id,device_id,context_id,"
+					"stream_id,graph_node_id,name,grid_x,grid_y,grid_z,block_x,"
+					"block_y,block_z,cluster_x,cluster_y,cluster_z,registers,"
+					"static_smem_bytes,dynamic_smem_bytes,local_mem_bytes,graph_id,"
+					"flags\r\n")),
+			 0);
+	free(t);
+	t = slurp_kind("api");
+	ck_assert_int_eq(strncmp(t, "pid,start_ns,end_ns,tid,correlation_id,cbid,name,return_code,"
+				    "domain\r\n",
+				 69),
+			 0);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_counts)
+{
+	static const struct {
+		const char *kind;
+		size_t n;
+	} want[] = {
+		{"process", 2}, {"thread", 4}, {"device", 2},  {"context", 2},
+		{"stream", 2},	{"loss", 2},   {"notice", 2}, {"process_end", 2},
+	};
+	char *t;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		t = slurp_kind(want[i].kind);
+		ck_assert_msg(rows(t) == want[i].n, "%s: %zu rows", want[i].kind, rows(t));
+		free(t);
+	}
+	t = slurp_kind("kernel");
+	ck_assert_uint_eq(rows(t), fxe.kernels);
+	free(t);
+	t = slurp_kind("memcpy");
+	ck_assert_uint_eq(rows(t), fxe.memcpys);
+	free(t);
+	t = slurp_kind("api");
+	ck_assert_uint_eq(rows(t), fxe.runtime + fxe.driver);
+	free(t);
+	t = slurp_kind("nvtx");
+	ck_assert_uint_eq(rows(t), fxe.nvtx_ranges + fxe.nvtx_marks);
+	free(t);
+	t = slurp_kind("memory");
+	ck_assert_uint_eq(rows(t), fxe.memory);
+	free(t);
+	t = slurp_kind("sync");
+	ck_assert_uint_eq(rows(t), fxe.syncs);
+	free(t);
+	ck_assert_int_ne(access("run-string.csv", F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_values)
+{
+	char *t = slurp_kind("kernel");
+
+	/* first kernel of pid 1000: step 0 starts at T0 + 7000, GPU work 10 us later */
+	ck_assert_ptr_nonnull(strstr(t, "\r\n1000,1000000017000,1000000023666,3,0,1,7,0,"
+					"kernel(float*),128,2,1,256,1,1,0,0,0,32,1024,4096,0,0,0\r\n"));
+	/* quotes doubled inside a quoted field; invalid UTF-8 replaced */
+	ck_assert_ptr_nonnull(strstr(t, ",\"quote\"\"kernel\","));
+	ck_assert_ptr_nonnull(strstr(t, ",bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd,"));
+	/* the demangled template has commas: quoted */
+	ck_assert_ptr_nonnull(strstr(t, ",\"void f<VeryLongTemplateArgument"));
+	free(t);
+	t = slurp_kind("thread");
+	ck_assert_ptr_nonnull(strstr(t, "\r\n1000,1000,\"main \"\"loop\"\"\"\r\n"));
+	free(t);
+	t = slurp_kind("api");
+	/* a signed field and a failed call */
+	ck_assert_ptr_nonnull(strstr(t, ",cudaMemsetAsync,700,0\r\n"));
+	free(t);
+	t = slurp_kind("process");
+	ck_assert_ptr_nonnull(
+		strstr(t, "\r\n1001,1000000000000,1,/usr/bin/python3,python3 train.py,fixture-host,"
+			  "1,1,2,0\r\n"));
+	free(t);
+}
+END_TEST
+
+START_TEST(test_stdout_refused)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_result res;
+	struct gt_export_options o = {.output = "-"};
+
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), -EINVAL);
+	ck_assert_str_eq(err, "csv writes one file per record kind: give -o NAME.csv "
+			      "(it writes NAME-kernel.csv, NAME-api.csv, ...)");
+	gt_reader_close(r);
+}
+END_TEST
+
+static Suite *csv_suite(void)
+{
+	Suite *s = suite_create("csv");
+	TCase *tc = tcase_create("export");
+
+	tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
+	tcase_add_test(tc, test_headers);
+	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_stdout_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(csv_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

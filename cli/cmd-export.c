@@ -195,11 +195,15 @@ int cmd_export(int argc, char **argv)
 		 */
 		return (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
 	}
-	if (gt_reader_status(r)->recovered && !quiet)
-		gt_cli_warn("%s has no index (its writer was interrupted): %llu chunks recovered, "
-		            "%llu damaged ones skipped",
-		            in, (unsigned long long)gt_reader_status(r)->chunks_read,
-		            (unsigned long long)gt_reader_status(r)->chunks_skipped);
+	if (gt_reader_status(r)->recovered && !quiet) {
+		const struct gt_reader_status *rs = gt_reader_status(r);
+
+		gt_cli_warn("%s has no index (its writer was interrupted): %llu chunk%s recovered, "
+		            "%llu damaged one%s skipped",
+		            in, (unsigned long long)rs->chunks_read,
+		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
+		            rs->chunks_skipped == 1 ? "" : "s");
+	}
 	gt_reader_close(r);
 	if (res.warning)
 		gt_cli_warn("%s", res.warning);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# CLI test for `gputrace export`: usage errors and exit codes, default and explicit output
+# names, standard output, a trace whose footer is missing. The trace comes from a real
+# `gputrace run` of session-child (a process that registers with the session; no GPU needed).
+# Usage: cli-export.sh PATH/TO/gputrace PATH/TO/session-child
+set -u
+gputrace=$(realpath "$1")
+session_child=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+expect_rc() {
+	local want=$1 rc
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
+}
+
+expect_err() {
+	local got
+	got=$(cat "$tmp/err")
+	[ "$got" = "$1" ] || fail "stderr was [$got], expected [$1]"
+}
+
+err_matches() {
+	grep -qE -- "$1" "$tmp/err" || fail "stderr [$(cat "$tmp/err")] does not match [$1]"
+}
+
+valid_json() {
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null ||
+		fail "$1 is not valid JSON"
+}
+
+touch libgputrace-inject.so
+GPUTRACE_INJECT_LIB=$tmp/libgputrace-inject.so "$gputrace" run -q -o run -- "$session_child" 1 \
+	>/dev/null 2>&1
+[ -f run.gtrace ] || { echo "FAIL: could not make a trace to export" >&2; exit 1; }
+formats=$("$gputrace" export --help | sed -n 's/^  \([a-z]*\) .*(\..*)$/\1/p' | paste -sd, - |
+	sed 's/,/, /g')
+[ -n "$formats" ] || fail "export --help lists no format"
+
+# ---- usage errors: exit 64, one line ----
+expect_rc 0 "$gputrace" export --help
+[ "$(head -n 1 "$tmp/out")" = "Usage: gputrace export FILE -f FORMAT [options]" ] ||
+	fail "export --help: $(head -n 1 "$tmp/out")"
+expect_rc 64 "$gputrace" export
+expect_err "gputrace: export: no trace file; usage: gputrace export FILE -f FORMAT [-o OUT]"
+expect_rc 64 "$gputrace" export run.gtrace
+expect_err "gputrace: export: which format? add -f with one of: $formats"
+expect_rc 64 "$gputrace" export run.gtrace -f svg
+expect_err "gputrace: export: -f: 'svg' is not valid; use one of: $formats"
+expect_rc 64 "$gputrace" export run.gtrace other.gtrace -f chrome
+expect_err "gputrace: export: one trace file at a time ('other.gtrace' is extra)"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --max-size 10K
+expect_err "gputrace: export: --max-size: '10K' is not valid; use a size of at least 1M, e.g. 500M"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --bogus
+expect_err "gputrace: export: unknown option '--bogus'; see 'gputrace export --help'"
+expect_rc 64 "$gputrace" export run.gtrace -f
+expect_err "gputrace: export: option '-f' needs a value; see 'gputrace export --help'"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome -o run.gtrace
+expect_err "gputrace: export: the output would replace the trace itself; choose another with -o"
+
+# ---- input errors: 66 missing, 65 not a trace ----
+expect_rc 66 "$gputrace" export missing.gtrace -f chrome
+expect_err "gputrace: missing.gtrace: No such file or directory"
+echo "not a trace" >bogus.gtrace
+expect_rc 65 "$gputrace" export bogus.gtrace -f chrome
+err_matches '^gputrace: bogus\.gtrace: .+$'
+[ ! -e bogus.json ] || fail "an output was left for an unreadable trace"
+
+# ---- default name: FILE with the format's extension; a closing line on stderr ----
+expect_rc 0 "$gputrace" export run.gtrace -f chrome
+[ -s run.json ] || fail "no run.json"
+valid_json run.json
+err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KB)\)$'
+# An existing output is replaced.
+expect_rc 0 "$gputrace" export run.gtrace -f chrome -q
+[ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
+
+# ---- explicit output, other formats ----
+expect_rc 0 "$gputrace" export run.gtrace -f perfetto -o sub.pftrace
+[ -s sub.pftrace ] || fail "no sub.pftrace"
+expect_rc 0 "$gputrace" export run.gtrace -f csv -q
+[ "$(tail -n +2 run-process.csv | wc -l)" -eq 2 ] || fail "csv: $(cat run-process.csv)"
+
+# ---- standard output ----
+expect_rc 0 "$gputrace" export run.gtrace -f chrome -o -
+cp "$tmp/out" stdout.json
+valid_json stdout.json
+[ ! -s "$tmp/err" ] || fail "-o - printed on stderr: $(cat "$tmp/err")"
+
+# ---- a trace whose writer was killed (no footer) still exports, with a warning ----
+size=$(stat -c %s run.gtrace)
+head -c $((size - 40)) run.gtrace >cut.gtrace
+expect_rc 0 "$gputrace" export cut.gtrace -f chrome
+valid_json cut.json
+err_matches '^gputrace: warning: cut\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks? recovered, [0-9]+ damaged ones? skipped$'
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed" >&2
+	exit 1
+fi
+echo "cli-export: all checks passed"

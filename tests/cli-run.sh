@@ -220,6 +220,15 @@ err_has_line "gputrace: warning: --duration reached: recording stopped; the prog
 expect_rc 0 run -q -o delay --delay 0.1 -- /bin/sh -c 'sleep 0.2'
 [ -f delay.gtrace ] || fail "--delay: no trace"
 
+# ---- --stats and --export after the run ----
+expect_rc 4 run -q -o post --stats --export perfetto -- /bin/sh -c 'exit 4'
+err_has_line "GPU kernels"
+err_has_line "Lost records"
+[ -s post.pftrace ] || fail "--export perfetto: no post.pftrace next to post.gtrace: $(ls)"
+expect_rc 0 run -o post2 --export csv -- true
+grep -qE '^gputrace: exported post2\.csv \([0-9,]+ events\)$' "$tmp/err" ||
+	fail "no 'exported' line: $(cat "$tmp/err")"
+
 # ---- end to end: processes that register with the session land in the trace ----
 # session-child registers through gt_client_open (as the injection library does), writes three
 # NVTX marks, forks and execs itself one level deeper, and exits with its depth.

@@ -15,7 +15,7 @@
 #include "gputrace/clock.h"
 #include "gputrace/ring.h"
 
-#define BATCH 256u /* records per timed batch */
+#define BATCH         256u /* records per timed batch */
 #define MAX_PRODUCERS 8
 
 /* Shared with the consumer process. */
@@ -44,7 +44,8 @@ static void *produce(void *p)
 		uint64_t t0 = gt_now_ns();
 
 		for (i = 0; i < BATCH; i++) {
-			struct gt_rec_nvtx *r = gt_ring_reserve(a->ring, GT_REC_NVTX, sizeof(*r), 0);
+			struct gt_rec_nvtx *r =
+			        gt_ring_reserve(a->ring, GT_REC_NVTX, sizeof(*r), 0);
 
 			if (!r)
 				continue;
@@ -90,7 +91,7 @@ static int count_rec(void *ctx, const struct gt_rec_hdr *rec)
 
 static void consumer(struct gt_ring *ring, int efd, struct shared *sh)
 {
-	struct cstate c = { { 0 }, 0 };
+	struct cstate c = {{0}, 0};
 	uint64_t total = 0, v;
 
 	for (;;) {
@@ -105,7 +106,7 @@ static void consumer(struct gt_ring *ring, int efd, struct shared *sh)
 			break;
 		/* Idle: sleep until a producer crosses half or 1 ms passes, like the drainer. */
 		if (gt_ring_sleep_begin(ring)) {
-			struct pollfd pfd = { .fd = efd, .events = POLLIN };
+			struct pollfd pfd = {.fd = efd, .events = POLLIN};
 
 			if (poll(&pfd, 1, 1) > 0 && read(efd, &v, sizeof(v)) < 0)
 				break;
@@ -120,8 +121,8 @@ static void consumer(struct gt_ring *ring, int efd, struct shared *sh)
 /* The consumer's own cost: fill the ring (nobody reading), then time one drain of it. */
 static void consumer_cost(size_t bytes)
 {
-	struct cstate c = { { 0 }, 0 };
-	struct producer a = { .id = 7 };
+	struct cstate c = {{0}, 0};
+	struct producer a = {.id = 7};
 	struct gt_ring *ring;
 	uint64_t best = UINT64_MAX, t0, k, cap;
 	int round;
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
 
 	if (np < 1 || np > MAX_PRODUCERS || n < BATCH) {
 		fprintf(stderr, "usage: bench-ring [producers 1..%d] [records per producer]\n",
-			MAX_PRODUCERS);
+		        MAX_PRODUCERS);
 		return 64;
 	}
 	n -= n % BATCH;
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 	nb = n / BATCH;
 	t0 = gt_now_ns();
 	for (i = 0; i < np; i++) {
-		prod[i] = (struct producer){ .ring = ring, .id = i, .n = n };
+		prod[i] = (struct producer){.ring = ring, .id = i, .n = n};
 		prod[i].batch_ns = calloc(nb, sizeof(uint64_t));
 		pthread_create(&prod[i].th, NULL, produce, &prod[i]);
 	}
@@ -226,7 +227,8 @@ int main(int argc, char **argv)
 	printf("  consumed     %llu records by %.3f s: %.1f M records/s end to end\n",
 	       (unsigned long long)atomic_load(&sh->consumed),
 	       (double)(atomic_load(&sh->done_ns) - t0) / 1e9,
-	       (double)atomic_load(&sh->consumed) / ((double)(atomic_load(&sh->done_ns) - t0) / 1e3));
+	       (double)atomic_load(&sh->consumed) /
+	               ((double)(atomic_load(&sh->done_ns) - t0) / 1e3));
 	printf("  dropped      %llu (ring full), order errors %llu, wake-ups %llu\n",
 	       (unsigned long long)dropped, (unsigned long long)atomic_load(&sh->bad),
 	       (unsigned long long)gt_ring_header(ring)->wakeups);

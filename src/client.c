@@ -25,38 +25,38 @@
 
 /* Local string ids are slots of a fixed open-addressing table: id = slot + 1. Memory is
  * mapped at open and touched only as strings arrive. */
-#define INTERN_SLOTS (1u << 16)
-#define INTERN_PROBES 512u
+#define INTERN_SLOTS       (1u << 16)
+#define INTERN_PROBES      512u
 #define INTERN_ARENA_BYTES (8u << 20)
-#define KEY_LEN_BITS 13 /* GT_STRING_MAX (4096) fits */
+#define KEY_LEN_BITS       13 /* GT_STRING_MAX (4096) fits */
 
-#define STANDALONE_JOIN_NS (2000ull * 1000u * 1000u)
+#define STANDALONE_JOIN_NS       (2000ull * 1000u * 1000u)
 #define STANDALONE_FINAL_WAIT_NS (20ull * 1000u * 1000u)
-#define LIVE_TORN_TIMEOUT_NS (2000ull * 1000u * 1000u)
+#define LIVE_TORN_TIMEOUT_NS     (2000ull * 1000u * 1000u)
 
 enum intern_state {
 	ENT_CLAIMED = 0, /* key set; content not copied (yet, or the arena is full) */
-	ENT_CONTENT,	 /* content in the arena; its STRING may not be in the ring yet */
-	ENT_READY,	 /* content in the arena and its STRING written to the ring */
+	ENT_CONTENT,     /* content in the arena; its STRING may not be in the ring yet */
+	ENT_READY,       /* content in the arena and its STRING written to the ring */
 };
 
 struct intern_ent {
-	_Atomic uint64_t key;	/* 0: empty; else hash bits | length */
+	_Atomic uint64_t key;   /* 0: empty; else hash bits | length */
 	_Atomic uint32_t state; /* enum intern_state */
-	uint32_t len;		/* bytes, valid from ENT_CONTENT */
-	uint64_t off;		/* arena offset, valid from ENT_CONTENT */
+	uint32_t len;           /* bytes, valid from ENT_CONTENT */
+	uint64_t off;           /* arena offset, valid from ENT_CONTENT */
 };
 
 struct gt_client {
 	struct gt_ring *ring;
-	int efd;	/* the ring's wake-up eventfd */
-	int sock;	/* session connection; -1 standalone */
+	int efd;  /* the ring's wake-up eventfd */
+	int sock; /* session connection; -1 standalone */
 	uint32_t pid;
 	bool has_status;
 	int exit_status;
 
 	struct intern_ent *tab; /* INTERN_SLOTS, mmap'd */
-	char *arena;		/* INTERN_ARENA_BYTES, mmap'd */
+	char *arena;            /* INTERN_ARENA_BYTES, mmap'd */
 	_Atomic uint64_t arena_used;
 
 	/* standalone */
@@ -91,7 +91,7 @@ __attribute__((format(printf, 2, 3))) static const char *set_err(int err, const 
 
 static void write_clock(struct gt_ring *ring)
 {
-	struct gt_rec_clock r = { 0 };
+	struct gt_rec_clock r = {0};
 
 	r.hdr.type = GT_REC_CLOCK;
 	r.hdr.size = sizeof(r);
@@ -159,10 +159,10 @@ uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len)
 			uint64_t zero = 0;
 
 			if (atomic_compare_exchange_strong_explicit(&e->key, &zero, key,
-								    memory_order_acq_rel,
-								    memory_order_acquire)) {
+			                                            memory_order_acq_rel,
+			                                            memory_order_acquire)) {
 				uint64_t off = atomic_fetch_add_explicit(&c->arena_used, len,
-									 memory_order_relaxed);
+				                                         memory_order_relaxed);
 				bool ok;
 
 				/* We own the slot: copy the content so later callers can compare
@@ -173,12 +173,12 @@ uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len)
 					e->off = off;
 					/* Release pairs with the acquire load of state below. */
 					atomic_store_explicit(&e->state, ENT_CONTENT,
-							      memory_order_release);
+					                      memory_order_release);
 				}
 				ok = write_string(c, id, s, len);
 				if (ok && off + len <= INTERN_ARENA_BYTES)
 					atomic_store_explicit(&e->state, ENT_READY,
-							      memory_order_release);
+					                      memory_order_release);
 				return ok ? id : GT_STRING_NONE;
 			}
 			k = zero; /* someone else claimed it first: is it our string? */
@@ -187,8 +187,7 @@ uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len)
 			continue;
 		/* Acquire pairs with the claimant's release store: len/off/content visible. */
 		st = atomic_load_explicit(&e->state, memory_order_acquire);
-		if (st != ENT_CLAIMED &&
-		    (e->len != len || memcmp(c->arena + e->off, s, len) != 0))
+		if (st != ENT_CLAIMED && (e->len != len || memcmp(c->arena + e->off, s, len) != 0))
 			continue; /* same hash and length, other bytes */
 		if (st == ENT_READY)
 			return id;
@@ -200,8 +199,8 @@ uint32_t gt_client_intern(struct gt_client *c, const char *s, size_t len)
 			uint32_t want = ENT_CONTENT;
 
 			atomic_compare_exchange_strong_explicit(&e->state, &want, ENT_READY,
-								memory_order_release,
-								memory_order_relaxed);
+			                                        memory_order_release,
+			                                        memory_order_relaxed);
 		}
 		return id;
 	}
@@ -238,7 +237,7 @@ static void *drain_thread(void *arg)
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
-		struct pollfd pfd = { .fd = c->efd, .events = POLLIN };
+		struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
 
 		if (gt_ring_sleep_begin(c->ring) && !atomic_load(&c->stop))
 			poll(&pfd, 1, ms);
@@ -265,7 +264,7 @@ static int output_path(struct gt_client *c, const char **errmsg)
 		pattern = GT_DEFAULT_OUTPUT;
 	for (seq = 0; seq < 10000; seq++) {
 		r = gt_pattern_expand(pattern, (pid_t)c->pid, seq, c->path, sizeof(c->path) - 8,
-				      NULL);
+		                      NULL);
 		if (r < 0) {
 			*errmsg = set_err(-r, "bad " GT_ENV_OUTPUT " pattern '%s'", pattern);
 			return r;
@@ -281,9 +280,9 @@ static int output_path(struct gt_client *c, const char **errmsg)
 }
 
 static int open_standalone(struct gt_client *c, const struct gt_client_options *opts,
-			   const char **errmsg)
+                           const char **errmsg)
 {
-	struct gt_trace_info info = { 0 };
+	struct gt_trace_info info = {0};
 	sigset_t all, old;
 	int r;
 
@@ -308,7 +307,7 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 	r = gt_drain_new(c->writer, &c->drain);
 	if (r == 0)
 		r = gt_drain_proc_new(c->drain, &c->info, gt_now_ns(), GT_PROCESS_STANDALONE,
-				      c->ring, NULL, &c->dp);
+		                      c->ring, NULL, &c->dp);
 	if (r < 0) {
 		*errmsg = set_err(-r, "cannot start the trace in %s", c->path);
 		return r;
@@ -344,7 +343,7 @@ static void client_free(struct gt_client *c)
 }
 
 int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
-		   const char **errmsg)
+                   const char **errmsg)
 {
 	const char *session = getenv(GT_ENV_SESSION), *dummy;
 	size_t ring_bytes = opts && opts->ring_bytes ? opts->ring_bytes : GT_RING_DEFAULT_BYTES;
@@ -362,17 +361,17 @@ int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
 	c->sock = c->efd = -1;
 	c->pid = (uint32_t)getpid();
 	c->flush_ns = opts && opts->flush_interval_ns ? opts->flush_interval_ns
-						     : GT_DEFAULT_FLUSH_MS * 1000000ull;
+	                                              : GT_DEFAULT_FLUSH_MS * 1000000ull;
 	r = gt_process_info_self(&c->info, c->info_buf, sizeof(c->info_buf));
 	if (r < 0) {
 		*errmsg = set_err(-r, "cannot describe this process");
 		goto fail;
 	}
 	m = mmap(NULL, (size_t)INTERN_SLOTS * sizeof(*c->tab), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c->tab = m == MAP_FAILED ? NULL : m;
 	m = mmap(NULL, INTERN_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		 0);
+	         0);
 	c->arena = m == MAP_FAILED ? NULL : m;
 	if (!c->tab || !c->arena) {
 		r = -ENOMEM;
@@ -440,7 +439,7 @@ int gt_client_close(struct gt_client *c, const char **path)
 	write_clock(c->ring);
 	if (c->sock >= 0) {
 		r = gt_session_goodbye(c->sock,
-				       c->has_status ? c->exit_status : GT_SESSION_STATUS_UNKNOWN);
+		                       c->has_status ? c->exit_status : GT_SESSION_STATUS_UNKNOWN);
 		client_free(c);
 		return r;
 	}
@@ -452,7 +451,8 @@ int gt_client_close(struct gt_client *c, const char **path)
 		return -ETIMEDOUT;
 	}
 	r = gt_drain_proc_finish(c->dp, c->has_status ? GT_END_EXIT : GT_END_UNKNOWN,
-				 c->has_status ? c->exit_status : 0, STANDALONE_FINAL_WAIT_NS, false);
+	                         c->has_status ? c->exit_status : 0, STANDALONE_FINAL_WAIT_NS,
+	                         false);
 	c->dp = NULL;
 	c->ring = NULL; /* freed with its process */
 	gt_drain_free(c->drain);

@@ -17,16 +17,16 @@ enum map_state {
 };
 
 struct map_ent {
-	uint32_t gid;  /* trace-global string id */
+	uint32_t gid;   /* trace-global string id */
 	uint32_t state; /* enum map_state */
 };
 
 struct gt_drain {
-	struct gt_writer *w;	/* borrowed */
-	struct gt_strtab *strs; /* content -> global id, for the whole trace */
+	struct gt_writer *w;         /* borrowed */
+	struct gt_strtab *strs;      /* content -> global id, for the whole trace */
 	struct gt_drain_proc *procs; /* open processes */
-	uint64_t serial;	/* processes started; makes reservation keys unique */
-	uint32_t unknown_gid;	/* "<unknown>", once needed */
+	uint64_t serial;             /* processes started; makes reservation keys unique */
+	uint32_t unknown_gid;        /* "<unknown>", once needed */
 	struct gt_drain_stats stats;
 };
 
@@ -79,8 +79,7 @@ void gt_drain_stats(const struct gt_drain *d, struct gt_drain_stats *out)
 }
 
 /* Global id of s, writing its STRING first if the trace has not seen it. */
-static int global_string(struct gt_drain *d, uint32_t pid, const char *s, size_t len,
-			 uint32_t *gid)
+static int global_string(struct gt_drain *d, uint32_t pid, const char *s, size_t len, uint32_t *gid)
 {
 	int r;
 
@@ -98,7 +97,7 @@ static int unknown_gid(struct gt_drain *d, uint32_t pid, uint32_t *gid)
 
 	if (!d->unknown_gid)
 		r = global_string(d, pid, GT_DRAIN_UNKNOWN_STRING,
-				  sizeof(GT_DRAIN_UNKNOWN_STRING) - 1, &d->unknown_gid);
+		                  sizeof(GT_DRAIN_UNKNOWN_STRING) - 1, &d->unknown_gid);
 	*gid = d->unknown_gid;
 	return r;
 }
@@ -145,12 +144,12 @@ static int remap(struct gt_drain_proc *p, uint32_t local, uint32_t *gid)
 	/* A key no real string has (it starts with a NUL), unique per process and id: the
 	 * string table hands out the id, and nothing is written until the content comes. */
 	n = snprintf(key + 1, sizeof(key) - 1, "reserved %llu %u", (unsigned long long)p->serial,
-		     local);
+	             local);
 	key[0] = '\0';
 	r = gt_strtab_intern(d->strs, key, (size_t)n + 1, gid);
 	if (r < 0)
 		return r;
-	p->map[local] = (struct map_ent){ *gid, MAP_RESERVED };
+	p->map[local] = (struct map_ent){*gid, MAP_RESERVED};
 	p->reserved++;
 	return 0;
 }
@@ -245,9 +244,9 @@ static int on_record(void *ctx, const struct gt_rec_hdr *rec)
 }
 
 int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,
-			 const char *message)
+                         const char *message)
 {
-	struct gt_rec_notice n = { 0 };
+	struct gt_rec_notice n = {0};
 	int r;
 
 	n.hdr.type = GT_REC_NOTICE;
@@ -263,8 +262,8 @@ int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned co
 }
 
 int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, uint64_t start_ns,
-		      uint32_t flags, struct gt_ring *ring, const char *error,
-		      struct gt_drain_proc **ret)
+                      uint32_t flags, struct gt_ring *ring, const char *error,
+                      struct gt_drain_proc **ret)
 {
 	struct gt_drain_proc *p = calloc(1, sizeof(*p));
 	struct gt_rec_process *rec;
@@ -284,14 +283,14 @@ int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, ui
 	rec->local_rank = info->local_rank;
 	rec->world_size = info->world_size;
 	rec->flags = flags;
-	r = global_string(d, info->pid, info->exe ? info->exe : "", info->exe ? strlen(info->exe) : 0,
-			  &rec->exe_id);
+	r = global_string(d, info->pid, info->exe ? info->exe : "",
+	                  info->exe ? strlen(info->exe) : 0, &rec->exe_id);
 	if (r == 0)
 		r = global_string(d, info->pid, info->cmdline ? info->cmdline : "",
-				  info->cmdline ? strlen(info->cmdline) : 0, &rec->cmdline_id);
+		                  info->cmdline ? strlen(info->cmdline) : 0, &rec->cmdline_id);
 	if (r == 0)
 		r = global_string(d, info->pid, info->hostname ? info->hostname : "",
-				  info->hostname ? strlen(info->hostname) : 0, &rec->host_id);
+		                  info->hostname ? strlen(info->hostname) : 0, &rec->host_id);
 	if (r == 0)
 		r = gt_writer_write(d->w, &rec->hdr);
 	if (r == 0 && error)
@@ -352,8 +351,8 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 		give_up_ring(p);
 		p->lost_corrupt++;
 		w = gt_drain_proc_notice(p, GT_NOTICE_ERROR, GT_NOTICE_GENERIC,
-					 "ring corrupt (head index out of range): later records of "
-					 "this process are lost");
+		                         "ring corrupt (head index out of range): later records of "
+		                         "this process are lost");
 		return w < 0 ? w : (long)(p->d->stats.records - before);
 	}
 	return r < 0 ? r : (long)(p->d->stats.records - before);
@@ -361,7 +360,7 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 
 static int write_loss(struct gt_drain_proc *p, unsigned source, unsigned kind, uint64_t count)
 {
-	struct gt_rec_loss l = { 0 };
+	struct gt_rec_loss l = {0};
 
 	if (!count)
 		return 0;
@@ -376,10 +375,10 @@ static int write_loss(struct gt_drain_proc *p, unsigned source, unsigned kind, u
 }
 
 int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, uint64_t wait_ns,
-			 bool producers_dead)
+                         bool producers_dead)
 {
 	struct gt_drain *d = p->d;
-	struct gt_rec_process_end end = { 0 };
+	struct gt_rec_process_end end = {0};
 	uint64_t dropped_total = 0;
 	uint32_t i;
 	unsigned t;
@@ -404,7 +403,7 @@ int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, ui
 		if (p->map[i].state != MAP_RESERVED)
 			continue;
 		r = gt_writer_string(d->w, p->rec.hdr.pid, p->map[i].gid, GT_DRAIN_UNKNOWN_STRING,
-				     sizeof(GT_DRAIN_UNKNOWN_STRING) - 1);
+		                     sizeof(GT_DRAIN_UNKNOWN_STRING) - 1);
 		p->map[i].state = MAP_RESOLVED;
 		p->reserved--;
 	}

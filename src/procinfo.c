@@ -85,7 +85,7 @@ static size_t read_cmdline(char *out, size_t cap)
 
 			for (j = 0; ok && j < alen; j++)
 				ok = a[j] == '\'' ? put(out, cap, &pos, "'\\''", 4)
-						  : put(out, cap, &pos, a + j, 1);
+				                  : put(out, cap, &pos, a + j, 1);
 			if (!ok || !put(out, cap, &pos, "'", 1))
 				break;
 		}
@@ -96,12 +96,12 @@ static size_t read_cmdline(char *out, size_t cap)
 
 int gt_process_info_self(struct gt_process_info *info, char *buf, size_t buf_bytes)
 {
-	static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-						 "SLURM_PROCID", "RANK", NULL };
-	static const char *const local_vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-						  "SLURM_LOCALID", "LOCAL_RANK", NULL };
-	static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-						 "WORLD_SIZE", NULL };
+	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+	                                        "SLURM_PROCID",         "RANK",     NULL};
+	static const char *const local_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+	                                         "SLURM_LOCALID", "LOCAL_RANK", NULL};
+	static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
+	                                        "WORLD_SIZE", NULL};
 	size_t pos = 0, cap, n;
 	ssize_t r;
 

@@ -30,10 +30,10 @@
  * `pending` with a release store.
  */
 #define SLOT_HDR_BYTES 8u
-#define W_UNITS_SHIFT 48
-#define W_TYPE_SHIFT 32
-#define W_TYPE_MASK 0x7fffu
-#define W_PENDING (1ull << 47)
+#define W_UNITS_SHIFT  48
+#define W_TYPE_SHIFT   32
+#define W_TYPE_MASK    0x7fffu
+#define W_PENDING      (1ull << 47)
 
 /* Data starts on its own page; the header must fit before it. */
 #define DATA_OFFSET 4096u
@@ -41,10 +41,10 @@ _Static_assert(sizeof(struct gt_ring_header) <= DATA_OFFSET, "ring header fits i
 _Static_assert(offsetof(struct gt_ring_header, head) % GT_CACHELINE == 0, "head on its line");
 _Static_assert(offsetof(struct gt_ring_header, tail) % GT_CACHELINE == 0, "tail on its line");
 _Static_assert(offsetof(struct gt_ring_header, tail) - offsetof(struct gt_ring_header, head) >=
-		       GT_CACHELINE,
-	       "producer and consumer indices on separate cache lines");
+                       GT_CACHELINE,
+               "producer and consumer indices on separate cache lines");
 _Static_assert(offsetof(struct gt_ring_header, dropped) % GT_CACHELINE == 0,
-	       "loss counters on their own line");
+               "loss counters on their own line");
 _Static_assert(GT_REC_MAX <= W_TYPE_MASK, "record types fit the commit word");
 
 /* Largest record a slot can carry: gt_rec_hdr.size is 16 bits and a multiple of 8. */
@@ -64,17 +64,17 @@ _Static_assert(GT_REC_MAX <= W_TYPE_MASK, "record types fit the commit word");
 
 struct gt_ring {
 	struct gt_ring_header *hdr; /* mapping start; shared */
-	uint8_t *data;		    /* hdr + data_offset */
-	uint64_t data_bytes;	    /* private copy, validated at create/attach */
-	uint64_t mask;		    /* data_bytes - 1 */
+	uint8_t *data;              /* hdr + data_offset */
+	uint64_t data_bytes;        /* private copy, validated at create/attach */
+	uint64_t mask;              /* data_bytes - 1 */
 	size_t map_bytes;
-	int fd;	       /* the memfd; owned */
+	int fd;        /* the memfd; owned */
 	int wakeup_fd; /* eventfd producers write; borrowed, -1 if none */
 
 	/* Consumer-private state: never read from the shared header after attach. */
-	uint64_t ctail;		/* next position to read */
-	uint64_t published;	/* last value stored to hdr->tail */
-	uint64_t stall_pos;	/* position of the uncommitted slot we wait at */
+	uint64_t ctail;          /* next position to read */
+	uint64_t published;      /* last value stored to hdr->tail */
+	uint64_t stall_pos;      /* position of the uncommitted slot we wait at */
 	uint64_t stall_since_ns; /* trace clock when we first found it */
 	bool stalled;
 	uint64_t torn_timeout_ns;
@@ -104,7 +104,7 @@ static inline uint64_t make_word(uint64_t pos, unsigned type, unsigned units)
 
 enum word_state {
 	WORD_INVALID = 0, /* stale, torn or garbage */
-	WORD_PENDING,	  /* a reservation whose producer is writing (or died writing) */
+	WORD_PENDING,     /* a reservation whose producer is writing (or died writing) */
 	WORD_COMMITTED,
 };
 
@@ -125,8 +125,8 @@ static inline _Atomic uint64_t *word_at(const struct gt_ring *ring, uint64_t pos
 
 static void sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
-			       .tv_nsec = (long)(ns % 1000000000u) };
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+	                      .tv_nsec = (long)(ns % 1000000000u)};
 
 	nanosleep(&ts, NULL);
 }
@@ -145,7 +145,7 @@ void gt_ring_kick(struct gt_ring *ring)
 static void count_drop(struct gt_ring *ring, unsigned type)
 {
 	atomic_fetch_add_explicit(&ring->hdr->dropped[type < GT_REC_MAX ? type : GT_REC_NONE], 1,
-				  memory_order_relaxed);
+	                          memory_order_relaxed);
 }
 
 void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigned flags)
@@ -196,8 +196,8 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 		}
 		/* Relaxed: the slot's bytes are published by the commit word, not by head. */
 		if (atomic_compare_exchange_weak_explicit(&h->head, &head, head + need,
-							  memory_order_relaxed,
-							  memory_order_relaxed))
+		                                          memory_order_relaxed,
+		                                          memory_order_relaxed))
 			break;
 	}
 
@@ -215,13 +215,14 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 	if (pad) {
 		/* Release pairs with the consumer's acquire load of the word (consume). */
 		atomic_store_explicit(word_at(ring, head),
-				      make_word(head, GT_REC_NONE, (unsigned)(pad / 8)),
-				      memory_order_release);
+		                      make_word(head, GT_REC_NONE, (unsigned)(pad / 8)),
+		                      memory_order_release);
 	}
 	pos = head + pad;
 	/* Relaxed: a pending word publishes nothing; it carries the check to commit. */
-	atomic_store_explicit(word_at(ring, pos), make_word(pos, type, (unsigned)(slot / 8)) | W_PENDING,
-			      memory_order_relaxed);
+	atomic_store_explicit(word_at(ring, pos),
+	                      make_word(pos, type, (unsigned)(slot / 8)) | W_PENDING,
+	                      memory_order_relaxed);
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
 
 drop:
@@ -388,8 +389,8 @@ int gt_ring_attach(int fd, struct gt_ring **ret, const char **errmsg)
 		attach_fail(errmsg, "ring header: data size is not a power of two in range");
 		goto out;
 	}
-	if (data_offset < header_bytes || data_offset % GT_CACHELINE ||
-	    data_offset > map_bytes || map_bytes - data_offset != data_bytes) {
+	if (data_offset < header_bytes || data_offset % GT_CACHELINE || data_offset > map_bytes ||
+	    map_bytes - data_offset != data_bytes) {
 		attach_fail(errmsg, "ring header: sizes do not match the memfd");
 		goto out;
 	}
@@ -510,7 +511,7 @@ static uint64_t load_head(const struct gt_ring *ring)
 }
 
 long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint64_t wait_ns,
-		     bool producers_dead)
+                     bool producers_dead)
 {
 	const uint64_t n = ring->data_bytes;
 	uint64_t head = load_head(ring), step = STALL_STEP_MIN_NS;

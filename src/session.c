@@ -21,11 +21,11 @@
 #include "gputrace/session.h"
 
 /* Wire format: one seqpacket message each, host byte order (both ends are on one host). */
-#define MSG_MAGIC 0x48535447u /* "GTSH" */
+#define MSG_MAGIC   0x48535447u /* "GTSH" */
 #define MSG_VERSION 1u
 
 enum msg_type {
-	MSG_HELLO = 1,	 /* + exe, cmdline, host bytes; SCM_RIGHTS: ring memfd, eventfd */
+	MSG_HELLO = 1,   /* + exe, cmdline, host bytes; SCM_RIGHTS: ring memfd, eventfd */
 	MSG_GOODBYE = 2, /* the process is exiting normally */
 };
 
@@ -47,7 +47,7 @@ struct msg_goodbye {
 	uint32_t magic;
 	uint16_t version;
 	uint16_t type;
-	int32_t status;	     /* exit code, when has_status */
+	int32_t status;      /* exit code, when has_status */
 	uint32_t has_status; /* 0 or 1 */
 };
 
@@ -58,9 +58,9 @@ struct msg_goodbye {
 #define END_GRACE_NS (1000ull * 1000u * 1000u)
 /* A slot a live producer leaves uncommitted this long is skipped as torn. */
 #define LIVE_TORN_TIMEOUT_NS (2000ull * 1000u * 1000u)
-#define DEFAULT_FLUSH_NS (100ull * 1000u * 1000u)
-#define CONNECT_TIMEOUT_S 2
-#define RECENT_EXITS 64
+#define DEFAULT_FLUSH_NS     (100ull * 1000u * 1000u)
+#define CONNECT_TIMEOUT_S    2
+#define RECENT_EXITS         64
 
 enum tag_kind {
 	TAG_LISTEN,
@@ -95,7 +95,7 @@ struct proc {
 	bool has_goodbye_status;
 	int32_t goodbye_status;
 	bool exit_known;
-	int exit_status;     /* waitpid() status */
+	int exit_status; /* waitpid() status */
 	uint64_t end_deadline_ns;
 };
 
@@ -120,7 +120,7 @@ struct gt_session {
 
 static int ep_add(struct gt_session *s, int fd, struct tag *t)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = t };
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = t};
 
 	return epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -140,11 +140,11 @@ static int make_dir(char *dir, size_t cap)
 }
 
 int gt_session_new(struct gt_writer *writer, const struct gt_session_options *opts,
-		   struct gt_session **ret)
+                   struct gt_session **ret)
 {
 	struct gt_session *s = calloc(1, sizeof(*s));
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct itimerspec its = { 0 };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct itimerspec its = {0};
 	uint64_t flush_ns;
 	int r;
 
@@ -375,8 +375,8 @@ static void accept_all(struct gt_session *s)
 		p->efd = -1;
 		p->pid = cred.pid;
 		p->state = PROC_HELLO;
-		p->sock_tag = (struct tag){ TAG_SOCK, p };
-		p->efd_tag = (struct tag){ TAG_EFD, p };
+		p->sock_tag = (struct tag){TAG_SOCK, p};
+		p->efd_tag = (struct tag){TAG_EFD, p};
 		if (ep_add(s, fd, &p->sock_tag) < 0) {
 			close(fd);
 			free(p);
@@ -420,18 +420,18 @@ static int proc_hello(struct gt_session *s, struct proc *p)
 		char b[CMSG_SPACE(4 * sizeof(int))];
 	} cm;
 	char *buf = malloc(HELLO_MAX_BYTES + 1);
-	struct iovec iov = { .iov_base = buf, .iov_len = HELLO_MAX_BYTES + 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = cm.b,
-			      .msg_controllen = sizeof(cm.b) };
+	struct iovec iov = {.iov_base = buf, .iov_len = HELLO_MAX_BYTES + 1};
+	struct msghdr msg = {.msg_iov = &iov,
+	                     .msg_iovlen = 1,
+	                     .msg_control = cm.b,
+	                     .msg_controllen = sizeof(cm.b)};
 	struct msg_hello h;
-	struct gt_process_info info = { 0 };
+	struct gt_process_info info = {0};
 	struct gt_ring *ring = NULL;
 	struct cmsghdr *c;
 	const char *why = NULL;
 	char *exe = NULL, *cmdline = NULL, *host = NULL, errbuf[160];
-	int fds[2] = { -1, -1 }, nfds = 0, extra = 0, r = 0;
+	int fds[2] = {-1, -1}, nfds = 0, extra = 0, r = 0;
 	ssize_t n;
 
 	if (!buf)
@@ -465,11 +465,11 @@ static int proc_hello(struct gt_session *s, struct proc *p)
 	if ((size_t)n < sizeof(h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		why = "truncated";
 	else if (h.magic != MSG_MAGIC || h.version != MSG_VERSION || h.type != MSG_HELLO ||
-		 h.bytes != sizeof(h))
+	         h.bytes != sizeof(h))
 		why = "bad magic or version";
 	else if (h.exe_len > GT_STRING_MAX || h.cmdline_len > GT_STRING_MAX ||
-		 h.host_len > GT_STRING_MAX ||
-		 (size_t)n != sizeof(h) + h.exe_len + h.cmdline_len + h.host_len)
+	         h.host_len > GT_STRING_MAX ||
+	         (size_t)n != sizeof(h) + h.exe_len + h.cmdline_len + h.host_len)
 		why = "bad string lengths";
 	else if (nfds != 2 || extra)
 		why = "expected two file descriptors";
@@ -502,7 +502,7 @@ static int proc_hello(struct gt_session *s, struct proc *p)
 	why = NULL;
 	if (gt_ring_attach(fds[0], &ring, &why) < 0) {
 		snprintf(errbuf, sizeof(errbuf), "ring of process %d rejected: %s", (int)p->pid,
-			 why ? why : "cannot map it");
+		         why ? why : "cannot map it");
 		why = errbuf;
 		ring = NULL;
 	} else {
@@ -598,7 +598,8 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 		/* Tell each ring's producers we are about to sleep; one already past half
 		 * means no sleeping this round. */
 		for (p = s->procs; p; p = p->next) {
-			struct gt_ring *ring = p->state == PROC_LIVE ? gt_drain_proc_ring(p->dp) : NULL;
+			struct gt_ring *ring =
+			        p->state == PROC_LIVE ? gt_drain_proc_ring(p->dp) : NULL;
 
 			if (ring && !gt_ring_sleep_begin(ring))
 				busy = true;
@@ -609,7 +610,8 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (p = s->procs; p; p = p->next) {
-			struct gt_ring *ring = p->state == PROC_LIVE ? gt_drain_proc_ring(p->dp) : NULL;
+			struct gt_ring *ring =
+			        p->state == PROC_LIVE ? gt_drain_proc_ring(p->dp) : NULL;
 
 			if (ring)
 				gt_ring_sleep_end(ring);
@@ -633,7 +635,7 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 				break;
 			case TAG_SOCK:
 				r = t->p->state == PROC_HELLO ? proc_hello(s, t->p)
-							       : proc_message(s, t->p);
+				                              : proc_message(s, t->p);
 				/* t->p may be freed now, and later events in this batch may
 				 * name it: wait again instead (level-triggered: the others
 				 * are reported again) */
@@ -687,19 +689,19 @@ void gt_session_free(struct gt_session *s)
 /* Client side. */
 
 int gt_session_connect(const char *address, const struct gt_process_info *info,
-		       struct gt_ring *ring)
+                       struct gt_ring *ring)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = CONNECT_TIMEOUT_S };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = CONNECT_TIMEOUT_S};
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(2 * sizeof(int))];
 	} cm;
-	struct msg_hello h = { 0 };
+	struct msg_hello h = {0};
 	struct iovec iov[4];
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 4 };
+	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 4};
 	struct cmsghdr *c;
-	int fds[2] = { gt_ring_fd(ring), gt_ring_wakeup_fd(ring) };
+	int fds[2] = {gt_ring_fd(ring), gt_ring_wakeup_fd(ring)};
 	const char *exe = info->exe ? info->exe : "", *cmd = info->cmdline ? info->cmdline : "";
 	const char *host = info->hostname ? info->hostname : "";
 	size_t len = strlen(address);
@@ -724,10 +726,10 @@ int gt_session_connect(const char *address, const struct gt_process_info *info,
 	h.cmdline_len = (uint32_t)strnlen(cmd, GT_STRING_MAX);
 	h.host_len = (uint32_t)strnlen(host, GT_STRING_MAX);
 	h.start_ns = gt_now_ns();
-	iov[0] = (struct iovec){ &h, sizeof(h) };
-	iov[1] = (struct iovec){ (void *)exe, h.exe_len };
-	iov[2] = (struct iovec){ (void *)cmd, h.cmdline_len };
-	iov[3] = (struct iovec){ (void *)host, h.host_len };
+	iov[0] = (struct iovec){&h, sizeof(h)};
+	iov[1] = (struct iovec){(void *)exe, h.exe_len};
+	iov[2] = (struct iovec){(void *)cmd, h.cmdline_len};
+	iov[3] = (struct iovec){(void *)host, h.host_len};
 	memset(&cm, 0, sizeof(cm));
 	msg.msg_control = cm.b;
 	msg.msg_controllen = sizeof(cm.b);
@@ -761,11 +763,11 @@ fail:
 
 int gt_session_goodbye(int fd, int status)
 {
-	struct msg_goodbye g = { .magic = MSG_MAGIC,
-				 .version = MSG_VERSION,
-				 .type = MSG_GOODBYE,
-				 .status = status == GT_SESSION_STATUS_UNKNOWN ? 0 : status,
-				 .has_status = status != GT_SESSION_STATUS_UNKNOWN };
+	struct msg_goodbye g = {.magic = MSG_MAGIC,
+	                        .version = MSG_VERSION,
+	                        .type = MSG_GOODBYE,
+	                        .status = status == GT_SESSION_STATUS_UNKNOWN ? 0 : status,
+	                        .has_status = status != GT_SESSION_STATUS_UNKNOWN};
 
 	if (send(fd, &g, sizeof(g), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return -errno;

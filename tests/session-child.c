@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	snprintf(msg, sizeof(msg), "level %d", depth);
 	id = gt_client_intern(c, msg, strlen(msg));
 	for (i = 0; i < 3; i++) {
-		struct gt_rec_nvtx n = { 0 };
+		struct gt_rec_nvtx n = {0};
 
 		n.hdr.type = GT_REC_NVTX;
 		n.hdr.size = sizeof(n);

@@ -81,9 +81,9 @@ static void setup_env(void)
 	setenv(GT_ENV_OUTPUT, pattern, 1);
 }
 
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 5000
-#define NAMES 50
+#define NAMES      50
 
 struct worker {
 	pthread_t th;
@@ -101,7 +101,7 @@ static void *worker(void *p)
 	uint32_t k;
 
 	for (k = 0; k < PER_THREAD; k++) {
-		struct gt_rec_nvtx n = { 0 };
+		struct gt_rec_nvtx n = {0};
 		char msg[32];
 		int len = snprintf(msg, sizeof(msg), "msg %u", k % NAMES);
 		uint32_t id = gt_client_intern(w->c, msg, (size_t)len);
@@ -128,8 +128,8 @@ START_TEST(test_standalone_threads)
 	struct worker w[THREADS];
 	const char *err = NULL, *out = NULL;
 	char want[128], buf[32];
-	struct gt_client_options opts = { .ring_bytes = 1 << 20 };
-	uint64_t next[THREADS] = { 0 };
+	struct gt_client_options opts = {.ring_bytes = 1 << 20};
+	uint64_t next[THREADS] = {0};
 	struct trace t;
 	uint32_t a, b;
 	size_t i;
@@ -146,7 +146,7 @@ START_TEST(test_standalone_threads)
 	ck_assert_uint_eq(gt_client_intern(c, "alpha", 5), a);
 	ck_assert_uint_ne(gt_client_intern(c, "alph", 4), a);
 	for (j = 0; j < THREADS; j++) {
-		w[j] = (struct worker){ .c = c, .tid = (uint32_t)j };
+		w[j] = (struct worker){.c = c, .tid = (uint32_t)j};
 		ck_assert_int_eq(pthread_create(&w[j].th, NULL, worker, &w[j]), 0);
 	}
 	for (j = 0; j < THREADS; j++) {
@@ -187,8 +187,8 @@ START_TEST(test_standalone_threads)
 
 		for (i = 0; i < t.n; i++)
 			defs += t.recs[i]->hdr.type == GT_REC_STRING &&
-				t.recs[i]->string.len == (uint32_t)len &&
-				memcmp(t.recs[i]->string.str, buf, (size_t)len) == 0;
+			        t.recs[i]->string.len == (uint32_t)len &&
+			        memcmp(t.recs[i]->string.str, buf, (size_t)len) == 0;
 		ck_assert_uint_eq(defs, 1);
 	}
 	k = find(&t, GT_REC_PROCESS_END);
@@ -248,7 +248,7 @@ START_TEST(test_open_errors)
 	setenv(GT_ENV_SESSION, "/nonexistent-gputrace/s", 1);
 	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -ENOENT);
 	ck_assert_str_eq(err, "cannot connect to gputrace session at /nonexistent-gputrace/s: "
-			      "No such file or directory");
+	                      "No such file or directory");
 	ck_assert_ptr_null(c);
 	unsetenv(GT_ENV_SESSION);
 	setenv(GT_ENV_OUTPUT, "out-%z", 1);
@@ -257,7 +257,7 @@ START_TEST(test_open_errors)
 	setenv(GT_ENV_OUTPUT, "/nonexistent-gputrace/out", 1);
 	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -ENOENT);
 	ck_assert_str_eq(err, "cannot create trace file /nonexistent-gputrace/out.gtrace: "
-			      "No such file or directory");
+	                      "No such file or directory");
 	ck_assert_ptr_null(c);
 }
 END_TEST
@@ -272,7 +272,7 @@ START_TEST(test_process_info)
 	setenv("LOCAL_RANK", "1", 1);
 	setenv("WORLD_SIZE", "8", 1);
 	setenv("OMPI_COMM_WORLD_RANK", "5", 1); /* takes precedence over RANK */
-	setenv("SLURM_LOCALID", "x1", 1);	/* not a number: ignored */
+	setenv("SLURM_LOCALID", "x1", 1);       /* not a number: ignored */
 	ck_assert_int_eq(gt_process_info_self(&info, buf, sizeof(buf)), 0);
 	ck_assert_uint_eq(info.pid, (uint32_t)getpid());
 	ck_assert_uint_eq(info.ppid, (uint32_t)getppid());
@@ -293,7 +293,7 @@ START_TEST(test_process_info)
 	/* a small buffer truncates, NUL-terminated */
 	ck_assert_int_eq(gt_process_info_self(&info, small, sizeof(small)), 0);
 	ck_assert_uint_le(strlen(info.exe) + strlen(info.cmdline) + strlen(info.hostname) + 3,
-			  sizeof(small));
+	                  sizeof(small));
 	ck_assert_int_eq(gt_process_info_self(&info, small, 2), -ENOBUFS);
 }
 END_TEST

@@ -90,7 +90,7 @@ static char path[128];
 
 static struct gt_writer *open_writer(void)
 {
-	struct gt_trace_info info = { 0 };
+	struct gt_trace_info info = {0};
 	struct gt_writer *w;
 
 	strcpy(tmpdir, "/tmp/gt-drain-XXXXXX");
@@ -129,7 +129,7 @@ static void put_string(struct gt_ring *ring, uint32_t id, const char *s)
 
 static void put_kernel(struct gt_ring *ring, uint32_t name_id, uint64_t start)
 {
-	struct gt_rec_kernel k = { 0 };
+	struct gt_rec_kernel k = {0};
 
 	k.hdr.type = GT_REC_KERNEL;
 	k.hdr.size = sizeof(k);
@@ -143,7 +143,7 @@ static void put_kernel(struct gt_ring *ring, uint32_t name_id, uint64_t start)
 
 static void put_api(struct gt_ring *ring, uint32_t name_id)
 {
-	struct gt_rec_api a = { 0 };
+	struct gt_rec_api a = {0};
 
 	a.hdr.type = GT_REC_API;
 	a.hdr.size = sizeof(a);
@@ -155,7 +155,7 @@ static void put_api(struct gt_ring *ring, uint32_t name_id)
 
 static void put_nvtx(struct gt_ring *ring, uint32_t domain_id, uint32_t message_id)
 {
-	struct gt_rec_nvtx n = { 0 };
+	struct gt_rec_nvtx n = {0};
 
 	n.hdr.type = GT_REC_NVTX;
 	n.hdr.size = sizeof(n);
@@ -164,8 +164,8 @@ static void put_nvtx(struct gt_ring *ring, uint32_t domain_id, uint32_t message_
 	ck_assert_int_eq(gt_ring_write(ring, &n.hdr, 0), 0);
 }
 
-static const struct gt_process_info info_a = { 100, 1, "/bin/a", "a --x 'y z'", "hostA", 0, 0, 2 };
-static const struct gt_process_info info_b = { 200, 100, "/bin/b", "b", "hostA", 1, 1, 2 };
+static const struct gt_process_info info_a = {100, 1, "/bin/a", "a --x 'y z'", "hostA", 0, 0, 2};
+static const struct gt_process_info info_b = {200, 100, "/bin/b", "b", "hostA", 1, 1, 2};
 
 START_TEST(test_remap_and_end)
 {
@@ -199,7 +199,7 @@ START_TEST(test_remap_and_end)
 	/* B drops exactly: fill its 4 KiB ring (kernel slot 8 + 128 bytes) */
 	{
 		int ok = 0, fail = 0, j;
-		struct gt_rec_kernel kk = { 0 };
+		struct gt_rec_kernel kk = {0};
 
 		kk.hdr.type = GT_REC_KERNEL;
 		kk.hdr.size = sizeof(kk);
@@ -262,8 +262,8 @@ START_TEST(test_remap_and_end)
 
 			for (m = 0; m < t.n; m++)
 				defs += t.recs[m]->hdr.type == GT_REC_STRING &&
-					t.recs[m]->string.len == 5 &&
-					memcmp(t.recs[m]->string.str, "kernA", 5) == 0;
+				        t.recs[m]->string.len == 5 &&
+				        memcmp(t.recs[m]->string.str, "kernA", 5) == 0;
 			ck_assert_uint_eq(defs, 1);
 		}
 		/* losses and ends */
@@ -283,8 +283,8 @@ START_TEST(test_remap_and_end)
 		i = find(&t, GT_REC_PROCESS_END, 200, 0);
 		ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_SIGNAL);
 		ck_assert_int_eq(t.recs[i]->process_end.code, 9);
-		ck_assert_uint_eq(count(&t, GT_REC_PROCESS_END, 100) + count(&t, GT_REC_PROCESS_END, 200),
-				  2);
+		ck_assert_uint_eq(
+		        count(&t, GT_REC_PROCESS_END, 100) + count(&t, GT_REC_PROCESS_END, 200), 2);
 		trace_free(&t);
 	}
 	cleanup();
@@ -310,10 +310,11 @@ START_TEST(test_corrupt_isolated)
 	ck_assert_int_eq(gt_ring_create(4096, 200, &rb), 0);
 	ck_assert_int_eq(gt_drain_proc_new(d, &info_a, 1, 0, ra, NULL, &pa), 0);
 	ck_assert_int_eq(gt_drain_proc_new(d, &info_b, 2, 0, rb, NULL, &pb), 0);
-	ck_assert_int_eq(gt_drain_proc_new(d, &(struct gt_process_info){ 300, 1, "c", "c", "h", -1, -1, -1 },
-					   3, 0, NULL, "ring of process 300 rejected: ring header: bad magic",
-					   &pc),
-			 0);
+	ck_assert_int_eq(
+	        gt_drain_proc_new(d, &(struct gt_process_info){300, 1, "c", "c", "h", -1, -1, -1},
+	                          3, 0, NULL,
+	                          "ring of process 300 rejected: ring header: bad magic", &pc),
+	        0);
 	ck_assert_ptr_null(gt_drain_proc_ring(pc));
 
 	data = (uint8_t *)gt_ring_header(ra) + gt_ring_header(ra)->data_offset;
@@ -342,13 +343,15 @@ START_TEST(test_corrupt_isolated)
 	ck_assert_uint_eq(count(&t, GT_REC_KERNEL, 100), 2);
 	ck_assert_uint_eq(count(&t, GT_REC_KERNEL, 200), 10);
 	for (j = 0; j < 10; j++)
-		ck_assert_uint_eq(t.recs[find(&t, GT_REC_KERNEL, 200, (unsigned)j)]->kernel.span.start_ns,
-				  (uint64_t)j);
+		ck_assert_uint_eq(
+		        t.recs[find(&t, GT_REC_KERNEL, 200, (unsigned)j)]->kernel.span.start_ns,
+		        (uint64_t)j);
 	i = find(&t, GT_REC_NOTICE, 100, 0);
 	ck_assert_int_ge(i, 0);
 	ck_assert_uint_eq(t.recs[i]->notice.severity, GT_NOTICE_ERROR);
-	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id),
-			 "ring corrupt (head index out of range): later records of this process are lost");
+	ck_assert_str_eq(
+	        str(&t, t.recs[i]->notice.message_id),
+	        "ring corrupt (head index out of range): later records of this process are lost");
 	/* corrupt: one record + the ring given up */
 	i = find(&t, GT_REC_LOSS, 100, 0);
 	ck_assert_uint_eq(t.recs[i]->loss.source, GT_LOSS_CORRUPT);
@@ -357,7 +360,7 @@ START_TEST(test_corrupt_isolated)
 	ck_assert_uint_eq(count(&t, GT_REC_LOSS, 200), 0);
 	i = find(&t, GT_REC_NOTICE, 300, 0);
 	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id),
-			 "ring of process 300 rejected: ring header: bad magic");
+	                 "ring of process 300 rejected: ring header: bad magic");
 	for (j = 100; j <= 300; j += 100) {
 		i = find(&t, GT_REC_PROCESS_END, (uint32_t)j, 0);
 		ck_assert_int_ge(i, 0);
@@ -376,7 +379,7 @@ START_TEST(test_detached_end)
 	struct gt_drain *d;
 	struct gt_drain_proc *pa;
 	struct gt_ring *ra;
-	struct gt_rec_process_end e = { 0 };
+	struct gt_rec_process_end e = {0};
 	struct trace t;
 	long i;
 

@@ -94,7 +94,7 @@ START_TEST(test_create_attach)
 	ck_assert_int_eq(write_rec(ring, 0, 0, 0), 0);
 	ck_assert_int_eq(gt_ring_attach(dup(gt_ring_fd(ring)), &peer, &msg), 0);
 	ck_assert_uint_eq(gt_ring_used_bytes(peer), SLOT_BYTES);
-	struct seen s = { 0 };
+	struct seen s = {0};
 	ck_assert_int_eq(gt_ring_consume(peer, check_rec, &s, 0, false), 1);
 	ck_assert_uint_eq(s.count[0], 1);
 	ck_assert_uint_eq(s.bad, 0);
@@ -140,7 +140,7 @@ START_TEST(test_wrap_variable_sizes)
 		struct gt_rec_string s;
 		uint8_t bytes[sizeof(struct gt_rec_string) + 512];
 	} u;
-	struct str_seen c = { 1, 0 };
+	struct str_seen c = {1, 0};
 	uint32_t id;
 
 	ck_assert_int_eq(gt_ring_create(4096, 1, &ring), 0);
@@ -197,16 +197,19 @@ static void *producer(void *p)
 /* 4 threads x 50000 records with the consumer running: every record, once, in order. */
 START_TEST(test_threads_no_loss)
 {
-	enum { N = 4, M = 50000 };
+	enum {
+		N = 4,
+		M = 50000
+	};
 	struct gt_ring *ring;
 	struct producer_arg a[N];
 	pthread_t th[N];
-	struct seen s = { 0 };
+	struct seen s = {0};
 	int i;
 
 	ck_assert_int_eq(gt_ring_create(N * M * SLOT_BYTES, 1, &ring), 0);
 	for (i = 0; i < N; i++) {
-		a[i] = (struct producer_arg){ ring, (uint32_t)i, M, 0, 0, 0 };
+		a[i] = (struct producer_arg){ring, (uint32_t)i, M, 0, 0, 0};
 		ck_assert_int_eq(pthread_create(&th[i], NULL, producer, &a[i]), 0);
 	}
 	/* consume concurrently, the producers still running */
@@ -231,17 +234,20 @@ END_TEST
  * plus 72): with no consumer, 3 threads x 1000 records drop exactly 3000 - 56. */
 START_TEST(test_threads_exact_drops)
 {
-	enum { N = 3, M = 1000 };
+	enum {
+		N = 3,
+		M = 1000
+	};
 	struct gt_ring *ring;
 	struct producer_arg a[N];
 	pthread_t th[N];
-	struct seen s = { 0 };
+	struct seen s = {0};
 	uint64_t ok = 0, failed = 0;
 	int i;
 
 	ck_assert_int_eq(gt_ring_create(4096, 1, &ring), 0);
 	for (i = 0; i < N; i++) {
-		a[i] = (struct producer_arg){ ring, (uint32_t)i, M, 0, 0, 0 };
+		a[i] = (struct producer_arg){ring, (uint32_t)i, M, 0, 0, 0};
 		ck_assert_int_eq(pthread_create(&th[i], NULL, producer, &a[i]), 0);
 	}
 	for (i = 0; i < N; i++) {
@@ -289,7 +295,7 @@ static void *slow_consumer(void *p)
 START_TEST(test_wait_bounded)
 {
 	struct gt_ring *ring;
-	struct slow_consumer c = { 0 };
+	struct slow_consumer c = {0};
 	pthread_t th;
 	uint64_t t0, dt, i;
 	int efd = eventfd(0, EFD_CLOEXEC);
@@ -333,7 +339,7 @@ static uint64_t efd_read(int efd)
 START_TEST(test_wakeup_once_per_crossing)
 {
 	struct gt_ring *ring;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	uint64_t i, seq = 0;
 
@@ -376,7 +382,7 @@ START_TEST(test_torn_in_process)
 {
 	struct gt_ring *ring;
 	struct gt_ring_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	uint64_t t0, seq;
 	void *slot;
 
@@ -437,7 +443,7 @@ START_TEST(test_corrupt_record)
 {
 	struct gt_ring *ring;
 	struct gt_ring_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	uint8_t *data;
 	struct gt_rec_hdr *rec2;
 	uint64_t w;
@@ -512,19 +518,19 @@ START_TEST(test_corrupt_header_attach)
 
 	attach_damaged(offsetof(struct gt_ring_header, magic), 0x1234, 8, "ring header: bad magic");
 	attach_damaged(offsetof(struct gt_ring_header, version), 7, 4,
-		       "ring header: unsupported ring version");
+	               "ring header: unsupported ring version");
 	attach_damaged(offsetof(struct gt_ring_header, header_bytes), 64, 4,
-		       "ring header: header size mismatch");
+	               "ring header: header size mismatch");
 	attach_damaged(offsetof(struct gt_ring_header, data_bytes), 3000, 8,
-		       "ring header: data size is not a power of two in range");
+	               "ring header: data size is not a power of two in range");
 	attach_damaged(offsetof(struct gt_ring_header, data_bytes), 8192, 8,
-		       "ring header: sizes do not match the memfd");
+	               "ring header: sizes do not match the memfd");
 	attach_damaged(offsetof(struct gt_ring_header, data_offset), 4000, 8,
-		       "ring header: sizes do not match the memfd");
+	               "ring header: sizes do not match the memfd");
 	attach_damaged(offsetof(struct gt_ring_header, head), 8192, 8,
-		       "ring header: head/tail indices out of range");
+	               "ring header: head/tail indices out of range");
 	attach_damaged(offsetof(struct gt_ring_header, tail), 16, 8,
-		       "ring header: head/tail indices out of range");
+	               "ring header: head/tail indices out of range");
 
 	/* not a memfd at all */
 	ck_assert_int_eq(pipe(p), 0);
@@ -546,9 +552,12 @@ END_TEST
 /* Producers in forked processes, the consumer in the parent. */
 START_TEST(test_forked_producers)
 {
-	enum { P = 3, M = 20000 };
+	enum {
+		P = 3,
+		M = 20000
+	};
 	struct gt_ring *ring;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	pid_t pids[P];
 	int i, status;
 
@@ -616,7 +625,7 @@ static void *slow_producer(void *p)
 				;
 			/* sleeping mid-record leaves the CPU to the parent, which kills us */
 			if (i == 32 && seq % 4 == 0)
-				nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+				nanosleep(&(struct timespec){0, 20000}, NULL);
 		}
 		gt_ring_commit(a->ring, slot);
 		atomic_store(&a->log->committed[a->id], seq + 1);
@@ -650,7 +659,9 @@ static int kill_check(void *ctx, const struct gt_rec_hdr *rec)
  * iterations. */
 START_TEST(test_sigkill_producers)
 {
-	enum { ITER = 1000 };
+	enum {
+		ITER = 1000
+	};
 	struct gt_ring *ring;
 	struct kill_log *log;
 	uint64_t torn_before = 0, torn_total = 0, recovered = 0;
@@ -663,7 +674,7 @@ START_TEST(test_sigkill_producers)
 	log = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(log, MAP_FAILED);
 	for (it = 0; it < ITER; it++) {
-		struct kill_seen k = { { 0, 0 }, 0 };
+		struct kill_seen k = {{0, 0}, 0};
 		struct gt_ring_stats st;
 		uint32_t c0, c1;
 		int status;
@@ -675,7 +686,7 @@ START_TEST(test_sigkill_producers)
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
-			struct slow_arg a0 = { ring, log, 0 }, a1 = { ring, log, 1 };
+			struct slow_arg a0 = {ring, log, 0}, a1 = {ring, log, 1};
 			pthread_t th;
 
 			pthread_create(&th, NULL, slow_producer, &a1);
@@ -686,7 +697,7 @@ START_TEST(test_sigkill_producers)
 		while (!atomic_load(&log->started))
 			sched_yield();
 		{
-			struct timespec ts = { 0, (long)(rand_r(&seed) % 400000) };
+			struct timespec ts = {0, (long)(rand_r(&seed) % 400000)};
 
 			nanosleep(&ts, NULL);
 		}
@@ -697,10 +708,12 @@ START_TEST(test_sigkill_producers)
 		c0 = atomic_load(&log->committed[0]);
 		c1 = atomic_load(&log->committed[1]);
 		ck_assert_uint_eq(k.bad, 0);
-		ck_assert_msg(k.next[0] == c0 || k.next[0] == c0 + 1u, "iter %d: thread 0 %llu vs %u",
-			      it, (unsigned long long)k.next[0], c0);
-		ck_assert_msg(k.next[1] == c1 || k.next[1] == c1 + 1u, "iter %d: thread 1 %llu vs %u",
-			      it, (unsigned long long)k.next[1], c1);
+		ck_assert_msg(k.next[0] == c0 || k.next[0] == c0 + 1u,
+		              "iter %d: thread 0 %llu vs %u", it, (unsigned long long)k.next[0],
+		              c0);
+		ck_assert_msg(k.next[1] == c1 || k.next[1] == c1 + 1u,
+		              "iter %d: thread 1 %llu vs %u", it, (unsigned long long)k.next[1],
+		              c1);
 		ck_assert_uint_eq(gt_ring_used_bytes(ring), 0);
 		gt_ring_stats(ring, &st);
 		ck_assert_uint_le(st.torn - torn_before, 2);

@@ -85,7 +85,7 @@ static char tmpdir[64], path[128];
 
 static struct gt_writer *open_writer(void)
 {
-	struct gt_trace_info info = { 0 };
+	struct gt_trace_info info = {0};
 	struct gt_writer *w;
 
 	strcpy(tmpdir, "/tmp/gt-session-XXXXXX");
@@ -143,8 +143,9 @@ static void run_until(struct gt_session *s, pid_t *pids, int n, uint64_t process
 		gt_session_stats(s, &st);
 		if (reaped == n && gt_session_live(s) == 0 && st.processes >= processes)
 			break;
-		ck_assert_msg(gt_now_ns() < deadline, "session did not finish: %d/%d reaped, %u live",
-			      reaped, n, gt_session_live(s));
+		ck_assert_msg(gt_now_ns() < deadline,
+		              "session did not finish: %d/%d reaped, %u live", reaped, n,
+		              gt_session_live(s));
 	}
 }
 
@@ -175,7 +176,8 @@ START_TEST(test_three_levels)
 	/* the chain of parent links: test -> depth 3 -> 2 -> 1 -> 0 */
 	pid[0] = (uint32_t)top;
 	for (depth = 3; depth >= 0; depth--) {
-		uint32_t me = pid[3 - depth], parent = depth == 3 ? (uint32_t)getpid() : pid[2 - depth];
+		uint32_t me = pid[3 - depth],
+		         parent = depth == 3 ? (uint32_t)getpid() : pid[2 - depth];
 		char want[16];
 		long i = find(&t, GT_REC_PROCESS, me, 0), k;
 		unsigned j;
@@ -183,10 +185,10 @@ START_TEST(test_three_levels)
 		ck_assert_msg(i >= 0, "no PROCESS for depth %d (pid %u)", depth, me);
 		ck_assert_uint_eq(t.recs[i]->process.ppid, parent);
 		ck_assert_str_eq(str(&t, t.recs[i]->process.cmdline_id),
-				 depth == 3 ? "session-child 3"
-				 : depth == 2 ? "session-child 2"
-				 : depth == 1 ? "session-child 1"
-					      : "session-child 0");
+		                 depth == 3   ? "session-child 3"
+		                 : depth == 2 ? "session-child 2"
+		                 : depth == 1 ? "session-child 1"
+		                              : "session-child 0");
 		ck_assert_int_eq(t.recs[i]->process.rank, -1);
 		snprintf(want, sizeof(want), "level %d", depth);
 		ck_assert_uint_eq(count(&t, GT_REC_NVTX, me), 3);
@@ -272,7 +274,7 @@ START_TEST(test_corrupt_ring_isolated)
 	i = find(&t, GT_REC_NOTICE, (uint32_t)pids[0], 0);
 	ck_assert_int_ge(i, 0);
 	snprintf(want, sizeof(want), "ring of process %d rejected: ring header: bad magic",
-		 (int)pids[0]);
+	         (int)pids[0]);
 	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id), want);
 	ck_assert_uint_eq(t.recs[i]->notice.severity, GT_NOTICE_ERROR);
 	i = find(&t, GT_REC_PROCESS_END, (uint32_t)pids[0], 0);
@@ -289,7 +291,7 @@ END_TEST
 
 static int raw_connect(const char *addr)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	strcpy(sun.sun_path, addr);
@@ -368,8 +370,8 @@ static int uid_check(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/t.gtrace", tmpdir);
-	if (gt_writer_open(path, &(struct gt_trace_info){ .hostname = "h", .cmdline = "uid" },
-			   NULL, &w) < 0 ||
+	if (gt_writer_open(path, &(struct gt_trace_info){.hostname = "h", .cmdline = "uid"}, NULL,
+	                   &w) < 0 ||
 	    gt_session_new(w, NULL, &s) < 0)
 		return 1;
 	strcpy(dir, gt_session_address(s));

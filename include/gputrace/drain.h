@@ -37,8 +37,8 @@ void gt_drain_free(struct gt_drain *d);
  * it may be NULL when the ring was rejected, with `error` saying why (written as a NOTICE);
  * error may be NULL. Returns 0 and *ret, or -errno (the writer's error, -ENOMEM). */
 int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, uint64_t start_ns,
-		      uint32_t flags, struct gt_ring *ring, const char *error,
-		      struct gt_drain_proc **ret);
+                      uint32_t flags, struct gt_ring *ring, const char *error,
+                      struct gt_drain_proc **ret);
 
 /* The PROCESS record written for p (global string ids). */
 const struct gt_rec_process *gt_drain_proc_record(const struct gt_drain_proc *p);
@@ -54,7 +54,7 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 /* Write a NOTICE about this process (severity enum gt_notice_severity, code
  * enum gt_notice_code). Returns 0 or -errno from the writer. */
 int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,
-			 const char *message);
+                         const char *message);
 
 /* Final drain (as gt_drain_proc_run), then LOSS records (ring-full drops by type, torn and
  * corrupt counts), "<unknown>" for string ids that never arrived, and PROCESS_END with
@@ -62,14 +62,14 @@ int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned co
  * which is used instead. Frees p and its ring. Returns 0 or -errno from the writer (p is
  * freed either way). */
 int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, uint64_t wait_ns,
-			 bool producers_dead);
+                         bool producers_dead);
 
 struct gt_drain_stats {
 	uint64_t processes; /* processes started */
 	uint64_t records;   /* records written from rings (strings included) */
 	uint64_t dropped;   /* ring-full drops reported by finished processes */
 	uint64_t torn;
-	uint64_t corrupt;   /* corrupt records, and rings given up */
+	uint64_t corrupt; /* corrupt records, and rings given up */
 };
 void gt_drain_stats(const struct gt_drain *d, struct gt_drain_stats *out);
 

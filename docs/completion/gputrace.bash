@@ -59,14 +59,16 @@ _gputrace() {
 		;;
 	stats)
 		case $prev in
-		--report)
+		-r | --report)
 			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses all
 			return ;;
-		--format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		-n | --limit) return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--report --format --mangled -o --output -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --mangled
+				-h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -1,0 +1,692 @@
+/* The .gtrace streaming reader: validates the header, uses the footer's chunk index when it
+ * is intact and otherwise scans for chunks (a writer that was killed), decodes one chunk at a
+ * time so memory stays flat. Trusts nothing in the file. Runs in the CLI process.
+ * Layout: docs/format.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "codec.h"
+#include "gputrace/trace.h"
+
+#define FOOTER_HEAD_BYTES 16u         /* magic, entry size, chunk count */
+#define FOOTER_TAIL_MIN   32u         /* type count, reserved, first/last ts, chunks (no types) */
+#define INDEX_CACHE       256u        /* index entries read per pread */
+#define SCAN_BYTES        (64u << 10) /* window when searching for the next chunk magic */
+
+/* One interned string: the reader's id -> bytes map. Ids come from the file, so they are
+ * looked up in a hash table rather than used as indices. */
+struct rstr {
+	uint32_t id; /* 0: empty slot */
+	uint32_t len;
+	char *s; /* owned, NUL-terminated; never moves until close */
+};
+
+struct gt_reader {
+	int fd;
+	uint64_t file_size;
+	uint64_t data_start; /* end of the header: the first chunk */
+
+	struct gt_trace_header header;
+	char *header_strings; /* owned; header.info's strings point here */
+
+	/* footer, when intact */
+	bool have_footer;
+	uint64_t footer_offset;
+	uint64_t nchunks;     /* entries in the index */
+	uint32_t entry_bytes; /* bytes per index entry */
+	struct gt_trace_counts footer_counts;
+
+	/* position */
+	uint64_t next_entry; /* footer mode: index entry to read next */
+	uint64_t pos;        /* scan mode: file offset to look at next */
+	uint64_t done;       /* bytes consumed, for progress */
+	uint8_t idx[INDEX_CACHE * GT_INDEX_ENTRY_BYTES];
+	uint64_t idx_first, idx_count; /* entries cached in idx */
+
+	/* the current chunk */
+	ZSTD_DCtx *dctx;
+	uint8_t *comp; /* owned */
+	size_t comp_cap;
+	uint8_t *raw; /* owned; the payload and GT_CODEC_PAD zero bytes */
+	size_t raw_cap;
+	const uint8_t *p, *end;
+
+	struct gt_codec codec;
+	union gt_record *recs;     /* GT_REC_MAX decoded records, one per type; owned */
+	struct gt_rec_string *str; /* decoded string record; owned */
+
+	struct rstr *strs; /* open addressing, linear probing, at most half full */
+	size_t strs_mask, strs_count;
+
+	struct gt_reader_status status;
+};
+
+/* errmsg for OS errors and the formatted ones; one per thread, overwritten by the next open. */
+static _Thread_local char errbuf[128];
+
+static int preadn(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO; /* the file shrank under us */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* ---- strings ---------------------------------------------------------------------------- */
+
+static inline size_t id_hash(uint32_t id, size_t mask)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static int strs_grow(struct gt_reader *r)
+{
+	size_t cap = r->strs ? (r->strs_mask + 1) * 2 : 256;
+	struct rstr *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; r->strs && i <= r->strs_mask; i++) {
+		size_t j;
+
+		if (!r->strs[i].id)
+			continue;
+		for (j = id_hash(r->strs[i].id, cap - 1); t[j].id; j = (j + 1) & (cap - 1))
+			;
+		t[j] = r->strs[i];
+	}
+	free(r->strs);
+	r->strs = t;
+	r->strs_mask = cap - 1;
+	return 0;
+}
+
+/* Enter a string. The first definition of an id wins: ids are unique within a trace, so a
+ * second one is damage or a producer bug, and keeping the first keeps memory bounded and
+ * earlier pointers stable. */
+static int strs_put(struct gt_reader *r, const struct gt_rec_string *s)
+{
+	size_t j;
+	char *copy;
+	int ret;
+
+	if (!r->strs || (r->strs_count + 1) * 2 > r->strs_mask + 1) {
+		ret = strs_grow(r);
+		if (ret < 0)
+			return ret;
+	}
+	for (j = id_hash(s->id, r->strs_mask); r->strs[j].id; j = (j + 1) & r->strs_mask)
+		if (r->strs[j].id == s->id)
+			return 0;
+	copy = malloc((size_t)s->len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s->str, s->len);
+	copy[s->len] = '\0';
+	r->strs[j] = (struct rstr){s->id, s->len, copy};
+	r->strs_count++;
+	return 0;
+}
+
+const char *gt_reader_string(const struct gt_reader *r, uint32_t id, size_t *len)
+{
+	if (!r || !r->strs || id == GT_STRING_NONE)
+		return NULL;
+	for (size_t j = id_hash(id, r->strs_mask); r->strs[j].id; j = (j + 1) & r->strs_mask) {
+		if (r->strs[j].id == id) {
+			if (len)
+				*len = r->strs[j].len;
+			return r->strs[j].s;
+		}
+	}
+	return NULL;
+}
+
+/* ---- header and footer -------------------------------------------------------------- */
+
+static int fail(const char **errmsg, const char *msg, int err)
+{
+	if (errmsg)
+		*errmsg = msg;
+	return err;
+}
+
+static int read_header(struct gt_reader *r, const char **errmsg)
+{
+	uint8_t fixed[GT_HEADER_FIXED_BYTES], *buf = NULL, *p, *crcpos;
+	const char **dst[GT_HEADER_NSTRINGS] = {
+	        &r->header.info.hostname,      &r->header.info.cmdline,
+	        &r->header.info.tool_version,  &r->header.info.cuda_version,
+	        &r->header.info.cupti_version, &r->header.info.driver_version,
+	};
+	uint32_t version, len;
+	size_t have = r->file_size < sizeof(fixed) ? (size_t)r->file_size : sizeof(fixed);
+	char *sp;
+	int ret;
+
+	if (r->file_size == 0)
+		return fail(errmsg, "empty file", -EINVAL);
+	ret = preadn(r->fd, fixed, have, 0);
+	if (ret < 0)
+		return fail(errmsg, "cannot read the header", ret);
+	if (memcmp(fixed, GT_TRACE_MAGIC, have < 8 ? have : 8) != 0)
+		return fail(errmsg, "not a gputrace file (bad magic)", -EINVAL);
+	if (have < 16)
+		return fail(errmsg, "truncated header", -EINVAL);
+	version = gt_get_le32(fixed + 8);
+	len = gt_get_le32(fixed + 12);
+	if (version == 0)
+		return fail(errmsg, "corrupt header (format version 0)", -EINVAL);
+	if (version > GT_TRACE_VERSION) {
+		snprintf(errbuf, sizeof(errbuf),
+		         "written by a newer gputrace (format %u, this reader knows %u)", version,
+		         GT_TRACE_VERSION);
+		return fail(errmsg, errbuf, -EPROTONOSUPPORT);
+	}
+	if (len < GT_HEADER_FIXED_BYTES + 4u * GT_HEADER_NSTRINGS + 4 || len > GT_HEADER_MAX_BYTES)
+		return fail(errmsg, "corrupt header (bad length)", -EINVAL);
+	if (len > r->file_size)
+		return fail(errmsg, "truncated header", -EINVAL);
+	buf = malloc(len);
+	r->header_strings = malloc(len); /* the strings and their NULs fit in len bytes */
+	if (!buf || !r->header_strings) {
+		ret = fail(errmsg, "out of memory", -ENOMEM);
+		goto out;
+	}
+	ret = preadn(r->fd, buf, len, 0);
+	if (ret < 0) {
+		fail(errmsg, "cannot read the header", ret);
+		goto out;
+	}
+	crcpos = buf + len - 4;
+	if (gt_get_le32(crcpos) != gt_crc32c(0, buf, len - 4u)) {
+		ret = fail(errmsg, "corrupt header (checksum mismatch)", -EINVAL);
+		goto out;
+	}
+	r->header.version = version;
+	r->header.info.clock_id = gt_get_le32(buf + 16);
+	r->header.info.start_realtime_ns = gt_get_le64(buf + 24);
+	r->header.info.start_trace_ns = gt_get_le64(buf + 32);
+	p = buf + GT_HEADER_FIXED_BYTES;
+	sp = r->header_strings;
+	for (unsigned i = 0; i < GT_HEADER_NSTRINGS; i++) {
+		uint32_t n;
+
+		if ((size_t)(crcpos - p) < 4) {
+			ret = fail(errmsg, "corrupt header (bad string length)", -EINVAL);
+			goto out;
+		}
+		n = gt_get_le32(p);
+		p += 4;
+		if (n > (size_t)(crcpos - p)) {
+			ret = fail(errmsg, "corrupt header (bad string length)", -EINVAL);
+			goto out;
+		}
+		memcpy(sp, p, n);
+		sp[n] = '\0';
+		*dst[i] = sp;
+		sp += n + 1;
+		p += n;
+	}
+	/* bytes between the last string and the checksum: fields of a newer minor revision */
+	r->data_start = len;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+/* Validate the trailer and footer; on success fill the footer fields. Any damage just means
+ * "no footer": the caller falls back to scanning. Returns 1 valid, 0 absent/bad, -errno. */
+static int read_footer(struct gt_reader *r)
+{
+	uint8_t t[GT_TRAILER_BYTES], head[FOOTER_HEAD_BYTES], *buf = NULL;
+	uint64_t off, len, n, tail_off, tail_len, ntypes;
+	uint32_t crc = 0;
+	int ret;
+
+	if (r->file_size < r->data_start + FOOTER_HEAD_BYTES + FOOTER_TAIL_MIN + GT_TRAILER_BYTES)
+		return 0;
+	ret = preadn(r->fd, t, sizeof(t), r->file_size - GT_TRAILER_BYTES);
+	if (ret < 0)
+		return ret;
+	if (memcmp(t, GT_TRAILER_MAGIC, 8) != 0 || gt_get_le32(t + 28) != gt_crc32c(0, t, 28))
+		return 0;
+	off = gt_get_le64(t + 8);
+	len = gt_get_le64(t + 16);
+	if (off < r->data_start || len < FOOTER_HEAD_BYTES + FOOTER_TAIL_MIN ||
+	    len > r->file_size || off != r->file_size - GT_TRAILER_BYTES - len)
+		return 0;
+	/* checksum the whole footer in pieces so a huge index costs no memory */
+	buf = malloc(SCAN_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t done = 0; done < len;) {
+		size_t piece = len - done < SCAN_BYTES ? (size_t)(len - done) : SCAN_BYTES;
+
+		ret = preadn(r->fd, buf, piece, off + done);
+		if (ret < 0)
+			goto out;
+		crc = done ? gt_crc32c(crc, buf, piece) : gt_crc32c(0, buf, piece);
+		done += piece;
+	}
+	ret = 0;
+	if (crc != gt_get_le32(t + 24))
+		goto out;
+	ret = preadn(r->fd, head, sizeof(head), off);
+	if (ret < 0)
+		goto out;
+	r->entry_bytes = gt_get_le32(head + 4);
+	n = gt_get_le64(head + 8);
+	if (memcmp(head, GT_FOOTER_MAGIC, 4) != 0 || r->entry_bytes < GT_INDEX_ENTRY_BYTES ||
+	    r->entry_bytes > 4096 ||
+	    n > (len - FOOTER_HEAD_BYTES - FOOTER_TAIL_MIN) / r->entry_bytes)
+		goto out;
+	tail_off = FOOTER_HEAD_BYTES + n * r->entry_bytes;
+	tail_len = len - tail_off;
+	ret = preadn(r->fd, buf, 8, off + tail_off);
+	if (ret < 0)
+		goto out;
+	ntypes = gt_get_le32(buf);
+	if (8 + ntypes * 8 + 24 > tail_len || 8 + ntypes * 8 + 24 > SCAN_BYTES)
+		goto out;
+	ret = preadn(r->fd, buf, (size_t)(8 + ntypes * 8 + 24), off + tail_off);
+	if (ret < 0)
+		goto out;
+	memset(&r->footer_counts, 0, sizeof(r->footer_counts));
+	/* a newer writer may count types this reader does not know: those are dropped */
+	for (uint64_t i = 0; i < ntypes && i < GT_REC_MAX; i++)
+		r->footer_counts.records[i] = gt_get_le64(buf + 8 + 8 * i);
+	r->footer_counts.first_ts_ns = gt_get_le64(buf + 8 + 8 * ntypes);
+	r->footer_counts.last_ts_ns = gt_get_le64(buf + 16 + 8 * ntypes);
+	r->footer_counts.chunks = gt_get_le64(buf + 24 + 8 * ntypes);
+	r->footer_offset = off;
+	r->nchunks = n;
+	ret = 1;
+out:
+	free(buf);
+	return ret;
+}
+
+static void rewind_state(struct gt_reader *r)
+{
+	r->next_entry = 0;
+	r->pos = r->data_start;
+	r->done = r->data_start;
+	r->idx_count = 0;
+	r->p = r->end = NULL;
+	r->status.chunks_read = 0;
+	r->status.chunks_skipped = 0;
+	r->status.bytes_skipped = 0;
+	r->status.records_skipped = 0;
+}
+
+int gt_reader_open(const char *path, struct gt_reader **ret, const char **errmsg)
+{
+	struct gt_reader *r;
+	struct stat st;
+	int err;
+
+	if (!path || !ret)
+		return fail(errmsg, "invalid argument", -EINVAL);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return fail(errmsg, "out of memory", -ENOMEM);
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		fail(errmsg, strerror(-err), err);
+		goto out;
+	}
+	if (fstat(r->fd, &st) < 0) {
+		err = -errno;
+		fail(errmsg, strerror(-err), err);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = fail(errmsg, "is a directory", -EISDIR);
+		goto out;
+	}
+	r->file_size = (uint64_t)st.st_size;
+	err = read_header(r, errmsg);
+	if (err < 0)
+		goto out;
+	err = read_footer(r);
+	if (err < 0) {
+		fail(errmsg, "cannot read the footer", err);
+		goto out;
+	}
+	r->have_footer = err == 1;
+	r->status.recovered = !r->have_footer;
+	if (!r->have_footer && r->file_size == r->data_start) {
+		err = fail(errmsg,
+		           "no data: the file ends after its header (the writer stopped early)",
+		           -EINVAL);
+		goto out;
+	}
+	err = gt_codec_init(&r->codec);
+	if (err < 0) {
+		fail(errmsg, "internal error: record tables do not fit the codec", err);
+		goto out;
+	}
+	r->dctx = ZSTD_createDCtx();
+	r->str = malloc(sizeof(*r->str) + GT_STRING_MAX + 1);
+	/* zeroed once: decoding writes every field, so padding stays zero */
+	r->recs = calloc(GT_REC_MAX, sizeof(*r->recs));
+	if (!r->dctx || !r->str || !r->recs) {
+		err = fail(errmsg, "out of memory", -ENOMEM);
+		goto out;
+	}
+	rewind_state(r);
+	*ret = r;
+	return 0;
+out:
+	gt_reader_close(r);
+	return err;
+}
+
+/* ---- chunks ----------------------------------------------------------------------------- */
+
+static bool chunk_sane(const struct gt_chunk_hdr *h)
+{
+	return h->raw_bytes <= GT_CHUNK_MAX_RAW && h->comp_bytes > 0 &&
+	       h->comp_bytes <= ZSTD_compressBound(h->raw_bytes);
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t *p;
+
+	if (need <= *cap)
+		return 0;
+	p = realloc(*buf, need);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
+/* Read, check and decompress the chunk whose payload starts at off. Returns 1 loaded,
+ * 0 damaged (checksum or zstd rejected it), -errno. */
+static int load_chunk(struct gt_reader *r, const struct gt_chunk_hdr *h, uint64_t off)
+{
+	size_t n;
+	int ret;
+
+	ret = grow(&r->comp, &r->comp_cap, h->comp_bytes);
+	if (ret < 0)
+		return ret;
+	ret = grow(&r->raw, &r->raw_cap, (size_t)h->raw_bytes + GT_CODEC_PAD);
+	if (ret < 0)
+		return ret;
+	ret = preadn(r->fd, r->comp, h->comp_bytes, off);
+	if (ret < 0)
+		return ret;
+	if (gt_crc32c(0, r->comp, h->comp_bytes) != h->crc)
+		return 0;
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, h->raw_bytes, r->comp, h->comp_bytes);
+	if (ZSTD_isError(n) || n != h->raw_bytes)
+		return 0;
+	memset(r->raw + n, 0, GT_CODEC_PAD);
+	r->p = r->raw;
+	r->end = r->raw + n;
+	gt_codec_reset(&r->codec);
+	return 1;
+}
+
+static int index_entry(struct gt_reader *r, uint64_t k, uint64_t *off, struct gt_chunk_hdr *h)
+{
+	const uint8_t *e;
+
+	if (k < r->idx_first || k >= r->idx_first + r->idx_count) {
+		uint64_t n = r->nchunks - k < INDEX_CACHE ? r->nchunks - k : INDEX_CACHE;
+		uint64_t base = r->footer_offset + FOOTER_HEAD_BYTES;
+		int ret;
+
+		r->idx_count = 0;
+		if (r->entry_bytes == GT_INDEX_ENTRY_BYTES) {
+			ret = preadn(r->fd, r->idx, (size_t)n * GT_INDEX_ENTRY_BYTES,
+			             base + k * GT_INDEX_ENTRY_BYTES);
+			if (ret < 0)
+				return ret;
+		} else {
+			/* a newer writer made entries longer: read the part we know of each */
+			for (uint64_t i = 0; i < n; i++) {
+				ret = preadn(r->fd, r->idx + i * GT_INDEX_ENTRY_BYTES,
+				             GT_INDEX_ENTRY_BYTES, base + (k + i) * r->entry_bytes);
+				if (ret < 0)
+					return ret;
+			}
+		}
+		r->idx_first = k;
+		r->idx_count = n;
+	}
+	e = r->idx + (k - r->idx_first) * GT_INDEX_ENTRY_BYTES;
+	*off = gt_get_le64(e);
+	h->comp_bytes = gt_get_le32(e + 8);
+	h->raw_bytes = gt_get_le32(e + 12);
+	h->records = gt_get_le32(e + 16);
+	h->crc = gt_get_le32(e + 20);
+	h->first_ts_ns = gt_get_le64(e + 24);
+	h->last_ts_ns = gt_get_le64(e + 32);
+	return 0;
+}
+
+static void skip_chunk(struct gt_reader *r, uint64_t bytes)
+{
+	r->status.chunks_skipped++;
+	r->status.bytes_skipped += bytes;
+}
+
+/* Footer mode: the index says where every chunk is. */
+static int next_chunk_indexed(struct gt_reader *r)
+{
+	while (r->next_entry < r->nchunks) {
+		uint8_t hb[GT_CHUNK_HDR_BYTES];
+		struct gt_chunk_hdr ix, h;
+		uint64_t off;
+		int ret;
+
+		ret = index_entry(r, r->next_entry++, &off, &ix);
+		if (ret < 0)
+			return ret;
+		if (!chunk_sane(&ix) || off < r->data_start || off > r->footer_offset ||
+		    GT_CHUNK_HDR_BYTES + (uint64_t)ix.comp_bytes > r->footer_offset - off) {
+			/* the footer's checksum held, so this is a writer bug; pass over it */
+			skip_chunk(r, 0);
+			continue;
+		}
+		r->done = off + GT_CHUNK_HDR_BYTES + ix.comp_bytes;
+		ret = preadn(r->fd, hb, sizeof(hb), off);
+		if (ret < 0)
+			return ret;
+		if (!gt_chunk_hdr_decode(hb, &h) || h.comp_bytes != ix.comp_bytes ||
+		    h.raw_bytes != ix.raw_bytes || h.crc != ix.crc) {
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes);
+			continue;
+		}
+		ret = load_chunk(r, &ix, off + GT_CHUNK_HDR_BYTES);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes);
+			continue;
+		}
+		r->status.chunks_read++;
+		return 1;
+	}
+	r->done = r->file_size;
+	return 0;
+}
+
+/* Offset of the next chunk magic at or after `from`, or the file size if none. */
+static int find_magic(struct gt_reader *r, uint64_t from, uint64_t *at)
+{
+	uint8_t *buf;
+	int ret = 0;
+
+	ret = grow(&r->comp, &r->comp_cap, SCAN_BYTES);
+	if (ret < 0)
+		return ret;
+	buf = r->comp;
+	while (from + 4 <= r->file_size) {
+		uint64_t left = r->file_size - from;
+		size_t n = left < SCAN_BYTES ? (size_t)left : SCAN_BYTES;
+		const uint8_t *m;
+
+		ret = preadn(r->fd, buf, n, from);
+		if (ret < 0)
+			return ret;
+		m = memmem(buf, n, GT_CHUNK_MAGIC, 4);
+		if (m) {
+			*at = from + (uint64_t)(m - buf);
+			return 0;
+		}
+		/* windows overlap by 3 bytes so a magic across a boundary is not missed */
+		from += n - 3;
+	}
+	*at = r->file_size;
+	return 0;
+}
+
+/* Scan mode (no footer): walk chunk headers; past damage, look for the next magic. */
+static int next_chunk_scan(struct gt_reader *r)
+{
+	while (r->pos < r->file_size) {
+		uint8_t hb[GT_CHUNK_HDR_BYTES];
+		struct gt_chunk_hdr h;
+		uint64_t next, left = r->file_size - r->pos;
+		int ret;
+
+		if (left < GT_CHUNK_HDR_BYTES) {
+			r->status.bytes_skipped += left;
+			break;
+		}
+		ret = preadn(r->fd, hb, sizeof(hb), r->pos);
+		if (ret < 0)
+			return ret;
+		if (!gt_chunk_hdr_decode(hb, &h) || !chunk_sane(&h)) {
+			ret = find_magic(r, r->pos + 1, &next);
+			if (ret < 0)
+				return ret;
+			r->status.bytes_skipped += next - r->pos;
+			r->pos = next;
+			r->done = next;
+			continue;
+		}
+		if (h.comp_bytes > left - GT_CHUNK_HDR_BYTES) {
+			/* the writer stopped in the middle of this chunk */
+			skip_chunk(r, left);
+			break;
+		}
+		r->pos += GT_CHUNK_HDR_BYTES + h.comp_bytes;
+		r->done = r->pos;
+		ret = load_chunk(r, &h, r->pos - h.comp_bytes);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + h.comp_bytes);
+			continue;
+		}
+		r->status.chunks_read++;
+		return 1;
+	}
+	r->pos = r->file_size;
+	r->done = r->file_size;
+	return 0;
+}
+
+int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
+{
+	int ret;
+
+	for (;;) {
+		while (r->p < r->end) {
+			int d = gt_codec_decode(&r->codec, &r->p, r->end, r->recs, r->str, rec);
+
+			if (d == GT_DECODE_OK) {
+				if ((*rec)->hdr.type == GT_REC_STRING) {
+					ret = strs_put(r, &(*rec)->string);
+					if (ret < 0)
+						return ret;
+				}
+				return 1;
+			}
+			r->status.records_skipped++;
+			if (d == GT_DECODE_BROKEN)
+				r->p = r->end; /* nothing after a bad length can be trusted */
+		}
+		ret = r->have_footer ? next_chunk_indexed(r) : next_chunk_scan(r);
+		if (ret <= 0)
+			return ret;
+	}
+}
+
+const struct gt_trace_header *gt_reader_header(const struct gt_reader *r)
+{
+	return &r->header;
+}
+
+const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r)
+{
+	return r->have_footer ? &r->footer_counts : NULL;
+}
+
+const struct gt_reader_status *gt_reader_status(const struct gt_reader *r)
+{
+	return &r->status;
+}
+
+int gt_reader_rewind(struct gt_reader *r)
+{
+	if (!r)
+		return -EINVAL;
+	rewind_state(r);
+	return 0;
+}
+
+void gt_reader_progress(const struct gt_reader *r, uint64_t *done, uint64_t *total)
+{
+	if (done)
+		*done = r->done;
+	if (total)
+		*total = r->file_size;
+}
+
+void gt_reader_close(struct gt_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	for (size_t i = 0; r->strs && i <= r->strs_mask; i++)
+		free(r->strs[i].s);
+	free(r->strs);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->comp);
+	free(r->raw);
+	free(r->str);
+	free(r->recs);
+	free(r->header_strings);
+	free(r);
+}

@@ -1,0 +1,387 @@
+/* The .gtrace writer: header, records encoded into self-contained zstd chunks, footer index
+ * and trailer; written under a temporary name and renamed into place on close. Runs in the
+ * CLI's drainer and in the standalone drainer thread of the injection library (never on an
+ * application thread). Layout: docs/format.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "codec.h"
+#include "gputrace/trace.h"
+
+/* Longest header string kept; longer ones (a huge command line) are cut. */
+#define HEADER_STRING_MAX (64u << 10)
+
+/* What the footer's chunk index says about one chunk. */
+struct index_entry {
+	uint64_t offset; /* file offset of the chunk header */
+	struct gt_chunk_hdr hdr;
+};
+
+struct gt_writer {
+	int fd;
+	char *path;      /* final name; owned */
+	char *tmp_path;  /* path.tmp-<pid>; owned */
+	int level;       /* zstd level */
+	int error;       /* first write error (-errno); sticky: later calls return it */
+	uint64_t offset; /* bytes written to the file so far */
+
+	struct gt_codec codec;
+	ZSTD_CCtx *cctx; /* reused for every chunk */
+
+	uint8_t *raw;       /* pending chunk payload; chunk_bytes + GT_CODEC_MAX_RECORD */
+	size_t raw_len;     /* bytes used in raw */
+	size_t chunk_bytes; /* compress once raw_len reaches this */
+	uint32_t raw_records;
+	uint8_t *out; /* chunk header + zstd frame, written with one write() */
+	size_t out_cap;
+
+	struct index_entry *index; /* one per chunk written; owned */
+	size_t nindex, index_cap;
+	struct gt_trace_counts counts;
+};
+
+static int write_all(struct gt_writer *w, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (w->error)
+		return w->error;
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->error = -errno;
+			return w->error;
+		}
+		p += n;
+		len -= (size_t)n;
+		w->offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+static size_t hstr_len(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n > HEADER_STRING_MAX ? HEADER_STRING_MAX : n;
+}
+
+static uint8_t *put_hstr(uint8_t *p, const char *s)
+{
+	size_t n = hstr_len(s);
+
+	gt_put_le32(p, (uint32_t)n);
+	if (n)
+		memcpy(p + 4, s, n);
+	return p + 4 + n;
+}
+
+static int write_header(struct gt_writer *w, const struct gt_trace_info *info)
+{
+	const char *strs[GT_HEADER_NSTRINGS] = {
+	        info->hostname,     info->cmdline,       info->tool_version,
+	        info->cuda_version, info->cupti_version, info->driver_version,
+	};
+	size_t len = GT_HEADER_FIXED_BYTES + 4;
+	uint8_t *buf, *p;
+	int r;
+
+	for (unsigned i = 0; i < GT_HEADER_NSTRINGS; i++)
+		len += 4 + hstr_len(strs[i]);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, GT_TRACE_MAGIC, 8);
+	gt_put_le32(buf + 8, GT_TRACE_VERSION);
+	gt_put_le32(buf + 12, (uint32_t)len);
+	gt_put_le32(buf + 16, info->clock_id);
+	gt_put_le32(buf + 20, 0); /* flags: none defined */
+	gt_put_le64(buf + 24, info->start_realtime_ns);
+	gt_put_le64(buf + 32, info->start_trace_ns);
+	p = buf + GT_HEADER_FIXED_BYTES;
+	for (unsigned i = 0; i < GT_HEADER_NSTRINGS; i++)
+		p = put_hstr(p, strs[i]);
+	gt_put_le32(p, gt_crc32c(0, buf, (size_t)(p - buf)));
+	r = write_all(w, buf, len);
+	free(buf);
+	return r;
+}
+
+static void writer_free(struct gt_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->raw);
+	free(w->out);
+	free(w->index);
+	free(w->path);
+	free(w->tmp_path);
+	free(w);
+}
+
+int gt_writer_open(const char *path, const struct gt_trace_info *info,
+                   const struct gt_writer_options *opts, struct gt_writer **ret)
+{
+	struct gt_writer *w;
+	size_t raw_cap;
+	int r;
+
+	if (!path || !*path || !info || !ret)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->level = opts && opts->zstd_level ? opts->zstd_level : 1;
+	w->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes : GT_CHUNK_DEFAULT_RAW;
+	if (w->chunk_bytes > GT_CHUNK_MAX_RAW - GT_CODEC_MAX_RECORD)
+		w->chunk_bytes = GT_CHUNK_MAX_RAW - GT_CODEC_MAX_RECORD;
+	w->counts.first_ts_ns = UINT64_MAX;
+	r = gt_codec_init(&w->codec);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	w->path = strdup(path);
+	if (!w->path || asprintf(&w->tmp_path, "%s.tmp-%ld", path, (long)getpid()) < 0) {
+		w->tmp_path = NULL;
+		goto out;
+	}
+	raw_cap = w->chunk_bytes + GT_CODEC_MAX_RECORD;
+	w->raw = malloc(raw_cap);
+	w->out_cap = GT_CHUNK_HDR_BYTES + ZSTD_compressBound(raw_cap);
+	w->out = malloc(w->out_cap);
+	w->cctx = ZSTD_createCCtx();
+	if (!w->raw || !w->out || !w->cctx)
+		goto out;
+	w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = write_header(w, info);
+	if (r < 0) {
+		unlink(w->tmp_path);
+		goto out;
+	}
+	*ret = w;
+	return 0;
+out:
+	writer_free(w);
+	return r;
+}
+
+static int push_index(struct gt_writer *w, uint64_t offset, const struct gt_chunk_hdr *h)
+{
+	if (w->nindex == w->index_cap) {
+		size_t cap = w->index_cap ? w->index_cap * 2 : 256;
+		struct index_entry *ix = realloc(w->index, cap * sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		w->index = ix;
+		w->index_cap = cap;
+	}
+	w->index[w->nindex++] = (struct index_entry){offset, *h};
+	return 0;
+}
+
+int gt_writer_flush(struct gt_writer *w)
+{
+	struct gt_chunk_hdr h;
+	uint64_t offset;
+	size_t comp;
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	if (!w->raw_len)
+		return 0;
+	comp = ZSTD_compressCCtx(w->cctx, w->out + GT_CHUNK_HDR_BYTES,
+	                         w->out_cap - GT_CHUNK_HDR_BYTES, w->raw, w->raw_len, w->level);
+	if (ZSTD_isError(comp)) {
+		/* only a bad level or no memory can fail here; the output is large enough */
+		w->error = -ENOMEM;
+		return w->error;
+	}
+	h.comp_bytes = (uint32_t)comp;
+	h.raw_bytes = (uint32_t)w->raw_len;
+	h.records = w->raw_records;
+	h.crc = gt_crc32c(0, w->out + GT_CHUNK_HDR_BYTES, comp);
+	if (w->codec.first_ts_ns == UINT64_MAX) {
+		h.first_ts_ns = 0;
+		h.last_ts_ns = 0;
+	} else {
+		h.first_ts_ns = w->codec.first_ts_ns;
+		h.last_ts_ns = w->codec.last_ts_ns;
+		if (h.first_ts_ns < w->counts.first_ts_ns)
+			w->counts.first_ts_ns = h.first_ts_ns;
+		if (h.last_ts_ns > w->counts.last_ts_ns)
+			w->counts.last_ts_ns = h.last_ts_ns;
+	}
+	gt_chunk_hdr_encode(w->out, &h);
+	offset = w->offset;
+	r = push_index(w, offset, &h);
+	if (r < 0) {
+		w->error = r;
+		return r;
+	}
+	r = write_all(w, w->out, GT_CHUNK_HDR_BYTES + comp);
+	if (r < 0)
+		return r;
+	w->counts.chunks++;
+	w->raw_len = 0;
+	w->raw_records = 0;
+	/* the next chunk must decode on its own */
+	gt_codec_reset(&w->codec);
+	return 0;
+}
+
+int gt_writer_write(struct gt_writer *w, const struct gt_rec_hdr *rec)
+{
+	if (!w || !rec || gt_record_validate(rec, rec->size) < 0)
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	w->raw_len += gt_codec_encode(&w->codec, rec, w->raw + w->raw_len);
+	w->raw_records++;
+	w->counts.records[rec->type]++;
+	if (w->raw_len >= w->chunk_bytes)
+		return gt_writer_flush(w);
+	return 0;
+}
+
+int gt_writer_string(struct gt_writer *w, uint32_t pid, uint32_t id, const char *s, size_t len)
+{
+	if (!w || id == GT_STRING_NONE || len > GT_STRING_MAX || (len && !s))
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	w->raw_len += gt_codec_encode_string(&w->codec, pid, id, s, len, w->raw + w->raw_len);
+	w->raw_records++;
+	w->counts.records[GT_REC_STRING]++;
+	if (w->raw_len >= w->chunk_bytes)
+		return gt_writer_flush(w);
+	return 0;
+}
+
+int gt_writer_append_encoded(struct gt_writer *w, const void *bytes, size_t len, uint32_t records)
+{
+	int r;
+
+	if (!w || (len && !bytes) || len > w->chunk_bytes + GT_CODEC_MAX_RECORD)
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	if (w->raw_len + len > w->chunk_bytes + GT_CODEC_MAX_RECORD) {
+		r = gt_writer_flush(w);
+		if (r < 0)
+			return r;
+	}
+	if (len)
+		memcpy(w->raw + w->raw_len, bytes, len);
+	w->raw_len += len;
+	w->raw_records += records;
+	if (w->raw_len >= w->chunk_bytes)
+		return gt_writer_flush(w);
+	return 0;
+}
+
+const struct gt_trace_counts *gt_writer_counts(const struct gt_writer *w)
+{
+	return w ? &w->counts : NULL;
+}
+
+/* Footer (chunk index, per-type counts, time range) followed by the fixed trailer. */
+static int write_footer(struct gt_writer *w)
+{
+	size_t len = 16 + w->nindex * GT_INDEX_ENTRY_BYTES + 8 + 8u * GT_REC_MAX + 24;
+	uint64_t footer_offset = w->offset;
+	uint8_t *buf = malloc(len + GT_TRAILER_BYTES), *p, *t;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, GT_FOOTER_MAGIC, 4);
+	gt_put_le32(buf + 4, GT_INDEX_ENTRY_BYTES);
+	gt_put_le64(buf + 8, w->nindex);
+	p = buf + 16;
+	for (size_t i = 0; i < w->nindex; i++, p += GT_INDEX_ENTRY_BYTES) {
+		const struct index_entry *e = &w->index[i];
+
+		gt_put_le64(p, e->offset);
+		gt_put_le32(p + 8, e->hdr.comp_bytes);
+		gt_put_le32(p + 12, e->hdr.raw_bytes);
+		gt_put_le32(p + 16, e->hdr.records);
+		gt_put_le32(p + 20, e->hdr.crc);
+		gt_put_le64(p + 24, e->hdr.first_ts_ns);
+		gt_put_le64(p + 32, e->hdr.last_ts_ns);
+	}
+	gt_put_le32(p, GT_REC_MAX);
+	gt_put_le32(p + 4, 0);
+	p += 8;
+	for (unsigned i = 0; i < GT_REC_MAX; i++, p += 8)
+		gt_put_le64(p, w->counts.records[i]);
+	gt_put_le64(p, w->counts.first_ts_ns);
+	gt_put_le64(p + 8, w->counts.last_ts_ns);
+	gt_put_le64(p + 16, w->counts.chunks);
+	t = buf + len;
+	memcpy(t, GT_TRAILER_MAGIC, 8);
+	gt_put_le64(t + 8, footer_offset);
+	gt_put_le64(t + 16, len);
+	gt_put_le32(t + 24, gt_crc32c(0, buf, len));
+	gt_put_le32(t + 28, gt_crc32c(0, t, 28));
+	r = write_all(w, buf, len + GT_TRAILER_BYTES);
+	free(buf);
+	return r;
+}
+
+int gt_writer_close(struct gt_writer *w)
+{
+	int r;
+
+	if (!w)
+		return 0;
+	r = gt_writer_flush(w);
+	if (r < 0)
+		goto out;
+	r = write_footer(w);
+	if (r < 0)
+		goto out;
+	if (fsync(w->fd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = close(w->fd);
+	w->fd = -1;
+	if (r < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (rename(w->tmp_path, w->path) < 0)
+		r = -errno;
+out:
+	/* a file that is not complete never appears under the final name */
+	if (r < 0)
+		unlink(w->tmp_path);
+	writer_free(w);
+	return r;
+}
+
+void gt_writer_discard(struct gt_writer *w)
+{
+	if (!w)
+		return;
+	unlink(w->tmp_path);
+	writer_free(w);
+}

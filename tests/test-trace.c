@@ -1,0 +1,1078 @@
+/* Check suite for the .gtrace file (src/writer.c, src/reader.c, src/codec.c, src/crc32c.c):
+ * exact round trips, flat memory on a 10 M record trace, truncation, bit flips, unknown
+ * record kinds, error messages, rename on close. Runs as a unit test. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "codec.h"
+#include "gputrace/trace.h"
+#include "trace-synth.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/gt-test-trace-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *path_in(const char *name)
+{
+	static char buf[4][256];
+	static int n;
+	char *p = buf[n++ % 4];
+
+	snprintf(p, 256, "%s/%s", dir, name);
+	return p;
+}
+
+static const struct gt_trace_info test_info = {
+        .clock_id = GT_CLOCK_MONOTONIC,
+        .start_realtime_ns = 1714564800123456789ull,
+        .start_trace_ns = SYNTH_START_NS,
+        .hostname = "gpu-node-17",
+        .cmdline = "python train.py --epochs 1",
+        .tool_version = "0.1.0",
+        .cuda_version = "13.0",
+        .cupti_version = "13.0.48",
+        .driver_version = "580.65.06",
+};
+
+/* ---- file helpers ------------------------------------------------------------------ */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static void spit(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+/* Chunk layout of a file, found by walking the chunk headers from the end of the header. */
+struct layout {
+	size_t data_start;
+	size_t nchunks;
+	size_t off[4096]; /* chunk header offset */
+	size_t end[4096]; /* offset just past the chunk */
+	uint32_t records[4096];
+	size_t chunks_end; /* where the footer starts */
+};
+
+static void layout_of(const uint8_t *buf, size_t len, struct layout *l)
+{
+	size_t pos = gt_get_le32(buf + 12);
+
+	memset(l, 0, sizeof(*l));
+	l->data_start = pos;
+	while (pos + GT_CHUNK_HDR_BYTES <= len) {
+		struct gt_chunk_hdr h;
+
+		if (!gt_chunk_hdr_decode(buf + pos, &h))
+			break;
+		ck_assert_uint_lt(l->nchunks, 4096);
+		l->off[l->nchunks] = pos;
+		l->records[l->nchunks] = h.records;
+		pos += GT_CHUNK_HDR_BYTES + h.comp_bytes;
+		l->end[l->nchunks++] = pos;
+	}
+	l->chunks_end = pos;
+}
+
+/* ---- record helpers ------------------------------------------------------------------ */
+
+/* Check's assertions each write to a pipe even when they pass: in per-record loops, only
+ * call into Check on failure. */
+#define REQUIRE(cond, ...)                                                                         \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			ck_abort_msg(__VA_ARGS__);                                                 \
+	} while (0)
+
+static void expect_same(const union gt_record *got, const union gt_record *want, uint64_t i)
+{
+	unsigned long long n = (unsigned long long)i;
+
+	REQUIRE(got->hdr.type == want->hdr.type, "record %llu: type %u, want %u", n, got->hdr.type,
+	        want->hdr.type);
+	REQUIRE(got->hdr.size == want->hdr.size, "record %llu: size %u, want %u", n, got->hdr.size,
+	        want->hdr.size);
+	if (want->hdr.type == GT_REC_STRING) {
+		REQUIRE(got->hdr.pid == want->hdr.pid && got->string.id == want->string.id &&
+		                got->string.len == want->string.len &&
+		                memcmp(got->string.str, want->string.str, want->string.len) == 0,
+		        "record %llu: string differs", n);
+		return;
+	}
+	REQUIRE(memcmp(got, want, want->hdr.size) == 0, "record %llu (%s) differs", n,
+	        gt_record_name(want->hdr.type));
+}
+
+/* Fill every field of a record of `type` from a table of edge values picked by seed. */
+static void fill_record(unsigned type, unsigned seed, union gt_record *r)
+{
+	static const uint64_t uvals[] = {0,
+	                                 1,
+	                                 0x7f,
+	                                 0x80,
+	                                 0x3fff,
+	                                 0xffffffffull,
+	                                 0xfffffffffffffffeull,
+	                                 UINT64_MAX,
+	                                 123456789012345ull};
+	static const int64_t svals[] = {0, -1, 1, INT32_MIN, INT32_MAX, -1000, 64, INT64_MIN};
+	const struct gt_record_desc *d = gt_record_desc(type);
+	static const uint32_t pids[] = {1, 4100, UINT32_MAX, 4100};
+
+	memset(r, 0, sizeof(*r));
+	r->hdr.type = (uint16_t)type;
+	r->hdr.size = d->size;
+	r->hdr.pid = pids[seed % 4];
+	for (unsigned f = 0; f < d->nfields; f++) {
+		const struct gt_field *fd = &d->fields[f];
+		uint8_t *p = (uint8_t *)r + fd->offset;
+		unsigned k = seed * 7 + f * 3;
+		uint64_t v;
+
+		if (fd->flags & GT_FIELD_SIGNED)
+			v = (uint64_t)svals[k % 8];
+		else
+			v = uvals[k % 9];
+		switch (fd->width) {
+		case 1: {
+			uint8_t x = (uint8_t)v;
+
+			memcpy(p, &x, 1);
+			break;
+		}
+		case 2: {
+			uint16_t x = (uint16_t)v;
+
+			memcpy(p, &x, 2);
+			break;
+		}
+		case 4: {
+			uint32_t x = (uint32_t)v;
+
+			memcpy(p, &x, 4);
+			break;
+		}
+		default:
+			memcpy(p, &v, 8);
+			break;
+		}
+	}
+}
+
+static void make_string(union synth_buf *b, uint32_t pid, uint32_t id, const char *s, size_t len)
+{
+	synth_string(b, id, s, len);
+	b->rec.hdr.pid = pid;
+}
+
+/* Open, read everything, compare with the synthetic sequence of o, skipping the records of
+ * chunks listed in `skip` (chunk numbers, sorted; the records of chunk k are those after the
+ * first sum(records[0..k)) ones). Returns the records read. */
+static uint64_t read_and_compare(const char *path, const struct synth_opts *o,
+                                 const struct layout *l, const bool *skip, uint64_t limit,
+                                 struct gt_reader **keep)
+{
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	const char *err = NULL;
+	union synth_buf want;
+	struct synth s;
+	uint64_t n = 0, seq = 0;
+	size_t chunk = 0, in_chunk = 0;
+	int r;
+
+	ck_assert_msg(gt_reader_open(path, &rd, &err) == 0, "open: %s", err ? err : "?");
+	synth_init(&s, o);
+	for (;;) {
+		r = gt_reader_next(rd, &rec);
+		REQUIRE(r >= 0, "gt_reader_next: %d", r);
+		if (r == 0)
+			break;
+		/* advance the expected sequence past skipped chunks */
+		for (;;) {
+			while (l && chunk < l->nchunks && in_chunk == l->records[chunk]) {
+				chunk++;
+				in_chunk = 0;
+			}
+			if (!skip || !l || chunk >= l->nchunks || !skip[chunk])
+				break;
+			REQUIRE(synth_next(&s, &want), "more records than written");
+			seq++;
+			in_chunk++;
+		}
+		REQUIRE(synth_next(&s, &want), "more records than written");
+		expect_same(rec, &want.rec, seq);
+		seq++;
+		in_chunk++;
+		n++;
+	}
+	ck_assert_uint_le(n, limit);
+	if (keep)
+		*keep = rd;
+	else
+		gt_reader_close(rd);
+	return n;
+}
+
+static void write_synth(const char *path, const struct synth_opts *o, size_t chunk_bytes,
+                        uint64_t *nrec)
+{
+	struct gt_writer_options wo = {.chunk_bytes = chunk_bytes};
+	struct gt_writer *w;
+	union synth_buf b;
+	struct synth s;
+	uint64_t n = 0;
+
+	ck_assert_int_eq(gt_writer_open(path, &test_info, &wo, &w), 0);
+	synth_init(&s, o);
+	while (synth_next(&s, &b)) {
+		int r = gt_writer_write(w, &b.rec.hdr);
+
+		REQUIRE(r == 0, "gt_writer_write: %d", r);
+		n++;
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	if (nrec)
+		*nrec = n;
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+START_TEST(test_crc32c)
+{
+	static const char v[] = "123456789";
+	uint8_t buf[1000];
+
+	ck_assert_uint_eq(gt_crc32c(0, v, 9), 0xe3069283u);
+	ck_assert_uint_eq(gt_crc32c_sw(0, v, 9), 0xe3069283u);
+	ck_assert_uint_eq(gt_crc32c(0, v, 0), 0);
+	for (unsigned i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 31 + 7);
+	/* both paths agree at every length and alignment, and chaining equals one call */
+	for (unsigned len = 0; len < 200; len++) {
+		ck_assert_uint_eq(gt_crc32c(0, buf + len % 8, len),
+		                  gt_crc32c_sw(0, buf + len % 8, len));
+		ck_assert_uint_eq(gt_crc32c(gt_crc32c(0, buf, len), buf + len, 300),
+		                  gt_crc32c(0, buf, len + 300));
+	}
+}
+END_TEST
+
+START_TEST(test_varint_zigzag)
+{
+	static const int64_t sv[] = {0, -1, 1, -64, 63, 64, INT32_MIN, INT64_MAX, INT64_MIN};
+	uint8_t buf[16];
+
+	for (unsigned i = 0; i < sizeof(sv) / sizeof(sv[0]); i++)
+		ck_assert(gt_unzigzag(gt_zigzag(sv[i])) == sv[i]);
+	ck_assert_uint_eq(gt_zigzag(0), 0);
+	ck_assert_uint_eq(gt_zigzag(-1), 1);
+	ck_assert_uint_eq(gt_zigzag(1), 2);
+	ck_assert_uint_eq(gt_zigzag(INT64_MIN), UINT64_MAX);
+	ck_assert_uint_eq(gt_put_varint(buf, 0) - buf, 1);
+	ck_assert_uint_eq(gt_put_varint(buf, 127) - buf, 1);
+	ck_assert_uint_eq(gt_put_varint(buf, 128) - buf, 2);
+	ck_assert_uint_eq(buf[0], 0x80);
+	ck_assert_uint_eq(buf[1], 0x01);
+	ck_assert_uint_eq(gt_put_varint(buf, 300) - buf, 2);
+	ck_assert_uint_eq(buf[0], 0xac);
+	ck_assert_uint_eq(buf[1], 0x02);
+	ck_assert_uint_eq(gt_put_varint(buf, UINT64_MAX) - buf, 10);
+	ck_assert_uint_eq(buf[9], 0x01);
+}
+END_TEST
+
+/* Every record kind, every field at edge values, strings with NULs and at the maximum
+ * length, through the writer and reader: the records come back byte for byte. */
+START_TEST(test_roundtrip_all_types)
+{
+	enum {
+		ROUNDS = 12
+	};
+	union synth_buf *want = calloc(ROUNDS * GT_REC_MAX + 8, sizeof(*want));
+	const char *path = path_in("all.gtrace");
+	struct gt_writer *w;
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	const char *err = NULL, *s;
+	const struct gt_trace_header *h;
+	const struct gt_trace_counts *fc;
+	char big[GT_STRING_MAX];
+	unsigned n = 0;
+	size_t len;
+	uint64_t per_type[GT_REC_MAX] = {0};
+
+	for (unsigned i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 251); /* NULs included */
+	make_string(&want[n++], 7, 1, "", 0);
+	make_string(&want[n++], 7, 2, "a\0b\0", 4);
+	make_string(&want[n++], UINT32_MAX, 3, big, GT_STRING_MAX);
+	make_string(&want[n++], 0, UINT32_MAX, "last id", 7);
+	for (unsigned round = 0; round < ROUNDS; round++)
+		for (unsigned t = GT_REC_STRING + 1; t < GT_REC_MAX; t++)
+			fill_record(t, round * 5 + t, &want[n++].rec);
+	for (unsigned i = 0; i < n; i++)
+		per_type[want[i].rec.hdr.type]++;
+
+	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(gt_writer_write(w, &want[i].rec.hdr), 0);
+	/* the convenience call encodes like a string record */
+	ck_assert_int_eq(gt_writer_string(w, 9, 1000, "via helper", 10), 0);
+	ck_assert_uint_eq(gt_writer_counts(w)->records[GT_REC_KERNEL], ROUNDS);
+	ck_assert_uint_eq(gt_writer_counts(w)->records[GT_REC_STRING], 5);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), 0);
+	h = gt_reader_header(rd);
+	ck_assert_uint_eq(h->version, GT_TRACE_VERSION);
+	ck_assert_uint_eq(h->info.clock_id, GT_CLOCK_MONOTONIC);
+	ck_assert_uint_eq(h->info.start_realtime_ns, 1714564800123456789ull);
+	ck_assert_uint_eq(h->info.start_trace_ns, SYNTH_START_NS);
+	ck_assert_str_eq(h->info.hostname, "gpu-node-17");
+	ck_assert_str_eq(h->info.cmdline, "python train.py --epochs 1");
+	ck_assert_str_eq(h->info.tool_version, "0.1.0");
+	ck_assert_str_eq(h->info.cuda_version, "13.0");
+	ck_assert_str_eq(h->info.cupti_version, "13.0.48");
+	ck_assert_str_eq(h->info.driver_version, "580.65.06");
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+		expect_same(rec, &want[i].rec, i);
+	}
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	ck_assert_uint_eq(rec->hdr.type, GT_REC_STRING);
+	ck_assert_uint_eq(rec->hdr.pid, 9);
+	ck_assert_uint_eq(rec->string.id, 1000);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+
+	s = gt_reader_string(rd, 2, &len);
+	ck_assert_uint_eq(len, 4);
+	ck_assert(memcmp(s, "a\0b\0", 5) == 0);
+	s = gt_reader_string(rd, 3, &len);
+	ck_assert_uint_eq(len, GT_STRING_MAX);
+	ck_assert(memcmp(s, big, GT_STRING_MAX) == 0);
+	ck_assert_str_eq(gt_reader_string(rd, UINT32_MAX, NULL), "last id");
+	ck_assert_str_eq(gt_reader_string(rd, 1, NULL), "");
+	ck_assert_str_eq(gt_reader_string(rd, 1000, NULL), "via helper");
+	ck_assert_ptr_null(gt_reader_string(rd, 4, NULL));
+	ck_assert_ptr_null(gt_reader_string(rd, 0, NULL));
+
+	fc = gt_reader_footer_counts(rd);
+	ck_assert_ptr_nonnull(fc);
+	per_type[GT_REC_STRING]++;
+	for (unsigned t = 0; t < GT_REC_MAX; t++)
+		ck_assert_uint_eq(fc->records[t], per_type[t]);
+	ck_assert_uint_eq(fc->chunks, 1);
+	ck_assert_uint_eq(fc->first_ts_ns, 1); /* smallest non-zero time among the edge values */
+	ck_assert_uint_eq(fc->last_ts_ns, UINT64_MAX);
+	ck_assert(!gt_reader_status(rd)->recovered);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, 1);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_skipped, 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->bytes_skipped, 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 0);
+
+	/* a second pass gives the same records */
+	ck_assert_int_eq(gt_reader_rewind(rd), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+		expect_same(rec, &want[i].rec, i);
+	}
+	gt_reader_close(rd);
+	free(want);
+}
+END_TEST
+
+START_TEST(test_writer_rejects_malformed)
+{
+	struct gt_writer *w;
+	union synth_buf b;
+	char big[GT_STRING_MAX + 1] = {0};
+
+	ck_assert_int_eq(gt_writer_open(path_in("bad.gtrace"), &test_info, NULL, &w), 0);
+	fill_record(GT_REC_KERNEL, 1, &b.rec);
+	b.rec.hdr.size = 8;
+	ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), -EINVAL);
+	b.rec.hdr.size = sizeof(struct gt_rec_kernel);
+	b.rec.hdr.type = 200;
+	ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), -EINVAL);
+	b.rec.hdr.type = GT_REC_NONE;
+	ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), -EINVAL);
+	ck_assert_int_eq(gt_writer_string(w, 1, 0, "x", 1), -EINVAL);
+	ck_assert_int_eq(gt_writer_string(w, 1, 5, big, GT_STRING_MAX + 1), -EINVAL);
+	ck_assert_uint_eq(gt_writer_counts(w)->records[GT_REC_KERNEL], 0);
+	gt_writer_discard(w);
+	ck_assert_int_eq(gt_writer_open(NULL, &test_info, NULL, &w), -EINVAL);
+	ck_assert_int_eq(gt_writer_open(path_in("x/y/z.gtrace"), &test_info, NULL, &w), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_rename_on_close)
+{
+	const char *path = path_in("final.gtrace");
+	char tmp[300];
+	struct gt_writer *w;
+	union synth_buf b;
+	struct stat st;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
+	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
+	fill_record(GT_REC_API, 3, &b.rec);
+	ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(stat(tmp, &st), -1);
+
+	/* discard leaves nothing behind, not even the temporary file */
+	ck_assert_int_eq(gt_writer_open(path_in("gone.gtrace"), &test_info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	gt_writer_discard(w);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path_in("gone.gtrace"), (long)getpid());
+	ck_assert_int_eq(stat(tmp, &st), -1);
+	ck_assert_int_eq(stat(path_in("gone.gtrace"), &st), -1);
+	gt_writer_discard(NULL);
+	ck_assert_int_eq(gt_writer_close(NULL), 0);
+}
+END_TEST
+
+/* An empty trace (writer closed with no record) is valid. */
+START_TEST(test_empty_trace)
+{
+	const char *path = path_in("empty.gtrace");
+	struct gt_writer *w;
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	const char *err = NULL;
+	struct gt_trace_info info = {0};
+
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), 0);
+	ck_assert_str_eq(gt_reader_header(rd)->info.hostname, "");
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->chunks, 0);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->first_ts_ns, UINT64_MAX);
+	ck_assert(!gt_reader_status(rd)->recovered);
+	gt_reader_close(rd);
+}
+END_TEST
+
+static void expect_open_error(const char *path, int want_err, const char *want_msg)
+{
+	struct gt_reader *rd = NULL;
+	const char *err = NULL;
+
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), want_err);
+	ck_assert_ptr_null(rd);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_str_eq(err, want_msg);
+}
+
+START_TEST(test_open_errors)
+{
+	const char *good = path_in("good.gtrace"), *bad = path_in("bad.gtrace");
+	struct synth_opts o = {.kernels = 100, .names = 10, .processes = 1, .seed = 1};
+	uint8_t *buf;
+	size_t len, hlen;
+
+	write_synth(good, &o, 0, NULL);
+	buf = slurp(good, &len);
+	hlen = gt_get_le32(buf + 12);
+
+	expect_open_error(path_in("missing.gtrace"), -ENOENT, "No such file or directory");
+	expect_open_error(dir, -EISDIR, "is a directory");
+	spit(bad, buf, 0);
+	expect_open_error(bad, -EINVAL, "empty file");
+	spit(bad, "GTRA", 4);
+	expect_open_error(bad, -EINVAL, "truncated header");
+	spit(bad, "{\"traceEvents\": []}", 19);
+	expect_open_error(bad, -EINVAL, "not a gputrace file (bad magic)");
+	spit(bad, buf, 20);
+	expect_open_error(bad, -EINVAL, "truncated header");
+	spit(bad, buf, hlen - 1);
+	expect_open_error(bad, -EINVAL, "truncated header");
+	spit(bad, buf, hlen);
+	expect_open_error(bad, -EINVAL,
+	                  "no data: the file ends after its header (the writer stopped early)");
+
+	buf[8] = 3; /* format 3 */
+	spit(bad, buf, len);
+	expect_open_error(bad, -EPROTONOSUPPORT,
+	                  "written by a newer gputrace (format 3, this reader knows 1)");
+	buf[8] = 0;
+	spit(bad, buf, len);
+	expect_open_error(bad, -EINVAL, "corrupt header (format version 0)");
+	buf[8] = 1;
+	buf[12] = 3; /* header length 3 */
+	buf[13] = buf[14] = buf[15] = 0;
+	spit(bad, buf, len);
+	expect_open_error(bad, -EINVAL, "corrupt header (bad length)");
+	gt_put_le32(buf + 12, (uint32_t)hlen);
+	buf[hlen - 10] ^= 0x20; /* inside the last header string */
+	spit(bad, buf, len);
+	expect_open_error(bad, -EINVAL, "corrupt header (checksum mismatch)");
+	buf[hlen - 10] ^= 0x20;
+	spit(bad, buf, len);
+	{
+		struct gt_reader *rd;
+		const char *err;
+
+		ck_assert_int_eq(gt_reader_open(bad, &rd, &err), 0);
+		gt_reader_close(rd);
+	}
+	free(buf);
+}
+END_TEST
+
+/* Every single-bit flip in the header is refused with a message, never accepted. */
+START_TEST(test_header_bit_flips)
+{
+	const char *good = path_in("good.gtrace"), *bad = path_in("bad.gtrace");
+	struct synth_opts o = {.kernels = 10, .names = 3, .processes = 1, .seed = 2};
+	uint8_t *buf;
+	size_t len, hlen;
+
+	write_synth(good, &o, 0, NULL);
+	buf = slurp(good, &len);
+	hlen = gt_get_le32(buf + 12);
+	for (size_t i = 0; i < hlen; i++) {
+		for (unsigned bit = 0; bit < 8; bit++) {
+			struct gt_reader *rd = NULL;
+			const char *err = NULL;
+
+			buf[i] ^= (uint8_t)(1u << bit);
+			spit(bad, buf, len);
+			ck_assert_msg(gt_reader_open(bad, &rd, &err) < 0,
+			              "flip at %zu bit %u accepted", i, bit);
+			ck_assert_ptr_nonnull(err);
+			ck_assert(strchr(err, '\n') == NULL);
+			buf[i] ^= (uint8_t)(1u << bit);
+		}
+	}
+	free(buf);
+}
+END_TEST
+
+static const struct synth_opts many_opts = {
+        .kernels = 6000,
+        .names = 300,
+        .processes = 2,
+        .seed = 42,
+        .api = true,
+        .memcpy = true,
+        .losses = 5,
+};
+
+/* A trace of many small chunks reads back exactly, with footer counts equal to the writer's. */
+START_TEST(test_roundtrip_many_chunks)
+{
+	const char *path = path_in("many.gtrace");
+	struct gt_reader *rd;
+	struct layout *l = malloc(sizeof(*l));
+	uint64_t nrec, n, sum = 0;
+	uint8_t *buf;
+	size_t len;
+	uint64_t done, total;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	ck_assert_uint_gt(l->nchunks, 20);
+	for (size_t i = 0; i < l->nchunks; i++)
+		sum += l->records[i];
+	ck_assert_uint_eq(sum, nrec);
+	n = read_and_compare(path, &many_opts, l, NULL, nrec, &rd);
+	ck_assert_uint_eq(n, nrec);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, l->nchunks);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->chunks, l->nchunks);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_KERNEL], 6000);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_API], 6000);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_STRING], 306);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_PROCESS], 2);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_LOSS], 2);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->first_ts_ns, SYNTH_START_NS);
+	gt_reader_progress(rd, &done, &total);
+	ck_assert_uint_eq(done, len);
+	ck_assert_uint_eq(total, len);
+	gt_reader_close(rd);
+	free(buf);
+	free(l);
+}
+END_TEST
+
+static uint64_t records_before(const struct layout *l, size_t k)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < k; i++)
+		n += l->records[i];
+	return n;
+}
+
+/* Cut the file at `cut` bytes; it must read as exactly the chunks complete before the cut. */
+static void check_cut(const uint8_t *buf, const struct layout *l, size_t cut)
+{
+	const char *bad = path_in("cut.gtrace");
+	struct gt_reader *rd;
+	const struct gt_reader_status *st;
+	size_t k = 0, tail;
+	uint64_t n;
+
+	while (k < l->nchunks && l->end[k] <= cut)
+		k++;
+	spit(bad, buf, cut);
+	n = read_and_compare(bad, &many_opts, l, NULL, UINT64_MAX, &rd);
+	st = gt_reader_status(rd);
+	ck_assert_msg(n == records_before(l, k), "cut %zu: %llu records, want %llu", cut,
+	              (unsigned long long)n, (unsigned long long)records_before(l, k));
+	ck_assert(st->recovered);
+	ck_assert_ptr_null(gt_reader_footer_counts(rd));
+	ck_assert_uint_eq(st->chunks_read, k);
+	tail = cut - (k ? l->end[k - 1] : l->data_start);
+	ck_assert_uint_eq(st->bytes_skipped, tail);
+	/* a chunk whose header survived but whose payload was cut counts as skipped */
+	ck_assert_uint_eq(st->chunks_skipped, k < l->nchunks && tail >= GT_CHUNK_HDR_BYTES ? 1 : 0);
+	ck_assert_uint_eq(st->records_skipped, 0);
+	gt_reader_close(rd);
+}
+
+START_TEST(test_truncate_at_chunk_boundaries)
+{
+	const char *path = path_in("many.gtrace");
+	struct layout *l = malloc(sizeof(*l));
+	uint8_t *buf;
+	size_t len;
+
+	write_synth(path, &many_opts, 8192, NULL);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	for (size_t k = 0; k < l->nchunks; k++) {
+		check_cut(buf, l, l->end[k]);                      /* right after chunk k */
+		check_cut(buf, l, l->end[k] + 1);                  /* one byte into the next */
+		check_cut(buf, l, l->off[k] + GT_CHUNK_HDR_BYTES); /* header of k only */
+		check_cut(buf, l, l->end[k] - 1);                  /* k missing its last byte */
+	}
+	/* cut inside the footer, and just before the trailer */
+	check_cut(buf, l, l->chunks_end + 5);
+	check_cut(buf, l, len - 1);
+	free(buf);
+	free(l);
+}
+END_TEST
+
+START_TEST(test_truncate_at_random_offsets)
+{
+	const char *path = path_in("many.gtrace");
+	struct layout *l = malloc(sizeof(*l));
+	struct synth rng = {.rng = 99};
+	uint8_t *buf;
+	size_t len;
+
+	write_synth(path, &many_opts, 8192, NULL);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	for (int i = 0; i < 150; i++) {
+		size_t cut = l->data_start + 1 + synth_rand(&rng) % (len - l->data_start - 1);
+
+		check_cut(buf, l, cut);
+	}
+	free(buf);
+	free(l);
+}
+END_TEST
+
+/* A bit flip inside a chunk costs that chunk only, with or without the footer. */
+START_TEST(test_bit_flips_in_chunks)
+{
+	const char *path = path_in("many.gtrace"), *bad = path_in("flip.gtrace");
+	struct layout *l = malloc(sizeof(*l));
+	bool *skip;
+	struct synth rng = {.rng = 7};
+	uint8_t *buf;
+	size_t len;
+	uint64_t nrec;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	skip = calloc(l->nchunks, sizeof(*skip));
+	for (int i = 0; i < 120; i++) {
+		size_t k = synth_rand(&rng) % l->nchunks;
+		size_t at = l->off[k] + synth_rand(&rng) % (l->end[k] - l->off[k]);
+		uint8_t bit = (uint8_t)(1u << (synth_rand(&rng) % 8));
+		bool footer = i % 2 == 0;
+		struct gt_reader *rd;
+		const struct gt_reader_status *st;
+		uint64_t n;
+
+		buf[at] ^= bit;
+		/* odd rounds: the same damage in a file whose footer never got written */
+		spit(bad, buf, footer ? len : l->chunks_end);
+		skip[k] = true;
+		n = read_and_compare(bad, &many_opts, l, skip, nrec, &rd);
+		skip[k] = false;
+		st = gt_reader_status(rd);
+		ck_assert_uint_eq(n, nrec - l->records[k]);
+		ck_assert_uint_eq(st->chunks_read, l->nchunks - 1);
+		ck_assert_uint_eq(st->recovered, !footer);
+		ck_assert_uint_eq(st->bytes_skipped, l->end[k] - l->off[k]);
+		/* without the index, a chunk whose header is damaged is only bytes passed over */
+		if (footer || at >= l->off[k] + GT_CHUNK_HDR_BYTES)
+			ck_assert_uint_eq(st->chunks_skipped, 1);
+		gt_reader_close(rd);
+		buf[at] ^= bit;
+	}
+	free(skip);
+	free(buf);
+	free(l);
+}
+END_TEST
+
+/* Damage to the footer or trailer: the file is read by scanning, with nothing lost. */
+START_TEST(test_bit_flips_in_footer)
+{
+	const char *path = path_in("many.gtrace"), *bad = path_in("flip.gtrace");
+	struct layout *l = malloc(sizeof(*l));
+	uint8_t *buf;
+	size_t len;
+	uint64_t nrec;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	for (size_t at = l->chunks_end; at < len; at += 3) {
+		struct gt_reader *rd;
+		const struct gt_reader_status *st;
+
+		buf[at] ^= 0x10;
+		spit(bad, buf, len);
+		ck_assert_uint_eq(read_and_compare(bad, &many_opts, l, NULL, nrec, &rd), nrec);
+		st = gt_reader_status(rd);
+		ck_assert(st->recovered);
+		ck_assert_uint_eq(st->chunks_read, l->nchunks);
+		ck_assert_uint_eq(st->chunks_skipped, 0);
+		ck_assert_uint_eq(st->bytes_skipped, len - l->chunks_end);
+		gt_reader_close(rd);
+		buf[at] ^= 0x10;
+	}
+	free(buf);
+	free(l);
+}
+END_TEST
+
+/* Random damage anywhere, several flips at once: never a crash or a hang, and the reader
+ * either refuses the file with a message or reads it to the end. */
+START_TEST(test_random_damage)
+{
+	const char *path = path_in("many.gtrace"), *bad = path_in("flip.gtrace");
+	struct synth rng = {.rng = 1234};
+	uint8_t *buf, *copy;
+	size_t len;
+
+	write_synth(path, &many_opts, 8192, NULL);
+	buf = slurp(path, &len);
+	copy = malloc(len);
+	for (int i = 0; i < 150; i++) {
+		struct gt_reader *rd;
+		const union gt_record *rec;
+		const char *err = NULL;
+		int r;
+
+		memcpy(copy, buf, len);
+		for (int f = 0; f < 1 + i % 8; f++)
+			copy[synth_rand(&rng) % len] ^= (uint8_t)(1u << (synth_rand(&rng) % 8));
+		spit(bad, copy, i % 3 == 0 ? len - synth_rand(&rng) % 5000 : len);
+		if (gt_reader_open(bad, &rd, &err) < 0) {
+			ck_assert_ptr_nonnull(err);
+			continue;
+		}
+		while ((r = gt_reader_next(rd, &rec)) == 1)
+			REQUIRE(rec->hdr.type < GT_REC_MAX, "type %u", rec->hdr.type);
+		ck_assert_int_eq(r, 0);
+		gt_reader_close(rd);
+	}
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+/* Encode one record with a fresh codec (as at a chunk start). */
+static size_t encode_fresh(const union gt_record *r, uint8_t *out)
+{
+	static struct gt_codec c;
+
+	ck_assert_int_eq(gt_codec_init(&c), 0);
+	return gt_codec_encode(&c, &r->hdr, out);
+}
+
+/* Split an encoded record into its body (after type and length). */
+static const uint8_t *body_of(const uint8_t *enc, size_t *body_len)
+{
+	const uint8_t *p = enc + 1; /* types < 128 take one byte */
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	do {
+		v |= (uint64_t)(*p & 0x7f) << shift;
+		shift += 7;
+	} while (*p++ & 0x80);
+	*body_len = (size_t)v;
+	return p;
+}
+
+static size_t frame(uint8_t *out, unsigned type, const uint8_t *body, size_t len)
+{
+	uint8_t *p = gt_put_varint(out, type);
+
+	p = gt_put_varint(p, len);
+	memcpy(p, body, len);
+	return (size_t)(p + len - out);
+}
+
+/* Record kinds and fields from other versions: an unknown type (200) is skipped and counted,
+ * extra trailing fields of a known type are ignored, missing ones read as zero. */
+START_TEST(test_unknown_and_versioned_records)
+{
+	const char *path = path_in("future.gtrace");
+	struct gt_writer *w;
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	const char *err = NULL;
+	union gt_record k1, k2, api;
+	uint8_t enc[GT_CODEC_MAX_RECORD], raw[2048], body[600];
+	const uint8_t *b;
+	size_t n = 0, blen;
+
+	fill_record(GT_REC_KERNEL, 4, &k1);
+	fill_record(GT_REC_API, 5, &api);
+	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+
+	/* a type-200 record of 5 body bytes, then 300 body bytes (two-byte length) */
+	n += frame(raw + n, 200, (const uint8_t *)"\x01\x02\x03\x04\x05", 5);
+	memset(body, 0xff, 300); /* not even valid varints: it is skipped unread */
+	n += frame(raw + n, 200, body, 300);
+	/* a kernel from a newer writer: its fields plus three more */
+	{
+		size_t e = encode_fresh(&k1, enc);
+
+		b = body_of(enc, &blen);
+		ck_assert_uint_eq((size_t)(b - enc) + blen, e);
+		memcpy(body, b, blen);
+		memcpy(body + blen, "\x05\x81\x01\x00", 4);
+		n += frame(raw + n, GT_REC_KERNEL, body, blen + 4);
+	}
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 3), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+
+	/* a kernel from an older writer that knew only pid, start, end and correlation id */
+	n = 0;
+	{
+		uint8_t *p = body;
+
+		p = gt_put_varint(p, gt_zigzag(4100)); /* pid, delta from 0 */
+		p = gt_put_varint(p, gt_zigzag(5000)); /* start_ns */
+		p = gt_put_varint(p, gt_zigzag(7000)); /* end_ns */
+		p = gt_put_varint(p, gt_zigzag(42));   /* correlation_id */
+		n += frame(raw + n, GT_REC_KERNEL, body, (size_t)(p - body));
+	}
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 1), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &api, 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &k1, 1);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 2);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	memset(&k2, 0, sizeof(k2));
+	k2.hdr.type = GT_REC_KERNEL;
+	k2.hdr.size = sizeof(struct gt_rec_kernel);
+	k2.hdr.pid = 4100;
+	k2.kernel.span.start_ns = 5000;
+	k2.kernel.span.end_ns = 7000;
+	k2.kernel.span.correlation_id = 42;
+	expect_same(rec, &k2, 2);
+	/* the writer's own record after the planted ones decodes with its own delta state */
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &api, 3);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 2);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, 3);
+	gt_reader_close(rd);
+}
+END_TEST
+
+/* Malformed records inside a chunk whose checksum is fine (a buggy writer): a length past
+ * the payload stops the chunk, a field running past its record skips the record. */
+START_TEST(test_malformed_payload)
+{
+	const char *path = path_in("malformed.gtrace");
+	struct gt_writer *w;
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	const char *err = NULL;
+	union gt_record api;
+	uint8_t raw[64];
+	size_t n = 0;
+
+	fill_record(GT_REC_API, 6, &api);
+	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	/* api record whose last varint claims to continue past its 2-byte body */
+	n += frame(raw + n, GT_REC_API, (const uint8_t *)"\x00\x80", 2);
+	/* a string with id 0, then one whose length exceeds its body */
+	n += frame(raw + n, GT_REC_STRING, (const uint8_t *)"\x00\x00\x01x", 4);
+	n += frame(raw + n, GT_REC_STRING, (const uint8_t *)"\x00\x05\x09xy", 5);
+	/* a record whose length runs past the payload: the rest of the chunk is dropped */
+	raw[n++] = GT_REC_API;
+	raw[n++] = 0x7f;
+	raw[n++] = 0;
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 4), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &api, 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &api, 1);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 4);
+	ck_assert_ptr_null(gt_reader_string(rd, 5, NULL));
+	gt_reader_close(rd);
+}
+END_TEST
+
+static long maxrss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* 10 M records written and read back exactly, with the reader's memory flat. */
+START_TEST(test_ten_million_flat_memory)
+{
+	const char *big = path_in("big.gtrace"), *small = path_in("small.gtrace");
+	struct synth_opts o = {.kernels = 5000000,
+	                       .names = 400,
+	                       .processes = 1,
+	                       .seed = 5,
+	                       .api = true,
+	                       .memcpy = true};
+	struct synth_opts so = o;
+	struct gt_reader *rd;
+	uint64_t nrec, nsmall, n;
+	long before, after;
+	struct stat st;
+
+	so.kernels = 2000;
+	write_synth(small, &so, 0, &nsmall);
+	write_synth(big, &o, 0, &nrec);
+	ck_assert_uint_ge(nrec, 10000000);
+	ck_assert_int_eq(stat(big, &st), 0);
+	/* warm up: the high-water mark after reading a small file */
+	ck_assert_uint_eq(read_and_compare(small, &so, NULL, NULL, UINT64_MAX, NULL), nsmall);
+	before = maxrss_kib();
+	n = read_and_compare(big, &o, NULL, NULL, nrec, &rd);
+	after = maxrss_kib();
+	ck_assert_uint_eq(n, nrec);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_KERNEL], 5000000);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, gt_reader_footer_counts(rd)->chunks);
+	gt_reader_close(rd);
+	/* the file is far larger than this bound; a reader that kept records would exceed it */
+	ck_assert_int_gt(st.st_size, 40 << 20);
+	ck_assert_msg(after - before < 8192, "reader RSS grew by %ld KiB", after - before);
+}
+END_TEST
+
+static Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("core");
+	TCase *big = tcase_create("big");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_crc32c);
+	tcase_add_test(tc, test_varint_zigzag);
+	tcase_add_test(tc, test_roundtrip_all_types);
+	tcase_add_test(tc, test_writer_rejects_malformed);
+	tcase_add_test(tc, test_rename_on_close);
+	tcase_add_test(tc, test_empty_trace);
+	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_header_bit_flips);
+	tcase_add_test(tc, test_roundtrip_many_chunks);
+	tcase_add_test(tc, test_truncate_at_chunk_boundaries);
+	tcase_add_test(tc, test_truncate_at_random_offsets);
+	tcase_add_test(tc, test_bit_flips_in_chunks);
+	tcase_add_test(tc, test_bit_flips_in_footer);
+	tcase_add_test(tc, test_random_damage);
+	tcase_add_test(tc, test_unknown_and_versioned_records);
+	tcase_add_test(tc, test_malformed_payload);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(big, setup, teardown);
+	tcase_set_timeout(big, 300);
+	tcase_add_test(big, test_ten_million_flat_memory);
+	suite_add_tcase(s, big);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(trace_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -660,8 +660,19 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 
 void gt_session_free(struct gt_session *s)
 {
+	int i;
+
 	if (!s)
 		return;
+	/* Processes that registered (or said goodbye) just before the end are still queued
+	 * on the sockets: take them in before finishing everything. */
+	if (s->ep >= 0 && s->lfd >= 0) {
+		for (i = 0; i < 8; i++) {
+			atomic_store(&s->stop, 0);
+			if (gt_session_poll(s, 0) < 0)
+				break;
+		}
+	}
 	while (s->procs) {
 		struct proc *p = s->procs;
 

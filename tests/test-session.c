@@ -289,6 +289,36 @@ START_TEST(test_corrupt_ring_isolated)
 }
 END_TEST
 
+/* A process that registers, writes and exits before the server ever polls: the final
+ * sweep in gt_session_free still takes it in, with its exit status. */
+START_TEST(test_registered_at_the_end)
+{
+	struct gt_writer *w = open_writer();
+	struct gt_session *s;
+	struct trace t;
+	int status;
+	long i;
+	pid_t pid;
+
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+	pid = spawn_child(s, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	gt_session_process_exited(s, pid, status);
+	gt_session_free(s);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	trace_load(&t, path);
+	ck_assert_uint_eq(count(&t, GT_REC_PROCESS, (uint32_t)pid), 1);
+	ck_assert_uint_eq(count(&t, GT_REC_NVTX, (uint32_t)pid), 3);
+	i = find(&t, GT_REC_PROCESS_END, (uint32_t)pid, 0);
+	ck_assert_int_ge(i, 0);
+	ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_EXIT);
+	ck_assert_int_eq(t.recs[i]->process_end.code, 0);
+	trace_free(&t);
+	cleanup();
+}
+END_TEST
+
 static int raw_connect(const char *addr)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -426,6 +456,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, test_three_levels);
 	tcase_add_test(tc, test_corrupt_ring_isolated);
 	tcase_add_test(tc, test_bad_handshake);
+	tcase_add_test(tc, test_registered_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

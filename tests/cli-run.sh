@@ -4,10 +4,11 @@
 # propagation, signal forwarding, waiting for orphaned descendants, a program that never uses
 # CUDA, exec failures. Programs are /bin/sh scripts; the injection library is a placeholder
 # file (nothing here initializes CUDA, so the driver never opens it).
-# Usage: cli-run.sh PATH/TO/gputrace [PATH/TO/session-child]
+# Usage: cli-run.sh PATH/TO/gputrace [PATH/TO/session-child [PATH/TO/nvtx-app]]
 set -u
 gputrace=$(realpath "$1")
-session_child=${2:-}
+session_child=${2:+$(realpath "$2")}
+nvtx_app=${3:+$(realpath "$3")}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -242,7 +243,8 @@ if [ -n "$session_child" ] && [ -x "$session_child" ]; then
 	[ "$rc" -eq 2 ] || fail "session-child 2: exit $rc, expected 2: $(cat "$tmp/err")"
 	expect_rc 0 "$gputrace" export child.gtrace -f csv -q
 	# Three processes, each the parent of the next, the first a child of gputrace.
-	mapfile -t procs < <(tail -n +2 child-process.csv | cut -d, -f1,3 | sort -t, -k1n)
+	mapfile -t procs < <(tail -n +2 child-process.csv | tr -d '\r' | cut -d, -f1,3 |
+		sort -t, -k1n)
 	[ "${#procs[@]}" -eq 3 ] || fail "session-child: ${#procs[@]} processes: ${procs[*]}"
 	[ "${procs[0]#*,}" = "$cli_pid" ] || fail "first process's parent is not gputrace: ${procs[*]}"
 	[ "${procs[1]#*,}" = "${procs[0]%,*}" ] && [ "${procs[2]#*,}" = "${procs[1]%,*}" ] ||
@@ -250,7 +252,8 @@ if [ -n "$session_child" ] && [ -x "$session_child" ]; then
 	[ "$(tail -n +2 child-nvtx.csv | wc -l)" -eq 9 ] ||
 		fail "session-child: $(tail -n +2 child-nvtx.csv | wc -l) NVTX records, expected 9"
 	# Each ended by exit (how=1) with its depth as status.
-	[ "$(tail -n +2 child-process_end.csv | sort -t, -k1n | cut -d, -f3,4 | tr '\n' ' ')" = \
+	[ "$(tail -n +2 child-process_end.csv | tr -d '\r' | sort -t, -k1n | cut -d, -f3,4 |
+		tr '\n' ' ')" = \
 		"1,2 1,1 1,0 " ] || fail "process ends: $(cat child-process_end.csv)"
 
 	# --delay trims activity that ended before it, keeps the processes.
@@ -263,6 +266,22 @@ if [ -n "$session_child" ] && [ -x "$session_child" ]; then
 	[ "$(tail -n +2 early-process.csv | wc -l)" -eq 1 ] || fail "--delay dropped the process"
 	[ "$(tail -n +2 late-nvtx.csv | wc -l)" -eq 3 ] ||
 		fail "--delay dropped records after the delay: $(cat late-nvtx.csv)"
+fi
+
+# ---- end to end through the real injection library: NVTX needs no GPU ----
+# Without GPUTRACE_INJECT_LIB, the library is found in the build tree next to this gputrace.
+if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nvtx -- "$nvtx_app" 3
+	expect_rc 0 "$gputrace" export nvtx.gtrace -f csv -q
+	# message,kind,depth of every NVTX record, in a stable order.
+	got=$(tail -n +2 nvtx-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11 "," $12}' | sort | uniq -c |
+		awk '{print $1 "x" $2}' | paste -sd' ' -)
+	[ "$got" = "3xinner,0,1 3xouter,0,0 1xtick,2,0" ] || fail "NVTX through gputrace run: $got"
+	# Without nvtx in --trace, NVTX_INJECTION64_PATH is not set and nothing is recorded.
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nonvtx -t kernel -- "$nvtx_app" 3
+	expect_rc 0 "$gputrace" export nonvtx.gtrace -f csv -q
+	[ ! -e nonvtx-nvtx.csv ] || [ "$(tail -n +2 nonvtx-nvtx.csv | wc -l)" -eq 0 ] ||
+		fail "-t kernel still recorded NVTX: $(cat nonvtx-nvtx.csv)"
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -1,0 +1,21 @@
+/* Test helper for tests/cli-run.sh: a program that uses NVTX and never CUDA, so `gputrace run`
+ * can be checked end to end through the real injection library on a machine without a GPU
+ * (NVTX loads the library through NVTX_INJECTION64_PATH). Pushes and pops "outer"/"inner"
+ * N times (argv[1], default 2), marks "tick" once, then exits with status 0. */
+#include <stdlib.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 2;
+
+	for (int i = 0; i < n; i++) {
+		nvtxRangePushA("outer");
+		nvtxRangePushA("inner");
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	nvtxMarkA("tick");
+	return 0;
+}

@@ -598,12 +598,20 @@ static void reap(struct run *run)
 	}
 }
 
+/* From the signal handlers: end the session's sleep so a child's exit or a signal is
+ * handled at once. */
+static void wake_session(void *ctx)
+{
+	gt_session_stop(ctx);
+}
+
 /* End the recording: drain what is left, close the session and the file. */
 static void finish_collection(struct run *run)
 {
 	int r;
 
 	if (run->s) {
+		gt_signals_wake(NULL, NULL);
 		gt_session_stats(run->s, &run->last);
 		gt_session_free(run->s);
 		run->s = NULL;
@@ -834,6 +842,7 @@ static int program_status(const struct run *run)
 
 static void run_free(struct run *run)
 {
+	gt_signals_wake(NULL, NULL);
 	if (run->s)
 		gt_session_free(run->s);
 	gt_writer_discard(run->w);
@@ -903,6 +912,7 @@ int cmd_run(int argc, char **argv)
 		goto abort_child;
 	}
 	run.start_ns = gt_now_ns();
+	gt_signals_wake(wake_session, run.s);
 	gt_signals_target(run.sp.pid);
 	r = gt_spawn_release(&run.sp, gt_session_address(run.s));
 	if (r < 0) {

@@ -888,10 +888,10 @@ const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t
 	return name_store(m, id, dm, out, (size_t)(end - out), len, iid, fresh);
 }
 
-const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s, size_t slen,
-			       size_t *len, uint32_t *iid, bool *fresh)
+const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,
+				size_t slen, size_t *len, uint32_t *iid, bool *fresh)
 {
-	uint32_t v = map_get(&m->name_map, key, 2);
+	uint32_t v = map_get(&m->name_map, a, b);
 	char *out, *end;
 
 	if (v)
@@ -900,7 +900,13 @@ const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s,
 		slen = GT_STRING_MAX;
 	out = m->scratch + GT_STRING_MAX + 1 + SCRATCH_DEMANGLE;
 	end = m->name_fn ? m->name_fn(out, s, slen) : (memcpy(out, s, slen), out + slen);
-	return name_store(m, key, 2, out, (size_t)(end - out), len, iid, fresh);
+	return name_store(m, a, b, out, (size_t)(end - out), len, iid, fresh);
+}
+
+const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s, size_t slen,
+			       size_t *len, uint32_t *iid, bool *fresh)
+{
+	return gt_xmodel_name_key2(m, key, 2, s, slen, len, iid, fresh);
 }
 
 /* ------------------------------------------------------------------------------------ */

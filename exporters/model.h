@@ -272,6 +272,11 @@ const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t
 const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s, size_t slen,
 			       size_t *len, uint32_t *iid, bool *fresh);
 
+/* Same with a 128-bit key whose second half is at least 2^32 (ids and the keys above use
+ * smaller ones), e.g. a grid's three dimensions. */
+const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,
+				size_t slen, size_t *len, uint32_t *iid, bool *fresh);
+
 /* Flow id shared by chrome and perfetto: (process index << 32) | correlation id.
  * Always below 2^53, so it survives JavaScript's doubles. */
 static inline uint64_t gt_xflow_id(const struct gt_xproc *p, uint32_t corr)

@@ -21,6 +21,18 @@ enum {
 	PKT_INTERNED = 12,
 	PKT_SEQ_FLAGS = 13,
 	PKT_TRACK_DESC = 60,
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_TIMESTAMP_CLOCK_ID = 58,
+	PKT_DEFAULTS = 59,
+
+	DEFAULTS_TIMESTAMP_CLOCK_ID = 58, /* TracePacketDefaults */
+	SNAPSHOT_CLOCKS = 1,		  /* ClockSnapshot */
+	CLOCK_ID = 1,			  /* ClockSnapshot.Clock */
+	CLOCK_TIMESTAMP = 2,
+	BUILTIN_CLOCK_BOOTTIME = 6,
+	/* Our sequence-scoped clock (ids 64..127 are): trace time minus the base, so
+	 * timestamps take 4-5 bytes instead of 7-8. */
+	CLOCK_RELATIVE = 64,
 
 	SEQ_INCREMENTAL_STATE_CLEARED = 1,
 	SEQ_NEEDS_INCREMENTAL_STATE = 2,
@@ -61,6 +73,7 @@ enum {
 	ID_EVENT_CATEGORIES = 1,
 	ID_EVENT_NAMES = 2,
 	ID_DEBUG_ANNOTATION_NAMES = 3,
+	ID_DEBUG_ANNOTATION_STRING_VALUES = 29,
 	INTERNED_IID = 1,
 	INTERNED_NAME = 2,
 
@@ -69,6 +82,7 @@ enum {
 	DA_INT = 4,
 	DA_DOUBLE = 5,
 	DA_STRING = 6,
+	DA_STRING_IID = 17,
 };
 
 #define SEQ_ID 1u
@@ -180,6 +194,7 @@ struct pf {
 	struct gt_xmodel m;
 	struct gt_xout out;
 	struct gt_reader *r;
+	uint64_t base_ns; /* trace time of CLOCK_RELATIVE's zero */
 	uint64_t next_uuid;
 	uint64_t events;
 	const char *errmsg;
@@ -248,21 +263,26 @@ static char *ann_str(char *p, enum ann a, const char *s, size_t len)
 	return gt_pb_close(p, m);
 }
 
-static char *ann_dim3(char *p, enum ann a, uint32_t x, uint32_t y, uint32_t z)
+/* An annotation whose string value is interned (iid from intern_val). */
+static char *ann_str_iid(char *p, enum ann a, uint32_t iid)
 {
-	char buf[72];
-	char *b = buf;
+	char *m;
 
-	*b++ = '(';
-	b = gt_fmt_u64(b, x);
-	*b++ = ',';
-	*b++ = ' ';
-	b = gt_fmt_u64(b, y);
-	*b++ = ',';
-	*b++ = ' ';
-	b = gt_fmt_u64(b, z);
-	*b++ = ')';
-	return ann_str(p, a, buf, (size_t)(b - buf));
+	p = gt_pb_open(p, TE_DEBUG_ANNOTATIONS, &m);
+	p = gt_pb_uint(p, DA_NAME_IID, a);
+	p = gt_pb_uint(p, DA_STRING_IID, iid);
+	*m = (char)(p - m - 1);
+	return p;
+}
+
+/* A packet's timestamp: relative to the base, or absolute on the default clock for the
+ * rare record older than the base (a file without footer). */
+static char *put_ts(const struct pf *f, char *p, uint64_t ts)
+{
+	if (ts >= f->base_ns)
+		return gt_pb_uint(p, PKT_TIMESTAMP, ts - f->base_ns + 1);
+	p = gt_pb_uint(p, PKT_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_BOOTTIME);
+	return gt_pb_uint(p, PKT_TIMESTAMP, ts);
 }
 
 /* The first packet: clears incremental state and interns the fixed tables. */
@@ -272,6 +292,9 @@ static void write_first_packet(struct pf *f)
 	char *p = pkt_open(f, 4096, &pm);
 
 	p = gt_pb_uint(p, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	p = gt_pb_open(p, PKT_DEFAULTS, &em);
+	p = gt_pb_uint(p, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_RELATIVE);
+	p = gt_pb_close(p, em);
 	p = gt_pb_open(p, PKT_INTERNED, &im);
 	for (unsigned i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++) {
 		p = gt_pb_open(p, ID_EVENT_CATEGORIES, &em);
@@ -285,6 +308,20 @@ static void write_first_packet(struct pf *f)
 		p = gt_pb_bytes(p, INTERNED_NAME, ann_names[i], strlen(ann_names[i]));
 		p = gt_pb_close(p, em);
 	}
+	p = gt_pb_close(p, im);
+	pkt_close(f, p, pm);
+
+	/* CLOCK_RELATIVE at 1 is the base on the trace clock */
+	p = pkt_open(f, 64, &pm);
+	p = gt_pb_open(p, PKT_CLOCK_SNAPSHOT, &im);
+	p = gt_pb_open(p, SNAPSHOT_CLOCKS, &em);
+	p = gt_pb_uint(p, CLOCK_ID, CLOCK_RELATIVE);
+	p = gt_pb_uint(p, CLOCK_TIMESTAMP, 1);
+	p = gt_pb_close(p, em);
+	p = gt_pb_open(p, SNAPSHOT_CLOCKS, &em);
+	p = gt_pb_uint(p, CLOCK_ID, BUILTIN_CLOCK_BOOTTIME);
+	p = gt_pb_uint(p, CLOCK_TIMESTAMP, f->base_ns);
+	p = gt_pb_close(p, em);
 	p = gt_pb_close(p, im);
 	pkt_close(f, p, pm);
 }
@@ -513,26 +550,77 @@ struct ev {
 	size_t fresh_len;
 	const char *literal; /* non-interned name, or NULL */
 	size_t literal_len;
+	/* annotation string values to intern in this packet */
+	unsigned nvals;
+	uint32_t val_iid[3];
+	const char *val[3];
+	size_t val_len[3];
 	uint64_t flow_out;  /* 0 = none */
 	uint64_t flow_in;   /* terminating flow id, 0 = none */
 };
+
+/* Interned annotation value: returns its iid; queued on e the first time. */
+static uint32_t intern_val(struct pf *f, struct ev *e, uint64_t a, uint64_t b, const char *s,
+			   size_t slen)
+{
+	uint32_t iid = 0;
+	bool fresh = false;
+	size_t len;
+	const char *v = gt_xmodel_name_key2(&f->m, a, b, s, slen, &len, &iid, &fresh);
+
+	if (v && fresh && e->nvals < 3) {
+		e->val_iid[e->nvals] = iid;
+		e->val[e->nvals] = v;
+		e->val_len[e->nvals] = len;
+		e->nvals++;
+	}
+	return iid;
+}
+
+/* "(128, 2, 1)", interned by value */
+static uint32_t intern_dim3(struct pf *f, struct ev *e, uint32_t x, uint32_t y, uint32_t z)
+{
+	char buf[72];
+	char *b = buf;
+
+	*b++ = '(';
+	b = gt_fmt_u64(b, x);
+	*b++ = ',';
+	*b++ = ' ';
+	b = gt_fmt_u64(b, y);
+	*b++ = ',';
+	*b++ = ' ';
+	b = gt_fmt_u64(b, z);
+	*b++ = ')';
+	return intern_val(f, e, ((uint64_t)x << 32) | y, (3ull << 32) | z, buf,
+			  (size_t)(b - buf));
+}
 
 /* Open a packet with one TrackEvent; returns where its annotations go. *tm: the
  * TrackEvent's mark for ev_close. */
 static char *ev_open(struct pf *f, const struct ev *e, size_t extra, char **pm, char **tm)
 {
-	char *p = pkt_open(f, 96 + extra + e->fresh_len + e->literal_len, pm);
+	char *p = pkt_open(f, 160 + extra + e->fresh_len + e->literal_len, pm);
 
-	p = gt_pb_uint(p, PKT_TIMESTAMP, e->ts_ns);
-	p = gt_pb_uint(p, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-	if (e->fresh) {
+	/* No SEQ_NEEDS_INCREMENTAL_STATE: the state is never lost in a file, and two bytes
+	 * per event add up. */
+	p = put_ts(f, p, e->ts_ns);
+	if (e->fresh || e->nvals) {
 		char *im, *nm;
 
 		p = gt_pb_open(p, PKT_INTERNED, &im);
-		p = gt_pb_open(p, ID_EVENT_NAMES, &nm);
-		p = gt_pb_uint(p, INTERNED_IID, e->name_iid);
-		p = gt_pb_bytes(p, INTERNED_NAME, e->fresh, e->fresh_len);
-		p = gt_pb_close(p, nm);
+		if (e->fresh) {
+			p = gt_pb_open(p, ID_EVENT_NAMES, &nm);
+			p = gt_pb_uint(p, INTERNED_IID, e->name_iid);
+			p = gt_pb_bytes(p, INTERNED_NAME, e->fresh, e->fresh_len);
+			p = gt_pb_close(p, nm);
+		}
+		for (unsigned i = 0; i < e->nvals; i++) {
+			p = gt_pb_open(p, ID_DEBUG_ANNOTATION_STRING_VALUES, &nm);
+			p = gt_pb_uint(p, INTERNED_IID, e->val_iid[i]);
+			p = gt_pb_bytes(p, INTERNED_NAME, e->val[i], e->val_len[i]);
+			p = gt_pb_close(p, nm);
+		}
 		p = gt_pb_close(p, im);
 	}
 	p = gt_pb_open(p, PKT_TRACK_EVENT, tm);
@@ -564,7 +652,7 @@ static void slice_end(struct pf *f, uint64_t uuid, uint64_t ts)
 	char *pm, *tm;
 	char *p = pkt_open(f, 48, &pm);
 
-	p = gt_pb_uint(p, PKT_TIMESTAMP, ts);
+	p = put_ts(f, p, ts);
 	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
 	p = gt_pb_uint(p, TE_TYPE, TYPE_SLICE_END);
 	p = gt_pb_uint(p, TE_TRACK_UUID, uuid);
@@ -638,33 +726,38 @@ static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_g
 	return t;
 }
 
+/* Device and stream are the track ("stream N" under "GPU n"), so a GPU slice carries only
+ * its correlation id; the JSON repeats them all, where bytes matter less. */
 static char *span_anns(char *p, const struct gt_gpu_span *s)
 {
-	p = ann_u64(p, A_DEVICE, s->device_id);
-	p = ann_u64(p, A_CONTEXT, s->context_id);
-	p = ann_u64(p, A_STREAM, s->stream_id);
 	return ann_u64(p, A_CORRELATION, s->correlation_id);
 }
 
 static int emit_kernel(struct pf *f, const struct gt_rec_kernel *k)
 {
 	struct ev e = {0};
+	uint32_t grid, block, cluster = 0;
 	char *p, *pm, *tm;
 
 	if (name_id(f, &e, k->name_id, true) < 0 || !gpu_begin(f, k->hdr.pid, &k->span, &e,
 							      CAT_KERNEL))
 		return -ENOMEM;
+	grid = intern_dim3(f, &e, k->grid_x, k->grid_y, k->grid_z);
+	block = intern_dim3(f, &e, k->block_x, k->block_y, k->block_z);
+	if (k->cluster_x)
+		cluster = intern_dim3(f, &e, k->cluster_x, k->cluster_y, k->cluster_z);
 	p = ev_open(f, &e, 400, &pm, &tm);
+	/* The launch configuration; the split of shared memory and zero local memory are
+	 * left to the JSON, where bytes matter less. */
 	p = span_anns(p, &k->span);
-	p = ann_dim3(p, A_GRID, k->grid_x, k->grid_y, k->grid_z);
-	p = ann_dim3(p, A_BLOCK, k->block_x, k->block_y, k->block_z);
+	p = ann_str_iid(p, A_GRID, grid);
+	p = ann_str_iid(p, A_BLOCK, block);
 	p = ann_u64(p, A_REGISTERS, k->registers);
 	p = ann_u64(p, A_SMEM, (uint64_t)k->static_smem_bytes + k->dynamic_smem_bytes);
-	p = ann_u64(p, A_STATIC_SMEM, k->static_smem_bytes);
-	p = ann_u64(p, A_DYNAMIC_SMEM, k->dynamic_smem_bytes);
-	p = ann_u64(p, A_LOCAL_MEM, k->local_mem_bytes);
-	if (k->cluster_x)
-		p = ann_dim3(p, A_CLUSTER, k->cluster_x, k->cluster_y, k->cluster_z);
+	if (k->local_mem_bytes)
+		p = ann_u64(p, A_LOCAL_MEM, k->local_mem_bytes);
+	if (cluster)
+		p = ann_str_iid(p, A_CLUSTER, cluster);
 	if (k->graph_id) {
 		p = ann_u64(p, A_GRAPH_ID, k->graph_id);
 		p = ann_u64(p, A_GRAPH_NODE_ID, k->graph_node_id);
@@ -704,13 +797,16 @@ static int emit_memcpy(struct pf *f, const struct gt_rec_memcpy *r)
 	n = stpcpy(n, " -> ");
 	n = cap_kind(n, r->dst_kind);
 	*n++ = ')';
+	uint32_t kind_iid;
+
 	if (name_key(f, &e, key, name, (size_t)(n - name)) < 0 ||
 	    !gpu_begin(f, r->hdr.pid, &r->span, &e, CAT_MEMCPY))
 		return -ENOMEM;
+	kind_iid = intern_val(f, &e, r->copy_kind, 4ull << 32, kind, strlen(kind));
 	p = ev_open(f, &e, 300, &pm, &tm);
 	p = span_anns(p, &r->span);
 	p = ann_u64(p, A_BYTES, r->bytes);
-	p = ann_str(p, A_KIND, kind, strlen(kind));
+	p = ann_str_iid(p, A_KIND, kind_iid);
 	if (dur)
 		p = ann_double(p, A_BANDWIDTH, (double)r->bytes / (double)dur);
 	if (r->copy_kind == GT_MEMCPY_PTOP) {
@@ -806,8 +902,8 @@ static int emit_api(struct pf *f, const struct gt_rec_api *r)
 		e.flow_out = gt_xflow_id(f->m.procs[t->proc], r->correlation_id);
 	}
 	p = ev_open(f, &e, 64, &pm, &tm);
-	p = ann_u64(p, A_CORRELATION, r->correlation_id);
-	p = ann_u64(p, A_CBID, r->cbid);
+	/* The correlation id is the low half of the flow id and the callback id is what the
+	 * name says: both stay in the JSON only; a failed call shows its code. */
 	if (r->return_code)
 		p = ann_i64(p, A_RETURN_CODE, r->return_code);
 	ev_close(f, p, pm, tm);
@@ -877,6 +973,7 @@ static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 		       CAT_SYNC, NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 100, &pm, &tm);
+	p = ann_u64(p, A_STREAM, r->span.stream_id);
 	p = span_anns(p, &r->span);
 	if (r->kind == GT_SYNC_EVENT || r->kind == GT_SYNC_STREAM_WAIT)
 		p = ann_u64(p, A_EVENT, r->event_id);
@@ -922,7 +1019,7 @@ static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
 		return -ENOMEM;
 	announce_memory(f, g);
 	p = pkt_open(f, 48, &pm);
-	p = gt_pb_uint(p, PKT_TIMESTAMP, r->ts_ns);
+	p = put_ts(f, p, r->ts_ns);
 	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
 	p = gt_pb_uint(p, TE_TYPE, TYPE_COUNTER);
 	p = gt_pb_uint(p, TE_TRACK_UUID, g->uuid_memory);
@@ -1087,6 +1184,14 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	if (ret < 0)
 		goto out;
 	f.m.strict_ties = true;
+	{
+		const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+		const struct gt_trace_header *h = gt_reader_header(r);
+
+		f.base_ns = h ? h->info.start_trace_ns : 0;
+		if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns < f.base_ns)
+			f.base_ns = fc->first_ts_ns;
+	}
 	ret = gt_xout_open(&f.out, opts->output);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", opts->output,

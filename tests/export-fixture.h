@@ -19,6 +19,9 @@ struct fx_opts {
 	unsigned iters;	     /* training steps per process */
 	unsigned gpu_batch;  /* GPU records are written every gpu_batch steps */
 	unsigned kernels;    /* kernels per step (>= 1) */
+	unsigned names;	     /* 0: the hostile names below; N: N ordinary kernel names, as a
+			      * real trace has (half mangled, half plain) */
+	uint64_t t0;	     /* trace clock at the start; 0: FX_T0 */
 };
 
 /* What the exporters must show. */
@@ -37,6 +40,7 @@ struct fx_expect {
 
 #define FX_PID0 1000u
 #define FX_T0 1000000000000ull
+#define FX_START(o) ((o)->t0 ? (o)->t0 : FX_T0)
 #define FX_STEP_NS 100000ull
 #define FX_STREAM 7u
 
@@ -187,7 +191,7 @@ static inline void fx_span(struct gt_gpu_span *sp, uint64_t s, uint64_t e, uint3
 static inline void fx_gpu_step(struct fx_writer *fw, const struct fx_opts *o, uint32_t pid,
 			       unsigned i, uint32_t corr0)
 {
-	uint64_t t = FX_T0 + (uint64_t)pid * 7 + (uint64_t)i * FX_STEP_NS;
+	uint64_t t = FX_START(o) + (uint64_t)pid * 7 + (uint64_t)i * FX_STEP_NS;
 	uint64_t g = t + 10000;
 	struct gt_rec_kernel k;
 	struct gt_rec_memcpy c;
@@ -197,7 +201,8 @@ static inline void fx_gpu_step(struct fx_writer *fw, const struct fx_opts *o, ui
 	for (unsigned j = 0; j < o->kernels; j++) {
 		FX_HDR(k, GT_REC_KERNEL, pid);
 		fx_span(&k.span, g, g + 20000 / o->kernels, corr0 + 2 + j);
-		k.name_id = FX_S_K0 + (i * o->kernels + j) % FX_NKERNEL_NAMES;
+		k.name_id = FX_S_K0 + (i * o->kernels + j) % (o->names ? o->names
+									: FX_NKERNEL_NAMES);
 		k.grid_x = 128;
 		k.grid_y = 2;
 		k.grid_z = 1;
@@ -243,7 +248,7 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 	struct gt_trace_info info = {
 		.clock_id = GT_CLOCK_MONOTONIC,
 		.start_realtime_ns = 1700000000000000000ull,
-		.start_trace_ns = FX_T0,
+		.start_trace_ns = 0,
 		.hostname = "fixture-host",
 		.cmdline = "python3 train.py --say \"hi\"",
 		.tool_version = "test",
@@ -254,6 +259,7 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 
 	if (!longname)
 		return -12;
+	info.start_trace_ns = FX_START(o);
 	fx_long_name(longname);
 	ret = gt_writer_open(path, &info, NULL, &fw.w);
 	if (ret < 0) {
@@ -277,10 +283,23 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 	fx_str(&fw, FX_S_MARK, "checkpoint", 10);
 	fx_str(&fw, FX_S_DOMAIN, "my domain", 9);
 	fx_str(&fw, FX_S_NOTICE, "CUPTI said \"no\"", 15);
-	for (unsigned k = 0; k < FX_NKERNEL_NAMES; k++) {
+	for (unsigned k = 0; !o->names && k < FX_NKERNEL_NAMES; k++) {
 		const char *n = fx_kernel_names[k] ? fx_kernel_names[k] : longname;
 
 		fx_str(&fw, FX_S_K0 + k, n, strlen(n));
+	}
+	for (unsigned k = 0; k < o->names; k++) {
+		char n[160];
+		int len;
+
+		/* "elementwise_kernel_00042(float*, float const*, int)" or a CUTLASS name */
+		if (k % 2)
+			len = snprintf(n, sizeof(n), "_Z24elementwise_kernel_%05uPfPKfi", k);
+		else
+			len = snprintf(n, sizeof(n),
+				       "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_64x3_nn_%u",
+				       k);
+		fx_str(&fw, FX_S_K0 + k, n, (size_t)len);
 	}
 
 	for (unsigned p = 0; p < o->procs; p++) {
@@ -292,7 +311,7 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 		struct gt_rec_stream st;
 
 		FX_HDR(pr, GT_REC_PROCESS, pid);
-		pr.start_ns = FX_T0;
+		pr.start_ns = FX_START(o);
 		pr.ppid = 1;
 		pr.exe_id = FX_S_EXE;
 		pr.cmdline_id = FX_S_CMD;
@@ -329,7 +348,7 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 	for (unsigned i = 0; i < o->iters; i++) {
 		for (unsigned p = 0; p < o->procs; p++) {
 			uint32_t pid = FX_PID0 + p, tid = pid;
-			uint64_t t = FX_T0 + (uint64_t)pid * 7 + (uint64_t)i * FX_STEP_NS;
+			uint64_t t = FX_START(o) + (uint64_t)pid * 7 + (uint64_t)i * FX_STEP_NS;
 			uint32_t c = 1 + i * fx_corr_per_step(o);
 			uint64_t at = t + 1000;
 			struct gt_rec_memory m;
@@ -408,7 +427,7 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 
 	for (unsigned p = 0; p < o->procs; p++) {
 		uint32_t pid = FX_PID0 + p;
-		uint64_t t = FX_T0 + (uint64_t)o->iters * FX_STEP_NS + 1000;
+		uint64_t t = FX_START(o) + (uint64_t)o->iters * FX_STEP_NS + 1000;
 		struct gt_rec_loss l;
 		struct gt_rec_notice nt;
 		struct gt_rec_process_end pe;

@@ -96,6 +96,7 @@ struct decoded {
 	char *names[MAX_IIDS];	  /* event names by iid */
 	char *cats[MAX_IIDS];	  /* categories by iid */
 	char *anns[MAX_IIDS];	  /* debug annotation names by iid */
+	char *vals[MAX_IIDS];	  /* interned annotation string values by iid */
 	struct track tracks[MAX_TRACKS];
 	size_t ntracks;
 	struct event *ev;
@@ -105,6 +106,9 @@ struct decoded {
 	char literal[64][128]; /* non-interned names, deduplicated */
 	size_t nliteral;
 	size_t packets;
+	uint64_t rel_base;    /* BOOTTIME of the relative clock's 0 */
+	bool have_snapshot;
+	uint64_t default_clock;
 };
 
 static char *dup_bytes(const uint8_t *p, size_t n)
@@ -135,8 +139,11 @@ static void decode_interned(struct decoded *d, const uint8_t *p, const uint8_t *
 		char **table;
 
 		ck_assert_int_eq(f.wire, GT_PB_LEN);
-		ck_assert(f.field >= 1 && f.field <= 3);
-		table = f.field == 1 ? d->cats : f.field == 2 ? d->names : d->anns;
+		ck_assert((f.field >= 1 && f.field <= 3) || f.field == 29);
+		table = f.field == 1   ? d->cats
+			: f.field == 2 ? d->names
+			: f.field == 3 ? d->anns
+				       : d->vals;
 		while (gt_pb_next(&q, qe, &g) > 0) {
 			if (g.field == 1)
 				iid = g.value;
@@ -286,6 +293,12 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 						      (unsigned long long)g.value);
 				else if (g.field >= 2 && g.field <= 6)
 					values++;
+				else if (g.field == 17) {
+					ck_assert_msg(g.value < MAX_IIDS && d->vals[g.value],
+						      "annotation value iid %llu not interned",
+						      (unsigned long long)g.value);
+					values++;
+				}
 			}
 			ck_assert(q == qe);
 			ck_assert_int_eq(values, 1);
@@ -318,7 +331,8 @@ static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 		const uint8_t *q = pkt.data, *qe = pkt.data + pkt.len;
 		const uint8_t *te = NULL, *td = NULL;
 		size_t te_len = 0, td_len = 0;
-		uint64_t ts = 0, seq = 0, flags = 0;
+		uint64_t ts = 0, seq = 0, flags = 0, clock = 0;
+		bool has_ts = false;
 
 		ck_assert_uint_eq(pkt.field, 1);
 		ck_assert_int_eq(pkt.wire, GT_PB_LEN);
@@ -326,7 +340,46 @@ static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 			switch (f.field) {
 			case 8:
 				ts = f.value;
+				has_ts = true;
 				break;
+			case 58:
+				clock = f.value;
+				break;
+			case 59: { /* TracePacketDefaults: only the clock */
+				const uint8_t *r = f.data, *re = f.data + f.len;
+				struct gt_pb_field g;
+
+				while (gt_pb_next(&r, re, &g) > 0) {
+					ck_assert_uint_eq(g.field, 58);
+					d->default_clock = g.value;
+				}
+				break;
+			}
+			case 6: { /* ClockSnapshot: relative clock 64 at t <-> BOOTTIME at b */
+				const uint8_t *r = f.data, *re = f.data + f.len;
+				struct gt_pb_field g, h;
+				uint64_t rel = 0, boot = 0;
+
+				while (gt_pb_next(&r, re, &g) > 0) {
+					const uint8_t *c = g.data, *ce = g.data + g.len;
+					uint64_t id = 0, v = 0;
+
+					ck_assert_uint_eq(g.field, 1);
+					while (gt_pb_next(&c, ce, &h) > 0) {
+						if (h.field == 1)
+							id = h.value;
+						else if (h.field == 2)
+							v = h.value;
+					}
+					if (id == 64)
+						rel = v;
+					else if (id == 6)
+						boot = v;
+				}
+				d->rel_base = boot - rel;
+				d->have_snapshot = true;
+				break;
+			}
 			case 10:
 				seq = f.value;
 				break;
@@ -357,8 +410,18 @@ static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 			ck_assert(flags == 0 || flags == 2);
 		if (td)
 			decode_descriptor(d, td, td + td_len);
-		if (te)
+		if (te) {
+			ck_assert(has_ts);
+			if (clock == 0) {
+				/* the sequence default: our relative clock */
+				ck_assert_uint_eq(d->default_clock, 64);
+				ck_assert(d->have_snapshot);
+				ts += d->rel_base;
+			} else {
+				ck_assert_uint_eq(clock, 6);
+			}
 			decode_event(d, ts, te, te + te_len);
+		}
 		d->packets++;
 	}
 	ck_assert_int_eq(ret, 0);
@@ -370,6 +433,7 @@ static void decoded_free(struct decoded *d)
 		free(d->names[i]);
 		free(d->cats[i]);
 		free(d->anns[i]);
+		free(d->vals[i]);
 	}
 	free(d->ev);
 	free(d->flow_out);
@@ -480,6 +544,15 @@ START_TEST(test_structure_and_counts)
 	for (size_t i = 0; i < d.nev; i++) {
 		marks += d.ev[i].type == 3 && d.ev[i].cat == cat_iid(&d, "user_annotation");
 		counters += d.ev[i].type == 4;
+	}
+	{
+		/* the first NVTX range of pid 1000 starts at T0 + 7000 on the trace clock */
+		bool found = false;
+
+		for (size_t i = 0; i < d.nev; i++)
+			found |= d.ev[i].type == 1 && d.ev[i].ts == FX_T0 + 7000 &&
+				 strcmp(d.ev[i].name, "step") == 0;
+		ck_assert(found);
 	}
 	replay(&d, counts);
 	ck_assert_uint_eq(counts[cat_iid(&d, "kernel")], fxe.kernels);

@@ -18,6 +18,10 @@ static bool want_rt[RT_SIZE], want_drv[DRV_SIZE];
 static _Atomic uint32_t name_rt[RT_SIZE], name_drv[DRV_SIZE];
 static bool use_callbacks;
 
+/* Runtime calls open on this thread: the runtime implements itself with driver calls, which
+ * CUPTI reports too; those are the runtime call's internals, not calls of the application. */
+static _Thread_local unsigned runtime_depth;
+
 static bool *want_of(unsigned domain, unsigned cbid)
 {
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < RT_SIZE)
@@ -52,12 +56,23 @@ bool gt_api_wants(unsigned domain, unsigned cbid)
 	return use_callbacks && w && *w;
 }
 
-/* Application thread, inside the CUDA call, guard held. */
+/* Application thread, inside the CUDA call, guard held; outside capture ranges too. */
 void gt_api_callback(unsigned domain, unsigned cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	struct gt_rec_api r;
 
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (runtime_depth)
+			return;
+	} else if (cb->callbackSite == CUPTI_API_ENTER) {
+		runtime_depth++;
+	} else if (runtime_depth) {
+		runtime_depth--;
+	}
+	/* the nesting above is kept outside capture ranges too, so it stays balanced */
+	if (!atomic_load_explicit(&gt_inj.capturing, memory_order_relaxed))
+		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		/* correlationData is CUPTI's per-call scratch word, handed back at exit */
 		*cb->correlationData = gt_now_ns();

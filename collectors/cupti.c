@@ -185,8 +185,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
 	case CUPTI_CB_DOMAIN_DRIVER_API:
 		gt_capture_api(domain, cbid, data);
-		if (gt_api_wants(domain, cbid) &&
-		    atomic_load_explicit(&gt_inj.capturing, memory_order_relaxed))
+		if (gt_api_wants(domain, cbid))
 			gt_api_callback(domain, cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_RESOURCE:

@@ -522,6 +522,35 @@ static void check_launches(long n)
 	check_kernel_after_launch(true);
 }
 
+/* PyTorch training loop (tests/gpu/torch_train.py): 20 eager steps in NVTX "step" ranges,
+ * then 10 replays of a captured graph in "graph-step" ranges. */
+static void check_pytorch(void)
+{
+	size_t i, steps = 0, gsteps = 0, kernels = count_type(GT_REC_KERNEL);
+	size_t graphs = count_type(GT_REC_GRAPH);
+
+	for (i = 0; i < all.n; i++) {
+		const struct gt_rec_nvtx *n = &all.v[i].nvtx;
+
+		if (n->hdr.type != GT_REC_NVTX || n->kind != GT_NVTX_PUSH_POP)
+			continue;
+		steps += !strcmp(str(n->message_id), "step");
+		gsteps += !strcmp(str(n->message_id), "graph-step");
+	}
+	EXPECT_EQ("NVTX step ranges", steps, 20);
+	EXPECT_EQ("NVTX graph-step ranges", gsteps, 10);
+	/* each eager step runs a dozen or more kernels; the exact count is PyTorch's business */
+	if (kernels < 20 * 10)
+		fail("only %zu kernel records for 20+ training steps", kernels);
+	/* the 10 replays are graph launches (captured work shows up as GRAPH records) */
+	if (graphs < 10)
+		fail("%zu GRAPH records, want at least the 10 replays", graphs);
+	if (count_api("cudaGraphLaunch", 0) < 10)
+		fail("%zu cudaGraphLaunch calls recorded, want at least 10",
+		     count_api("cudaGraphLaunch", 0));
+	check_kernel_after_launch(false);
+}
+
 /* Summary line: counts by type, for the log. */
 static void summary(const char *what)
 {
@@ -577,6 +606,8 @@ int main(int argc, char **argv)
 		check_launches(argc > 3 ? atol(argv[3]) : 1000000);
 	else if (!strcmp(w, "fork"))
 		check_fork();
+	else if (!strcmp(w, "pytorch"))
+		check_pytorch();
 	else if (!strcmp(w, "common"))
 		;
 	else {

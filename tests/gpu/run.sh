@@ -14,10 +14,11 @@ lib="$build/collectors/libgputrace-inject.so"
 wl="$build/tests/gpu/gt-gpu-workload"
 check="$build/tests/gpu/gt-gpu-check"
 cli="$build/cli/gputrace"
+src=$(cd "$(dirname "$0")" && pwd)
 work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
-all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork"
+all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork pytorch"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
 
@@ -95,6 +96,22 @@ run_test() {
 			result fork pass "$(tail -n 1 "$work/fork.check")"
 		else
 			result fork fail ""; sed 's/^/    /' "$work/fork.check" | head -n 40
+		fi ;;
+	pytorch)
+		# a real application: PyTorch training with a CUDA graph, under the library
+		local out="$work/pytorch.gtrace" rc
+		rm -f "$out"
+		env CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$out" \
+			timeout 300 "${PYTHON:-python3}" "$src/torch_train.py" >"$work/pytorch.log" 2>&1
+		rc=$?
+		if [ $rc -eq 77 ]; then result pytorch skip "($(tail -n 1 "$work/pytorch.log"))"; return; fi
+		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+			result pytorch fail "(python exit $rc)"; tail -n 20 "$work/pytorch.log" | sed 's/^/    /'; return
+		fi
+		if "$check" pytorch "$out" >"$work/pytorch.check" 2>&1; then
+			result pytorch pass "$(tail -n 1 "$work/pytorch.check")"
+		else
+			result pytorch fail ""; sed 's/^/    /' "$work/pytorch.check" | head -n 40
 		fi ;;
 	*) result "$1" fail "(unknown test)" ;;
 	esac

@@ -1,0 +1,55 @@
+# GPU suite: a real application under the injection library. A small MLP trains for 20 eager
+# steps inside NVTX "step" ranges, then replays a captured CUDA graph of the same step 10 times.
+# tests/gpu/check.c ("pytorch") asserts the kernels, the graph launches and the ranges.
+# Runs on the GPU machine with the image's python3 (PyTorch); exits 77 without torch or a GPU.
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("no torch: skipping")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("no CUDA device: skipping")
+    sys.exit(77)
+
+torch.manual_seed(0)
+dev = torch.device("cuda")
+model = torch.nn.Sequential(
+    torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(64, 256, device=dev)
+y = torch.randint(0, 10, (64,), device=dev)
+loss_fn = torch.nn.CrossEntropyLoss()
+
+
+def step():
+    opt.zero_grad(set_to_none=False)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+for i in range(20):
+    torch.cuda.nvtx.range_push("step")
+    loss = step()
+    torch.cuda.nvtx.range_pop()
+torch.cuda.synchronize()
+
+# CUDA graph: warm up on a side stream, capture one step, replay it
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    for _ in range(3):
+        step()
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    static_loss = step()
+for _ in range(10):
+    torch.cuda.nvtx.range_push("graph-step")
+    g.replay()
+    torch.cuda.nvtx.range_pop()
+torch.cuda.synchronize()
+print("pytorch loss %.4f" % static_loss.item())

@@ -434,6 +434,7 @@ void gt_xmodel_fini(struct gt_xmodel *m)
 	free(m->track_map.e);
 	free(m->ctx_map.e);
 	free(m->name_map.e);
+	free(m->name_direct);
 	free(m->names);
 	free(m->name_off);
 	free(m->name_len);
@@ -570,12 +571,15 @@ struct gt_xtrack *gt_xmodel_track(struct gt_xmodel *m, enum gt_xtrack_kind kind,
 				  uint32_t id)
 {
 	uint64_t a = ((uint64_t)kind << 32) | pid;
-	uint32_t v = map_get(&m->track_map, a, id);
-	struct gt_xtrack *t;
+	struct gt_xtrack *t = m->last_track[kind];
+	uint32_t v;
 	struct gt_xproc *p;
 
+	if (t && t->pid == pid && t->id == id)
+		return t;
+	v = map_get(&m->track_map, a, id);
 	if (v)
-		return m->tracks[v - 1];
+		return m->last_track[kind] = m->tracks[v - 1];
 	p = gt_xmodel_proc(m, pid);
 	if (!p)
 		return NULL;
@@ -849,17 +853,46 @@ static const char *name_cached(struct gt_xmodel *m, uint32_t v, size_t *len, uin
 	return m->names + m->name_off[v - 1];
 }
 
+/* Remember name v under (id, dm) in the direct table when the id is small. */
+static void name_direct_put(struct gt_xmodel *m, uint32_t id, bool dm, uint32_t v)
+{
+	uint32_t k = id * 2 + dm;
+
+	if (id >= GT_XNAME_DIRECT)
+		return;
+	if (k >= m->name_direct_cap) {
+		uint32_t ncap = m->name_direct_cap ? m->name_direct_cap : 1024;
+		uint32_t *nd;
+
+		while (ncap <= k)
+			ncap *= 2;
+		nd = realloc(m->name_direct, ncap * sizeof(*nd));
+		if (!nd)
+			return; /* the hash map still has it */
+		memset(nd + m->name_direct_cap, 0, (ncap - m->name_direct_cap) * sizeof(*nd));
+		m->name_direct = nd;
+		m->name_direct_cap = ncap;
+	}
+	m->name_direct[k] = v;
+}
+
 const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t *len,
 			   uint32_t *iid, bool *fresh)
 {
 	bool dm = kernel && m->demangle;
-	uint32_t v = map_get(&m->name_map, id, dm);
-	const char *src = NULL;
+	uint32_t k = id * 2 + dm;
+	uint32_t v = id < GT_XNAME_DIRECT && k < m->name_direct_cap ? m->name_direct[k] : 0;
+	const char *src = NULL, *ret;
 	size_t slen = 0;
 	char *in, *out, *end;
 
 	if (v)
 		return name_cached(m, v, len, iid, fresh);
+	v = map_get(&m->name_map, id, dm);
+	if (v) {
+		name_direct_put(m, id, dm, v);
+		return name_cached(m, v, len, iid, fresh);
+	}
 	in = m->scratch;
 	if (m->reader)
 		src = gt_reader_string(m->reader, id, &slen);
@@ -885,7 +918,10 @@ const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t
 	}
 	out = m->scratch + GT_STRING_MAX + 1 + SCRATCH_DEMANGLE;
 	end = m->name_fn ? m->name_fn(out, src, slen) : (memcpy(out, src, slen), out + slen);
-	return name_store(m, id, dm, out, (size_t)(end - out), len, iid, fresh);
+	ret = name_store(m, id, dm, out, (size_t)(end - out), len, iid, fresh);
+	if (ret)
+		name_direct_put(m, id, dm, m->nnames);
+	return ret;
 }
 
 const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,

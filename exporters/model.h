@@ -185,6 +185,8 @@ struct gt_xflow_slot {
 	uint8_t state;	  /* 0 empty, 1 waiting for its partner, 2 paired */
 };
 
+#define GT_XNAME_DIRECT (1u << 22)
+
 /* Name cache: string id -> text transformed once (demangled, escaped for JSON, ...). */
 typedef char *(*gt_xname_fn)(char *dst, const char *s, size_t len);
 
@@ -219,6 +221,11 @@ struct gt_xmodel {
 	struct gt_xmap track_map; /* (kind, pid, id) -> track */
 	struct gt_xmap ctx_map;	  /* (pid, context id) -> device id */
 	struct gt_xmap name_map;  /* (id, demangled) -> name */
+	struct gt_xtrack *last_track[GT_XT_KIND_MAX]; /* most recently used, per kind: the next
+						       * record is usually on it */
+	uint32_t *name_direct;	  /* (id * 2 + demangled) -> name, for ids below
+				   * GT_XNAME_DIRECT; 0 = not cached. Ids are dense. */
+	uint32_t name_direct_cap; /* entries allocated */
 
 	char *names;		  /* arena of cached names, NUL-separated; owned */
 	size_t names_len, names_cap;

@@ -198,6 +198,9 @@ struct pf {
 	uint64_t next_uuid;
 	uint64_t events;
 	const char *errmsg;
+	struct {
+		uint32_t x, y, z, iid;
+	} dim_cache[16];
 };
 
 static char errbuf[512];
@@ -577,11 +580,17 @@ static uint32_t intern_val(struct pf *f, struct ev *e, uint64_t a, uint64_t b, c
 	return iid;
 }
 
-/* "(128, 2, 1)", interned by value */
+/* "(128, 2, 1)", interned by value; the last few are remembered, as launches repeat */
 static uint32_t intern_dim3(struct pf *f, struct ev *e, uint32_t x, uint32_t y, uint32_t z)
 {
 	char buf[72];
 	char *b = buf;
+	unsigned slot = (x * 31u + y * 7u + z) & 15u;
+	uint32_t iid;
+
+	if (f->dim_cache[slot].iid && f->dim_cache[slot].x == x && f->dim_cache[slot].y == y &&
+	    f->dim_cache[slot].z == z)
+		return f->dim_cache[slot].iid;
 
 	*b++ = '(';
 	b = gt_fmt_u64(b, x);
@@ -592,8 +601,12 @@ static uint32_t intern_dim3(struct pf *f, struct ev *e, uint32_t x, uint32_t y, 
 	*b++ = ' ';
 	b = gt_fmt_u64(b, z);
 	*b++ = ')';
-	return intern_val(f, e, ((uint64_t)x << 32) | y, (3ull << 32) | z, buf,
-			  (size_t)(b - buf));
+	iid = intern_val(f, e, ((uint64_t)x << 32) | y, (3ull << 32) | z, buf, (size_t)(b - buf));
+	f->dim_cache[slot].x = x;
+	f->dim_cache[slot].y = y;
+	f->dim_cache[slot].z = z;
+	f->dim_cache[slot].iid = iid;
+	return iid;
 }
 
 /* Open a packet with one TrackEvent; returns where its annotations go. *tm: the

@@ -27,4 +27,8 @@ int cmd_doctor(int argc, char **argv);
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Report what getopt_long() rejected for subcommand `cmd` (c == ':' a missing value, else an
+ * unknown option; argv and optind as getopt left them) and return GT_EXIT_USAGE. */
+int gt_cli_bad_option(const char *cmd, int c, char **argv);
+
 #endif /* GPUTRACE_CLI_H */

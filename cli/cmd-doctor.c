@@ -300,9 +300,7 @@ int cmd_doctor(int argc, char **argv)
 			usage(stdout);
 			return GT_EXIT_OK;
 		default:
-			gt_cli_error("doctor: unknown option '%s'; see 'gputrace doctor --help'",
-			             argv[optind - 1]);
-			return GT_EXIT_USAGE;
+			return gt_cli_bad_option("doctor", c, argv);
 		}
 	}
 	if (optind < argc) {

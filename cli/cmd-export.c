@@ -58,26 +58,6 @@ static void usage(FILE *out)
 	      out);
 }
 
-static void format_names(char *buf, size_t bytes)
-{
-	buf[0] = '\0';
-	for (const struct gt_exporter_ops *const *e = gt_exporter_list(); *e; e++)
-		snprintf(buf + strlen(buf), bytes - strlen(buf), "%s%s", buf[0] ? ", " : "",
-		         (*e)->name);
-	if (!buf[0])
-		snprintf(buf, bytes, "(no exporter in this build)");
-}
-
-/* "dir/run.gtrace" -> "dir/run.json". */
-static void default_output(const char *in, const char *ext, char *out, size_t bytes)
-{
-	size_t len = strlen(in), e = strlen(EXPORT_EXTENSION);
-
-	if (len >= e && strcmp(in + len - e, EXPORT_EXTENSION) == 0)
-		len -= e;
-	snprintf(out, bytes, "%.*s%s", (int)len, in, ext);
-}
-
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -128,15 +108,8 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return GT_EXIT_OK;
-		case ':':
-			gt_cli_error(
-			        "export: option '%s' needs a value; see 'gputrace export --help'",
-			        argv[optind - 1]);
-			return GT_EXIT_USAGE;
 		default:
-			gt_cli_error("export: unknown option '%s'; see 'gputrace export --help'",
-			             argv[optind - 1]);
-			return GT_EXIT_USAGE;
+			return gt_cli_bad_option("export", c, argv);
 		}
 	}
 	if (optind >= argc) {
@@ -149,7 +122,7 @@ int cmd_export(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	in = argv[optind];
-	format_names(names, sizeof(names));
+	gt_opt_exporter_names(names, sizeof(names));
 	if (!format) {
 		gt_cli_error("export: which format? add -f with one of: %s", names);
 		return GT_EXIT_USAGE;
@@ -171,7 +144,7 @@ int cmd_export(int argc, char **argv)
 	if (output) {
 		snprintf(out, sizeof(out), "%s", output);
 	} else {
-		default_output(in, exp->extension, out, sizeof(out));
+		gt_opt_derived_name(in, exp->extension, out, sizeof(out));
 	}
 	if (strcmp(out, in) == 0) {
 		gt_cli_error("export: the output would replace the trace itself; choose another "

@@ -291,16 +291,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_EXPORT:
 			if (!gt_exporter_find(optarg)) {
-				char names[128] = "";
+				char names[128];
 
-				for (const struct gt_exporter_ops *const *e = gt_exporter_list();
-				     *e; e++)
-					snprintf(names + strlen(names),
-					         sizeof(names) - strlen(names), "%s%s",
-					         names[0] ? ", " : "", (*e)->name);
+				gt_opt_exporter_names(names, sizeof(names));
 				gt_cli_error("run: --export: '%s' is not valid; use one of: %s",
-				             optarg,
-				             names[0] ? names : "(no exporter in this build)");
+				             optarg, names);
 				return -EINVAL;
 			}
 			o->export_name = optarg;
@@ -311,13 +306,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			gt_cli_error("run: option '%s' needs a value; see 'gputrace run --help'",
-			             argv[optind - 1]);
-			return -EINVAL;
 		default:
-			gt_cli_error("run: unknown option '%s'; see 'gputrace run --help'",
-			             argv[optind - 1]);
+			gt_cli_bad_option("run", c, argv);
 			return -EINVAL;
 		}
 	}
@@ -760,16 +750,6 @@ out:
 	return ret;
 }
 
-/* "dir/run.gtrace" -> "dir/run.pftrace". */
-static void export_path(const char *trace, const char *ext, char *out, size_t bytes)
-{
-	size_t len = strlen(trace), e = strlen(RUN_EXTENSION);
-
-	if (len >= e && strcmp(trace + len - e, RUN_EXTENSION) == 0)
-		len -= e;
-	snprintf(out, bytes, "%.*s%s", (int)len, trace, ext);
-}
-
 /* Summary, --stats and --export, once the file is complete. Returns a GT_EXIT_*
  * code. */
 static int after_trace(struct run *run)
@@ -803,7 +783,7 @@ static int after_trace(struct run *run)
 		struct gt_export_result res = {0};
 		char out[PATH_MAX + 16];
 
-		export_path(run->path, e->extension, out, sizeof(out));
+		gt_opt_derived_name(run->path, e->extension, out, sizeof(out));
 		eo.output = out;
 		ret = gt_reader_rewind(r);
 		if (ret >= 0)

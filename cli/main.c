@@ -1,5 +1,6 @@
 /* gputrace: the command-line front end. Dispatches to one function per subcommand.
  * Runs in the CLI process. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,17 @@ void gt_cli_warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int gt_cli_bad_option(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		gt_cli_error("%s: option '%s' needs a value; see 'gputrace %s --help'", cmd,
+			     argv[optind - 1], cmd);
+	else
+		gt_cli_error("%s: unknown option '%s'; see 'gputrace %s --help'", cmd,
+			     argv[optind - 1], cmd);
+	return GT_EXIT_USAGE;
 }
 
 static void usage(FILE *out)

@@ -1,11 +1,13 @@
-/* Parsing of option values shared by the subcommands: sizes, durations, numbers, choices.
- * Runs in the CLI. */
+/* Parsing of option values shared by the subcommands (sizes, durations, numbers, choices)
+ * and names derived from them. Runs in the CLI. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "gputrace/exporter.h"
 #include "options.h"
 
 /* Leading decimal digits of s into *v; returns the number of digits, or -ERANGE. */
@@ -123,4 +125,26 @@ int gt_opt_choice(const char *s, const char *const *choices)
 		if (strcmp(s, choices[i]) == 0)
 			return i;
 	return -EINVAL;
+}
+
+void gt_opt_derived_name(const char *trace, const char *ext, char *out, size_t bytes)
+{
+	static const char gtrace[] = ".gtrace";
+	size_t len = strlen(trace), e = sizeof(gtrace) - 1;
+
+	if (len >= e && strcmp(trace + len - e, gtrace) == 0)
+		len -= e;
+	snprintf(out, bytes, "%.*s%s", (int)len, trace, ext);
+}
+
+void gt_opt_exporter_names(char *buf, size_t bytes)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const struct gt_exporter_ops *const *e = gt_exporter_list(); *e && len < bytes; e++)
+		len += (size_t)snprintf(buf + len, bytes - len, "%s%s", len ? ", " : "",
+		                        (*e)->name);
+	if (!buf[0])
+		snprintf(buf, bytes, "(no exporter in this build)");
 }

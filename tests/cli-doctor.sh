@@ -6,31 +6,8 @@ set -u
 gputrace=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-# expect_rc WANT CMD...: run CMD, keep stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-	local want=$1 rc
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
-}
-
-expect_err() {
-	local want=$1 got
-	got=$(cat "$tmp/err")
-	[ "$got" = "$want" ] || fail "stderr was [$got], expected [$want]"
-}
-
-expect_line() {
-	grep -qxF -- "$1" "$tmp/out" || fail "no line [$1] in: $(cat "$tmp/out")"
-}
+# shellcheck source=cli-common.sh
+. "$(dirname "$0")/cli-common.sh"
 
 no_line_like() {
 	if grep -qE -- "$1" "$tmp/out"; then
@@ -55,10 +32,10 @@ GPUTRACE_INJECT_LIB=$tmp/libgputrace-inject.so \
 CUDA_INJECTION64_PATH=/opt/nvidia/nsight-systems/target-linux-x64/libToolsInjection64.so \
 	"$gputrace" doctor >"$tmp/out" 2>"$tmp/err"
 rc=$?
-expect_line "gputrace doctor: can this machine trace CUDA programs?"
-expect_line "  ok       injection library: $lib (GPUTRACE_INJECT_LIB)"
-expect_line "  warning  environment: CUDA_INJECTION64_PATH=/opt/nvidia/nsight-systems/target-linux-x64/libToolsInjection64.so injects another tool into CUDA programs"
-expect_line "           fix: nothing for gputrace run, which replaces it for the traced program; unset CUDA_INJECTION64_PATH to run programs without that tool"
+out_has_line "gputrace doctor: can this machine trace CUDA programs?"
+out_has_line "  ok       injection library: $lib (GPUTRACE_INJECT_LIB)"
+out_has_line "  warning  environment: CUDA_INJECTION64_PATH=/opt/nvidia/nsight-systems/target-linux-x64/libToolsInjection64.so injects another tool into CUDA programs"
+out_has_line "           fix: nothing for gputrace run, which replaces it for the traced program; unset CUDA_INJECTION64_PATH to run programs without that tool"
 
 if [ -e /proc/driver/nvidia/version ]; then
 	echo "an NVIDIA driver is present: the no-driver checks are skipped"
@@ -67,9 +44,9 @@ else
 	[ "$rc" -eq 69 ] || fail "doctor without a driver exited $rc, expected 69"
 	grep -q '^  PROBLEM  driver: no NVIDIA driver: libcuda.so.1 cannot be loaded (' "$tmp/out" ||
 		fail "no 'no NVIDIA driver' problem in: $(cat "$tmp/out")"
-	expect_line "           fix: install the NVIDIA driver (nvidia-smi must work); in a container, start it with the NVIDIA container toolkit (docker run --gpus all ...)"
-	expect_line "  skipped  GPUs: not checked without a driver"
-	expect_line "  skipped  permission: no /proc/driver/nvidia/params (no NVIDIA kernel module)"
+	out_has_line "           fix: install the NVIDIA driver (nvidia-smi must work); in a container, start it with the NVIDIA container toolkit (docker run --gpus all ...)"
+	out_has_line "  skipped  GPUs: not checked without a driver"
+	out_has_line "  skipped  permission: no /proc/driver/nvidia/params (no NVIDIA kernel module)"
 	grep -qE '^result: tracing will not work here until (it is|they are) fixed \([0-9]+ problems? above\)$' \
 		"$tmp/out" || fail "no failing result line in: $(cat "$tmp/out")"
 	no_line_like '^result: tracing should work'
@@ -88,12 +65,12 @@ fi
 GPUTRACE_INJECT_LIB=$tmp/nope.so "$gputrace" doctor >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 69 ] || fail "doctor with a missing injection library exited $rc, expected 69"
-expect_line "  PROBLEM  injection library: libgputrace-inject.so not found (looked at $tmp/nope.so)"
-expect_line "           fix: point GPUTRACE_INJECT_LIB at libgputrace-inject.so, or unset it"
+out_has_line "  PROBLEM  injection library: libgputrace-inject.so not found (looked at $tmp/nope.so)"
+out_has_line "           fix: point GPUTRACE_INJECT_LIB at libgputrace-inject.so, or unset it"
 
 # Our own library in CUDA_INJECTION64_PATH is standalone mode, not another tool.
 GPUTRACE_INJECT_LIB=$lib CUDA_INJECTION64_PATH=$lib "$gputrace" doctor >"$tmp/out" 2>"$tmp/err"
-expect_line "  note     environment: CUDA_INJECTION64_PATH=$lib is gputrace's: programs started from this shell are traced without the CLI (standalone mode)"
+out_has_line "  note     environment: CUDA_INJECTION64_PATH=$lib is gputrace's: programs started from this shell are traced without the CLI (standalone mode)"
 no_line_like '^  warning  environment'
 
 # Another profiler preloaded into every process is a problem (one CUPTI subscriber only).
@@ -101,10 +78,6 @@ GPUTRACE_INJECT_LIB=$lib LD_PRELOAD=/opt/nvidia/nsys/libnsys-preload.so \
 	"$gputrace" doctor >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 69 ] || fail "doctor with a profiler in LD_PRELOAD exited $rc, expected 69"
-expect_line "  PROBLEM  environment: LD_PRELOAD loads /opt/nvidia/nsys/libnsys-preload.so, another profiler: only one tool can subscribe to CUPTI in a process, so gputrace would detach and trace nothing"
+out_has_line "  PROBLEM  environment: LD_PRELOAD loads /opt/nvidia/nsys/libnsys-preload.so, another profiler: only one tool can subscribe to CUPTI in a process, so gputrace would detach and trace nothing"
 
-if [ "$failures" -ne 0 ]; then
-	echo "$failures check(s) failed" >&2
-	exit 1
-fi
-echo "cli-doctor: all checks passed"
+cli_done cli-doctor

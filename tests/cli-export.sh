@@ -8,31 +8,9 @@ gputrace=$(realpath "$1")
 session_child=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=cli-common.sh
+. "$(dirname "$0")/cli-common.sh"
 cd "$tmp" || exit 1
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-expect_rc() {
-	local want=$1 rc
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
-}
-
-expect_err() {
-	local got
-	got=$(cat "$tmp/err")
-	[ "$got" = "$1" ] || fail "stderr was [$got], expected [$1]"
-}
-
-err_matches() {
-	grep -qE -- "$1" "$tmp/err" || fail "stderr [$(cat "$tmp/err")] does not match [$1]"
-}
 
 valid_json() {
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null ||
@@ -104,8 +82,4 @@ expect_rc 0 "$gputrace" export cut.gtrace -f chrome
 valid_json cut.json
 err_matches '^gputrace: warning: cut\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks? recovered, [0-9]+ damaged ones? skipped$'
 
-if [ "$failures" -ne 0 ]; then
-	echo "$failures check(s) failed" >&2
-	exit 1
-fi
-echo "cli-export: all checks passed"
+cli_done cli-export

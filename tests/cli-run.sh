@@ -11,48 +11,9 @@ session_child=${2:+$(realpath "$2")}
 nvtx_app=${3:+$(realpath "$3")}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=cli-common.sh
+. "$(dirname "$0")/cli-common.sh"
 cd "$tmp" || exit 1
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-# expect_rc WANT CMD...: run CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-	local want=$1 rc
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
-}
-
-expect_err() {
-	local got
-	got=$(cat "$tmp/err")
-	[ "$got" = "$1" ] || fail "stderr was [$got], expected [$1]"
-}
-
-expect_out() {
-	local got
-	got=$(cat "$tmp/out")
-	[ "$got" = "$1" ] || fail "stdout was [$got], expected [$1]"
-}
-
-err_has_line() {
-	grep -qxF -- "$1" "$tmp/err" || fail "no line [$1] in stderr: $(cat "$tmp/err")"
-}
-
-# Wait up to 5 s for a file to appear.
-wait_for() {
-	for _ in $(seq 50); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	fail "$1 never appeared"
-	return 1
-}
 
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH GPUTRACE_SESSION GPUTRACE_TRACE GPUTRACE_API \
 	GPUTRACE_BUFFER_SIZE GPUTRACE_FLUSH_MS GPUTRACE_CAPTURE_RANGE GPUTRACE_GRAPH
@@ -284,8 +245,4 @@ if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
 		fail "-t kernel still recorded NVTX: $(cat nonvtx-nvtx.csv)"
 fi
 
-if [ "$failures" -ne 0 ]; then
-	echo "$failures check(s) failed" >&2
-	exit 1
-fi
-echo "cli-run: all checks passed"
+cli_done cli-run

@@ -143,6 +143,19 @@ err_has_line "Try \`gputrace doctor\` to check this machine."
 grep -qE '^gputrace: trace written to nocuda\.gtrace \([0-9,]+ records, [0-9.]+ (B|KB)\)$' "$tmp/err" ||
 	fail "no 'trace written' line: $(cat "$tmp/err")"
 
+# ---- the live status line: on a terminal only, erased at the end ----
+grep -q $'\033' "$tmp/err" && fail "escape sequences on a non-terminal stderr: $(cat -v "$tmp/err")"
+if command -v script >/dev/null; then
+	script -qec "'$gputrace' run -o tty -- /bin/sh -c 'sleep 0.7'" /dev/null >tty.log 2>&1
+	# Redrawn in place (carriage return, text, erase to end of line), then erased.
+	grep -qE $'\rgputrace: 0\\.[0-9] s, 0 records, [0-9.]+ (B|KB) written, 0 dropped\033\\[K' tty.log ||
+		fail "no status line on a terminal: $(cat -v tty.log)"
+	grep -q $'\r\033\\[Kgputrace: trace written to tty.gtrace' tty.log ||
+		fail "the status line was not erased before the summary: $(cat -v tty.log)"
+	script -qec "'$gputrace' run -q -o tty2 -- /bin/sh -c 'sleep 0.5'" /dev/null >tty2.log 2>&1
+	[ ! -s tty2.log ] || fail "-q on a terminal printed: $(cat -v tty2.log)"
+fi
+
 # ---- signals sent to gputrace reach the program; its status is ours ----
 # Job control on, so background jobs keep SIGINT (a shell ignores it for them otherwise).
 set -m

@@ -110,15 +110,8 @@ int cmd_stats(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return GT_EXIT_OK;
-		case ':':
-			gt_cli_error(
-			        "stats: option '%s' needs a value; see 'gputrace stats --help'",
-			        argv[optind - 1]);
-			return GT_EXIT_USAGE;
 		default:
-			gt_cli_error("stats: unknown option '%s'; see 'gputrace stats --help'",
-			             argv[optind - 1]);
-			return GT_EXIT_USAGE;
+			return gt_cli_bad_option("stats", c, argv);
 		}
 	}
 	if (optind >= argc) {

@@ -7,31 +7,7 @@ gputrace=$1
 mktrace=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-# expect_rc WANT CMD...: run CMD, keep stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-	local want=$1 rc
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want; stderr: $(cat "$tmp/err")"
-}
-
-expect_err() {
-	local got
-	got=$(cat "$tmp/err")
-	[ "$got" = "$1" ] || fail "stderr was [$got], expected [$1]"
-}
-
-expect_line() {
-	grep -qxF -- "$1" "$tmp/out" || fail "no line [$1] in: $(head -c 2000 "$tmp/out")"
-}
+. "$(dirname "$0")/cli-common.sh"
 
 expect_empty_out() {
 	[ ! -s "$tmp/out" ] || fail "unexpected output: $(head -c 500 "$tmp/out")"
@@ -39,7 +15,7 @@ expect_empty_out() {
 
 # Help and usage errors.
 expect_rc 0 "$gputrace" stats --help
-expect_line "Usage: gputrace stats [options] FILE"
+out_has_line "Usage: gputrace stats [options] FILE"
 expect_rc 64 "$gputrace" stats
 expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE"
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
@@ -83,9 +59,9 @@ if [ -f "$tmp/t.gtrace" ]; then
 	expect_rc 0 "$gputrace" stats -r losses -o "$tmp/l.csv" "$tmp/t.gtrace"
 	expect_empty_out
 	head -n 2 "$tmp/l.csv" >"$tmp/out"
-	expect_line "# losses"
-	expect_line "source,records,detail"
+	out_has_line "# losses"
+	out_has_line "source,records,detail"
 	expect_rc 73 "$gputrace" stats -o "$tmp/no/such/dir/x.csv" "$tmp/t.gtrace"
 fi
 
-[ "$failures" -eq 0 ] || exit 1
+cli_done cli-stats

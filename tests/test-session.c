@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gputrace/client.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
 #include "gputrace/session.h"
@@ -319,6 +320,78 @@ START_TEST(test_registered_at_the_end)
 }
 END_TEST
 
+/* A process killed with SIGKILL in the middle of a record: everything it committed is in the
+ * trace, the torn record is counted, and its end says which signal. */
+START_TEST(test_killed_mid_record)
+{
+	struct gt_writer *w = open_writer();
+	struct gt_session *s;
+	struct gt_session_stats st;
+	struct trace t;
+	int ready[2];
+	char c;
+	long i;
+	pid_t pid;
+
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct gt_client *cl;
+		const char *err;
+		uint32_t k;
+
+		setenv(GT_ENV_SESSION, gt_session_address(s), 1);
+		if (gt_client_open(NULL, &cl, &err) < 0)
+			_exit(2);
+		for (k = 0; k < 100; k++) {
+			struct gt_rec_nvtx n = {0};
+
+			n.hdr.type = GT_REC_NVTX;
+			n.hdr.size = sizeof(n);
+			n.range_id = k;
+			if (gt_ring_write(gt_client_ring(cl), &n.hdr, 0) < 0)
+				_exit(3);
+		}
+		/* reserved, half written, never committed */
+		memset(gt_ring_reserve(gt_client_ring(cl), GT_REC_NVTX, 64, 0), 0x77, 32);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	while (read(ready[0], &c, 1) != 1)
+		;
+	kill(pid, SIGKILL);
+	run_until(s, &pid, 1, 1);
+	gt_session_stats(s, &st);
+	ck_assert_uint_eq(st.torn, 1);
+	ck_assert_uint_eq(st.corrupt, 0);
+	gt_session_free(s);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	close(ready[0]);
+
+	trace_load(&t, path);
+	ck_assert_uint_eq(count(&t, GT_REC_NVTX, (uint32_t)pid), 100);
+	for (i = 0; i < 100; i++)
+		ck_assert_uint_eq(
+		        t.recs[find(&t, GT_REC_NVTX, (uint32_t)pid, (unsigned)i)]->nvtx.range_id,
+		        (uint64_t)i);
+	ck_assert_uint_eq(count(&t, GT_REC_LOSS, (uint32_t)pid), 1);
+	i = find(&t, GT_REC_LOSS, (uint32_t)pid, 0);
+	ck_assert_uint_eq(t.recs[i]->loss.source, GT_LOSS_TORN);
+	ck_assert_uint_eq(t.recs[i]->loss.count, 1);
+	i = find(&t, GT_REC_PROCESS_END, (uint32_t)pid, 0);
+	ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_SIGNAL);
+	ck_assert_int_eq(t.recs[i]->process_end.code, SIGKILL);
+	ck_assert_uint_eq(count(&t, GT_REC_CLOCK, (uint32_t)pid), 1);
+	trace_free(&t);
+	cleanup();
+}
+END_TEST
+
 static int raw_connect(const char *addr)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -457,6 +530,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, test_corrupt_ring_isolated);
 	tcase_add_test(tc, test_bad_handshake);
 	tcase_add_test(tc, test_registered_at_the_end);
+	tcase_add_test(tc, test_killed_mid_record);
 	suite_add_tcase(s, tc);
 	return s;
 }

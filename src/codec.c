@@ -15,6 +15,41 @@ enum {
 	OP_TIME = 1u << 4,
 };
 
+/* Every field in record.c's tables has one of the first shapes; each gets a case of its
+ * own so the per-field work is one predictable jump and straight-line code. */
+enum op_kind {
+	K_U32,     /* plain 32-bit */
+	K_U64,     /* plain 64-bit */
+	K_S32,     /* signed 32-bit: zigzag */
+	K_D32,     /* delta 32-bit (zero-extended, so wrapping costs nothing special) */
+	K_D64,     /* delta 64-bit */
+	K_U64T,    /* plain 64-bit timestamp */
+	K_D64T,    /* delta 64-bit timestamp */
+	K_GENERIC, /* anything else: decided from bits at run time */
+};
+
+static uint8_t kind_of(unsigned bits)
+{
+	switch (bits) {
+	case 2:
+		return K_U32;
+	case 3:
+		return K_U64;
+	case 2 | OP_SIGNED:
+		return K_S32;
+	case 2 | OP_DELTA:
+		return K_D32;
+	case 3 | OP_DELTA:
+		return K_D64;
+	case 3 | OP_TIME:
+		return K_U64T;
+	case 3 | OP_DELTA | OP_TIME:
+		return K_D64T;
+	default:
+		return K_GENERIC;
+	}
+}
+
 static int width_code(unsigned width)
 {
 	switch (width) {
@@ -29,50 +64,6 @@ static int width_code(unsigned width)
 	default:
 		return -1;
 	}
-}
-
-int gt_codec_init(struct gt_codec *c)
-{
-	memset(c, 0, sizeof(*c));
-	for (unsigned type = 1; type < GT_REC_MAX; type++) {
-		const struct gt_record_desc *d = gt_record_desc(type);
-		struct gt_codec_prog *prog = &c->progs[type];
-
-		if (!d || d->nfields + 1u > GT_CODEC_MAX_FIELDS)
-			return -EINVAL;
-		prog->size = d->size;
-		/* the header's pid travels as the first field: delta coded, so it costs one
-		 * byte when consecutive records of a type come from the same process */
-		prog->ops[0] = (struct gt_codec_op){offsetof(struct gt_rec_hdr, pid),
-		                                    (uint8_t)(2u | OP_DELTA), 0};
-		for (unsigned i = 0; i < d->nfields; i++) {
-			const struct gt_field *f = &d->fields[i];
-			int wc = width_code(f->width);
-			unsigned op;
-
-			if (wc < 0 || f->offset + f->width > d->size)
-				return -EINVAL;
-			op = (unsigned)wc;
-			if (f->flags & GT_FIELD_SIGNED)
-				op |= OP_SIGNED;
-			if (f->flags & GT_FIELD_DELTA)
-				op |= OP_DELTA;
-			if (f->flags & GT_FIELD_TIME)
-				op |= OP_TIME;
-			prog->ops[i + 1] =
-			        (struct gt_codec_op){f->offset, (uint8_t)op, (uint8_t)(i + 1)};
-		}
-		prog->nops = (uint16_t)(d->nfields + 1u);
-	}
-	gt_codec_reset(c);
-	return 0;
-}
-
-void gt_codec_reset(struct gt_codec *c)
-{
-	memset(c->prev, 0, sizeof(c->prev));
-	c->first_ts_ns = UINT64_MAX;
-	c->last_ts_ns = 0;
 }
 
 static inline uint64_t load(const uint8_t *p, unsigned op)
@@ -139,6 +130,65 @@ static inline void store(uint8_t *p, unsigned op, uint64_t v)
 	}
 }
 
+/* Little-endian hosts with GCC builtins take the branch-light varint paths. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GT_LE_FAST 1
+#else
+#define GT_LE_FAST 0
+#endif
+
+static inline uint64_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void st32(uint8_t *p, uint64_t v)
+{
+	uint32_t x = (uint32_t)v;
+
+	memcpy(p, &x, 4);
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Write a varint; needs 10 writable bytes at p (8 are stored even for shorter values). */
+static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+#if GT_LE_FAST
+	if (v < (1ull << 56)) {
+		/* spread 7-bit groups over bytes and set the continuation bits, no loop */
+		unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
+		uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00ull) | ((v << 2) & 0x7f0000ull) |
+		             ((v << 3) & 0x7f000000ull) | ((v << 4) & 0x7f00000000ull) |
+		             ((v << 5) & 0x7f0000000000ull) | ((v << 6) & 0x7f000000000000ull) |
+		             ((v << 7) & 0x7f00000000000000ull);
+
+		w |= 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
+		memcpy(p, &w, 8);
+		return p + n;
+	}
+#endif
+	return gt_put_varint(p, v);
+}
+
 static inline void track_time(struct gt_codec *c, uint64_t v)
 {
 	/* zero means "not set" (an end time not yet known), not the epoch */
@@ -177,6 +227,262 @@ static uint8_t *finish_length(uint8_t *lenpos, uint8_t *end)
 	return lenpos + n + len;
 }
 
+/* Read a varint. The caller guarantees 8 readable bytes at *pp (the payload's zero padding
+ * does that); an over-long varint just yields a wrong value and a position past the record's
+ * end, which the caller rejects. */
+static inline uint64_t get_varint(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t b = *p, v, w, m;
+
+	if (b < 0x80) {
+		*pp = p + 1;
+		return b;
+	}
+#if GT_LE_FAST
+	/* up to 8 bytes at once: find the terminating byte, then squeeze out the top bits */
+	memcpy(&w, p, 8);
+	m = ~w & 0x8080808080808080ull;
+	if (m) {
+		unsigned n = (unsigned)__builtin_ctzll(m) / 8 + 1;
+
+		if (n < 8)
+			w &= (1ull << (8 * n)) - 1;
+		v = (w & 0x7f) | ((w >> 1) & 0x3f80ull) | ((w >> 2) & 0x1fc000ull) |
+		    ((w >> 3) & 0xfe00000ull) | ((w >> 4) & 0x7f0000000ull) |
+		    ((w >> 5) & 0x3f800000000ull) | ((w >> 6) & 0x1fc0000000000ull) |
+		    ((w >> 7) & 0xfe000000000000ull);
+		*pp = p + n;
+		return v;
+	}
+#else
+	(void)w;
+	(void)m;
+#endif
+	v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		b = *p++;
+		v |= (b & 0x7f) << shift;
+		if (b < 0x80)
+			break;
+	}
+	*pp = p;
+	return v;
+}
+
+/* ---- straight-line codecs for the frequent types --------------------------------------
+ * The run loops above serve any table; the types that make up nearly all of a trace also
+ * get straight-line code (constant offsets, no loop, no dispatch), which decodes about a
+ * third faster. Each list below must equal record.c's table for its type (pid first):
+ * gt_codec_init() compares them and, if they differ (a field was appended to record.c and
+ * not here), that type quietly uses the run loops, so the file format never depends on it. */
+
+#define SPAN_FIELDS(X)                                                                             \
+	X(D64T, span.start_ns)                                                                     \
+	X(D64T, span.end_ns)                                                                       \
+	X(D32, span.correlation_id)                                                                \
+	X(U32, span.device_id)                                                                     \
+	X(U32, span.context_id)                                                                    \
+	X(U32, span.stream_id)
+
+#define KERNEL_FIELDS(X)                                                                           \
+	X(D32, hdr.pid)                                                                            \
+	SPAN_FIELDS(X)                                                                             \
+	X(U64, graph_node_id)                                                                      \
+	X(U32, name_id)                                                                            \
+	X(U32, grid_x)                                                                             \
+	X(U32, grid_y)                                                                             \
+	X(U32, grid_z)                                                                             \
+	X(U32, block_x)                                                                            \
+	X(U32, block_y)                                                                            \
+	X(U32, block_z)                                                                            \
+	X(U32, cluster_x)                                                                          \
+	X(U32, cluster_y)                                                                          \
+	X(U32, cluster_z)                                                                          \
+	X(U32, registers)                                                                          \
+	X(U32, static_smem_bytes)                                                                  \
+	X(U32, dynamic_smem_bytes)                                                                 \
+	X(U32, local_mem_bytes)                                                                    \
+	X(U32, graph_id)                                                                           \
+	X(U32, flags)
+
+#define MEMCPY_FIELDS(X)                                                                           \
+	X(D32, hdr.pid)                                                                            \
+	SPAN_FIELDS(X)                                                                             \
+	X(U64, bytes)                                                                              \
+	X(U64, graph_node_id)                                                                      \
+	X(U32, copy_kind)                                                                          \
+	X(U32, src_kind)                                                                           \
+	X(U32, dst_kind)                                                                           \
+	X(U32, src_device)                                                                         \
+	X(U32, dst_device)                                                                         \
+	X(U32, graph_id)                                                                           \
+	X(U32, flags)
+
+#define MEMSET_FIELDS(X)                                                                           \
+	X(D32, hdr.pid)                                                                            \
+	SPAN_FIELDS(X)                                                                             \
+	X(U64, bytes)                                                                              \
+	X(U64, graph_node_id)                                                                      \
+	X(U32, value)                                                                              \
+	X(U32, mem_kind)                                                                           \
+	X(U32, graph_id)                                                                           \
+	X(U32, flags)
+
+#define MEMORY_FIELDS(X)                                                                           \
+	X(D32, hdr.pid)                                                                            \
+	X(D64T, ts_ns)                                                                             \
+	X(U64, address)                                                                            \
+	X(U64, bytes)                                                                              \
+	X(U64, pool_address)                                                                       \
+	X(D32, correlation_id)                                                                     \
+	X(U32, device_id)                                                                          \
+	X(U32, context_id)                                                                         \
+	X(U32, stream_id)                                                                          \
+	X(U32, op)                                                                                 \
+	X(U32, mem_kind)                                                                           \
+	X(U32, flags)
+
+#define API_FIELDS(X)                                                                              \
+	X(D32, hdr.pid)                                                                            \
+	X(D64T, start_ns)                                                                          \
+	X(D64T, end_ns)                                                                            \
+	X(U32, tid)                                                                                \
+	X(D32, correlation_id)                                                                     \
+	X(U32, cbid)                                                                               \
+	X(U32, name_id)                                                                            \
+	X(S32, return_code)                                                                        \
+	X(U32, domain)
+
+#define NVTX_FIELDS(X)                                                                             \
+	X(D32, hdr.pid)                                                                            \
+	X(D64T, start_ns)                                                                          \
+	X(D64T, end_ns)                                                                            \
+	X(U64, range_id)                                                                           \
+	X(U32, tid)                                                                                \
+	X(U32, end_tid)                                                                            \
+	X(U32, domain_id)                                                                          \
+	X(U32, message_id)                                                                         \
+	X(U32, category)                                                                           \
+	X(U32, color)                                                                              \
+	X(U32, kind)                                                                               \
+	X(U32, depth)
+
+#define SYNC_FIELDS(X)                                                                             \
+	X(D32, hdr.pid)                                                                            \
+	SPAN_FIELDS(X)                                                                             \
+	X(U32, tid)                                                                                \
+	X(U32, kind)                                                                               \
+	X(U32, event_id)
+
+/* One field: encode reads r->f, decode writes it; i is the op index (delta state slot). */
+#define ENC_U32(i, v) p = put_varint_fast(p, (v))
+#define ENC_U64(i, v) p = put_varint_fast(p, (v))
+#define ENC_S32(i, v) p = put_varint_fast(p, gt_zigzag((int32_t)(v)))
+#define ENC_D32(i, v)                                                                              \
+	do {                                                                                       \
+		uint64_t x_ = (v);                                                                 \
+		p = put_varint_fast(p, gt_zigzag((int64_t)(x_ - prev[i])));                        \
+		prev[i] = x_;                                                                      \
+	} while (0)
+#define ENC_D64T(i, v)                                                                             \
+	do {                                                                                       \
+		uint64_t x_ = (v);                                                                 \
+		track_time(c, x_);                                                                 \
+		p = put_varint_fast(p, gt_zigzag((int64_t)(x_ - prev[i])));                        \
+		prev[i] = x_;                                                                      \
+	} while (0)
+#define DEC_U32(i, lv) lv = (uint32_t)get_varint(&p)
+#define DEC_U64(i, lv) lv = get_varint(&p)
+#define DEC_S32(i, lv) lv = (int32_t)gt_unzigzag(get_varint(&p))
+#define DEC_D32(i, lv)                                                                             \
+	do {                                                                                       \
+		uint64_t x_ = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                     \
+		prev[i] = x_;                                                                      \
+		lv = (uint32_t)x_;                                                                 \
+	} while (0)
+#define DEC_D64T(i, lv)                                                                            \
+	do {                                                                                       \
+		uint64_t x_ = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                     \
+		prev[i] = x_;                                                                      \
+		track_time(c, x_);                                                                 \
+		lv = x_;                                                                           \
+	} while (0)
+
+#define ENC_FIELD(k, f)                                                                            \
+	ENC_##k(i, r->f);                                                                          \
+	i++;
+#define DEC_FIELD(k, f)                                                                            \
+	DEC_##k(i, r->f);                                                                          \
+	i++;
+
+/* Encoder and decoder of one type; i is a constant after unrolling. */
+#define STRAIGHT(name, st, FIELDS)                                                                 \
+	static uint8_t *enc_##name(struct gt_codec *c, const st *r, uint64_t *prev, uint8_t *p)    \
+	{                                                                                          \
+		unsigned i = 0;                                                                    \
+		FIELDS(ENC_FIELD)                                                                  \
+		(void)i;                                                                           \
+		return p;                                                                          \
+	}                                                                                          \
+	static const uint8_t *dec_##name(struct gt_codec *c, st *r, uint64_t *prev,                \
+	                                 const uint8_t *p)                                         \
+	{                                                                                          \
+		unsigned i = 0;                                                                    \
+		FIELDS(DEC_FIELD)                                                                  \
+		(void)i;                                                                           \
+		return p;                                                                          \
+	}
+
+STRAIGHT(kernel, struct gt_rec_kernel, KERNEL_FIELDS)
+STRAIGHT(memcpy, struct gt_rec_memcpy, MEMCPY_FIELDS)
+STRAIGHT(memset, struct gt_rec_memset, MEMSET_FIELDS)
+STRAIGHT(memory, struct gt_rec_memory, MEMORY_FIELDS)
+STRAIGHT(api, struct gt_rec_api, API_FIELDS)
+STRAIGHT(nvtx, struct gt_rec_nvtx, NVTX_FIELDS)
+STRAIGHT(sync, struct gt_rec_sync, SYNC_FIELDS)
+
+/* What each list says, as ops, for the comparison with record.c's tables. */
+#define OP_OF(st, k, f)  {(uint16_t)offsetof(st, f), K_##k, 0},
+#define OPS_KERNEL(k, f) OP_OF(struct gt_rec_kernel, k, f)
+#define OPS_MEMCPY(k, f) OP_OF(struct gt_rec_memcpy, k, f)
+#define OPS_MEMSET(k, f) OP_OF(struct gt_rec_memset, k, f)
+#define OPS_MEMORY(k, f) OP_OF(struct gt_rec_memory, k, f)
+#define OPS_API(k, f)    OP_OF(struct gt_rec_api, k, f)
+#define OPS_NVTX(k, f)   OP_OF(struct gt_rec_nvtx, k, f)
+#define OPS_SYNC(k, f)   OP_OF(struct gt_rec_sync, k, f)
+
+static const struct gt_codec_op kernel_ops[] = {KERNEL_FIELDS(OPS_KERNEL)};
+static const struct gt_codec_op memcpy_ops[] = {MEMCPY_FIELDS(OPS_MEMCPY)};
+static const struct gt_codec_op memset_ops[] = {MEMSET_FIELDS(OPS_MEMSET)};
+static const struct gt_codec_op memory_ops[] = {MEMORY_FIELDS(OPS_MEMORY)};
+static const struct gt_codec_op api_ops[] = {API_FIELDS(OPS_API)};
+static const struct gt_codec_op nvtx_ops[] = {NVTX_FIELDS(OPS_NVTX)};
+static const struct gt_codec_op sync_ops[] = {SYNC_FIELDS(OPS_SYNC)};
+
+static const struct {
+	const struct gt_codec_op *ops;
+	unsigned nops;
+} straight[GT_REC_MAX] = {
+#define S_(type, arr) [type] = {arr, sizeof(arr) / sizeof(arr[0])}
+        S_(GT_REC_KERNEL, kernel_ops), S_(GT_REC_MEMCPY, memcpy_ops), S_(GT_REC_MEMSET, memset_ops),
+        S_(GT_REC_MEMORY, memory_ops), S_(GT_REC_API, api_ops),       S_(GT_REC_NVTX, nvtx_ops),
+        S_(GT_REC_SYNC, sync_ops),
+#undef S_
+};
+
+/* Does the straight-line list of `type` say exactly what record.c's table says? */
+static bool straight_matches(const struct gt_codec_prog *prog, unsigned type)
+{
+	if (!straight[type].ops || straight[type].nops != prog->nops)
+		return false;
+	for (unsigned i = 0; i < prog->nops; i++)
+		if (straight[type].ops[i].offset != prog->ops[i].offset ||
+		    straight[type].ops[i].kind != prog->ops[i].kind)
+			return false;
+	return true;
+}
+
 size_t gt_codec_encode(struct gt_codec *c, const struct gt_rec_hdr *rec, uint8_t *out)
 {
 	const struct gt_rec_string *s;
@@ -193,22 +499,102 @@ size_t gt_codec_encode(struct gt_codec *c, const struct gt_rec_hdr *rec, uint8_t
 	prev = c->prev[rec->type];
 	p = gt_put_varint(p, rec->type);
 	lenpos = p++;
-	for (unsigned i = 0; i < prog->nops; i++) {
-		unsigned op = prog->ops[i].op;
-		uint64_t v = load(base + prog->ops[i].offset, op);
-
-		if (op & OP_TIME)
-			track_time(c, v);
-		if (op & OP_DELTA) {
-			uint64_t d = v - prev[prog->ops[i].slot];
-
-			prev[prog->ops[i].slot] = v;
-			v = gt_zigzag((int64_t)d);
-		} else if (op & OP_SIGNED) {
-			v = gt_zigzag((int64_t)v);
+	if (prog->straight) {
+		switch (rec->type) {
+		case GT_REC_KERNEL:
+			p = enc_kernel(c, (const struct gt_rec_kernel *)rec, prev, p);
+			goto done;
+		case GT_REC_MEMCPY:
+			p = enc_memcpy(c, (const struct gt_rec_memcpy *)rec, prev, p);
+			goto done;
+		case GT_REC_MEMSET:
+			p = enc_memset(c, (const struct gt_rec_memset *)rec, prev, p);
+			goto done;
+		case GT_REC_MEMORY:
+			p = enc_memory(c, (const struct gt_rec_memory *)rec, prev, p);
+			goto done;
+		case GT_REC_API:
+			p = enc_api(c, (const struct gt_rec_api *)rec, prev, p);
+			goto done;
+		case GT_REC_NVTX:
+			p = enc_nvtx(c, (const struct gt_rec_nvtx *)rec, prev, p);
+			goto done;
+		case GT_REC_SYNC:
+			p = enc_sync(c, (const struct gt_rec_sync *)rec, prev, p);
+			goto done;
+		default:
+			break;
 		}
-		p = gt_put_varint(p, v);
 	}
+	for (unsigned r = 0; r < prog->nruns; r++) {
+		const struct gt_codec_run *run = &prog->runs[r];
+		const struct gt_codec_op *ops = prog->ops;
+		unsigned i;
+		uint64_t x;
+
+		switch (run->kind) {
+		case K_U32:
+			for (i = run->first; i < run->end; i++)
+				p = put_varint_fast(p, ld32(base + ops[i].offset));
+			break;
+		case K_U64:
+			for (i = run->first; i < run->end; i++)
+				p = put_varint_fast(p, ld64(base + ops[i].offset));
+			break;
+		case K_S32:
+			for (i = run->first; i < run->end; i++)
+				p = put_varint_fast(p,
+				                    gt_zigzag((int32_t)ld32(base + ops[i].offset)));
+			break;
+		case K_D32:
+			for (i = run->first; i < run->end; i++) {
+				x = ld32(base + ops[i].offset);
+				p = put_varint_fast(p, gt_zigzag((int64_t)(x - prev[i])));
+				prev[i] = x;
+			}
+			break;
+		case K_D64:
+			for (i = run->first; i < run->end; i++) {
+				x = ld64(base + ops[i].offset);
+				p = put_varint_fast(p, gt_zigzag((int64_t)(x - prev[i])));
+				prev[i] = x;
+			}
+			break;
+		case K_U64T:
+			for (i = run->first; i < run->end; i++) {
+				x = ld64(base + ops[i].offset);
+				track_time(c, x);
+				p = put_varint_fast(p, x);
+			}
+			break;
+		case K_D64T:
+			for (i = run->first; i < run->end; i++) {
+				x = ld64(base + ops[i].offset);
+				track_time(c, x);
+				p = put_varint_fast(p, gt_zigzag((int64_t)(x - prev[i])));
+				prev[i] = x;
+			}
+			break;
+		default:
+			for (i = run->first; i < run->end; i++) {
+				unsigned op = ops[i].bits;
+				uint64_t v = load(base + ops[i].offset, op);
+
+				if (op & OP_TIME)
+					track_time(c, v);
+				if (op & OP_DELTA) {
+					x = v;
+					v = gt_zigzag((int64_t)(x - prev[i]));
+					prev[i] = x;
+				} else if (op & OP_SIGNED) {
+					v = gt_zigzag((int64_t)v);
+				}
+				p = put_varint_fast(p, v);
+			}
+			break;
+		}
+	}
+done:
 	return (size_t)(finish_length(lenpos, p) - out);
 }
 
@@ -230,27 +616,35 @@ size_t gt_codec_encode_string(struct gt_codec *c, uint32_t pid, uint32_t id, con
 	return (size_t)(finish_length(lenpos, p) - out);
 }
 
-/* Read a varint. The caller guarantees GT_VARINT_MAX readable bytes at *pp (the payload's
- * zero padding does that); an over-long varint just yields a wrong value and a position past
- * the record's end, which the caller rejects. */
-static inline uint64_t get_varint(const uint8_t **pp)
+static void decode_generic(struct gt_codec *c, const struct gt_codec_op *o, uint64_t v,
+                           uint64_t *prev, uint8_t *base)
 {
-	const uint8_t *p = *pp;
-	uint64_t b = *p++, v;
+	unsigned op = o->bits;
 
-	if (b < 0x80) {
-		*pp = p;
-		return b;
+	if (op & OP_DELTA) {
+		v = *prev + (uint64_t)gt_unzigzag(v);
+		*prev = v;
+	} else if (op & OP_SIGNED) {
+		v = (uint64_t)gt_unzigzag(v);
 	}
-	v = b & 0x7f;
-	for (unsigned shift = 7; shift < 64; shift += 7) {
-		b = *p++;
-		v |= (b & 0x7f) << shift;
-		if (b < 0x80)
-			break;
+	if (op & OP_TIME)
+		track_time(c, v);
+	store(base + o->offset, op, v);
+}
+
+/* The careful path for the end of a record that may stop early: fields present are decoded
+ * one by one, fields missing read as zero. */
+static void decode_tail(struct gt_codec *c, const struct gt_codec_prog *prog, unsigned first,
+                        const uint8_t **pp, const uint8_t *rec_end, uint64_t *prev, uint8_t *base)
+{
+	for (unsigned i = first; i < prog->nops; i++) {
+		const struct gt_codec_op *o = &prog->ops[i];
+
+		if (*pp >= rec_end)
+			store(base + o->offset, o->bits, 0);
+		else
+			decode_generic(c, o, get_varint(pp), &prev[i], base);
 	}
-	*pp = p;
-	return v;
 }
 
 static int decode_string(struct gt_codec *c, const uint8_t *p, const uint8_t *rec_end,
@@ -285,8 +679,9 @@ static int decode_string(struct gt_codec *c, const uint8_t *p, const uint8_t *re
 int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
                     union gt_record *recs, struct gt_rec_string *str, const union gt_record **out)
 {
-	const uint8_t *p = *pp, *rec_end;
+	const uint8_t *p = *pp, *rec_end, *start;
 	const struct gt_codec_prog *prog;
+	uint64_t saved[GT_CODEC_MAX_FIELDS];
 	uint64_t type, len, *prev;
 	uint8_t *base;
 	int r;
@@ -309,25 +704,105 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 	prog = &c->progs[type];
 	prev = c->prev[type];
 	base = (uint8_t *)&recs[type];
-	for (unsigned i = 0; i < prog->nops; i++) {
-		unsigned op = prog->ops[i].op;
+	/* Decode assuming every field is there, and check once at the end. Memory-safe even
+	 * when the record is short: past the payload's end the reads land in the zero padding
+	 * (GT_CODEC_PAD). A short record is then decoded again field by field, from the delta
+	 * state saved here (fixed-size copies, so no memcpy call per record). */
+	start = p;
+	if (prog->late_delta)
+		memcpy(saved, prev, sizeof(saved));
+	else
+		memcpy(saved, prev, GT_CODEC_EARLY * sizeof(*prev));
+	if (prog->straight) {
+		switch (type) {
+		case GT_REC_KERNEL:
+			p = dec_kernel(c, (struct gt_rec_kernel *)base, prev, p);
+			goto check;
+		case GT_REC_MEMCPY:
+			p = dec_memcpy(c, (struct gt_rec_memcpy *)base, prev, p);
+			goto check;
+		case GT_REC_MEMSET:
+			p = dec_memset(c, (struct gt_rec_memset *)base, prev, p);
+			goto check;
+		case GT_REC_MEMORY:
+			p = dec_memory(c, (struct gt_rec_memory *)base, prev, p);
+			goto check;
+		case GT_REC_API:
+			p = dec_api(c, (struct gt_rec_api *)base, prev, p);
+			goto check;
+		case GT_REC_NVTX:
+			p = dec_nvtx(c, (struct gt_rec_nvtx *)base, prev, p);
+			goto check;
+		case GT_REC_SYNC:
+			p = dec_sync(c, (struct gt_rec_sync *)base, prev, p);
+			goto check;
+		default:
+			break;
+		}
+	}
+	for (unsigned ri = 0; ri < prog->nruns; ri++) {
+		const struct gt_codec_run *run = &prog->runs[ri];
+		const struct gt_codec_op *ops = prog->ops;
+		unsigned i;
 		uint64_t v;
 
-		if (p >= rec_end) {
-			/* written before this field existed: it reads as zero */
-			store(base + prog->ops[i].offset, op, 0);
-			continue;
+		switch (run->kind) {
+		case K_U32:
+			for (i = run->first; i < run->end; i++)
+				st32(base + ops[i].offset, get_varint(&p));
+			break;
+		case K_U64:
+			for (i = run->first; i < run->end; i++)
+				st64(base + ops[i].offset, get_varint(&p));
+			break;
+		case K_S32:
+			for (i = run->first; i < run->end; i++)
+				st32(base + ops[i].offset, (uint64_t)gt_unzigzag(get_varint(&p)));
+			break;
+		case K_D32:
+			for (i = run->first; i < run->end; i++) {
+				v = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));
+				prev[i] = v;
+				st32(base + ops[i].offset, v);
+			}
+			break;
+		case K_D64:
+			for (i = run->first; i < run->end; i++) {
+				v = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));
+				prev[i] = v;
+				st64(base + ops[i].offset, v);
+			}
+			break;
+		case K_U64T:
+			for (i = run->first; i < run->end; i++) {
+				v = get_varint(&p);
+				track_time(c, v);
+				st64(base + ops[i].offset, v);
+			}
+			break;
+		case K_D64T:
+			for (i = run->first; i < run->end; i++) {
+				v = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));
+				prev[i] = v;
+				track_time(c, v);
+				st64(base + ops[i].offset, v);
+			}
+			break;
+		default:
+			for (i = run->first; i < run->end; i++)
+				decode_generic(c, &ops[i], get_varint(&p), &prev[i], base);
+			break;
 		}
-		v = get_varint(&p);
-		if (op & OP_DELTA) {
-			v = prev[prog->ops[i].slot] + (uint64_t)gt_unzigzag(v);
-			prev[prog->ops[i].slot] = v;
-		} else if (op & OP_SIGNED) {
-			v = (uint64_t)gt_unzigzag(v);
-		}
-		if (op & OP_TIME)
-			track_time(c, v);
-		store(base + prog->ops[i].offset, op, v);
+	}
+check:
+	if (p > rec_end) {
+		/* written before some fields existed, or malformed: again, field by field */
+		p = start;
+		if (prog->late_delta)
+			memcpy(prev, saved, sizeof(saved));
+		else
+			memcpy(prev, saved, GT_CODEC_EARLY * sizeof(*prev));
+		decode_tail(c, prog, 0, &p, rec_end, prev, base);
 	}
 	/* bytes left over were written by a newer writer that appended fields: ignored */
 	if (p > rec_end)
@@ -361,4 +836,64 @@ bool gt_chunk_hdr_decode(const uint8_t in[GT_CHUNK_HDR_BYTES], struct gt_chunk_h
 	h->last_ts_ns = gt_get_le64(in + 24);
 	h->crc = gt_get_le32(in + 32);
 	return true;
+}
+
+int gt_codec_init(struct gt_codec *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (unsigned type = 1; type < GT_REC_MAX; type++) {
+		const struct gt_record_desc *d = gt_record_desc(type);
+		struct gt_codec_prog *prog = &c->progs[type];
+
+		if (!d || d->nfields + 1u > GT_CODEC_MAX_FIELDS)
+			return -EINVAL;
+		prog->size = d->size;
+		/* the header's pid travels as the first field: delta coded, so it costs one
+		 * byte when consecutive records of a type come from the same process */
+		prog->ops[0] = (struct gt_codec_op){offsetof(struct gt_rec_hdr, pid), K_D32,
+		                                    (uint8_t)(2u | OP_DELTA)};
+		for (unsigned i = 0; i < d->nfields; i++) {
+			const struct gt_field *f = &d->fields[i];
+			int wc = width_code(f->width);
+			unsigned op;
+
+			if (wc < 0 || f->offset + f->width > d->size)
+				return -EINVAL;
+			op = (unsigned)wc;
+			if (f->flags & GT_FIELD_SIGNED)
+				op |= OP_SIGNED;
+			if (f->flags & GT_FIELD_DELTA)
+				op |= OP_DELTA;
+			if (f->flags & GT_FIELD_TIME)
+				op |= OP_TIME;
+			prog->ops[i + 1] =
+			        (struct gt_codec_op){f->offset, kind_of(op), (uint8_t)op};
+		}
+		prog->nops = (uint16_t)(d->nfields + 1u);
+		for (unsigned i = GT_CODEC_EARLY; i < prog->nops; i++)
+			if (prog->ops[i].bits & OP_DELTA)
+				prog->late_delta = true;
+		prog->straight = straight_matches(prog, type);
+		for (unsigned i = 0; i < prog->nops; i++) {
+			struct gt_codec_run *run = &prog->runs[prog->nruns];
+
+			if (prog->nruns && run[-1].kind == prog->ops[i].kind &&
+			    run[-1].kind != K_GENERIC) {
+				run[-1].end = (uint8_t)(i + 1);
+				continue;
+			}
+			*run = (struct gt_codec_run){prog->ops[i].kind, (uint8_t)i,
+			                             (uint8_t)(i + 1)};
+			prog->nruns++;
+		}
+	}
+	gt_codec_reset(c);
+	return 0;
+}
+
+void gt_codec_reset(struct gt_codec *c)
+{
+	memset(c->prev, 0, sizeof(c->prev));
+	c->first_ts_ns = UINT64_MAX;
+	c->last_ts_ns = 0;
 }

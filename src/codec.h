@@ -93,20 +93,39 @@ int gt_writer_append_encoded(struct gt_writer *w, const void *bytes, size_t len,
 #define GT_CODEC_MAX_FIXED (2u * GT_VARINT_MAX + GT_CODEC_MAX_FIELDS * GT_VARINT_MAX)
 /* Bytes one encoded record of any type can take. */
 #define GT_CODEC_MAX_RECORD (GT_CODEC_MAX_FIXED + GT_STRING_MAX)
-/* Zero bytes a reader keeps after a payload, so a varint that runs past the end of a
- * record stops inside the buffer (and is then rejected) without a bounds check per byte. */
-#define GT_CODEC_PAD GT_VARINT_MAX
+/* Zero bytes a reader keeps after a payload. The decoder reads a run of fields without a
+ * bounds check per field and checks once after the run: past the payload's end it can read
+ * one varint that started inside (10 bytes), then a byte per remaining field of the run
+ * (zeros are one-byte varints), plus the 8-byte load of the fast varint path. */
+#define GT_CODEC_PAD (GT_VARINT_MAX + GT_CODEC_MAX_FIELDS + 8u)
 
+/* One field of a type's program; its delta state is prev[type][index of the op]. */
 struct gt_codec_op {
 	uint16_t offset; /* bytes from the start of the record */
-	uint8_t op;      /* GT_OP_* */
-	uint8_t slot;    /* index into the delta state of the type */
+	uint8_t kind;    /* codec.c's enum op_kind: the common shapes get a case of their own */
+	uint8_t bits;    /* width code and GT_FIELD_* flags, for the generic case */
+};
+
+/* Delta fields usually come first (pid, times, correlation id): the decoder saves this many
+ * delta states per record, or all of them for a type with a later delta field. */
+#define GT_CODEC_EARLY 8u
+
+/* Consecutive ops of one kind, handled by one tight loop (a kernel record's 24 fields are
+ * six runs), so the codec dispatches per run rather than per field. */
+struct gt_codec_run {
+	uint8_t kind;  /* of every op in the run */
+	uint8_t first; /* index of its first op */
+	uint8_t end;   /* index past its last op */
 };
 
 struct gt_codec_prog {
 	uint16_t size; /* sizeof the struct (strings: the fixed part) */
 	uint16_t nops; /* pid first, then the fields of gt_record_desc in order */
+	uint16_t nruns;
+	bool late_delta; /* a delta field after the first GT_CODEC_EARLY ops */
+	bool straight;   /* codec.c has straight-line code matching this table */
 	struct gt_codec_op ops[GT_CODEC_MAX_FIELDS];
+	struct gt_codec_run runs[GT_CODEC_MAX_FIELDS];
 };
 
 /* Codec state: one per writer or reader. The delta state restarts at every chunk. */

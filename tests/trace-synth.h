@@ -189,12 +189,12 @@ static inline void synth_string(union synth_buf *b, uint32_t id, const char *str
 	memcpy(r->str, str, len);
 }
 
-static inline void synth_hdr(union gt_record *r, unsigned type, size_t size, uint32_t pid)
+static inline void synth_hdr(void *rec, unsigned type, size_t size, uint32_t pid)
 {
-	memset(r, 0, size);
-	r->hdr.type = (uint16_t)type;
-	r->hdr.size = (uint16_t)size;
-	r->hdr.pid = pid;
+	struct gt_rec_hdr h = {(uint16_t)type, (uint16_t)size, pid};
+
+	memset(rec, 0, size);
+	memcpy(rec, &h, sizeof(h));
 }
 
 static inline void synth_batch(struct synth *s)
@@ -211,8 +211,8 @@ static inline void synth_batch(struct synth *s)
 		struct gt_rec_kernel *k = &s->kern[j];
 		uint64_t typical, r = synth_rand(s), dur;
 
-		synth_hdr((union gt_record *)a, GT_REC_API, sizeof(*a), pid);
-		synth_hdr((union gt_record *)k, GT_REC_KERNEL, sizeof(*k), pid);
+		synth_hdr(a, GT_REC_API, sizeof(*a), pid);
+		synth_hdr(k, GT_REC_KERNEL, sizeof(*k), pid);
 		/* other API calls in between are filtered out but still use correlation ids */
 		pr->corr += 1 + (uint32_t)(r % 4);
 		a->start_ns = pr->cpu_ns;
@@ -239,7 +239,7 @@ static inline void synth_batch(struct synth *s)
 	if (s->o.memcpy && (s->emitted / SYNTH_BATCH) % 2 == 1) {
 		struct gt_rec_memcpy *c = &s->copy;
 
-		synth_hdr((union gt_record *)c, GT_REC_MEMCPY, sizeof(*c), pid);
+		synth_hdr(c, GT_REC_MEMCPY, sizeof(*c), pid);
 		c->span.start_ns = pr->gpu_ns + 1500;
 		c->span.end_ns = c->span.start_ns + 40000 + synth_rand(s) % 4000;
 		c->span.correlation_id = ++pr->corr;

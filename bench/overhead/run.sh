@@ -13,7 +13,7 @@ lib="$build/collectors/libgputrace-inject.so"
 nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-overhead.XXXXXX")
 results="$work/results"
-sizes="200000 20000 2000000" # launches, 64-byte copies, NVTX push+pop pairs
+sizes="200000 20000 2000000" # launches, 64-byte copies, NVTX push+pop pairs (+100 x 2000)
 
 cupti=""
 for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 /usr/local/cuda*/targets/x86_64-linux/lib \
@@ -44,7 +44,7 @@ run_one() { # config round
 	rc=$?
 	if [ $rc -eq 77 ]; then echo "no GPU: skipping the benchmark"; exit 77; fi
 	awk -v c="$c" -v r="$2" '/^launch_us/{l=$2} /^memcpy_us/{m=$2} /^nvtx_ns/{n=$2}
-		END{ if (l != "") print c, r, l, m, n }' "$out" >>"$results"
+		/^nvtx_best_ns/{b=$2} END{ if (l != "") print c, r, l, m, n, b }' "$out" >>"$results"
 	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
 }
 
@@ -58,16 +58,16 @@ python3 - "$results" "$sizes" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 data = {}
-for c, r, l, m, n in rows:
-    data.setdefault(c, []).append((float(l), float(m), float(n)))
+for c, r, l, m, n, b in rows:
+    data.setdefault(c, []).append((float(l), float(m), float(n), float(b)))
 def med(c, i):
     return statistics.median(v[i] for v in data[c])
 def spread(c, i):
     vals = [v[i] for v in data[c]]
     return min(vals), max(vals)
 print("launches, copies, NVTX pairs per run: %s; rounds: %d" % (sys.argv[2], max(len(v) for v in data.values())))
-print("%-18s %22s %12s %10s %20s %22s" % ("config", "launch us (min-max)", "added us", "x floor",
-      "64B memcpy us", "NVTX push+pop ns"))
+print("%-18s %22s %9s %8s %14s %22s %10s" % ("config", "launch us (min-max)", "added us",
+      "x floor", "64B memcpy us", "NVTX push+pop ns", "NVTX best"))
 bare_l = med("bare", 0) if "bare" in data else None
 floor_add = med("floor", 0) - bare_l if "floor" in data and bare_l is not None else None
 for c in data:
@@ -76,7 +76,7 @@ for c in data:
     nlo, nhi = spread(c, 2)
     added = l - bare_l if bare_l is not None else float("nan")
     ratio = added / floor_add if floor_add and c not in ("bare", "floor") else float("nan")
-    print("%-18s %8.3f (%.3f-%.3f) %12.3f %10.2f %20.3f %10.1f (%.1f-%.1f)" %
-          (c, l, lo, hi, added, ratio, m, n, nlo, nhi))
+    print("%-18s %8.3f (%.3f-%.3f) %9.3f %8.2f %14.3f %10.1f (%.1f-%.1f) %10.1f" %
+          (c, l, lo, hi, added, ratio, m, n, nlo, nhi, med(c, 3)))
 PY
 rm -rf "$work"

@@ -45,8 +45,13 @@ run_standalone() {
 	shift
 	local out="$work/$name.gtrace" log="$work/$name.log" rc
 	rm -f "$out"
-	env CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$out" "${envs[@]}" \
-		timeout 300 "$wl" "$@" >"$log" 2>&1
+	if [ -n "${CUDA_INJECTION64_PATH_UNSET:-}" ]; then
+		env -u CUDA_INJECTION64_PATH GPUTRACE_OUTPUT="$out" "${envs[@]}" \
+			timeout 300 "$wl" "$@" >"$log" 2>&1
+	else
+		env CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$out" "${envs[@]}" \
+			timeout 300 "$wl" "$@" >"$log" 2>&1
+	fi
 	rc=$?
 	if [ $rc -eq 77 ]; then result "$name" skip "(no GPU)"; return; fi
 	if [ $rc -ne 0 ]; then result "$name" fail "(workload exit $rc)"; sed 's/^/    /' "$log"; return; fi
@@ -68,7 +73,10 @@ run_test() {
 	launches)
 		run_standalone launches launches 1000000 -- -- launches 1000000 ;;
 	cuptifirst)
-		run_standalone cuptifirst cuptifirst "" -- -- cuptifirst
+		# CUDA_INJECTION64_PATH unset (CUPTI would refuse the program itself); the workload
+		# loads the library from GT_CUPTIFIRST_LIB after subscribing
+		CUDA_INJECTION64_PATH_UNSET=1 run_standalone cuptifirst cuptifirst "" -- \
+			GT_CUPTIFIRST_LIB="$lib" -- cuptifirst
 		# the one line on stderr, and the program's own output unchanged
 		if [ -s "$work/cuptifirst.log" ]; then
 			local lines

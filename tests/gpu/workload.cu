@@ -303,20 +303,19 @@ static void CUPTIAPI ignore_callback(void *u, CUpti_CallbackDomain d, CUpti_Call
 
 static int run_cuptifirst(void)
 {
-	const char *path = getenv("CUDA_INJECTION64_PATH");
-	char lib[4096];
+	// CUPTI refuses a subscriber when CUDA_INJECTION64_PATH was set at process start, so the
+	// library comes in GT_CUPTIFIRST_LIB and is initialized the way the driver does it, after
+	// the program took CUPTI for itself
+	const char *lib = getenv("GT_CUPTIFIRST_LIB");
 	CUpti_SubscriberHandle sub;
 	CUptiResult r;
 	void *h;
 	int (*init)(void);
 
-	// Subscribing initializes CUDA, which would load the injection library first and win;
-	// so CUDA starts without it, and the library is then initialized the way the driver does
-	if (!path || snprintf(lib, sizeof(lib), "%s", path) >= (int)sizeof(lib)) {
-		fprintf(stderr, "CUDA_INJECTION64_PATH not set\n");
+	if (!lib) {
+		fprintf(stderr, "GT_CUPTIFIRST_LIB not set\n");
 		return 1;
 	}
-	unsetenv("CUDA_INJECTION64_PATH");
 	r = cuptiSubscribe(&sub, ignore_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
 		fprintf(stderr, "cuptiSubscribe: %d\n", (int)r);

@@ -1,0 +1,171 @@
+/* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
+ * Runs as a test helper. Deterministic: the same options give the same bytes.
+ *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
+ *           [--losses N] [--chunk-bytes B] [--no-footer]
+ * --no-footer leaves the file as a killed writer would: every chunk, no footer. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gputrace/trace.h"
+#include "trace-synth.h"
+
+/* The header every synthetic trace carries; tests/test-info.sh expects these values. */
+static const struct gt_trace_info info = {
+        .clock_id = GT_CLOCK_MONOTONIC,
+        .start_realtime_ns = 1714564800000000000ull, /* 2024-05-01T12:00:00Z */
+        .start_trace_ns = SYNTH_START_NS,
+        .hostname = "gpu-node-17",
+        .cmdline = "python train.py --epochs 1 --batch-size 64",
+        .tool_version = GT_VERSION,
+        .cuda_version = "13.0",
+        .cupti_version = "13.0.48",
+        .driver_version = "580.65.06",
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
+	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
+	      "Write a synthetic trace shaped like a training loop.\n",
+	      out);
+}
+
+static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v > max || s[0] == '-') {
+		fprintf(stderr, "mktrace: %s takes a number up to %llu, not '%s'\n", opt,
+		        (unsigned long long)max, s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	        {"output", required_argument, NULL, 'o'},
+	        {"kernels", required_argument, NULL, 'k'},
+	        {"names", required_argument, NULL, 'n'},
+	        {"processes", required_argument, NULL, 'p'},
+	        {"seed", required_argument, NULL, 's'},
+	        {"api", no_argument, NULL, 'a'},
+	        {"memcpy", no_argument, NULL, 'm'},
+	        {"losses", required_argument, NULL, 'l'},
+	        {"chunk-bytes", required_argument, NULL, 'c'},
+	        {"no-footer", no_argument, NULL, 'F'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	struct synth_opts o = {.kernels = 1000, .names = 100, .processes = 1, .seed = 1};
+	struct gt_writer_options wo = {0};
+	const char *path = NULL;
+	bool footer = true;
+	struct gt_writer *w;
+	union synth_buf b;
+	struct synth s;
+	uint64_t v, n = 0;
+	char tmp[4096];
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			path = optarg;
+			break;
+		case 'k':
+			if (number("--kernels", optarg, UINT64_MAX / 2, &o.kernels) < 0)
+				return 64;
+			break;
+		case 'n':
+			if (number("--names", optarg, 1000000, &v) < 0 || !v)
+				return 64;
+			o.names = (unsigned)v;
+			break;
+		case 'p':
+			if (number("--processes", optarg, 64, &v) < 0 || !v)
+				return 64;
+			o.processes = (unsigned)v;
+			break;
+		case 's':
+			if (number("--seed", optarg, UINT64_MAX, &o.seed) < 0)
+				return 64;
+			break;
+		case 'a':
+			o.api = true;
+			break;
+		case 'm':
+			o.memcpy = true;
+			break;
+		case 'l':
+			if (number("--losses", optarg, UINT64_MAX, &o.losses) < 0)
+				return 64;
+			break;
+		case 'c':
+			if (number("--chunk-bytes", optarg, 64u << 20, &v) < 0)
+				return 64;
+			wo.chunk_bytes = (size_t)v;
+			break;
+		case 'F':
+			footer = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 64;
+		}
+	}
+	if (!path || optind != argc) {
+		usage(stderr);
+		return 64;
+	}
+	r = gt_writer_open(path, &info, &wo, &w);
+	if (r < 0) {
+		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
+		return 73;
+	}
+	synth_init(&s, &o);
+	while (synth_next(&s, &b)) {
+		r = gt_writer_write(w, &b.rec.hdr);
+		if (r < 0)
+			goto fail;
+		n++;
+	}
+	if (footer) {
+		r = gt_writer_close(w);
+		if (r < 0) {
+			fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
+			return 74;
+		}
+	} else {
+		/* what a killed writer leaves: the chunks written so far, no footer */
+		r = gt_writer_flush(w);
+		if (r < 0)
+			goto fail;
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
+		unlink(path);
+		if (link(tmp, path) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		gt_writer_discard(w);
+	}
+	printf("%s: %llu records (%llu kernels)%s\n", path, (unsigned long long)n,
+	       (unsigned long long)o.kernels, footer ? "" : ", no footer");
+	return 0;
+fail:
+	fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
+	gt_writer_discard(w);
+	return 74;
+}

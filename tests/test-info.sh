@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# CLI test for `gputrace info`: usage errors (64), a missing (66) and unreadable (65) traces
+# with their one-line reasons, the whole report on a synthetic trace, a recovered trace
+# (no footer), a truncated one and one with a damaged chunk.
+# Usage: test-info.sh PATH/TO/gputrace PATH/TO/mktrace
+set -u
+gputrace=$1
+mktrace=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/cli-common.sh"
+
+version=$("$gputrace" --version | sed 's/^gputrace //')
+
+# Help and usage errors.
+expect_rc 0 "$gputrace" info --help
+out_has_line "Usage: gputrace info [options] FILE"
+expect_rc 0 "$gputrace" info -h
+out_has_line "Usage: gputrace info [options] FILE"
+expect_rc 64 "$gputrace" info
+expect_err "gputrace: info: which trace? usage: gputrace info FILE"
+expect_rc 64 "$gputrace" info --bogus x.gtrace
+expect_err "gputrace: info: unknown option '--bogus'; see 'gputrace info --help'"
+expect_rc 64 "$gputrace" info a.gtrace b.gtrace
+expect_err "gputrace: info: unexpected argument 'b.gtrace'; it takes one trace file"
+
+# Missing and unreadable files: one line each, naming the file and the problem.
+expect_rc 66 "$gputrace" info "$tmp/none.gtrace"
+expect_err "gputrace: $tmp/none.gtrace: No such file or directory"
+: >"$tmp/empty.gtrace"
+expect_rc 65 "$gputrace" info "$tmp/empty.gtrace"
+expect_err "gputrace: $tmp/empty.gtrace: empty file"
+echo '{"traceEvents": []}' >"$tmp/json.gtrace"
+expect_rc 65 "$gputrace" info "$tmp/json.gtrace"
+expect_err "gputrace: $tmp/json.gtrace: not a gputrace file (bad magic)"
+expect_rc 65 "$gputrace" info "$tmp"
+expect_err "gputrace: $tmp: is a directory"
+
+# The synthetic trace: two ranks, launch API records, copies, losses.
+"$mktrace" -o "$tmp/t.gtrace" --kernels 3000 --names 12 --processes 2 --api --memcpy \
+	--losses 5 --seed 7 >/dev/null 2>"$tmp/err" || fail "mktrace: $(cat "$tmp/err")"
+expect_rc 0 "$gputrace" info "$tmp/t.gtrace"
+expect_err ""
+expect_out "file:        $tmp/t.gtrace
+format:      1
+clock:       CLOCK_MONOTONIC
+host:        gpu-node-17
+started:     2024-05-01T12:00:00.000000000Z
+command:     python train.py --epochs 1 --batch-size 64
+versions:    gputrace $version, CUDA 13.0, CUPTI 13.0.48, driver 580.65.06
+processes:   2
+  pid 4100: /usr/bin/python3.11, ppid 1, rank 0, exited with status 0
+  pid 4107: /usr/bin/python3.11, ppid 4100, rank 1, killed by signal 9 (SIGKILL)
+devices:     2
+  device 0: NVIDIA H200, 132 SMs, 140.4 GiB, compute capability 9.0
+  device 1: NVIDIA H200, 132 SMs, 140.4 GiB, compute capability 9.0
+records:     6083
+  string       18
+  process      2
+  process_end  2
+  thread       2
+  device       2
+  context      2
+  stream       4
+  kernel       3000
+  memcpy       47
+  api          3000
+  loss         2
+  clock        2
+losses:
+  cupti_dropped    7
+  ring_full        5
+time span:   0.079702802 s (1000000000000 .. 1000079702802 ns)
+recovered:   no"
+
+# Header problems, from the same file's bytes: a newer format, a header and nothing else.
+hlen=$(od -An -tu4 -j12 -N4 "$tmp/t.gtrace" | tr -d ' ')
+cp "$tmp/t.gtrace" "$tmp/newer.gtrace"
+printf '\003' | dd of="$tmp/newer.gtrace" bs=1 seek=8 conv=notrunc status=none
+expect_rc 65 "$gputrace" info "$tmp/newer.gtrace"
+expect_err "gputrace: $tmp/newer.gtrace: written by a newer gputrace (format 3, this reader knows 1)"
+head -c "$hlen" "$tmp/t.gtrace" >"$tmp/header-only.gtrace"
+expect_rc 65 "$gputrace" info "$tmp/header-only.gtrace"
+expect_err "gputrace: $tmp/header-only.gtrace: no data: the file ends after its header (the writer stopped early)"
+head -c 30 "$tmp/t.gtrace" >"$tmp/short.gtrace"
+expect_rc 65 "$gputrace" info "$tmp/short.gtrace"
+expect_err "gputrace: $tmp/short.gtrace: truncated header"
+
+# A writer killed after its last chunk: no footer, every chunk recovered.
+"$mktrace" -o "$tmp/r.gtrace" --kernels 2000 --names 20 --api --chunk-bytes 16384 \
+	--no-footer >/dev/null 2>"$tmp/err" || fail "mktrace --no-footer: $(cat "$tmp/err")"
+expect_rc 0 "$gputrace" info "$tmp/r.gtrace"
+out_has_line "records:     4034"
+out_has_line "  kernel       2000"
+out_has_line "losses:      none"
+out_has_line "recovered:   yes (6 chunks read, 0 skipped, 0 bytes)"
+
+# ... killed in the middle of a chunk: the chunks before it, and the loss, are reported.
+size=$(stat -c %s "$tmp/r.gtrace")
+head -c $((size - 3000)) "$tmp/r.gtrace" >"$tmp/cut.gtrace"
+expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
+out_has_line "losses:"
+out_has_line "  damaged file     1 chunk, 1817 bytes unreadable"
+out_has_line "recovered:   yes (5 chunks read, 1 skipped, 1817 bytes)"
+
+# A bit flipped inside a chunk of a complete file: that chunk is skipped, the footer holds.
+"$mktrace" -o "$tmp/flip.gtrace" --kernels 3000 --names 12 --api --losses 5 \
+	--chunk-bytes 16384 >/dev/null 2>"$tmp/err" || fail "mktrace: $(cat "$tmp/err")"
+printf '\377' | dd of="$tmp/flip.gtrace" bs=1 seek=$((hlen + 100)) conv=notrunc status=none
+expect_rc 0 "$gputrace" info "$tmp/flip.gtrace"
+out_has_line "losses:"
+out_has_line "  cupti_dropped    7"
+grep -qE '^  damaged file     1 chunk, [0-9]+ bytes unreadable$' "$tmp/out" ||
+	fail "no damaged-file line: $(cat "$tmp/out")"
+out_has_line "recovered:   no"
+
+cli_done cli-info

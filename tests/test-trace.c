@@ -1073,9 +1073,11 @@ START_TEST(test_ten_million_flat_memory)
 	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_KERNEL], 5000000);
 	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, gt_reader_footer_counts(rd)->chunks);
 	gt_reader_close(rd);
-	/* the file is far larger than this bound; a reader that kept records would exceed it */
+	/* The decoded records are over 1 GB and the file over 40 MB: a reader that kept either
+	 * would blow through this bound. It leaves room for the sanitizers' own bookkeeping
+	 * (AddressSanitizer's quarantine adds about 10 MB here); without them growth is ~0. */
 	ck_assert_int_gt(st.st_size, 40 << 20);
-	ck_assert_msg(after - before < 8192, "reader RSS grew by %ld KiB", after - before);
+	ck_assert_msg(after - before < 32768, "reader RSS grew by %ld KiB", after - before);
 }
 END_TEST
 

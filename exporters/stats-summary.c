@@ -76,8 +76,15 @@ static void print_xfer_line(FILE *out, const char *what, const struct gt_xfer_st
 	gt_stats_fmt_bytes(bytes, sizeof(bytes), (double)x->bytes_total);
 	gt_stats_fmt_ns(total, sizeof(total), (double)x->time.total);
 	fprintf(out, "  %-6s %9s x  %11s in %11s", what, count, bytes, total);
-	if (x->time.total)
-		fprintf(out, "  (%.2f GB/s)", (double)x->bytes_total / (double)x->time.total);
+	if (x->time.total) {
+		double gbps = (double)x->bytes_total / (double)x->time.total; /* bytes/ns = GB/s */
+
+		/* tiny copies (a 4-byte result) would all read "0.00 GB/s" */
+		if (gbps < 1.0)
+			fprintf(out, "  (%.2f MB/s)", gbps * 1e3);
+		else
+			fprintf(out, "  (%.2f GB/s)", gbps);
+	}
 	fputc('\n', out);
 }
 

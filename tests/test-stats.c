@@ -815,6 +815,202 @@ START_TEST(test_summary_reads_twice)
 }
 END_TEST
 
+/* ---- real traces recorded on an H200 (tests/data) ---- */
+
+static const char *data_dir; /* from argv[1]; NULL skips these tests */
+
+static struct gt_reader *open_data(const char *name)
+{
+	struct gt_reader *r;
+	const char *msg = NULL;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
+	ck_assert_msg(gt_reader_open(path, &r, &msg) == 0, "%s: %s", path, msg);
+	return r;
+}
+
+/* tests/data/example.gtrace: examples/ (matmul, relu, reduce_sum over 20 steps with
+ * NVTX ranges, async copies and memsets, cudaMallocAsync, one pinned buffer). Every
+ * figure below was cross-checked against the raw records (gputrace export -f csv). */
+START_TEST(test_real_example_reports)
+{
+	struct gt_reader *r;
+	char *out;
+
+	if (!data_dir)
+		return;
+	r = open_data("example.gtrace");
+	out = report(r,
+	             GT_STATS_REPORT_KERNELS | GT_STATS_REPORT_MEMCPY | GT_STATS_REPORT_MEMSET |
+	                     GT_STATS_REPORT_NVTX | GT_STATS_REPORT_ERRORS,
+	             GT_STATS_FORMAT_CSV, false);
+	ck_assert_str_eq(
+	        out,
+	        "# kernels\n"
+	        "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,name\n"
+	        "85.57,321187,40,8029.7,7903.0,7648,9792,386.7,9792,"
+	        "\"matmul(float const*, float const*, float*, int)\"\n"
+	        "8.62,32353,20,1617.7,1603.0,1600,1760,36.7,1760,\"reduce_sum(float const*, "
+	        "float*, "
+	        "int)\"\n"
+	        "5.81,21824,20,1091.2,1091.0,1055,1344,64.0,1344,\"relu(float*, int)\"\n"
+	        "\n# memcpy\n"
+	        "time_pct,total_ns,count,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,total_"
+	        "bytes,"
+	        "avg_bytes,min_bytes,max_bytes,bandwidth_gbps,kind\n"
+	        "80.88,180034,22,8183.4,7807.0,7616,14080,1390.7,14080,5767168,262144.0,262144,"
+	        "262144,"
+	        "32.034,HtoD\n"
+	        "19.12,42559,20,2127.9,2183.0,1792,2400,136.8,2400,80,4.0,4,4,0.002,DtoH\n"
+	        "\n# memset\n"
+	        "time_pct,total_ns,count,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,total_"
+	        "bytes,"
+	        "avg_bytes,min_bytes,max_bytes,bandwidth_gbps,memory\n"
+	        "100.00,37924,40,948.1,929.0,768,1600,185.1,1600,5242960,131074.0,4,262144,138.249,"
+	        "device\n"
+	        "\n# nvtx\n"
+	        "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,style,"
+	        "domain,range\n"
+	        "53.68,11250392,20,562519.6,146431.0,140714,8389557,1842337.4,8389557,PushPop,,"
+	        "step\n"
+	        "43.29,9072053,20,453602.7,58111.0,54804,7926741,1759005.3,7926741,PushPop,,"
+	        "backward\n"
+	        "3.04,636305,20,31815.2,19199.0,15518,260015,53821.0,260015,PushPop,,forward\n"
+	        "\n# errors\n"
+	        "count,code,error,domain,function\n");
+	free(out);
+	out = report(r, GT_STATS_REPORT_MEMORY | GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV,
+	             false);
+	ck_assert_str_eq(out, "# memory\n"
+	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
+	                      "0,1572868,0,26,26,6553604,NVIDIA H200\n"
+	                      ",262144,0,1,1,262144,host (pinned and pageable)\n"
+	                      "\n# memory_never_freed\n"
+	                      "count,bytes,unmatched_frees\n"
+	                      "0,0,0\n"
+	                      "\n# memory_never_freed_largest\n"
+	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "\n# memory_largest\n"
+	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "262144,660,0,pinned,223206995,true,0x7f3ef1e00000\n"
+	                      "262144,660,0,device,223393637,true,0x7f3ef6800000\n"
+	                      "262144,660,0,device,223407530,true,0x7f3ef6840000\n"
+	                      "262144,660,0,device,223411938,true,0x7f3ef6880000\n"
+	                      "262144,660,0,device,223416425,true,0x7f3ef68c0000\n"
+	                      "262144,660,0,device,223420118,true,0x7f3ef6900000\n"
+	                      "262144,660,0,device,231779881,true,0x302000000\n"
+	                      "262144,660,0,device,232159680,true,0x302000000\n"
+	                      "262144,660,0,device,232326013,true,0x302000000\n"
+	                      "262144,660,0,device,232491057,true,0x302000000\n"
+	                      "\n# losses\n"
+	                      "source,records,detail\n"
+	                      "cupti_dropped,0,\n"
+	                      "ring_full,0,\n"
+	                      "torn_record,0,\n"
+	                      "corrupt_ring,0,\n"
+	                      "buffer_pool,0,\n"
+	                      "flush_window,0,\n"
+	                      "damaged_file,0,\n"
+	                      "\n# reader\n"
+	                      "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
+	                      "false,1,0,0,0\n");
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
+START_TEST(test_real_example_summary)
+{
+	struct gt_reader *r;
+	char *out;
+
+	if (!data_dir)
+		return;
+	r = open_data("example.gtrace");
+	out = summary(r);
+	ck_assert_str_eq(
+	        out, "GPU kernels: 80 launches of 3 kernels, 375.364 us of GPU time\n"
+	             "   85.57%   321.187 us         40 x  matmul(float const*, float const*, "
+	             "float*, int)\n"
+	             "    8.62%    32.353 us         20 x  reduce_sum(float const*, float*, int)\n"
+	             "    5.81%    21.824 us         20 x  relu(float*, int)\n"
+	             "Copies:\n"
+	             "  HtoD          22 x     5.50 MiB in  180.034 us  (32.03 GB/s)\n"
+	             "  DtoH          20 x         80 B in   42.559 us  (1.88 MB/s)\n"
+	             "Memsets:\n"
+	             "  all           40 x     5.00 MiB in   37.924 us  (138.25 GB/s)\n"
+	             "API calls: 257 calls, 124.404 ms on CPU threads\n"
+	             "   112.863 ms          1 x  cudaHostAlloc\n"
+	             "     8.715 ms         20 x  cudaMallocAsync\n"
+	             "     1.033 ms         20 x  cudaStreamSynchronize\n"
+	             "Peak memory in use:\n"
+	             "  GPU 0 (NVIDIA H200): 1.50 MiB\n"
+	             "  host (pinned and pageable): 256.00 KiB\n"
+	             "Lost records: none\n"
+	             "Processes: 1\n"
+	             "  pid 660 build-gpu/examples/gputrace-example: exited with status 0\n");
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
+/* tests/data/multistream.gtrace: 800 launches of one kernel over 8 streams from 8 threads,
+ * each inside an NVTX "worker" range. */
+START_TEST(test_real_multistream)
+{
+	struct gt_reader *r;
+	char *out;
+	cJSON *doc, *x;
+
+	if (!data_dir)
+		return;
+	r = open_data("multistream.gtrace");
+	out = report(r, GT_STATS_REPORT_KERNELS | GT_STATS_REPORT_API | GT_STATS_REPORT_NVTX,
+	             GT_STATS_FORMAT_CSV, false);
+	ck_assert_str_eq(
+	        out,
+	        "# kernels\n"
+	        "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,name\n"
+	        "100.00,686789,800,858.5,833.0,800,1183,70.2,1091,\"gt_tag(int*, int)\"\n"
+	        "\n# api\n"
+	        "time_pct,total_ns,calls,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,name\n"
+	        "67.88,122436026,1,122436026.0,122436026.0,122436026,122436026,0.0,122436026,"
+	        "cudaMalloc\n"
+	        "31.93,57591445,800,71989.3,10335.0,6174,10208571,453906.2,1757183,"
+	        "cudaLaunchKernel\n"
+	        "0.11,191171,1,191171.0,191171.0,191171,191171,0.0,191171,cudaFree\n"
+	        "0.06,110734,8,13841.8,12543.0,8888,21317,4565.2,21317,cudaStreamSynchronize\n"
+	        "0.02,28637,1,28637.0,28637.0,28637,28637,0.0,28637,cudaDeviceSynchronize\n"
+	        "0.01,21658,1,21658.0,21658.0,21658,21658,0.0,21658,cudaMemset\n"
+	        "\n# nvtx\n"
+	        "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,p99_ns,style,"
+	        "domain,range\n"
+	        "100.00,121335052,8,15166881.5,15073279.0,14556356,16066502,442220.6,16066502,"
+	        "PushPop,,worker\n");
+	free(out);
+	out = report(r, 0, GT_STATS_FORMAT_JSON, false);
+	doc = cJSON_Parse(out);
+	ck_assert_msg(doc != NULL, "invalid JSON");
+	x = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "memory"), 0);
+	ck_assert_double_eq(cJSON_GetObjectItem(x, "peak_bytes")->valuedouble, 32);
+	ck_assert_str_eq(cJSON_GetObjectItem(x, "name")->valuestring, "NVIDIA H200");
+	x = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "memset"), 0);
+	ck_assert_double_eq(cJSON_GetObjectItem(x, "total_ns")->valuedouble, 993);
+	ck_assert_double_eq(cJSON_GetObjectItem(x, "total_bytes")->valuedouble, 32);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "errors")), 0);
+	cJSON_Delete(doc);
+	free(out);
+	out = summary(r);
+	ck_assert_ptr_nonnull(strstr(out, "Processes: 1\n  pid 508 /work/main/build-gpu/tests/gpu/"
+	                                  "gt-gpu-workload streams8: exited with status 0\n"));
+	ck_assert_ptr_nonnull(strstr(out, "  all            1 x         32 B in      993 ns  "
+	                                  "(32.23 MB/s)\n"));
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
 /* ---- histogram precision and memory ---- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -1017,6 +1213,11 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_human_formats);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("recorded");
+	tcase_add_test(tc, test_real_example_reports);
+	tcase_add_test(tc, test_real_example_summary);
+	tcase_add_test(tc, test_real_multistream);
+	suite_add_tcase(s, tc);
 	tc = tcase_create("histogram");
 	tcase_add_test(tc, test_histogram_precision);
 	tcase_add_test(tc, test_histogram_exact_small);
@@ -1025,11 +1226,14 @@ static Suite *stats_suite(void)
 	return s;
 }
 
-int main(void)
+/* argv[1]: tests/data, where the traces recorded on a GPU live. */
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(stats_suite());
+	SRunner *sr;
 	int failed;
 
+	data_dir = argc > 1 ? argv[1] : NULL;
+	sr = srunner_create(stats_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -108,6 +108,21 @@ assert d["reader"]["recovered"] is False, "reader"' <"$tmp/out" 2>"$tmp/err" ||
 	fi
 fi
 
+# The example program's trace recorded on an H200 (tests/data/example.gtrace).
+data=$(dirname "$0")/data
+expect_rc 0 "$gputrace" stats -r kernels,errors "$data/example.gtrace"
+expect_out "GPU kernels
+Time %       Total  Instances       Avg       Med       Min       Max    StdDev       P99  Name
+ 85.57  321.187 us         40  8.030 us  7.903 us  7.648 us  9.792 us  386.7 ns  9.792 us  matmul(float const*, float const*, float*, int)
+  8.62   32.353 us         20  1.618 us  1.603 us  1.600 us  1.760 us   36.7 ns  1.760 us  reduce_sum(float const*, float*, int)
+  5.81   21.824 us         20  1.091 us  1.091 us  1.055 us  1.344 us   64.0 ns  1.344 us  relu(float*, int)
+
+Failed API calls
+  no API call returned an error"
+expect_rc 0 "$gputrace" stats -f csv -r memory "$data/example.gtrace"
+out_has_line "0,1572868,0,26,26,6553604,NVIDIA H200"
+out_has_line ",262144,0,1,1,262144,host (pinned and pageable)"
+
 # Output file: the format follows the extension, and a bad directory is exit 73.
 if [ -f "$tmp/t.gtrace" ]; then
 	expect_rc 0 "$gputrace" stats -r losses -o "$tmp/l.csv" "$tmp/t.gtrace"

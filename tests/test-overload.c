@@ -1,0 +1,489 @@
+/* Check suite 'reliability': overload without a GPU. A producer that writes far faster than
+ * the drainer can keep up with a 4 KiB ring runs under `gputrace run`: no hang, no crash,
+ * exit status 0, and every record accounted for exactly (written = in the trace + counted
+ * as dropped, per record kind), with the losses printed by the summary and `gputrace info`.
+ * A control run with a ring large enough shows no loss at all.
+ *
+ * The same binary is the producer: `test-overload produce RESULT THREADS RECORDS WAITREC`
+ * registers through gt_client_open() (the session `gputrace run` set up), starts THREADS
+ * threads that each write RECORDS NVTX marks without waiting (what application threads do)
+ * and one that writes WAITREC kernel records with GT_RING_WAIT (CUPTI's buffer thread),
+ * then writes what it counted to RESULT. Runs as a unit test and as the traced program. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gputrace/client.h"
+#include "gputrace/clock.h"
+#include "gputrace/env.h"
+#include "gputrace/trace.h"
+
+#define MAX_THREADS   8
+#define RUN_DEADLINE  (120ull * 1000000000ull) /* a run that takes longer has hung */
+/* Slack on top of GT_RING_WAIT_MAX_NS for one waiting write on a loaded 2-core machine. */
+#define WAIT_SLACK_NS (1000ull * 1000000ull)
+
+/* ---- the producer ------------------------------------------------------------------ */
+
+struct producer {
+	struct gt_ring *ring;
+	uint32_t pid, msg_id;
+	uint64_t records;
+	bool wait; /* GT_RING_WAIT kernel records instead of NVTX marks */
+	/* results */
+	uint64_t ok, dropped, elapsed_ns, max_call_ns;
+};
+
+static void *produce_thread(void *arg)
+{
+	struct producer *p = arg;
+	uint64_t t0 = gt_now_ns();
+
+	for (uint64_t i = 0; i < p->records; i++) {
+		uint64_t before = p->wait ? gt_now_ns() : 0;
+		int r;
+
+		if (p->wait) {
+			struct gt_rec_kernel k = {0};
+
+			k.hdr.type = GT_REC_KERNEL;
+			k.hdr.size = sizeof(k);
+			k.hdr.pid = p->pid;
+			k.span.start_ns = before;
+			k.span.end_ns = before + 1000;
+			k.span.correlation_id = (uint32_t)i + 1;
+			k.name_id = p->msg_id;
+			k.grid_x = k.grid_y = k.grid_z = 1;
+			k.block_x = 128;
+			k.block_y = k.block_z = 1;
+			r = gt_ring_write(p->ring, &k.hdr, GT_RING_WAIT);
+			if (gt_now_ns() - before > p->max_call_ns)
+				p->max_call_ns = gt_now_ns() - before;
+		} else {
+			struct gt_rec_nvtx n = {0};
+
+			n.hdr.type = GT_REC_NVTX;
+			n.hdr.size = sizeof(n);
+			n.hdr.pid = p->pid;
+			n.start_ns = n.end_ns = t0 + i;
+			n.range_id = i;
+			n.message_id = p->msg_id;
+			n.kind = GT_NVTX_MARK;
+			r = gt_ring_write(p->ring, &n.hdr, 0);
+		}
+		if (r == 0)
+			p->ok++;
+		else if (r == -ENOSPC)
+			p->dropped++;
+		else
+			abort(); /* not a documented result: let the test see a crash */
+	}
+	p->elapsed_ns = gt_now_ns() - t0;
+	return NULL;
+}
+
+static int produce(int argc, char **argv)
+{
+	struct gt_client_options opts = {0};
+	struct producer p[MAX_THREADS + 1] = {0};
+	pthread_t th[MAX_THREADS + 1];
+	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
+	struct gt_client *c;
+	unsigned threads;
+	uint64_t records, waitrec;
+	uint32_t id;
+	FILE *f;
+
+	if (argc != 6)
+		return 2;
+	threads = (unsigned)atoi(argv[3]);
+	records = strtoull(argv[4], NULL, 10);
+	waitrec = strtoull(argv[5], NULL, 10);
+	if (threads < 1 || threads > MAX_THREADS)
+		return 2;
+	/* gputrace run passes --buffer-size as a plain byte count; the injection library
+	 * reads it the same way. */
+	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
+	if (gt_client_open(&opts, &c, &err) < 0) {
+		fprintf(stderr, "test-overload: %s\n", err);
+		return 3;
+	}
+	/* Interned while the ring is empty, so it cannot be dropped. */
+	id = gt_client_intern(c, "overload", 8);
+	if (id == GT_STRING_NONE)
+		return 4;
+	for (unsigned i = 0; i <= threads; i++) {
+		p[i].ring = gt_client_ring(c);
+		p[i].pid = (uint32_t)getpid();
+		p[i].msg_id = id;
+		p[i].wait = i == threads;
+		p[i].records = i == threads ? waitrec : records;
+		if (pthread_create(&th[i], NULL, produce_thread, &p[i]) != 0)
+			return 5;
+	}
+	for (unsigned i = 0; i <= threads; i++)
+		pthread_join(th[i], NULL);
+
+	f = fopen(argv[2], "w");
+	if (!f)
+		return 6;
+	fprintf(f, "pid %d\n", (int)getpid());
+	for (unsigned i = 0; i <= threads; i++)
+		fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+		        p[i].wait ? "wait" : "nvtx", p[i].ok, p[i].dropped, p[i].elapsed_ns,
+		        p[i].max_call_ns);
+	if (fclose(f) != 0)
+		return 6;
+	gt_client_set_exit_status(c, 0);
+	return gt_client_close(c, NULL) < 0 ? 7 : 0;
+}
+
+/* ---- the test ------------------------------------------------------------------------ */
+
+struct counted {
+	int pid;
+	uint64_t nvtx_ok, nvtx_dropped, wait_ok, wait_dropped;
+	uint64_t nvtx_ns, nvtx_records, max_wait_ns;
+};
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+	char lib[128];
+	int fd;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-overload-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	/* A placeholder injection library: nothing here initializes CUDA, so the driver
+	 * never opens it, but `gputrace run` refuses to start without one. */
+	snprintf(lib, sizeof(lib), "%s/libgputrace-inject.so", tmpdir);
+	fd = open(lib, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("GPUTRACE_INJECT_LIB", lib, 1);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test-overload: could not remove %s\n", tmpdir);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(buf);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Run argv with stdout/stderr to tmpdir/out and tmpdir/err; fails the test on a hang.
+ * Returns the exit status. */
+static int run(char *const argv[])
+{
+	char out[128], err[128];
+	uint64_t deadline = gt_now_ns() + RUN_DEADLINE;
+	pid_t pid;
+	int st;
+
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	snprintf(err, sizeof(err), "%s/err", tmpdir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int o = open(out, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+		int e = open(err, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(tmpdir) < 0)
+			_exit(120);
+		execv(argv[0], argv);
+		_exit(121);
+	}
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		ck_assert_int_eq(w, 0);
+		if (gt_now_ns() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			ck_abort_msg("'%s %s' still running after %llu s: a hang", argv[0],
+			             argv[1], RUN_DEADLINE / 1000000000ull);
+		}
+		usleep(20000);
+	}
+	ck_assert_msg(WIFEXITED(st), "'%s %s' killed by signal %d", argv[0], argv[1],
+	              WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return WEXITSTATUS(st);
+}
+
+static void read_result(const char *path, struct counted *c)
+{
+	char *text = slurp(path), *line, *save = NULL;
+
+	memset(c, 0, sizeof(*c));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char kind[8];
+		uint64_t ok, dropped, ns, max;
+
+		if (sscanf(line, "pid %d", &c->pid) == 1)
+			continue;
+		ck_assert_int_eq(sscanf(line, "%7s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		                        kind, &ok, &dropped, &ns, &max),
+		                 5);
+		if (strcmp(kind, "wait") == 0) {
+			c->wait_ok += ok;
+			c->wait_dropped += dropped;
+			c->max_wait_ns = max;
+		} else {
+			c->nvtx_ok += ok;
+			c->nvtx_dropped += dropped;
+			c->nvtx_ns += ns;
+			c->nvtx_records += ok + dropped;
+		}
+	}
+	free(text);
+	ck_assert_int_gt(c->pid, 0);
+}
+
+/* What the trace holds for the producer: records by kind, losses by source and kind. */
+struct held {
+	uint64_t records[GT_REC_MAX];
+	uint64_t lost[GT_LOSS_SOURCE_MAX][GT_REC_MAX];
+	bool ended;
+	uint32_t end_how;
+	int32_t end_code;
+};
+
+static void read_trace(const char *path, uint32_t pid, struct held *h)
+{
+	const union gt_record *rec;
+	struct gt_reader *r;
+	const char *msg = NULL;
+	int n;
+
+	memset(h, 0, sizeof(*h));
+	ck_assert_msg(gt_reader_open(path, &r, &msg) == 0, "open %s: %s", path, msg);
+	while ((n = gt_reader_next(r, &rec)) == 1) {
+		if (rec->hdr.pid != pid)
+			continue;
+		h->records[rec->hdr.type]++;
+		if (rec->hdr.type == GT_REC_LOSS) {
+			ck_assert_uint_lt(rec->loss.source, GT_LOSS_SOURCE_MAX);
+			ck_assert_uint_lt(rec->loss.kind, GT_REC_MAX);
+			h->lost[rec->loss.source][rec->loss.kind] += rec->loss.count;
+		}
+		if (rec->hdr.type == GT_REC_PROCESS_END) {
+			h->ended = true;
+			h->end_how = rec->process_end.how;
+			h->end_code = rec->process_end.code;
+		}
+	}
+	ck_assert_int_eq(n, 0);
+	ck_assert(!gt_reader_status(r)->recovered);
+	ck_assert_uint_eq(gt_reader_status(r)->records_skipped, 0);
+	gt_reader_close(r);
+}
+
+static uint64_t lost_total(const struct held *h, unsigned source)
+{
+	uint64_t t = 0;
+
+	for (unsigned k = 0; k < GT_REC_MAX; k++)
+		t += h->lost[source][k];
+	return t;
+}
+
+/* "1234567" -> "1,234,567", the way the summary prints counts. */
+static void grouped(uint64_t v, char *out, size_t bytes)
+{
+	char digits[32];
+	size_t n, o = 0;
+
+	n = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, v);
+	for (size_t i = 0; i < n && o + 2 < bytes; i++) {
+		if (i && (n - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+}
+
+/* gputrace run with the producer; returns what the producer counted and the trace holds. */
+static void overload_run(const char *buffer, const char *threads, const char *records,
+                         const char *waitrec, struct counted *c, struct held *h, char **err)
+{
+	char self[4096], result[128], trace[128];
+	const char *gputrace = getenv("GPUTRACE_EXE");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int rc;
+
+	ck_assert_msg(gputrace != NULL, "GPUTRACE_EXE is not set (meson sets it)");
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(result, sizeof(result), "%s/result", tmpdir);
+	snprintf(trace, sizeof(trace), "%s/overload.gtrace", tmpdir);
+	{
+		char *argv[] = {(char *)gputrace, "run", "-f", "-o", "overload", "--buffer-size",
+		                (char *)buffer, "--", self, "produce", result, (char *)threads,
+		                (char *)records, (char *)waitrec, NULL};
+
+		rc = run(argv);
+	}
+	snprintf(trace, sizeof(trace), "%s/err", tmpdir);
+	*err = slurp(trace);
+	snprintf(trace, sizeof(trace), "%s/overload.gtrace", tmpdir);
+	/* Losses are warnings: run exits with the program's status. */
+	ck_assert_msg(rc == 0, "gputrace run exited %d; stderr:\n%s", rc, *err);
+	read_result(result, c);
+	read_trace(trace, (uint32_t)c->pid, h);
+}
+
+START_TEST(test_overload_exact_accounting)
+{
+	struct counted c;
+	struct held h;
+	char *err, line[256], a[32], b[32];
+	uint64_t lost;
+
+	overload_run("4K", "2", "100000", "40", &c, &h, &err);
+	fprintf(stderr,
+	        "overload: nvtx %" PRIu64 " written, %" PRIu64 " dropped, %.1f ns per write; "
+	        "waiting writes %" PRIu64 " written, %" PRIu64 " dropped, longest %.1f ms\n",
+	        c.nvtx_ok, c.nvtx_dropped, (double)c.nvtx_ns / (double)c.nvtx_records, c.wait_ok,
+	        c.wait_dropped, (double)c.max_wait_ns / 1e6);
+
+	/* The producer outran the drainer: otherwise this test tests nothing. */
+	ck_assert_uint_gt(c.nvtx_dropped, 0);
+	ck_assert_uint_eq(c.nvtx_ok + c.nvtx_dropped, 200000);
+	ck_assert_uint_eq(c.wait_ok + c.wait_dropped, 40);
+	/* Written = in the trace + dropped, exactly, per kind. */
+	ck_assert_uint_eq(h.records[GT_REC_NVTX], c.nvtx_ok);
+	ck_assert_uint_eq(h.lost[GT_LOSS_RING_FULL][GT_REC_NVTX], c.nvtx_dropped);
+	ck_assert_uint_eq(h.records[GT_REC_KERNEL], c.wait_ok);
+	ck_assert_uint_eq(h.lost[GT_LOSS_RING_FULL][GT_REC_KERNEL], c.wait_dropped);
+	lost = lost_total(&h, GT_LOSS_RING_FULL);
+	ck_assert_uint_eq(lost, c.nvtx_dropped + c.wait_dropped);
+	/* Everything committed was read: nothing torn, nothing corrupt. */
+	ck_assert_uint_eq(lost_total(&h, GT_LOSS_TORN), 0);
+	ck_assert_uint_eq(lost_total(&h, GT_LOSS_CORRUPT), 0);
+	ck_assert(h.ended);
+	ck_assert_uint_eq(h.end_how, GT_END_EXIT);
+	ck_assert_int_eq(h.end_code, 0);
+	/* A waiting write (CUPTI's thread) gives up after GT_RING_WAIT_MAX_NS: bounded. */
+	ck_assert_uint_le(c.max_wait_ns, GT_RING_WAIT_MAX_NS + WAIT_SLACK_NS);
+	/* A write that does not wait never blocks: even on a loaded machine it costs
+	 * microseconds, not the drainer's pace (a blocked write would cost milliseconds). */
+	ck_assert_uint_le(c.nvtx_ns / c.nvtx_records, 50000);
+
+	/* The summary says so. */
+	grouped(lost, a, sizeof(a));
+	grouped(lost, b, sizeof(b));
+	snprintf(line, sizeof(line), "Lost records: %s (ring_full %s); the trace is incomplete",
+	         a, b);
+	ck_assert_msg(strstr(err, line), "summary lacks '%s':\n%s", line, err);
+	free(err);
+}
+END_TEST
+
+START_TEST(test_overload_info_prints_losses)
+{
+	struct counted c;
+	struct held h;
+	char *err, *out, *save = NULL, want[32], plain[32], path[128];
+	const char *gputrace = getenv("GPUTRACE_EXE");
+	bool found = false;
+	uint64_t lost;
+	int rc;
+
+	overload_run("4K", "1", "50000", "0", &c, &h, &err);
+	free(err);
+	lost = lost_total(&h, GT_LOSS_RING_FULL);
+	ck_assert_uint_gt(lost, 0);
+	ck_assert_uint_eq(lost, c.nvtx_dropped);
+	{
+		char *argv[] = {(char *)gputrace, "info", "overload.gtrace", NULL};
+
+		rc = run(argv);
+	}
+	snprintf(path, sizeof(path), "%s/out", tmpdir);
+	out = slurp(path);
+	snprintf(path, sizeof(path), "%s/err", tmpdir);
+	err = slurp(path);
+	ck_assert_msg(rc == 0, "gputrace info exited %d:\n%s%s", rc, out, err);
+	/* The count, as info prints it (grouped or not), on a line naming the ring. */
+	grouped(lost, want, sizeof(want));
+	snprintf(plain, sizeof(plain), "%" PRIu64, lost);
+	for (char *l = strtok_r(out, "\n", &save); l && !found; l = strtok_r(NULL, "\n", &save))
+		found = strstr(l, "ring") && (strstr(l, want) || strstr(l, plain));
+	ck_assert_msg(found, "gputrace info does not print %s ring-full losses", want);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(test_overload_control_no_loss)
+{
+	struct counted c;
+	struct held h;
+	char *err;
+
+	/* 20000 marks of 72-byte slots fit in 4 MiB: nothing may be lost. */
+	overload_run("4M", "1", "20000", "20", &c, &h, &err);
+	ck_assert_uint_eq(c.nvtx_dropped, 0);
+	ck_assert_uint_eq(c.wait_dropped, 0);
+	ck_assert_uint_eq(h.records[GT_REC_NVTX], 20000);
+	ck_assert_uint_eq(h.records[GT_REC_KERNEL], 20);
+	for (unsigned s = 0; s < GT_LOSS_SOURCE_MAX; s++)
+		ck_assert_uint_eq(lost_total(&h, s), 0);
+	ck_assert_msg(strstr(err, "Lost records: none"), "summary:\n%s", err);
+	free(err);
+}
+END_TEST
+
+static Suite *overload_suite(void)
+{
+	Suite *s = suite_create("reliability");
+	TCase *tc = tcase_create("overload");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_overload_exact_accounting);
+	tcase_add_test(tc, test_overload_info_prints_losses);
+	tcase_add_test(tc, test_overload_control_no_loss);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc > 1 && strcmp(argv[1], "produce") == 0)
+		return produce(argc, argv);
+	sr = srunner_create(overload_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -24,6 +24,7 @@ done
 configs="bare floor gputrace gputrace-activity gputrace-noapi"
 [ -n "$cupti" ] && configs="$configs cupti-markers"
 [ -x "$nsys" ] && configs="$configs nsys"
+configs=${BENCH_CONFIGS:-$configs} # e.g. BENCH_CONFIGS="bare floor gputrace"
 
 run_one() { # config round
 	local c=$1 out="$work/$1-$2.out" rc
@@ -51,6 +52,7 @@ run_one() { # config round
 : >"$results"
 for r in $(seq 1 "$rounds"); do
 	for c in $configs; do run_one "$c" "$r"; done
+	echo "round $r of $rounds done" >&2
 done
 ls -l "$work"/t.gtrace 2>/dev/null | awk '{print "last gputrace trace: " $5 " bytes"}'
 

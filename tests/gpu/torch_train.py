@@ -24,7 +24,6 @@ loss_fn = torch.nn.CrossEntropyLoss()
 
 
 def step():
-    opt.zero_grad(set_to_none=False)
     loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
@@ -33,18 +32,22 @@ def step():
 
 for i in range(20):
     torch.cuda.nvtx.range_push("step")
+    opt.zero_grad(set_to_none=True)
     loss = step()
     torch.cuda.nvtx.range_pop()
 torch.cuda.synchronize()
 
-# CUDA graph: warm up on a side stream, capture one step, replay it
+# CUDA graph, the way PyTorch's documentation does it: warm up on a side stream, drop the
+# gradients so that backward() allocates them from the graph's private pool, capture, replay
 s = torch.cuda.Stream()
 s.wait_stream(torch.cuda.current_stream())
 with torch.cuda.stream(s):
     for _ in range(3):
+        opt.zero_grad(set_to_none=True)
         step()
 torch.cuda.current_stream().wait_stream(s)
 g = torch.cuda.CUDAGraph()
+opt.zero_grad(set_to_none=True)
 with torch.cuda.graph(g):
     static_loss = step()
 for _ in range(10):

@@ -2,10 +2,12 @@
 # CLI test for `gputrace export`: usage errors and exit codes, default and explicit output
 # names, standard output, a trace whose footer is missing. The trace comes from a real
 # `gputrace run` of session-child (a process that registers with the session; no GPU needed).
-# Usage: cli-export.sh PATH/TO/gputrace PATH/TO/session-child
+# With tests/mktrace, also a larger synthetic trace: every record exported, --max-size splits,
+# a trace without footer. Usage: cli-export.sh gputrace session-child [mktrace]
 set -u
 gputrace=$(realpath "$1")
 session_child=$(realpath "$2")
+mktrace=${3:+$(realpath "$3")}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=cli-common.sh
@@ -81,5 +83,27 @@ head -c $((size - 40)) run.gtrace >cut.gtrace
 expect_rc 0 "$gputrace" export cut.gtrace -f chrome
 valid_json cut.json
 err_matches '^gputrace: warning: cut\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks? recovered, [0-9]+ damaged ones? skipped$'
+
+# ---- a larger synthetic trace: nothing lost on the way, splitting, recovery ----
+if [ -n "$mktrace" ]; then
+	"$mktrace" -o big.gtrace --kernels 20000 --api --memcpy >/dev/null ||
+		fail "mktrace could not write big.gtrace"
+	expect_rc 0 "$gputrace" export big.gtrace -f csv -q
+	[ "$(tail -n +2 big-kernel.csv | wc -l)" -eq 20000 ] ||
+		fail "csv: $(tail -n +2 big-kernel.csv | wc -l) kernel rows, expected 20000"
+	[ "$(tail -n +2 big-api.csv | wc -l)" -eq 20000 ] ||
+		fail "csv: $(tail -n +2 big-api.csv | wc -l) API rows, expected 20000"
+	expect_rc 0 "$gputrace" export big.gtrace -f chrome --max-size 1M
+	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MB in [0-9]+ files\)$'
+	valid_json big.json
+	valid_json big.1.json
+	# Written as a killed writer leaves it: every chunk is still read.
+	"$mktrace" -o cut2.gtrace --kernels 20000 --api --no-footer --chunk-bytes 65536 >/dev/null ||
+		fail "mktrace could not write cut2.gtrace"
+	expect_rc 0 "$gputrace" export cut2.gtrace -f csv
+	err_matches '^gputrace: warning: cut2\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered, 0 damaged ones skipped$'
+	[ "$(tail -n +2 cut2-kernel.csv | wc -l)" -eq 20000 ] ||
+		fail "recovered csv: $(tail -n +2 cut2-kernel.csv | wc -l) kernel rows, expected 20000"
+fi
 
 cli_done cli-export

@@ -291,6 +291,7 @@ int cmd_doctor(int argc, char **argv)
 	int c, ret;
 
 	opterr = 0;
+	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
 	while ((c = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':

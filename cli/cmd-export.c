@@ -81,7 +81,7 @@ int cmd_export(int argc, char **argv)
 	int c, ret;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
 	while ((c = getopt_long(argc, argv, ":f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

@@ -224,7 +224,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	int c, r;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
 	/* '+': stop at the program's name, so its own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+:o:fqt:h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -1,7 +1,7 @@
 /* Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/): small real traces
  * from the exporters' fixture in each of fuzz-reader's three input modes, ring programs,
  * patterns and command lines. Deterministic, so the committed seeds can be regenerated:
- *   fuzz-mkseeds tests/fuzz/corpus
+ *   fuzz-mkseeds tests/fuzz/corpus tests/data/*.gtrace
  * Runs as a build-time helper (tests/fuzz/run.sh --seeds). */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +80,33 @@ static int built_seed(const char *name, const uint8_t *f, size_t len, uint8_t fl
 		pos += GT_CHUNK_HDR_BYTES + comp;
 	}
 	return put("fuzz-reader", name, out, o, NULL, 0);
+}
+
+/* A real trace (tests/data, recorded on a GPU) in every mode. */
+static int real_seed(const char *path)
+{
+	static const uint8_t raw = 0, fix = 1;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char name[128];
+	size_t len = 0;
+	uint8_t *f = slurp(path, &len);
+	int r;
+
+	if (!f || len < GT_HEADER_FIXED_BYTES) {
+		free(f);
+		fprintf(stderr, "fuzz-mkseeds: cannot read %s\n", path);
+		return -EIO;
+	}
+	snprintf(name, sizeof(name), "raw-%s", base);
+	r = put("fuzz-reader", name, &raw, 1, f, len);
+	snprintf(name, sizeof(name), "fixup-%s", base);
+	if (!r)
+		r = put("fuzz-reader", name, &fix, 1, f, len);
+	snprintf(name, sizeof(name), "built-%s", base);
+	if (!r)
+		r = built_seed(name, f, len, 1);
+	free(f);
+	return r;
 }
 
 static int reader_seeds(void)
@@ -226,13 +253,15 @@ int main(int argc, char **argv)
 {
 	int r;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: fuzz-mkseeds CORPUS-DIR\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: fuzz-mkseeds CORPUS-DIR [REAL.gtrace...]\n");
 		return 2;
 	}
 	root = argv[1];
 	mkdir(root, 0755);
 	r = reader_seeds();
+	for (int i = 2; i < argc && !r; i++)
+		r = real_seed(argv[i]);
 	if (!r)
 		r = ring_seeds();
 	if (!r)

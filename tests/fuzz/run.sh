@@ -40,11 +40,11 @@ fi
 ninja -C "$build" tests/fuzz/fuzz-reader tests/fuzz/fuzz-ring tests/fuzz/fuzz-pattern \
 	tests/fuzz/fuzz-options tests/fuzz/fuzz-mkseeds >/dev/null
 if [ "$seeds" = 1 ]; then
-	"$build/tests/fuzz/fuzz-mkseeds" "$src/tests/fuzz/corpus"
+	"$build/tests/fuzz/fuzz-mkseeds" "$src/tests/fuzz/corpus" "$src"/tests/data/*.gtrace
 fi
 
 # Longest input per target: traces need room for a few chunks; the rest are short.
-declare -A max_len=([reader]=16384 [ring]=4096 [pattern]=512 [options]=512)
+declare -A max_len=([reader]=40960 [ring]=4096 [pattern]=512 [options]=512)
 mkdir -p "$work/crashes"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

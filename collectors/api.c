@@ -6,11 +6,11 @@
  * activity parsing on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "gputrace/clock.h"
 #include "cuptilib.h"
+#include "gputrace/clock.h"
 #include "inject.h"
 
-#define RT_SIZE CUPTI_RUNTIME_TRACE_CBID_SIZE
+#define RT_SIZE  CUPTI_RUNTIME_TRACE_CBID_SIZE
 #define DRV_SIZE CUPTI_DRIVER_TRACE_CBID_SIZE
 
 /* Which callback ids are recorded, and their interned names (filled on first use). */
@@ -33,15 +33,15 @@ static bool *want_of(unsigned domain, unsigned cbid)
 
 static uint32_t name_of(unsigned domain, unsigned cbid, const char *known)
 {
-	_Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &name_rt[cbid]
-								       : &name_drv[cbid];
+	_Atomic uint32_t *slot =
+	        domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &name_rt[cbid] : &name_drv[cbid];
 	uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
 	const char *name = known;
 
 	if (id)
 		return id;
 	if (!name && gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
-			     CUPTI_SUCCESS)
+	                     CUPTI_SUCCESS)
 		return GT_STRING_NONE;
 	id = gt_intern(name);
 	/* racing threads intern the same string and get the same id: a plain store is enough */
@@ -97,7 +97,7 @@ static void api_activity(const void *rec)
 {
 	const CUpti_ActivityAPI *a = rec;
 	unsigned domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
-								 : CUPTI_CB_DOMAIN_DRIVER_API;
+	                                                         : CUPTI_CB_DOMAIN_DRIVER_API;
 	bool *w = want_of(domain, a->cbid);
 	struct gt_rec_api r;
 
@@ -120,7 +120,7 @@ static void api_activity(const void *rec)
 
 /* Decide per callback id and switch it on inside CUPTI. */
 static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, unsigned size,
-			 unsigned *n_on)
+                         unsigned *n_on)
 {
 	unsigned cbid;
 	int ret = 0;
@@ -131,7 +131,7 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 		CUptiResult res = CUPTI_SUCCESS;
 
 		if (gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
-			    CUPTI_SUCCESS ||
+		            CUPTI_SUCCESS ||
 		    !name)
 			continue;
 		on = cfg->api_filter == GT_API_FILTER_ALL ||
@@ -144,8 +144,8 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 			ret = gt_cupti_enable_callback(domain, cbid, true);
 		else if (cfg->api_filter != GT_API_FILTER_ALL)
 			res = domain == CUPTI_CB_DOMAIN_RUNTIME_API
-				      ? gt_cupti.cuptiActivityEnableRuntimeApi(cbid, 1)
-				      : gt_cupti.cuptiActivityEnableDriverApi(cbid, 1);
+			              ? gt_cupti.cuptiActivityEnableRuntimeApi(cbid, 1)
+			              : gt_cupti.cuptiActivityEnableDriverApi(cbid, 1);
 		if (res != CUPTI_SUCCESS)
 			ret = (int)res;
 		if (ret)
@@ -171,17 +171,17 @@ static int api_enable(const struct gt_inject_config *cfg)
 			ret = (int)gt_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
 	}
 	gt_debug("api: %u runtime and %u driver calls traced through %s", n_rt, n_drv,
-		 use_callbacks ? "callbacks" : "activity records");
+	         use_callbacks ? "callbacks" : "activity records");
 	return ret;
 }
 
 /* Negative kinds: dispatched to us, but enabled above per callback id, never as a whole. */
-static const int api_kinds[] = { -CUPTI_ACTIVITY_KIND_RUNTIME, -CUPTI_ACTIVITY_KIND_DRIVER, 0 };
+static const int api_kinds[] = {-CUPTI_ACTIVITY_KIND_RUNTIME, -CUPTI_ACTIVITY_KIND_DRIVER, 0};
 
 const struct gt_collector gt_collector_api = {
-	.name = "api",
-	.trace_bit = GT_TRACE_API,
-	.kinds = api_kinds,
-	.enable = api_enable,
-	.activity = api_activity,
+        .name = "api",
+        .trace_bit = GT_TRACE_API,
+        .kinds = api_kinds,
+        .enable = api_enable,
+        .activity = api_activity,
 };

@@ -17,14 +17,14 @@ static unsigned nvtx_open; /* nesting of NAME ranges, under capture_lock */
 
 static void notice(unsigned code)
 {
-	struct gt_rec_notice r = { 0 };
+	struct gt_rec_notice r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
 	r.ts_ns = gt_now_ns();
 	r.severity = GT_NOTICE_INFO;
 	r.code = code;
 	r.message_id = gt_intern(code == GT_NOTICE_CAPTURE_START ? "capture range started"
-								   : "capture range stopped");
+	                                                         : "capture range stopped");
 	gt_emit(&r.hdr, false);
 }
 
@@ -43,15 +43,15 @@ static void set_capture(bool on)
 
 int gt_capture_enable(const struct gt_inject_config *cfg)
 {
-	static const unsigned profiler_rt[] = { CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
-						CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 };
-	static const unsigned profiler_drv[] = { CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
-						 CUPTI_DRIVER_TRACE_CBID_cuProfilerStop };
+	static const unsigned profiler_rt[] = {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+	                                       CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000};
+	static const unsigned profiler_drv[] = {CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+	                                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop};
 	unsigned i;
 	int ret;
 
 	ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-				       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, true);
+	                               CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, true);
 	if (ret)
 		return ret;
 	if (cfg->capture != GT_CAPTURE_PROFILER_API)
@@ -60,7 +60,7 @@ int gt_capture_enable(const struct gt_inject_config *cfg)
 		ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_RUNTIME_API, profiler_rt[i], true);
 		if (!ret)
 			ret = gt_cupti_enable_callback(CUPTI_CB_DOMAIN_DRIVER_API, profiler_drv[i],
-						       true);
+			                               true);
 		if (ret)
 			return ret;
 	}
@@ -88,7 +88,7 @@ void gt_capture_api(unsigned domain, unsigned cbid, const void *data)
 			pthread_mutex_unlock(&capture_lock);
 		}
 	} else if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
-		   (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+	           (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			pthread_mutex_lock(&capture_lock);
 			set_capture(false);

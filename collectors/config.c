@@ -17,10 +17,10 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } trace_words[] = {
-	{ "kernel", GT_TRACE_KERNEL },	   { "memcpy", GT_TRACE_MEMCPY }, { "memset", GT_TRACE_MEMSET },
-	{ "memory", GT_TRACE_MEMORY },	   { "api", GT_TRACE_API },	  { "nvtx", GT_TRACE_NVTX },
-	{ "sync", GT_TRACE_SYNC },	   { "graph", GT_TRACE_GRAPH },	  { "overhead", GT_TRACE_OVERHEAD },
-	{ "all", GT_TRACE_ALL },	   { "default", GT_TRACE_DEFAULT }, { "none", 0 },
+        {"kernel", GT_TRACE_KERNEL}, {"memcpy", GT_TRACE_MEMCPY},   {"memset", GT_TRACE_MEMSET},
+        {"memory", GT_TRACE_MEMORY}, {"api", GT_TRACE_API},         {"nvtx", GT_TRACE_NVTX},
+        {"sync", GT_TRACE_SYNC},     {"graph", GT_TRACE_GRAPH},     {"overhead", GT_TRACE_OVERHEAD},
+        {"all", GT_TRACE_ALL},       {"default", GT_TRACE_DEFAULT}, {"none", 0},
 };
 
 int gt_inject_parse_trace(const char *s, unsigned *mask)
@@ -68,9 +68,21 @@ int gt_inject_parse_bytes(const char *s, size_t *bytes)
 	switch (*end) {
 	case '\0':
 		break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -126,8 +138,9 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 	v = get(GT_ENV_TRACE);
 	if (v && *v && gt_inject_parse_trace(v, &cfg->trace) < 0) {
 		cfg->trace = GT_TRACE_DEFAULT;
-		err = err ? err : "GPUTRACE_TRACE: unknown kind (use kernel,memcpy,memset,memory,api,"
-				  "nvtx,sync,graph,overhead, all, default or none)";
+		err = err ? err
+		          : "GPUTRACE_TRACE: unknown kind (use kernel,memcpy,memset,memory,api,"
+		            "nvtx,sync,graph,overhead, all, default or none)";
 	}
 
 	v = get(GT_ENV_API);
@@ -171,11 +184,13 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 		} else if (strcasecmp(v, "cudaProfilerApi") == 0) {
 			cfg->capture = GT_CAPTURE_PROFILER_API;
 		} else if (strncasecmp(v, "nvtx:", 5) == 0 && v[5] &&
-			   strlen(v + 5) < sizeof(cfg->capture_name)) {
+		           strlen(v + 5) < sizeof(cfg->capture_name)) {
 			cfg->capture = GT_CAPTURE_NVTX;
 			strcpy(cfg->capture_name, v + 5);
 		} else {
-			err = err ? err : "GPUTRACE_CAPTURE_RANGE: use none, cudaProfilerApi or nvtx:NAME";
+			err = err ? err
+			          : "GPUTRACE_CAPTURE_RANGE: use none, cudaProfilerApi or "
+			            "nvtx:NAME";
 		}
 	}
 	/* an NVTX capture range needs the NVTX collector, whatever GPUTRACE_TRACE says */
@@ -203,14 +218,35 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 /* Prefixes of the calls kept by the "launch" filter. Matching names rather than callback ids
  * keeps the list valid across CUDA versions, which add _v2, _ptsz and Async variants. */
 static const char *const launch_prefixes[] = {
-	/* runtime */
-	"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc",
-	"cudaMemPrefetchAsync", "cudaDeviceSynchronize", "cudaStreamSynchronize",
-	"cudaEventSynchronize", "cudaStreamWaitEvent", "cudaGraphLaunch", "cudaThreadSynchronize",
-	/* driver */
-	"cuLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
-	"cuMemCreate", "cuMemRelease", "cuMemPrefetchAsync", "cuCtxSynchronize",
-	"cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent", "cuGraphLaunch",
+        /* runtime */
+        "cudaLaunch",
+        "cudaMemcpy",
+        "cudaMemset",
+        "cudaMalloc",
+        "cudaFree",
+        "cudaHostAlloc",
+        "cudaMemPrefetchAsync",
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cudaStreamWaitEvent",
+        "cudaGraphLaunch",
+        "cudaThreadSynchronize",
+        /* driver */
+        "cuLaunch",
+        "cuMemcpy",
+        "cuMemset",
+        "cuMemAlloc",
+        "cuMemFree",
+        "cuMemHostAlloc",
+        "cuMemCreate",
+        "cuMemRelease",
+        "cuMemPrefetchAsync",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+        "cuStreamWaitEvent",
+        "cuGraphLaunch",
 };
 
 int gt_api_name_is_launch(const char *name)

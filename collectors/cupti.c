@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gputrace/clock.h"
 #include "cuptilib.h"
+#include "gputrace/clock.h"
 #include "inject.h"
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million
@@ -21,14 +21,14 @@
 /* When the pool is empty (the buffer thread fell far behind) we allocate a few more rather than
  * drop; past this many the request is refused and CUPTI counts the records it drops. */
 #define GT_BUF_OVERFLOW_MAX 64
-#define GT_BUF_ALIGN 8u
+#define GT_BUF_ALIGN        8u
 
 /* Free buffers as a lock-free stack of indices; the tag in the upper half defeats ABA. */
-static uint8_t *pool_mem;		   /* GT_BUF_COUNT * GT_BUF_BYTES, owned, never freed */
-static int32_t pool_next[GT_BUF_COUNT];	   /* next free index, -1 ends the list */
-static _Atomic uint64_t pool_head;	   /* (tag << 32) | (index + 1); 0 = empty */
-static _Atomic int pool_overflow;	   /* overflow buffers currently allocated */
-static _Atomic uint64_t pool_refused;	   /* requests answered with no buffer */
+static uint8_t *pool_mem;               /* GT_BUF_COUNT * GT_BUF_BYTES, owned, never freed */
+static int32_t pool_next[GT_BUF_COUNT]; /* next free index, -1 ends the list */
+static _Atomic uint64_t pool_head;      /* (tag << 32) | (index + 1); 0 = empty */
+static _Atomic int pool_overflow;       /* overflow buffers currently allocated */
+static _Atomic uint64_t pool_refused;   /* requests answered with no buffer */
 
 static CUpti_SubscriberHandle subscriber;
 static const struct gt_collector *by_kind[CUPTI_ACTIVITY_KIND_COUNT];
@@ -44,9 +44,9 @@ static pthread_cond_t flush_cond;
 static bool flush_stop;
 
 static const struct gt_collector *const collectors[] = {
-	&gt_collector_meta,   &gt_collector_kernel, &gt_collector_memcpy,
-	&gt_collector_memset, &gt_collector_memory, &gt_collector_api,
-	&gt_collector_sync,   &gt_collector_graph,  &gt_collector_overhead,
+        &gt_collector_meta,   &gt_collector_kernel, &gt_collector_memcpy,
+        &gt_collector_memset, &gt_collector_memory, &gt_collector_api,
+        &gt_collector_sync,   &gt_collector_graph,  &gt_collector_overhead,
 };
 
 const char *gt_cupti_result_name(int res)
@@ -69,7 +69,7 @@ static void pool_push(int32_t idx)
 		new = ((old >> 32) + 1) << 32 | (uint64_t)(idx + 1);
 		/* release: pairs with the acquire in pool_pop, publishing pool_next[idx] */
 	} while (!atomic_compare_exchange_weak_explicit(&pool_head, &old, new, memory_order_release,
-							memory_order_relaxed));
+	                                                memory_order_relaxed));
 }
 
 static int32_t pool_pop(void)
@@ -85,7 +85,7 @@ static int32_t pool_pop(void)
 			return -1;
 		new = ((old >> 32) + 1) << 32 | (uint64_t)(pool_next[idx] + 1);
 	} while (!atomic_compare_exchange_weak_explicit(&pool_head, &old, new, memory_order_acquire,
-							memory_order_acquire));
+	                                                memory_order_acquire));
 	return idx;
 }
 
@@ -126,7 +126,7 @@ static void buffer_release(uint8_t *buf)
 
 static void emit_loss(unsigned source, uint64_t count, unsigned kind)
 {
-	struct gt_rec_loss r = { 0 };
+	struct gt_rec_loss r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
 	r.ts_ns = gt_now_ns();
@@ -138,7 +138,7 @@ static void emit_loss(unsigned source, uint64_t count, unsigned kind)
 
 /* CUPTI's buffer thread (or a thread inside cuptiActivityFlushAll): parse and dispatch. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
-				      size_t size, size_t valid)
+                                      size_t size, size_t valid)
 {
 	CUpti_Activity *rec = NULL;
 	size_t dropped = 0;
@@ -148,7 +148,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed) && buffer && valid) {
 		while (gt_cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
 			const struct gt_collector *c =
-				(unsigned)rec->kind < CUPTI_ACTIVITY_KIND_COUNT ? by_kind[rec->kind] : NULL;
+			        (unsigned)rec->kind < CUPTI_ACTIVITY_KIND_COUNT ? by_kind[rec->kind]
+			                                                        : NULL;
 
 			if (c)
 				c->activity(rec);
@@ -157,7 +158,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
 	    dropped) {
 		gt_debug("CUPTI dropped %zu records (context %p, stream %u)", dropped, (void *)ctx,
-			 stream_id);
+		         stream_id);
 		if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 			emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
 	}
@@ -174,7 +175,7 @@ static uint64_t CUPTIAPI trace_clock(void)
 
 /* The one subscriber callback. Application threads, inside CUDA calls. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-				 const void *data)
+                                 const void *data)
 {
 	(void)userdata;
 	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
@@ -201,11 +202,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 static int activity_enable(int kind, bool on)
 {
 	CUptiResult res = on ? gt_cupti.cuptiActivityEnable((CUpti_ActivityKind)kind)
-			     : gt_cupti.cuptiActivityDisable((CUpti_ActivityKind)kind);
+	                     : gt_cupti.cuptiActivityDisable((CUpti_ActivityKind)kind);
 
 	if (res != CUPTI_SUCCESS)
 		gt_debug("cuptiActivity%s(%d): %s", on ? "Enable" : "Disable", kind,
-			 gt_cupti_result_name(res));
+		         gt_cupti_result_name(res));
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }
 
@@ -251,7 +252,8 @@ static void *flush_main(void *arg)
 		if (pthread_cond_timedwait(&flush_cond, &flush_lock, &deadline) == ETIMEDOUT &&
 		    !flush_stop) {
 			pthread_mutex_unlock(&flush_lock);
-			/* non-forced: completes full buffers and those with finished records only */
+			/* non-forced: completes full buffers and those with finished records only
+			 */
 			gt_cupti_flush(false);
 			gt_tsc_anchor();
 			pthread_mutex_lock(&flush_lock);
@@ -417,14 +419,15 @@ void gt_cupti_stop(void)
 		return;
 	gt_cupti_flush(true);
 	/* records dropped in the global queue (not tied to a context's completed buffer) */
-	if (gt_cupti.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+	if (gt_cupti.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS &&
+	    dropped)
 		emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
 }
 
 int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on)
 {
 	CUptiResult res = gt_cupti.cuptiEnableCallback(on ? 1u : 0u, subscriber,
-						       (CUpti_CallbackDomain)domain, cbid);
+	                                               (CUpti_CallbackDomain)domain, cbid);
 
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt-config.h"
 #include "cuptilib.h"
+#include "gt-config.h"
 #include "inject.h"
 
 #define GT_CUPTI_SONAME "libcupti.so.13"
@@ -20,10 +20,10 @@ char gt_cupti_path[512];
 
 /* Where a toolkit keeps libcupti, relative to its root. */
 static const char *const toolkit_subdirs[] = {
-	"lib64",
-	"targets/x86_64-linux/lib",
-	"extras/CUPTI/lib64",
-	"lib",
+        "lib64",
+        "targets/x86_64-linux/lib",
+        "extras/CUPTI/lib64",
+        "lib",
 };
 
 static void *try_open(const char *path, int flags)
@@ -47,7 +47,7 @@ static void *try_root(const char *root)
 		return NULL;
 	for (i = 0; i < sizeof(toolkit_subdirs) / sizeof(toolkit_subdirs[0]); i++) {
 		if (snprintf(path, sizeof(path), "%s/%s/%s", root, toolkit_subdirs[i],
-			     GT_CUPTI_SONAME) >= (int)sizeof(path))
+		             GT_CUPTI_SONAME) >= (int)sizeof(path))
 			continue;
 		h = try_open(path, RTLD_NOW | RTLD_LOCAL);
 		if (h)
@@ -73,8 +73,8 @@ static void *try_beside_driver(void)
 	if (sym && dladdr(sym, &info) && info.dli_fname && (slash = strrchr(info.dli_fname, '/'))) {
 		int dirlen = (int)(slash - info.dli_fname);
 
-		if (snprintf(path, sizeof(path), "%.*s/%s", dirlen, info.dli_fname, GT_CUPTI_SONAME) <
-		    (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%.*s/%s", dirlen, info.dli_fname,
+		             GT_CUPTI_SONAME) < (int)sizeof(path))
 			h = try_open(path, RTLD_NOW | RTLD_LOCAL);
 	}
 	dlclose(cuda);
@@ -100,11 +100,13 @@ static void *find_cupti(void)
 {
 	void *h;
 
-	/* 1. a CUPTI already in the process (PyTorch loads its own): share it, never a second copy */
+	/* 1. a CUPTI already in the process (PyTorch loads its own): share it, never a second copy
+	 */
 	h = try_open(GT_CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
 	if (h)
 		return h;
-	/* 2. the ordinary search: LD_LIBRARY_PATH, our RUNPATH (the build's toolkit), ld.so.cache */
+	/* 2. the ordinary search: LD_LIBRARY_PATH, our RUNPATH (the build's toolkit), ld.so.cache
+	 */
 	h = try_open(GT_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (h)
 		return h;
@@ -124,7 +126,7 @@ static void load_cuda_fns(void)
 
 	if (!cuda)
 		return;
-	/* Casting dlsym's void * to a function pointer is what POSIX requires to work. */
+		/* Casting dlsym's void * to a function pointer is what POSIX requires to work. */
 #define GT_SYM(member, name) *(void **)&gt_cuda.member = dlsym(cuda, name)
 	GT_SYM(device_get, "cuDeviceGet");
 	GT_SYM(get_attribute, "cuDeviceGetAttribute");
@@ -145,21 +147,21 @@ int gt_cupti_load(const char **why)
 
 	if (!h) {
 		snprintf(reason, sizeof(reason),
-			 "%s not found (looked in the process, LD_LIBRARY_PATH, $CUDA_HOME, %s, "
-			 "/usr/local/cuda*, beside libcuda); set CUDA_HOME or LD_LIBRARY_PATH to "
-			 "the CUDA toolkit",
-			 GT_CUPTI_SONAME, GT_CUDA_ROOT);
+		         "%s not found (looked in the process, LD_LIBRARY_PATH, $CUDA_HOME, %s, "
+		         "/usr/local/cuda*, beside libcuda); set CUDA_HOME or LD_LIBRARY_PATH to "
+		         "the CUDA toolkit",
+		         GT_CUPTI_SONAME, GT_CUDA_ROOT);
 		*why = reason;
 		return -ENOENT;
 	}
-#define GT_CUPTI_LOAD(name, ret, args)                                                           \
-	if (!(*(void **)&gt_cupti.name = dlsym(h, #name)) && !missing)                          \
+#define GT_CUPTI_LOAD(name, ret, args)                                                             \
+	if (!(*(void **)&gt_cupti.name = dlsym(h, #name)) && !missing)                             \
 		missing = #name;
 	GT_CUPTI_FUNCS(GT_CUPTI_LOAD)
 #undef GT_CUPTI_LOAD
 	if (missing) {
 		snprintf(reason, sizeof(reason), "%s has no %s: CUPTI too old for this gputrace",
-			 gt_cupti_path, missing);
+		         gt_cupti_path, missing);
 		*why = reason;
 		return -ENOENT;
 	}

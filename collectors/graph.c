@@ -9,7 +9,7 @@
 static void graph_activity(const void *rec)
 {
 	const CUpti_ActivityGraphTrace2 *g = rec;
-	struct gt_rec_graph r = { 0 };
+	struct gt_rec_graph r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_GRAPH, sizeof(r));
 	r.span.start_ns = g->start;
@@ -22,7 +22,7 @@ static void graph_activity(const void *rec)
 	gt_emit(&r.hdr, true);
 }
 
-static const int graph_kinds[] = { CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0 };
+static const int graph_kinds[] = {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0};
 
 /* Node level: GRAPH_TRACE stays off, so CUPTI reports each node through the other collectors. */
 static int graph_enable(const struct gt_inject_config *cfg)
@@ -31,9 +31,9 @@ static int graph_enable(const struct gt_inject_config *cfg)
 }
 
 const struct gt_collector gt_collector_graph = {
-	.name = "graph",
-	.trace_bit = GT_TRACE_GRAPH,
-	.kinds = graph_kinds,
-	.enable = graph_enable,
-	.activity = graph_activity,
+        .name = "graph",
+        .trace_bit = GT_TRACE_GRAPH,
+        .kinds = graph_kinds,
+        .enable = graph_enable,
+        .activity = graph_activity,
 };

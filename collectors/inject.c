@@ -14,11 +14,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cuptilib.h"
 #include "gputrace/client.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
 #include "gt-config.h"
-#include "cuptilib.h"
 #include "inject.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -27,7 +27,7 @@ struct gt_inject gt_inj;
 
 /* Per-thread state of the callbacks. Lives as long as the thread. */
 struct gt_thread_state {
-	uint32_t tid;	 /* kernel tid; 0 until the thread first records something */
+	uint32_t tid;    /* kernel tid; 0 until the thread first records something */
 	int in_callback; /* re-entrancy guard */
 };
 static _Thread_local struct gt_thread_state tls;
@@ -98,7 +98,7 @@ void gt_guard_leave(void)
 uint32_t gt_thread_id(void)
 {
 	struct gt_rec_thread r;
-	char name[17] = { 0 };
+	char name[17] = {0};
 
 	if (tls.tid)
 		return tls.tid;
@@ -166,7 +166,8 @@ static void fill_trace_info(void)
 	if (p) {
 		p += strlen("Kernel Module");
 		p += strspn(p, " \t");
-		snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)strcspn(p, " \t\n"), p);
+		snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)strcspn(p, " \t\n"),
+		         p);
 	}
 	trace_info.clock_id = GT_CLOCK_MONOTONIC;
 	trace_info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);
@@ -184,7 +185,7 @@ static void on_fork_child(void);
 
 static void do_start(void)
 {
-	struct gt_client_options opts = { 0 };
+	struct gt_client_options opts = {0};
 	const char *err = NULL;
 	int ret;
 
@@ -199,7 +200,7 @@ static void do_start(void)
 	if (ret < 0) {
 		/* the one line the user sees: tracing is off, the program runs normally */
 		dprintf(STDERR_FILENO, "gputrace: %s; the program runs untraced\n",
-			err ? err : strerror(-ret));
+		        err ? err : strerror(-ret));
 		start_result = ret;
 		return;
 	}
@@ -217,7 +218,7 @@ static void do_start(void)
 	on_exit(on_exit_flush, NULL);
 	pthread_atfork(NULL, NULL, on_fork_child);
 	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
-		 gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
+	         gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
 	start_result = 0;
 }
 
@@ -229,7 +230,7 @@ int gt_inject_start(void)
 
 static void emit_notice(unsigned severity, unsigned code, int detail, const char *message)
 {
-	struct gt_rec_notice r = { 0 };
+	struct gt_rec_notice r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
 	r.ts_ns = gt_now_ns();
@@ -242,7 +243,7 @@ static void emit_notice(unsigned severity, unsigned code, int detail, const char
 
 void gt_inject_detach(unsigned code, int detail, const char *message)
 {
-	struct gt_rec_process_end end = { 0 };
+	struct gt_rec_process_end end = {0};
 	struct gt_client *c = gt_inj.client;
 
 	if (!c || !atomic_load(&gt_inj.active))
@@ -262,7 +263,7 @@ static void on_exit_flush(int status, void *arg)
 {
 	struct gt_client *c = gt_inj.client;
 	const char *path = NULL;
-	struct timespec ts = { 0, 1000000 };
+	struct timespec ts = {0, 1000000};
 
 	(void)arg;
 	if (!c || !atomic_load(&gt_inj.active))
@@ -364,11 +365,12 @@ int InitializeInjection(void)
 			snprintf(msg, sizeof(msg), "%s", fix);
 		else
 			snprintf(msg, sizeof(msg), "%s failed: %s; the program runs untraced", why,
-				 gt_cupti_result_name(ret));
+			         gt_cupti_result_name(ret));
 		dprintf(STDERR_FILENO, "gputrace: %s\n", msg);
-		gt_inject_detach(strcmp(why, "cuptiSubscribe") == 0 ? GT_NOTICE_CUPTI_SUBSCRIBE_FAILED
-								   : GT_NOTICE_CUPTI_ERROR,
-				 ret, msg);
+		gt_inject_detach(strcmp(why, "cuptiSubscribe") == 0
+		                         ? GT_NOTICE_CUPTI_SUBSCRIBE_FAILED
+		                         : GT_NOTICE_CUPTI_ERROR,
+		                 ret, msg);
 		return 1;
 	}
 	set_nvtx_injection();

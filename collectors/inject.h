@@ -40,29 +40,29 @@ enum gt_api_filter {
 /* Where API records come from; see docs/collectors.md for the measurement behind the default. */
 enum gt_api_source {
 	GT_API_SOURCE_CALLBACK = 0, /* CUPTI callback API, per-cbid enable, our own timestamps */
-	GT_API_SOURCE_ACTIVITY,	    /* CUPTI RUNTIME/DRIVER activity records, per-cbid enable */
+	GT_API_SOURCE_ACTIVITY,     /* CUPTI RUNTIME/DRIVER activity records, per-cbid enable */
 	GT_API_SOURCE_MAX
 };
 
 enum gt_capture_mode {
-	GT_CAPTURE_NONE = 0,	 /* trace from the start */
+	GT_CAPTURE_NONE = 0,     /* trace from the start */
 	GT_CAPTURE_PROFILER_API, /* between cudaProfilerStart and cudaProfilerStop */
-	GT_CAPTURE_NVTX,	 /* inside NVTX ranges whose message is capture_name */
+	GT_CAPTURE_NVTX,         /* inside NVTX ranges whose message is capture_name */
 	GT_CAPTURE_MAX
 };
 
 #define GT_CAPTURE_NAME_MAX 128
 
 struct gt_inject_config {
-	unsigned trace;	      /* enum gt_trace_bit mask */
-	unsigned api_filter;  /* enum gt_api_filter */
-	unsigned api_source;  /* enum gt_api_source */
-	size_t ring_bytes;    /* 0: the ring's default */
-	unsigned flush_ms;    /* CUPTI flush period; 0 disables the periodic flush */
-	unsigned capture;     /* enum gt_capture_mode */
+	unsigned trace;      /* enum gt_trace_bit mask */
+	unsigned api_filter; /* enum gt_api_filter */
+	unsigned api_source; /* enum gt_api_source */
+	size_t ring_bytes;   /* 0: the ring's default */
+	unsigned flush_ms;   /* CUPTI flush period; 0 disables the periodic flush */
+	unsigned capture;    /* enum gt_capture_mode */
 	char capture_name[GT_CAPTURE_NAME_MAX]; /* for GT_CAPTURE_NVTX */
-	bool graph_nodes;     /* GPUTRACE_GRAPH=node: per-node records instead of graph launches */
-	bool debug;	      /* GPUTRACE_DEBUG set: diagnostics on stderr */
+	bool graph_nodes; /* GPUTRACE_GRAPH=node: per-node records instead of graph launches */
+	bool debug;       /* GPUTRACE_DEBUG set: diagnostics on stderr */
 };
 
 /* Environment lookup, so tests can parse without touching the process environment. */
@@ -92,7 +92,7 @@ struct gt_ring;
 struct gt_inject {
 	struct gt_inject_config cfg;
 	struct gt_client *client; /* NULL until opened, and again after close/fork */
-	struct gt_ring *ring;	  /* borrowed from client */
+	struct gt_ring *ring;     /* borrowed from client */
 	uint32_t pid;
 	/* 1 while records may be written; cleared at detach, at exit and in a fork()ed child.
 	 * Relaxed loads on hot paths: a record racing the clear still lands in a live ring. */
@@ -188,8 +188,8 @@ const char *gt_cupti_result_name(int res);
  * those kinds, on CUPTI's buffer-completion thread (may wait for ring space, no locks held). */
 struct gt_collector {
 	const char *name;
-	unsigned trace_bit;	       /* enum gt_trace_bit; 0: always on (metadata) */
-	const int *kinds;	       /* CUpti_ActivityKind values, 0-terminated */
+	unsigned trace_bit; /* enum gt_trace_bit; 0: always on (metadata) */
+	const int *kinds;   /* CUpti_ActivityKind values, 0-terminated */
 	/* Optional: extra set-up when enabled (callbacks, attributes). Returns 0, a CUptiResult
 	 * (> 0: CUPTI refused, collector left out) or < 0 (not needed in this configuration). */
 	int (*enable)(const struct gt_inject_config *cfg);

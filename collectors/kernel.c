@@ -8,7 +8,7 @@
 static void kernel_activity(const void *rec)
 {
 	const CUpti_ActivityKernel10 *k = rec;
-	struct gt_rec_kernel r = { 0 };
+	struct gt_rec_kernel r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_KERNEL, sizeof(r));
 	r.span.start_ns = k->start;
@@ -40,11 +40,11 @@ static void kernel_activity(const void *rec)
 	gt_emit(&r.hdr, true);
 }
 
-static const int kernel_kinds[] = { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0 };
+static const int kernel_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0};
 
 const struct gt_collector gt_collector_kernel = {
-	.name = "kernel",
-	.trace_bit = GT_TRACE_KERNEL,
-	.kinds = kernel_kinds,
-	.activity = kernel_activity,
+        .name = "kernel",
+        .trace_bit = GT_TRACE_KERNEL,
+        .kinds = kernel_kinds,
+        .activity = kernel_activity,
 };

@@ -9,38 +9,57 @@
 static uint32_t copy_kind(unsigned k)
 {
 	switch (k) {
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return GT_MEMCPY_HTOD;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return GT_MEMCPY_DTOH;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return GT_MEMCPY_HTOA;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return GT_MEMCPY_ATOH;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return GT_MEMCPY_ATOA;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return GT_MEMCPY_ATOD;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return GT_MEMCPY_DTOA;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return GT_MEMCPY_DTOD;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return GT_MEMCPY_HTOH;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return GT_MEMCPY_PTOP;
-	default: return GT_MEMCPY_UNKNOWN;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+		return GT_MEMCPY_HTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+		return GT_MEMCPY_DTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		return GT_MEMCPY_HTOA;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		return GT_MEMCPY_ATOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+		return GT_MEMCPY_ATOA;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+		return GT_MEMCPY_ATOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+		return GT_MEMCPY_DTOA;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+		return GT_MEMCPY_DTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		return GT_MEMCPY_HTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return GT_MEMCPY_PTOP;
+	default:
+		return GT_MEMCPY_UNKNOWN;
 	}
 }
 
 uint32_t gt_mem_kind_from_cupti(unsigned k)
 {
 	switch (k) {
-	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return GT_MEM_PAGEABLE;
-	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return GT_MEM_PINNED;
-	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return GT_MEM_DEVICE;
-	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return GT_MEM_ARRAY;
-	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return GT_MEM_MANAGED;
-	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return GT_MEM_DEVICE_STATIC;
-	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return GT_MEM_MANAGED_STATIC;
-	default: return GT_MEM_UNKNOWN;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+		return GT_MEM_PAGEABLE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+		return GT_MEM_PINNED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+		return GT_MEM_DEVICE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+		return GT_MEM_ARRAY;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+		return GT_MEM_MANAGED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+		return GT_MEM_DEVICE_STATIC;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+		return GT_MEM_MANAGED_STATIC;
+	default:
+		return GT_MEM_UNKNOWN;
 	}
 }
 
 static void memcpy_activity(const void *rec)
 {
 	const CUpti_Activity *a = rec;
-	struct gt_rec_memcpy r = { 0 };
+	struct gt_rec_memcpy r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_MEMCPY, sizeof(r));
 	if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
@@ -85,11 +104,11 @@ static void memcpy_activity(const void *rec)
 	gt_emit(&r.hdr, true);
 }
 
-static const int memcpy_kinds[] = { CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 0 };
+static const int memcpy_kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 0};
 
 const struct gt_collector gt_collector_memcpy = {
-	.name = "memcpy",
-	.trace_bit = GT_TRACE_MEMCPY,
-	.kinds = memcpy_kinds,
-	.activity = memcpy_activity,
+        .name = "memcpy",
+        .trace_bit = GT_TRACE_MEMCPY,
+        .kinds = memcpy_kinds,
+        .activity = memcpy_activity,
 };

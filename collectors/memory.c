@@ -8,7 +8,7 @@
 
 static void memory2(const CUpti_ActivityMemory4 *m)
 {
-	struct gt_rec_memory r = { 0 };
+	struct gt_rec_memory r = {0};
 
 	if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
 	    m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
@@ -24,8 +24,8 @@ static void memory2(const CUpti_ActivityMemory4 *m)
 	r.context_id = m->contextId;
 	r.stream_id = m->isAsync ? m->streamId : 0;
 	r.op = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
-		       ? GT_MEMORY_ALLOC
-		       : GT_MEMORY_FREE;
+	               ? GT_MEMORY_ALLOC
+	               : GT_MEMORY_FREE;
 	r.mem_kind = gt_mem_kind_from_cupti(m->memoryKind);
 	if (m->isAsync)
 		r.flags |= GT_MEMORY_ASYNC;
@@ -34,7 +34,7 @@ static void memory2(const CUpti_ActivityMemory4 *m)
 
 static void memory_pool(const CUpti_ActivityMemoryPool3 *p)
 {
-	struct gt_rec_memory_pool r = { 0 };
+	struct gt_rec_memory_pool r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_MEMORY_POOL, sizeof(r));
 	r.ts_ns = p->timestamp;
@@ -44,10 +44,17 @@ static void memory_pool(const CUpti_ActivityMemoryPool3 *p)
 	r.correlation_id = p->correlationId;
 	r.device_id = p->deviceId;
 	switch (p->memoryPoolOperationType) {
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: r.op = GT_POOL_CREATED; break;
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: r.op = GT_POOL_DESTROYED; break;
-	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: r.op = GT_POOL_TRIMMED; break;
-	default: return;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED:
+		r.op = GT_POOL_CREATED;
+		break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED:
+		r.op = GT_POOL_DESTROYED;
+		break;
+	case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED:
+		r.op = GT_POOL_TRIMMED;
+		break;
+	default:
+		return;
 	}
 	r.pool_type = p->memoryPoolType;
 	gt_emit(&r.hdr, true);
@@ -63,12 +70,11 @@ static void memory_activity(const void *rec)
 		memory_pool(rec);
 }
 
-static const int memory_kinds[] = { CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL,
-				    0 };
+static const int memory_kinds[] = {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL, 0};
 
 const struct gt_collector gt_collector_memory = {
-	.name = "memory",
-	.trace_bit = GT_TRACE_MEMORY,
-	.kinds = memory_kinds,
-	.activity = memory_activity,
+        .name = "memory",
+        .trace_bit = GT_TRACE_MEMORY,
+        .kinds = memory_kinds,
+        .activity = memory_activity,
 };

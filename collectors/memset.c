@@ -7,7 +7,7 @@
 static void memset_activity(const void *rec)
 {
 	const CUpti_ActivityMemset4 *m = rec;
-	struct gt_rec_memset r = { 0 };
+	struct gt_rec_memset r = {0};
 
 	gt_hdr(&r.hdr, GT_REC_MEMSET, sizeof(r));
 	r.span.start_ns = m->start;
@@ -26,11 +26,11 @@ static void memset_activity(const void *rec)
 	gt_emit(&r.hdr, true);
 }
 
-static const int memset_kinds[] = { CUPTI_ACTIVITY_KIND_MEMSET, 0 };
+static const int memset_kinds[] = {CUPTI_ACTIVITY_KIND_MEMSET, 0};
 
 const struct gt_collector gt_collector_memset = {
-	.name = "memset",
-	.trace_bit = GT_TRACE_MEMSET,
-	.kinds = memset_kinds,
-	.activity = memset_activity,
+        .name = "memset",
+        .trace_bit = GT_TRACE_MEMSET,
+        .kinds = memset_kinds,
+        .activity = memset_activity,
 };

@@ -12,9 +12,9 @@
 #include "cuptilib.h"
 #include "inject.h"
 
-#define GT_MAX_DEVICES 64
+#define GT_MAX_DEVICES  64
 #define GT_MAX_CONTEXTS 1024
-#define GT_SEEN_TIDS 4096 /* power of two */
+#define GT_SEEN_TIDS    4096 /* power of two */
 
 static _Atomic uint32_t context_device[GT_MAX_CONTEXTS]; /* device id + 1; 0 unknown */
 static _Atomic uint8_t device_done[GT_MAX_DEVICES];
@@ -46,8 +46,8 @@ static int attr(CUdevice dev, CUdevice_attribute a)
  * the runtime's primary-context set-up. */
 static void emit_device(uint32_t device_id)
 {
-	struct gt_rec_device r = { 0 };
-	char name[256] = { 0 };
+	struct gt_rec_device r = {0};
+	char name[256] = {0};
 	size_t mem = 0;
 	CUuuid uuid;
 	CUdevice dev;
@@ -69,7 +69,7 @@ static void emit_device(uint32_t device_id)
 	r.cc_minor = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 	r.max_threads_per_block = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 	r.max_shared_mem_per_block =
-		(uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+	        (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
 	r.mem_clock_khz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
 	r.mem_bus_width = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
 	r.pci_bus_id = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
@@ -149,8 +149,8 @@ static void meta_activity(const void *rec)
 
 	if (a->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
 		const CUpti_ActivityContext3 *c = rec;
-		struct gt_rec_context r = { 0 };
-		struct gt_rec_stream s = { 0 };
+		struct gt_rec_context r = {0};
+		struct gt_rec_stream s = {0};
 
 		remember_context(c->contextId, c->deviceId);
 		gt_hdr(&r.hdr, GT_REC_CONTEXT, sizeof(r));
@@ -166,7 +166,7 @@ static void meta_activity(const void *rec)
 		gt_emit(&s.hdr, true);
 	} else if (a->kind == CUPTI_ACTIVITY_KIND_STREAM) {
 		const CUpti_ActivityStream *st = rec;
-		struct gt_rec_stream s = { 0 };
+		struct gt_rec_stream s = {0};
 
 		gt_hdr(&s.hdr, GT_REC_STREAM, sizeof(s));
 		s.stream_id = st->streamId;
@@ -179,11 +179,11 @@ static void meta_activity(const void *rec)
 	}
 }
 
-static const int meta_kinds[] = { CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM, 0 };
+static const int meta_kinds[] = {CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM, 0};
 
 const struct gt_collector gt_collector_meta = {
-	.name = "meta",
-	.trace_bit = 0, /* always on */
-	.kinds = meta_kinds,
-	.activity = meta_activity,
+        .name = "meta",
+        .trace_bit = 0, /* always on */
+        .kinds = meta_kinds,
+        .activity = meta_activity,
 };

@@ -16,10 +16,10 @@
 
 #define GT_EXPORT __attribute__((visibility("default")))
 
-#define GT_NVTX_DEPTH_MAX 128 /* deeper pushes are counted in depth but not recorded */
-#define GT_NVTX_CACHE 64      /* per-thread message cache entries, power of two */
-#define GT_NVTX_CACHE_TEXT 48 /* strings shorter than this are cached */
-#define GT_NVTX_RANGES 4096   /* open start/end ranges tracked at once, power of two */
+#define GT_NVTX_DEPTH_MAX  128  /* deeper pushes are counted in depth but not recorded */
+#define GT_NVTX_CACHE      64   /* per-thread message cache entries, power of two */
+#define GT_NVTX_CACHE_TEXT 48   /* strings shorter than this are cached */
+#define GT_NVTX_RANGES     4096 /* open start/end ranges tracked at once, power of two */
 
 _Atomic int gt_nvtx_installed;
 
@@ -27,14 +27,15 @@ struct nvtx_frame {
 	uint64_t start_ns;   /* trace clock */
 	uint32_t message_id; /* string */
 	uint32_t domain_id;  /* string; 0 default domain */
-	uint32_t color;	     /* ARGB */
+	uint32_t color;      /* ARGB */
 	uint32_t category;
-	uint32_t depth;	     /* within its domain */
-	uint32_t capture;    /* 1 if this range opened the NVTX capture range */
+	uint32_t depth;   /* within its domain */
+	uint32_t capture; /* 1 if this range opened the NVTX capture range */
 };
 
 struct nvtx_cache_entry {
-	const char *ptr; /* the caller's pointer; the text is compared too, since buffers get reused */
+	const char
+	        *ptr; /* the caller's pointer; the text is compared too, since buffers get reused */
 	uint32_t id;
 	char text[GT_NVTX_CACHE_TEXT];
 };
@@ -145,7 +146,7 @@ struct nvtx_attr {
 };
 
 static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, char *wbuf,
-		       size_t wbytes)
+                       size_t wbytes)
 {
 	memset(out, 0, sizeof(*out));
 	if (!a)
@@ -177,8 +178,8 @@ static inline uint32_t domain_id(nvtxDomainHandle_t d)
 }
 
 static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t range_id,
-		      uint32_t open_tid, uint32_t dom, uint32_t msg, uint32_t color, uint32_t cat,
-		      uint32_t depth)
+                      uint32_t open_tid, uint32_t dom, uint32_t msg, uint32_t color, uint32_t cat,
+                      uint32_t depth)
 {
 	struct gt_rec_nvtx r;
 
@@ -251,7 +252,7 @@ static int pop(uint32_t dom)
 	nt.depth--;
 	if (tracing())
 		emit_nvtx(GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id, f.message_id,
-			  f.color, f.category, f.depth);
+		          f.color, f.category, f.depth);
 	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 	return (int)f.depth;
@@ -259,7 +260,7 @@ static int pop(uint32_t dom)
 
 static int NVTX_API range_push_a(const char *message)
 {
-	struct nvtx_attr a = { 0, 0, 0, message };
+	struct nvtx_attr a = {0, 0, 0, message};
 
 	if (want_text())
 		a.message_id = message_a(message);
@@ -269,7 +270,7 @@ static int NVTX_API range_push_a(const char *message)
 static int NVTX_API range_push_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text()) {
 		a.message_id = message_w(message, buf, sizeof(buf));
@@ -281,7 +282,7 @@ static int NVTX_API range_push_w(const wchar_t *message)
 static int NVTX_API range_push_ex(const nvtxEventAttributes_t *attr)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text())
 		parse_attr(attr, &a, buf, sizeof(buf));
@@ -294,10 +295,10 @@ static int NVTX_API range_pop(void)
 }
 
 static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t domain,
-					 const nvtxEventAttributes_t *attr)
+                                         const nvtxEventAttributes_t *attr)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text())
 		parse_attr(attr, &a, buf, sizeof(buf));
@@ -344,14 +345,14 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 		return; /* unknown, already ended, or overwritten by a newer range */
 	if (tracing())
 		emit_nvtx(GT_NVTX_START_END, r->start_ns, end, id, r->tid, r->domain_id,
-			  r->message_id, r->color, r->category, 0);
+		          r->message_id, r->color, r->category, 0);
 	if (atomic_compare_exchange_strong(&r->id, &expected, 0) && r->capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 }
 
 static nvtxRangeId_t NVTX_API range_start_a(const char *message)
 {
-	struct nvtx_attr a = { 0, 0, 0, message };
+	struct nvtx_attr a = {0, 0, 0, message};
 
 	if (want_text())
 		a.message_id = message_a(message);
@@ -361,7 +362,7 @@ static nvtxRangeId_t NVTX_API range_start_a(const char *message)
 static nvtxRangeId_t NVTX_API range_start_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text()) {
 		a.message_id = message_w(message, buf, sizeof(buf));
@@ -373,7 +374,7 @@ static nvtxRangeId_t NVTX_API range_start_w(const wchar_t *message)
 static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *attr)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text())
 		parse_attr(attr, &a, buf, sizeof(buf));
@@ -381,10 +382,10 @@ static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *attr)
 }
 
 static nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t domain,
-						   const nvtxEventAttributes_t *attr)
+                                                    const nvtxEventAttributes_t *attr)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (want_text())
 		parse_attr(attr, &a, buf, sizeof(buf));
@@ -408,7 +409,7 @@ static void mark(uint32_t dom, const struct nvtx_attr *a)
 
 static void NVTX_API mark_a(const char *message)
 {
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (!tracing())
 		return;
@@ -419,7 +420,7 @@ static void NVTX_API mark_a(const char *message)
 static void NVTX_API mark_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = { 0, 0, 0, NULL };
+	struct nvtx_attr a = {0, 0, 0, NULL};
 
 	if (!tracing())
 		return;
@@ -530,14 +531,14 @@ static void NVTX_API name_category_w(uint32_t category, const wchar_t *name)
 }
 
 static void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, uint32_t category,
-					    const char *name)
+                                            const char *name)
 {
 	(void)d;
 	name_category_a(category, name);
 }
 
 static void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, uint32_t category,
-					    const wchar_t *name)
+                                            const wchar_t *name)
 {
 	(void)d;
 	name_category_w(category, name);
@@ -546,7 +547,7 @@ static void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, uint32_t categ
 static int resource_dummy;
 
 static nvtxResourceHandle_t NVTX_API domain_resource_create(nvtxDomainHandle_t d,
-							    nvtxResourceAttributes_t *attr)
+                                                            nvtxResourceAttributes_t *attr)
 {
 	(void)d;
 	(void)attr;
@@ -568,7 +569,7 @@ static void NVTX_API nvtx_initialize(const void *reserved)
 #define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
 
 static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule module,
-		   const NvtxFunctionPointer *fns, unsigned n)
+                   const NvtxFunctionPointer *fns, unsigned n)
 {
 	NvtxFunctionTable table = NULL;
 	unsigned size = 0, i;
@@ -586,8 +587,8 @@ static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule modu
 GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
-	NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = { 0 };
-	NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = { 0 };
+	NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = {0};
+	NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = {0};
 	const NvtxExportTableCallbacks *etbl;
 	const NvtxExportTableVersionInfo *ver;
 

@@ -26,7 +26,7 @@ static struct {
 	_Atomic uint32_t seq;
 	_Atomic uint64_t base_tsc;
 	_Atomic uint64_t base_ns;
-	_Atomic uint64_t mult;	    /* ns per tick << 32 */
+	_Atomic uint64_t mult;        /* ns per tick << 32 */
 	uint64_t first_tsc, first_ns; /* the long baseline the rate is measured over */
 	uint64_t last_anchor_ns;
 } tsc;
@@ -38,7 +38,7 @@ _Atomic int gt_tsc_enabled;
  * across CPUs (virtual machines often hide the CPUID bit that says so, not the clocksource). */
 static bool tsc_trustworthy(void)
 {
-	char cs[32] = { 0 };
+	char cs[32] = {0};
 	FILE *f;
 
 	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");

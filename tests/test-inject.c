@@ -85,7 +85,7 @@ END_TEST
 
 START_TEST(config_defaults)
 {
-	static const char *const none[] = { NULL };
+	static const char *const none[] = {NULL};
 	struct gt_inject_config c;
 	const char *err = "untouched";
 
@@ -106,11 +106,15 @@ END_TEST
 START_TEST(config_values)
 {
 	static const char *const env[] = {
-		"GPUTRACE_TRACE=kernel,api",	     "GPUTRACE_API=all",
-		"GPUTRACE_API_SOURCE=activity",	     "GPUTRACE_BUFFER_SIZE=64M",
-		"GPUTRACE_FLUSH_MS=0",		     "GPUTRACE_CAPTURE_RANGE=nvtx:train step",
-		"GPUTRACE_GRAPH=node",		     "GPUTRACE_DEBUG=1",
-		NULL,
+	        "GPUTRACE_TRACE=kernel,api",
+	        "GPUTRACE_API=all",
+	        "GPUTRACE_API_SOURCE=activity",
+	        "GPUTRACE_BUFFER_SIZE=64M",
+	        "GPUTRACE_FLUSH_MS=0",
+	        "GPUTRACE_CAPTURE_RANGE=nvtx:train step",
+	        "GPUTRACE_GRAPH=node",
+	        "GPUTRACE_DEBUG=1",
+	        NULL,
 	};
 	struct gt_inject_config c;
 
@@ -131,8 +135,8 @@ END_TEST
 
 START_TEST(config_profiler_range)
 {
-	static const char *const env[] = { "GPUTRACE_CAPTURE_RANGE=cudaProfilerApi",
-					   "GPUTRACE_API=none", "GPUTRACE_DEBUG=0", NULL };
+	static const char *const env[] = {"GPUTRACE_CAPTURE_RANGE=cudaProfilerApi",
+	                                  "GPUTRACE_API=none", "GPUTRACE_DEBUG=0", NULL};
 	struct gt_inject_config c;
 
 	set_env(env);
@@ -145,11 +149,11 @@ END_TEST
 
 START_TEST(config_errors)
 {
-	static const char *const env[] = { "GPUTRACE_TRACE=kernels", "GPUTRACE_FLUSH_MS=soon",
-					   "GPUTRACE_GRAPH=nodes", NULL };
-	static const char *const env2[] = { "GPUTRACE_CAPTURE_RANGE=nvtx:", NULL };
-	static const char *const env3[] = { "GPUTRACE_BUFFER_SIZE=lots", "GPUTRACE_API=launches",
-					    NULL };
+	static const char *const env[] = {"GPUTRACE_TRACE=kernels", "GPUTRACE_FLUSH_MS=soon",
+	                                  "GPUTRACE_GRAPH=nodes", NULL};
+	static const char *const env2[] = {"GPUTRACE_CAPTURE_RANGE=nvtx:", NULL};
+	static const char *const env3[] = {"GPUTRACE_BUFFER_SIZE=lots", "GPUTRACE_API=launches",
+	                                   NULL};
 	struct gt_inject_config c;
 	const char *err = NULL;
 
@@ -157,7 +161,7 @@ START_TEST(config_errors)
 	ck_assert_int_eq(gt_inject_config_parse(&c, fake_get, &err), -EINVAL);
 	/* the first problem is reported; every bad value falls back to its default */
 	ck_assert_str_eq(err, "GPUTRACE_TRACE: unknown kind (use kernel,memcpy,memset,memory,api,"
-			      "nvtx,sync,graph,overhead, all, default or none)");
+	                      "nvtx,sync,graph,overhead, all, default or none)");
 	ck_assert_uint_eq(c.trace, GT_TRACE_DEFAULT);
 	ck_assert_uint_eq(c.flush_ms, 100);
 	ck_assert(!c.graph_nodes);
@@ -178,21 +182,59 @@ END_TEST
 START_TEST(launch_filter)
 {
 	static const char *const kept[] = {
-		"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchCooperativeKernel",
-		"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2DAsync_ptsz", "cudaMemsetAsync",
-		"cudaMalloc", "cudaMallocAsync", "cudaMallocHost", "cudaHostAlloc", "cudaFree",
-		"cudaFreeAsync", "cudaFreeHost", "cudaDeviceSynchronize", "cudaStreamSynchronize",
-		"cudaEventSynchronize", "cudaStreamWaitEvent", "cudaGraphLaunch", "cuLaunchKernel",
-		"cuLaunchKernelEx", "cuMemcpyHtoD_v2", "cuMemcpyAsync", "cuMemsetD8_v2",
-		"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemFree_v2", "cuMemFreeAsync",
-		"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuGraphLaunch",
+	        "cudaLaunchKernel",
+	        "cudaLaunchKernel_ptsz",
+	        "cudaLaunchCooperativeKernel",
+	        "cudaMemcpy",
+	        "cudaMemcpyAsync",
+	        "cudaMemcpy2DAsync_ptsz",
+	        "cudaMemsetAsync",
+	        "cudaMalloc",
+	        "cudaMallocAsync",
+	        "cudaMallocHost",
+	        "cudaHostAlloc",
+	        "cudaFree",
+	        "cudaFreeAsync",
+	        "cudaFreeHost",
+	        "cudaDeviceSynchronize",
+	        "cudaStreamSynchronize",
+	        "cudaEventSynchronize",
+	        "cudaStreamWaitEvent",
+	        "cudaGraphLaunch",
+	        "cuLaunchKernel",
+	        "cuLaunchKernelEx",
+	        "cuMemcpyHtoD_v2",
+	        "cuMemcpyAsync",
+	        "cuMemsetD8_v2",
+	        "cuMemAlloc_v2",
+	        "cuMemAllocAsync",
+	        "cuMemFree_v2",
+	        "cuMemFreeAsync",
+	        "cuCtxSynchronize",
+	        "cuStreamSynchronize",
+	        "cuEventSynchronize",
+	        "cuGraphLaunch",
 	};
 	static const char *const dropped[] = {
-		"cudaGetDevice", "cudaSetDevice", "cudaGetLastError", "cudaPeekAtLastError",
-		"cudaStreamQuery", "cudaEventQuery", "cudaEventRecord", "cudaStreamIsCapturing",
-		"cudaGetDeviceProperties", "cudaFuncGetAttributes", "cudaGraphInstantiate",
-		"cuCtxGetCurrent", "cuCtxSetCurrent", "cuDeviceGetAttribute", "cuModuleGetFunction",
-		"cuStreamQuery", "cuPointerGetAttribute", "", NULL,
+	        "cudaGetDevice",
+	        "cudaSetDevice",
+	        "cudaGetLastError",
+	        "cudaPeekAtLastError",
+	        "cudaStreamQuery",
+	        "cudaEventQuery",
+	        "cudaEventRecord",
+	        "cudaStreamIsCapturing",
+	        "cudaGetDeviceProperties",
+	        "cudaFuncGetAttributes",
+	        "cudaGraphInstantiate",
+	        "cuCtxGetCurrent",
+	        "cuCtxSetCurrent",
+	        "cuDeviceGetAttribute",
+	        "cuModuleGetFunction",
+	        "cuStreamQuery",
+	        "cuPointerGetAttribute",
+	        "",
+	        NULL,
 	};
 	size_t i;
 
@@ -200,7 +242,7 @@ START_TEST(launch_filter)
 		ck_assert_msg(gt_api_name_is_launch(kept[i]) == 1, "%s should be kept", kept[i]);
 	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
 		ck_assert_msg(gt_api_name_is_launch(dropped[i]) == 0, "%s should be filtered",
-			      dropped[i] ? dropped[i] : "NULL");
+		              dropped[i] ? dropped[i] : "NULL");
 }
 END_TEST
 

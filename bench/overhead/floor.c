@@ -18,7 +18,7 @@ static void CUPTIAPI floor_request(uint8_t **buffer, size_t *size, size_t *max_r
 }
 
 static void CUPTIAPI floor_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-				    size_t valid)
+                                    size_t valid)
 {
 	CUpti_Activity *rec = NULL;
 	volatile size_t n = 0;

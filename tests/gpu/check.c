@@ -35,11 +35,12 @@ static void fail(const char *fmt, ...)
 	failures++;
 }
 
-#define EXPECT_EQ(what, got, want)                                                            \
-	do {                                                                                  \
-		unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want); \
-		if (g_ != w_)                                                                 \
-			fail("%s: got %llu, want %llu", (what), g_, w_);                     \
+#define EXPECT_EQ(what, got, want)                                                                 \
+	do {                                                                                       \
+		unsigned long long g_ = (unsigned long long)(got),                                 \
+		                   w_ = (unsigned long long)(want);                                \
+		if (g_ != w_)                                                                      \
+			fail("%s: got %llu, want %llu", (what), g_, w_);                           \
 	} while (0)
 
 static const char *str(uint32_t id)
@@ -69,7 +70,8 @@ static int load(const char *path)
 			if (!all.v)
 				return -1;
 		}
-		memcpy(&all.v[all.n++], rec, rec->hdr.size <= sizeof(*rec) ? rec->hdr.size : sizeof(*rec));
+		memcpy(&all.v[all.n++], rec,
+		       rec->hdr.size <= sizeof(*rec) ? rec->hdr.size : sizeof(*rec));
 	}
 	if (ret < 0) {
 		fail("reading %s: %s", path, strerror(-ret));
@@ -94,7 +96,8 @@ static size_t count_kernels(const char *name)
 	size_t i, n = 0;
 
 	for (i = 0; i < all.n; i++)
-		if (all.v[i].hdr.type == GT_REC_KERNEL && !strcmp(str(all.v[i].kernel.name_id), name))
+		if (all.v[i].hdr.type == GT_REC_KERNEL &&
+		    !strcmp(str(all.v[i].kernel.name_id), name))
 			n++;
 	return n;
 }
@@ -141,8 +144,8 @@ static void check_kernel_after_launch(bool require_api)
 		}
 		if (k->span.start_ns < api_start[c]) {
 			if (early < 5)
-				fail("kernel corr %u starts %" PRIu64 " ns before its launch call", c,
-				     api_start[c] - k->span.start_ns);
+				fail("kernel corr %u starts %" PRIu64 " ns before its launch call",
+				     c, api_start[c] - k->span.start_ns);
 			early++;
 		}
 	}
@@ -171,11 +174,12 @@ static void check_common(size_t processes)
 		}
 		if (r->hdr.type == GT_REC_DEVICE) {
 			devices++;
-			if (!*str(r->device.name_id) || !r->device.sm_count || r->device.cc_major < 7 ||
-			    !r->device.global_mem_bytes)
+			if (!*str(r->device.name_id) || !r->device.sm_count ||
+			    r->device.cc_major < 7 || !r->device.global_mem_bytes)
 				fail("DEVICE %u incomplete: name '%s' sm %u cc %u mem %" PRIu64,
-				     r->device.device_id, str(r->device.name_id), r->device.sm_count,
-				     r->device.cc_major, r->device.global_mem_bytes);
+				     r->device.device_id, str(r->device.name_id),
+				     r->device.sm_count, r->device.cc_major,
+				     r->device.global_mem_bytes);
 		}
 		if (r->hdr.type == GT_REC_NOTICE && r->notice.severity >= GT_NOTICE_WARNING)
 			fail("NOTICE %u: %s (detail %d)", r->notice.code, str(r->notice.message_id),
@@ -193,13 +197,14 @@ static const struct gt_rec_kernel *find_kernel(const char *name)
 	size_t i;
 
 	for (i = 0; i < all.n; i++)
-		if (all.v[i].hdr.type == GT_REC_KERNEL && !strcmp(str(all.v[i].kernel.name_id), name))
+		if (all.v[i].hdr.type == GT_REC_KERNEL &&
+		    !strcmp(str(all.v[i].kernel.name_id), name))
 			return &all.v[i].kernel;
 	return NULL;
 }
 
 static void check_dims(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-		       unsigned by, unsigned bz, unsigned dyn_smem)
+                       unsigned by, unsigned bz, unsigned dyn_smem)
 {
 	size_t i;
 
@@ -210,9 +215,10 @@ static void check_dims(const char *name, unsigned gx, unsigned gy, unsigned gz, 
 			continue;
 		if (k->grid_x != gx || k->grid_y != gy || k->grid_z != gz || k->block_x != bx ||
 		    k->block_y != by || k->block_z != bz || k->dynamic_smem_bytes != dyn_smem) {
-			fail("%s: grid %ux%ux%u block %ux%ux%u dyn smem %u, want %ux%ux%u %ux%ux%u %u",
-			     name, k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
-			     k->dynamic_smem_bytes, gx, gy, gz, bx, by, bz, dyn_smem);
+			fail("%s: grid %ux%ux%u block %ux%ux%u dyn smem %u, want %ux%ux%u %ux%ux%u "
+			     "%u",
+			     name, k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y,
+			     k->block_z, k->dynamic_smem_bytes, gx, gy, gz, bx, by, bz, dyn_smem);
 			return;
 		}
 	}
@@ -254,13 +260,13 @@ static size_t count_memcpy(unsigned kind, uint64_t bytes, unsigned src_kind, boo
 static void check_memcpy(void)
 {
 	EXPECT_EQ("memcpy records", count_type(GT_REC_MEMCPY), 4);
-	EXPECT_EQ("HtoD 1 MiB pageable", count_memcpy(GT_MEMCPY_HTOD, 1 << 20, GT_MEM_PAGEABLE, false),
-		  1);
-	EXPECT_EQ("DtoH 1 MiB pageable", count_memcpy(GT_MEMCPY_DTOH, 1 << 20, GT_MEM_UNKNOWN, false),
-		  1);
+	EXPECT_EQ("HtoD 1 MiB pageable",
+	          count_memcpy(GT_MEMCPY_HTOD, 1 << 20, GT_MEM_PAGEABLE, false), 1);
+	EXPECT_EQ("DtoH 1 MiB pageable",
+	          count_memcpy(GT_MEMCPY_DTOH, 1 << 20, GT_MEM_UNKNOWN, false), 1);
 	EXPECT_EQ("DtoD 512 KiB", count_memcpy(GT_MEMCPY_DTOD, 512 << 10, GT_MEM_DEVICE, false), 1);
 	EXPECT_EQ("HtoD 256 KiB pinned async",
-		  count_memcpy(GT_MEMCPY_HTOD, 256 << 10, GT_MEM_PINNED, true), 1);
+	          count_memcpy(GT_MEMCPY_HTOD, 256 << 10, GT_MEM_PINNED, true), 1);
 	EXPECT_EQ("cudaMemcpy API records", count_api("cudaMemcpy", 0), 3);
 	EXPECT_EQ("cudaMemcpyAsync API records", count_api("cudaMemcpyAsync", 0), 1);
 }
@@ -280,8 +286,8 @@ static void check_memset(void)
 		else if (m->bytes == 8192 && m->value == 0 && (m->flags & GT_COPY_ASYNC))
 			found |= 2;
 		else
-			fail("unexpected memset: %" PRIu64 " bytes of 0x%x flags %u", m->bytes, m->value,
-			     m->flags);
+			fail("unexpected memset: %" PRIu64 " bytes of 0x%x flags %u", m->bytes,
+			     m->value, m->flags);
 	}
 	EXPECT_EQ("memsets found (bitmask)", found, 3);
 }
@@ -310,8 +316,9 @@ static void check_alloc_pair(uint64_t bytes, bool async)
 			    f->address == m->address && f->ts_ns >= m->ts_ns) {
 				frees++;
 				if (f->bytes != bytes)
-					fail("free of %" PRIu64 "-byte block says %" PRIu64 " bytes", bytes,
-					     f->bytes);
+					fail("free of %" PRIu64 "-byte block says %" PRIu64
+					     " bytes",
+					     bytes, f->bytes);
 				break;
 			}
 		}
@@ -334,7 +341,7 @@ static void check_alloc(void)
 static void check_nvtx(void)
 {
 	size_t i, j, outer = 0, inner = 0, ticks = 0, handoff = 0, domain = 0, nested = 0;
-	uint32_t tids[8] = { 0 };
+	uint32_t tids[8] = {0};
 	size_t ntids = 0;
 
 	for (i = 0; i < all.n; i++) {
@@ -357,14 +364,15 @@ static void check_nvtx(void)
 			if (n->depth != 1)
 				fail("inner at depth %u", n->depth);
 			if (n->end_ns - n->start_ns < 100000)
-				fail("inner lasted %" PRIu64 " ns, slept 100 us", n->end_ns - n->start_ns);
+				fail("inner lasted %" PRIu64 " ns, slept 100 us",
+				     n->end_ns - n->start_ns);
 			/* nested inside an outer range of the same thread */
 			for (j = 0; j < all.n; j++) {
 				const struct gt_rec_nvtx *o = &all.v[j].nvtx;
 
 				if (o->hdr.type == GT_REC_NVTX && o->tid == n->tid &&
-				    !strcmp(str(o->message_id), "outer") && o->start_ns <= n->start_ns &&
-				    o->end_ns >= n->end_ns) {
+				    !strcmp(str(o->message_id), "outer") &&
+				    o->start_ns <= n->start_ns && o->end_ns >= n->end_ns) {
 					nested++;
 					break;
 				}
@@ -380,7 +388,8 @@ static void check_nvtx(void)
 			if (strcmp(str(n->domain_id), "gtdomain"))
 				fail("registered-msg in domain '%s'", str(n->domain_id));
 			if (n->color != 0xff00ff00u || n->category != 7)
-				fail("registered-msg color 0x%x category %u", n->color, n->category);
+				fail("registered-msg color 0x%x category %u", n->color,
+				     n->category);
 		}
 	}
 	EXPECT_EQ("outer ranges", outer, 12);
@@ -394,15 +403,16 @@ static void check_nvtx(void)
 
 static void check_streams8(void)
 {
-	uint32_t streams[16] = { 0 }, tids[16] = { 0 };
-	size_t per_stream[16] = { 0 };
+	uint32_t streams[16] = {0}, tids[16] = {0};
+	size_t per_stream[16] = {0};
 	size_t i, j, ns = 0, nt = 0, launches = 0;
 
 	EXPECT_EQ("gt_tag kernels", count_kernels("_Z6gt_tagPii"), 800);
 	for (i = 0; i < all.n; i++) {
 		const union gt_record *r = &all.v[i];
 
-		if (r->hdr.type == GT_REC_KERNEL && !strcmp(str(r->kernel.name_id), "_Z6gt_tagPii")) {
+		if (r->hdr.type == GT_REC_KERNEL &&
+		    !strcmp(str(r->kernel.name_id), "_Z6gt_tagPii")) {
 			for (j = 0; j < ns && streams[j] != r->kernel.span.stream_id; j++)
 				;
 			if (j == ns && ns < 16)
@@ -423,7 +433,8 @@ static void check_streams8(void)
 		EXPECT_EQ("kernels on one stream", per_stream[i], 100);
 	EXPECT_EQ("cudaLaunchKernel records", launches, 800);
 	EXPECT_EQ("launching threads", nt, 8);
-	EXPECT_EQ("STREAM records for created streams (at least)", count_type(GT_REC_STREAM) >= 8, 1);
+	EXPECT_EQ("STREAM records for created streams (at least)", count_type(GT_REC_STREAM) >= 8,
+	          1);
 	check_kernel_after_launch(true);
 }
 
@@ -452,8 +463,8 @@ static void check_graph(bool nodes)
 
 static void check_apierror(void)
 {
-	EXPECT_EQ("cudaMalloc failing with cudaErrorMemoryAllocation (2)", count_api("cudaMalloc", 2),
-		  1);
+	EXPECT_EQ("cudaMalloc failing with cudaErrorMemoryAllocation (2)",
+	          count_api("cudaMalloc", 2), 1);
 }
 
 /* CUPTI was held by the program: one NOTICE naming the refusal, PROCESS_END detached, and no
@@ -466,10 +477,11 @@ static void check_cuptifirst(void)
 	for (i = 0; i < all.n; i++) {
 		const union gt_record *r = &all.v[i];
 
-		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_CUPTI_SUBSCRIBE_FAILED) {
+		if (r->hdr.type == GT_REC_NOTICE &&
+		    r->notice.code == GT_NOTICE_CUPTI_SUBSCRIBE_FAILED) {
 			notices++;
 			EXPECT_EQ("notice detail (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)",
-				  r->notice.detail, 39);
+			          r->notice.detail, 39);
 			if (!strstr(str(r->notice.message_id), "another profiler"))
 				fail("notice message '%s'", str(r->notice.message_id));
 		}
@@ -517,7 +529,7 @@ static void check_launches(long n)
 {
 	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)n);
 	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0),
-		  (unsigned long long)n);
+	          (unsigned long long)n);
 	EXPECT_EQ("LOSS records", count_type(GT_REC_LOSS), 0);
 	check_kernel_after_launch(true);
 }
@@ -554,13 +566,14 @@ static void check_pytorch(void)
 /* Summary line: counts by type, for the log. */
 static void summary(const char *what)
 {
-	size_t c[GT_REC_MAX] = { 0 }, i;
+	size_t c[GT_REC_MAX] = {0}, i;
 
 	for (i = 0; i < all.n; i++)
 		if (all.v[i].hdr.type < GT_REC_MAX)
 			c[all.v[i].hdr.type]++;
 	printf("%s %s: %zu records (kernel %zu memcpy %zu memset %zu memory %zu api %zu nvtx %zu "
-	       "sync %zu graph %zu device %zu context %zu stream %zu thread %zu loss %zu notice %zu)\n",
+	       "sync %zu graph %zu device %zu context %zu stream %zu thread %zu loss %zu notice "
+	       "%zu)\n",
 	       failures ? "FAILED" : "ok", what, all.n, c[GT_REC_KERNEL], c[GT_REC_MEMCPY],
 	       c[GT_REC_MEMSET], c[GT_REC_MEMORY], c[GT_REC_API], c[GT_REC_NVTX], c[GT_REC_SYNC],
 	       c[GT_REC_GRAPH], c[GT_REC_DEVICE], c[GT_REC_CONTEXT], c[GT_REC_STREAM],

@@ -15,6 +15,8 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,92 @@ static int produce(int argc, char **argv)
 		return 6;
 	gt_client_set_exit_status(c, 0);
 	return gt_client_close(c, NULL) < 0 ? 7 : 0;
+}
+
+/* Wait until the consumer has read everything written so far (bounded). */
+static int wait_drained(struct gt_ring *ring)
+{
+	struct gt_ring_header *h = gt_ring_header(ring);
+	uint64_t deadline = gt_now_ns() + 30ull * 1000000000ull;
+
+	while (atomic_load(&h->tail) != atomic_load(&h->head)) {
+		if (gt_now_ns() > deadline)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* `test-overload orphan RESULT READY GO BEFORE AFTER`: write BEFORE marks in bursts the
+ * drainer keeps up with, create READY once all are drained, wait for GO (the test kills
+ * the CLI in between), then write AFTER marks into a ring nobody drains any more, close
+ * and report. */
+static int orphan(int argc, char **argv)
+{
+	struct gt_client_options opts = {0};
+	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
+	struct gt_client *c;
+	struct gt_ring *ring;
+	uint64_t before, after, ok = 0, dropped = 0, deadline;
+	uint32_t id;
+	int closed;
+	FILE *f;
+
+	if (argc != 7)
+		return 2;
+	before = strtoull(argv[5], NULL, 10);
+	after = strtoull(argv[6], NULL, 10);
+	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
+	if (gt_client_open(&opts, &c, &err) < 0) {
+		fprintf(stderr, "test-overload: %s\n", err);
+		return 3;
+	}
+	ring = gt_client_ring(c);
+	id = gt_client_intern(c, "orphan", 6);
+	for (uint64_t i = 0; i < before + after; i++) {
+		struct gt_rec_nvtx n = {0};
+
+		if (i < before && i % 10000 == 0 && wait_drained(ring) < 0)
+			return 4;
+		if (i == before) {
+			if (wait_drained(ring) < 0)
+				return 4;
+			f = fopen(argv[3], "w");
+			if (!f || fclose(f) != 0)
+				return 5;
+			deadline = gt_now_ns() + 60ull * 1000000000ull;
+			while (!exists(argv[4])) {
+				if (gt_now_ns() > deadline)
+					return 6;
+				usleep(1000);
+			}
+		}
+		n.hdr.type = GT_REC_NVTX;
+		n.hdr.size = sizeof(n);
+		n.hdr.pid = (uint32_t)getpid();
+		n.start_ns = n.end_ns = gt_now_ns();
+		n.range_id = i;
+		n.message_id = id;
+		n.kind = GT_NVTX_MARK;
+		if (gt_ring_write(ring, &n.hdr, 0) == 0)
+			ok++;
+		else
+			dropped++;
+	}
+	gt_client_set_exit_status(c, 0);
+	/* The session is gone: goodbye fails quietly, the close must still be bounded. */
+	closed = gt_client_close(c, NULL);
+	f = fopen(argv[2], "w");
+	if (!f)
+		return 7;
+	fprintf(f, "pid %d\nnvtx %" PRIu64 " %" PRIu64 " 0 0\nclosed %d\nsession %s\n",
+	        (int)getpid(), ok, dropped, closed, getenv(GT_ENV_SESSION));
+	return fclose(f) != 0 ? 7 : 0;
 }
 
 /* ---- the test ------------------------------------------------------------------------ */
@@ -460,6 +548,98 @@ START_TEST(test_overload_control_no_loss)
 }
 END_TEST
 
+START_TEST(test_cli_killed)
+{
+	char self[4096], result[128], ready[128], go[128], trace[160], line[256], tmp[200];
+	const char *gputrace = getenv("GPUTRACE_EXE"), *msg = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	uint64_t deadline, ok = 0, dropped = 0, held = 0, ign;
+	const union gt_record *rec;
+	struct gt_reader *r;
+	int st, pid = 0, closed = -1, got;
+	pid_t cli;
+	char *text, *save = NULL, session[200] = "";
+
+	ck_assert_ptr_nonnull(gputrace);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(result, sizeof(result), "%s/result", tmpdir);
+	snprintf(ready, sizeof(ready), "%s/ready", tmpdir);
+	snprintf(go, sizeof(go), "%s/go", tmpdir);
+	cli = fork();
+	ck_assert_int_ge(cli, 0);
+	if (cli == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(tmpdir) < 0)
+			_exit(120);
+		execl(gputrace, gputrace, "run", "-q", "-o", "orphan", "--buffer-size", "4M", "--",
+		      self, "orphan", result, ready, go, "300000", "200000", (char *)NULL);
+		_exit(121);
+	}
+	/* The CLI has drained 300000 marks; kill it the way the OOM killer would. */
+	deadline = gt_now_ns() + RUN_DEADLINE;
+	while (!exists(ready)) {
+		ck_assert_msg(gt_now_ns() < deadline, "the producer never got ready");
+		ck_assert_int_eq(waitpid(cli, &st, WNOHANG), 0);
+		usleep(10000);
+	}
+	ck_assert_int_eq(kill(cli, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(cli, &st, 0), cli);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	st = open(go, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(st, 0);
+	close(st);
+
+	/* The program, now nobody's child of ours, runs to completion. */
+	while (!exists(result)) {
+		ck_assert_msg(gt_now_ns() < deadline, "the program hung after the CLI died");
+		usleep(10000);
+	}
+	usleep(100000); /* its last line */
+	text = slurp(result);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		got = sscanf(l, "pid %d", &pid) + sscanf(l, "closed %d", &closed) +
+		      sscanf(l, "session %199s", session) +
+		      sscanf(l, "nvtx %" SCNu64 " %" SCNu64 " %" SCNu64, &ok, &dropped, &ign);
+		ck_assert_int_ge(got, 1);
+	}
+	free(text);
+	ck_assert_int_gt(pid, 0);
+	/* goodbye found nobody (-EPIPE): reported, and no SIGPIPE killed the program */
+	ck_assert_msg(closed == 0 || closed == -EPIPE || closed == -ECONNRESET, "close: %d",
+	              closed);
+	ck_assert_uint_eq(ok + dropped, 500000);
+	/* With nobody draining, the 4 MiB ring filled: the rest was dropped, not waited for. */
+	ck_assert_uint_gt(dropped, 0);
+
+	/* No trace under the final name; the temporary one opens, recovered chunk by chunk,
+	 * with the marks of every chunk written before the kill and nothing damaged. */
+	snprintf(trace, sizeof(trace), "%s/orphan.gtrace", tmpdir);
+	ck_assert(!exists(trace));
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", trace, (int)cli);
+	ck_assert_msg(exists(tmp), "no %s", tmp);
+	ck_assert_msg(gt_reader_open(tmp, &r, &msg) == 0, "open %s: %s", tmp, msg);
+	while (gt_reader_next(r, &rec) == 1)
+		held += rec->hdr.type == GT_REC_NVTX && rec->hdr.pid == (uint32_t)pid;
+	ck_assert(gt_reader_status(r)->recovered);
+	ck_assert_uint_gt(gt_reader_status(r)->chunks_read, 0);
+	ck_assert_uint_eq(gt_reader_status(r)->chunks_skipped, 0);
+	fprintf(stderr, "cli killed: %" PRIu64 " of 300000 drained marks in the recovered trace "
+	        "(%" PRIu64 " chunks)\n", held, gt_reader_status(r)->chunks_read);
+	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_le(held, 300000);
+	gt_reader_close(r);
+
+	/* The killed CLI could not remove its session directory: clean it up here. */
+	if (session[0] && strrchr(session, '/')) {
+		snprintf(line, sizeof(line), "rm -rf '%.*s'", (int)(strrchr(session, '/') - session),
+		         session);
+		ck_assert_int_eq(system(line), 0);
+	}
+}
+END_TEST
+
 static Suite *overload_suite(void)
 {
 	Suite *s = suite_create("reliability");
@@ -471,6 +651,11 @@ static Suite *overload_suite(void)
 	tcase_add_test(tc, test_overload_info_prints_losses);
 	tcase_add_test(tc, test_overload_control_no_loss);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("cli-killed");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_cli_killed);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -481,6 +666,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "produce") == 0)
 		return produce(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "orphan") == 0)
+		return orphan(argc, argv);
 	sr = srunner_create(overload_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

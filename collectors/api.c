@@ -93,6 +93,59 @@ void gt_api_callback(unsigned domain, unsigned cbid, const void *data)
 	gt_emit(&r.hdr, false);
 }
 
+/* Activity records: CUPTI reports, besides each runtime call, the driver calls the runtime
+ * makes inside it (cudaLaunchKernel -> cuLaunchKernel), each with its own record. A call's
+ * record is written when it returns, so a nested driver record comes before its runtime
+ * record in the same buffer. Driver records wait here until the next runtime record of their
+ * thread, which drops those inside its interval, or until the end of the buffer; a driver call
+ * the application made itself (Triton launches with cuLaunchKernel) is kept. Buffers are parsed
+ * one at a time per thread, so the queue is per thread and needs no lock. */
+#define GT_API_PENDING 32 /* power of two */
+
+struct api_pending {
+	struct gt_rec_api rec[GT_API_PENDING];
+	unsigned head, count; /* oldest slot, slots in use */
+};
+static _Thread_local struct api_pending pending;
+
+static void pending_emit_oldest(void)
+{
+	struct gt_rec_api *r = &pending.rec[pending.head];
+
+	if (r->hdr.type == GT_REC_API) /* cleared when dropped as nested */
+		gt_emit(&r->hdr, true);
+	pending.head = (pending.head + 1) & (GT_API_PENDING - 1);
+	pending.count--;
+}
+
+void gt_api_activity_flush(void)
+{
+	while (pending.count)
+		pending_emit_oldest();
+}
+
+static void pending_add(const struct gt_rec_api *r)
+{
+	if (pending.count == GT_API_PENDING)
+		pending_emit_oldest();
+	pending.rec[(pending.head + pending.count) & (GT_API_PENDING - 1)] = *r;
+	pending.count++;
+}
+
+/* Drop the queued driver records of the same thread inside a runtime call's interval. */
+static void pending_drop_nested(const struct gt_rec_api *rt)
+{
+	unsigned i;
+
+	for (i = 0; i < pending.count; i++) {
+		struct gt_rec_api *d = &pending.rec[(pending.head + i) & (GT_API_PENDING - 1)];
+
+		if (d->hdr.type == GT_REC_API && d->tid == rt->tid && d->start_ns >= rt->start_ns &&
+		    d->end_ns <= rt->end_ns)
+			d->hdr.type = GT_REC_NONE;
+	}
+}
+
 static void api_activity(const void *rec)
 {
 	const CUpti_ActivityAPI *a = rec;
@@ -115,6 +168,11 @@ static void api_activity(const void *rec)
 	r.name_id = name_of(domain, a->cbid, NULL);
 	r.return_code = (int32_t)a->returnValue;
 	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
+	if (r.domain == GT_API_DRIVER) {
+		pending_add(&r);
+		return;
+	}
+	pending_drop_nested(&r);
 	gt_emit(&r.hdr, true);
 }
 

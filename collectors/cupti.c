@@ -154,6 +154,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			if (c)
 				c->activity(rec);
 		}
+		gt_api_activity_flush();
 	}
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
 	    dropped) {

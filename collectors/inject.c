@@ -160,14 +160,18 @@ static void fill_trace_info(void)
 		snprintf(cuda_ver_buf, sizeof(cuda_ver_buf), "%d.%d", v / 1000, (v % 1000) / 10);
 	if (gt_cupti.cuptiGetVersion && gt_cupti.cuptiGetVersion(&cv) == CUPTI_SUCCESS)
 		snprintf(cupti_ver_buf, sizeof(cupti_ver_buf), "%u", cv);
-	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  ..." */
+	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  ..." or "... Open Kernel
+	 * Module for x86_64  580.159.03 ...": the first word that looks like a version number */
 	read_file_line("/proc/driver/nvidia/version", line, sizeof(line));
-	p = strstr(line, "Kernel Module");
-	if (p) {
-		p += strlen("Kernel Module");
-		p += strspn(p, " \t");
-		snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)strcspn(p, " \t\n"),
-		         p);
+	for (p = line; *p; p += strcspn(p, " \t\n")) {
+		size_t len;
+
+		p += strspn(p, " \t\n");
+		len = strcspn(p, " \t\n");
+		if (len && p[0] >= '0' && p[0] <= '9' && memchr(p, '.', len)) {
+			snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)len, p);
+			break;
+		}
 	}
 	trace_info.clock_id = GT_CLOCK_MONOTONIC;
 	trace_info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);

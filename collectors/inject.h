@@ -213,6 +213,9 @@ uint32_t gt_mem_kind_from_cupti(unsigned k);
 /* Callback-API hooks, called by the single CUPTI subscriber callback in cupti.c with the
  * re-entrancy guard held. `data` is the domain's CUpti_*Data. */
 void gt_api_callback(unsigned domain, unsigned cbid, const void *data);
+/* End of an activity buffer: emit the driver API records the API collector held back while
+ * looking for the runtime call they were made inside (CUPTI's buffer thread). */
+void gt_api_activity_flush(void);
 /* 1 if the API collector records this (domain, cbid) through callbacks. */
 bool gt_api_wants(unsigned domain, unsigned cbid);
 void gt_meta_resource(unsigned cbid, const void *data);

@@ -2,9 +2,12 @@
  * InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH names this library; gputrace run and
  * InitializeInjection set it). Push/pop, start/end, marks, domains, registered strings, colors,
  * categories, thread names -> GT_REC_NVTX / GT_REC_THREAD. A push+pop costs two clock reads, a
- * per-thread message cache lookup and one ring write: no locks, no allocation.
+ * per-thread message cache lookup and one ring write: no locks, no allocation after a thread's
+ * first call.
  * Runs inside the traced application, on the threads calling NVTX. */
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -47,7 +50,46 @@ struct nvtx_thread {
 	struct nvtx_frame stack[GT_NVTX_DEPTH_MAX];
 	struct nvtx_cache_entry cache[GT_NVTX_CACHE];
 };
-static _Thread_local struct nvtx_thread nt;
+/* Only a pointer is thread-local, in the initial-exec model (a few bytes of static TLS, read
+ * with one instruction); the state itself is allocated on a thread's first NVTX call and freed
+ * when the thread exits. A large _Thread_local here would cost a __tls_get_addr call on every
+ * access, since this library is loaded with dlopen. */
+static __thread struct nvtx_thread *nt_self __attribute__((tls_model("initial-exec")));
+static pthread_key_t nt_key;
+static pthread_once_t nt_key_once = PTHREAD_ONCE_INIT;
+static bool nt_key_ok;
+
+static void nt_key_create(void)
+{
+	nt_key_ok = pthread_key_create(&nt_key, free) == 0;
+}
+
+/* First NVTX call on this thread: may allocate. NULL when memory or a TLS key is lacking;
+ * the thread's NVTX calls are then not recorded. */
+static struct nvtx_thread *nt_new(void)
+{
+	struct nvtx_thread *t;
+
+	pthread_once(&nt_key_once, nt_key_create);
+	if (!nt_key_ok)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (pthread_setspecific(nt_key, t) != 0) {
+		free(t);
+		return NULL;
+	}
+	nt_self = t;
+	return t;
+}
+
+static inline struct nvtx_thread *nt_get(void)
+{
+	struct nvtx_thread *t = nt_self;
+
+	return __builtin_expect(t != NULL, 1) ? t : nt_new();
+}
 
 /* Open start/end ranges, indexed by range id modulo the table size. The id is stored last
  * (release) and checked first (acquire), so a reused slot is never read half-written. */
@@ -73,9 +115,13 @@ static inline bool want_text(void)
 
 static inline uint32_t tid(void)
 {
-	if (!nt.tid)
-		nt.tid = gt_thread_id();
-	return nt.tid;
+	struct nvtx_thread *nt = nt_get();
+
+	if (!nt)
+		return gt_thread_id();
+	if (!nt->tid)
+		nt->tid = gt_thread_id();
+	return nt->tid;
 }
 
 /* Interned id of an ASCII message, through the thread's cache. */
@@ -85,9 +131,13 @@ static uint32_t message_a(const char *s)
 	size_t len;
 	uint32_t id;
 
+	struct nvtx_thread *nt = nt_get();
+
 	if (!s)
 		return GT_STRING_NONE;
-	e = &nt.cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
+	if (!nt)
+		return gt_intern_len(s, strnlen(s, GT_STRING_MAX));
+	e = &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
 	if (e->ptr == s && e->id && strcmp(e->text, s) == 0)
 		return e->id;
 	len = strnlen(s, GT_STRING_MAX);
@@ -202,16 +252,20 @@ static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t rang
 
 static int push(uint32_t dom, const struct nvtx_attr *a)
 {
-	uint32_t d = nt.depth++;
+	struct nvtx_thread *nt = nt_get();
+	uint32_t d;
 	uint32_t depth_in_domain = 0;
 	struct nvtx_frame *f;
 	uint32_t i;
 
+	if (!nt)
+		return -1;
+	d = nt->depth++;
 	if (d >= GT_NVTX_DEPTH_MAX)
 		return (int)d;
 	for (i = 0; i < d; i++)
-		depth_in_domain += nt.stack[i].domain_id == dom;
-	f = &nt.stack[d];
+		depth_in_domain += nt->stack[i].domain_id == dom;
+	f = &nt->stack[d];
 	f->capture = 0;
 	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && a->text &&
 	    strcmp(a->text, gt_inj.cfg.capture_name) == 0) {
@@ -230,26 +284,27 @@ static int push(uint32_t dom, const struct nvtx_attr *a)
 static int pop(uint32_t dom)
 {
 	uint64_t end = gt_fast_ns();
+	struct nvtx_thread *nt = nt_self; /* NULL: nothing was pushed on this thread */
 	struct nvtx_frame f;
 	uint32_t top, i;
 
-	if (nt.depth == 0)
+	if (!nt || nt->depth == 0)
 		return -1;
-	if (nt.depth > GT_NVTX_DEPTH_MAX) {
-		nt.depth--;
-		return (int)nt.depth;
+	if (nt->depth > GT_NVTX_DEPTH_MAX) {
+		nt->depth--;
+		return (int)nt->depth;
 	}
 	/* the innermost frame of this domain; frames of other domains above it stay open */
-	top = nt.depth - 1;
+	top = nt->depth - 1;
 	for (i = top + 1; i-- > 0;)
-		if (nt.stack[i].domain_id == dom)
+		if (nt->stack[i].domain_id == dom)
 			break;
 	if (i > top)
 		return -1; /* nothing open in this domain */
-	f = nt.stack[i];
+	f = nt->stack[i];
 	if (i != top)
-		memmove(&nt.stack[i], &nt.stack[i + 1], (top - i) * sizeof(nt.stack[0]));
-	nt.depth--;
+		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
+	nt->depth--;
 	if (tracing())
 		emit_nvtx(GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id, f.message_id,
 		          f.color, f.category, f.depth);

@@ -4,9 +4,11 @@
  * and monotonic and within about a microsecond of CLOCK_MONOTONIC. Falls back to
  * clock_gettime when the TSC is not trustworthy or nobody re-anchors it.
  * Runs inside the traced application: reads on any thread, updates on the flush thread. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gputrace/clock.h"
 #include "inject.h"
@@ -34,10 +36,45 @@ static struct {
 _Atomic int gt_tsc_enabled;
 
 #if GT_HAVE_TSC
+/* 1 if the first CPU's "flags" line in /proc/cpuinfo lists every one of `flags`. */
+static bool cpu_has_flags(const char *const *flags)
+{
+	char buf[8192], word[40];
+	char *line, *end;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	line = strstr(buf, "\nflags");
+	if (!line || !(line = strchr(line, ':')))
+		return false;
+	end = strchr(line, '\n');
+	if (end)
+		*end = ' '; /* every flag, the last one too, is followed by a space */
+	for (; *flags; flags++) {
+		snprintf(word, sizeof(word), " %s ", *flags);
+		if (!strstr(line, word))
+			return false;
+	}
+	return true;
+}
+
 /* The kernel keeps time with the TSC: it has checked that it is invariant and synchronized
- * across CPUs (virtual machines often hide the CPUID bit that says so, not the clocksource). */
+ * across CPUs (virtual machines often hide the CPUID bit that says so, not the clocksource).
+ * Under KVM the guest's clock is kvm-clock, itself computed from the TSC; there the TSC is
+ * used when the CPU says it is constant and non-stop (the hypervisor keeps the vCPUs' TSCs in
+ * step), since clock_gettime through kvm-clock costs several times an rdtsc (measured on the
+ * H200 machines: an NVTX push+pop costs about 90 ns with two such reads). */
 static bool tsc_trustworthy(void)
 {
+	static const char *const invariant[] = {"constant_tsc", "nonstop_tsc", NULL};
 	char cs[32] = {0};
 	FILE *f;
 
@@ -47,7 +84,9 @@ static bool tsc_trustworthy(void)
 	if (!fgets(cs, sizeof(cs), f))
 		cs[0] = '\0';
 	fclose(f);
-	return strncmp(cs, "tsc", 3) == 0;
+	if (strncmp(cs, "tsc", 3) == 0)
+		return true;
+	return strncmp(cs, "kvm-clock", 9) == 0 && cpu_has_flags(invariant);
 }
 
 /* A (tsc, ns) pair read as close together as possible: the tightest of a few tries. */

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Everything to run on a GPU machine in one go, from a build directory made elsewhere:
+# environment facts, the GPU suite (API records through callbacks and through activity
+# records), the PyTorch workload bare, the launch/NVTX overhead benchmark and the PyTorch
+# small-op loop benchmark. Logs go to OUT_DIR (at most 8 files).
+# Usage: bench/gpu-session.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: default "env suite torch overhead torchloop"
+set -u
+build=$(cd "${1:?usage: gpu-session.sh BUILD_DIR OUT_DIR [STEPS]}" && pwd)
+out=${2:?usage: gpu-session.sh BUILD_DIR OUT_DIR [STEPS]}
+steps=${3:-env suite torch overhead torchloop}
+src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+for s in $steps; do
+	case $s in
+	env)
+		{
+			stamp env
+			date -u
+			nvidia-smi -L
+			nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem --format=csv
+			echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+			grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x -E 'constant_tsc|nonstop_tsc|tsc_known_freq' | tr '\n' ' '
+			echo
+			nproc
+			"$build/cli/gputrace" doctor
+		} >"$out/env.log" 2>&1
+		;;
+	suite)
+		stamp suite >"$out/suite.log"
+		bash "$src/tests/gpu/run.sh" "$build" >>"$out/suite.log" 2>&1
+		stamp "suite, API through activity records" >>"$out/suite.log"
+		GPUTRACE_API_SOURCE=activity bash "$src/tests/gpu/run.sh" "$build" >>"$out/suite.log" 2>&1
+		;;
+	torch)
+		{
+			stamp "torch_train.py bare"
+			python3 "$src/tests/gpu/torch_train.py"
+			echo "exit $?"
+			stamp "torch_train.py under gputrace run"
+			"$build/cli/gputrace" run -f -o /tmp/torch.gtrace -- python3 "$src/tests/gpu/torch_train.py"
+			echo "exit $?"
+			stamp "torch_train.py under gputrace run --api none"
+			"$build/cli/gputrace" run -q -f -o /tmp/torch-noapi.gtrace --api none -- python3 "$src/tests/gpu/torch_train.py"
+			echo "exit $?"
+			stamp "torch_train.py under gputrace run -t kernel,memcpy,memset"
+			"$build/cli/gputrace" run -q -f -o /tmp/torch-k.gtrace -t kernel,memcpy,memset -- python3 "$src/tests/gpu/torch_train.py"
+			echo "exit $?"
+		} >"$out/torch.log" 2>&1
+		cp /tmp/torch.gtrace "$out/torch.gtrace" 2>/dev/null
+		;;
+	overhead)
+		BENCH_CONFIGS=${OVERHEAD_CONFIGS:-"bare floor gputrace gputrace-activity nsys"} \
+			bash "$src/bench/overhead/run.sh" "$build" "${OVERHEAD_ROUNDS:-7}" >"$out/overhead.log" 2>&1
+		;;
+	torchloop)
+		bash "$src/bench/overhead/torch_run.sh" "$build" "${TORCH_ROUNDS:-5}" >"$out/torchloop.log" 2>&1
+		;;
+	esac
+done
+tail -n 3 "$out"/*.log

@@ -517,8 +517,10 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 	uint64_t head = load_head(ring), step = STALL_STEP_MIN_NS;
 	long count = 0;
 
-	/* head is shared and untrusted: it can never be behind us or a lap ahead. */
-	if (head - ring->ctail > n)
+	/* head is shared and untrusted: it can never be behind us or a lap ahead, and it
+	 * moves in slots of 8 bytes (an unaligned one would lead ctail to a word that
+	 * straddles the end of the data area). */
+	if (head - ring->ctail > n || head % 8)
 		return -EBADMSG;
 	while (ring->ctail != head) {
 		const uint64_t pos = ring->ctail, idx = pos & ring->mask;
@@ -550,7 +552,7 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 				sleep_ns(step < left ? step : left);
 				step = step * 2 < STALL_STEP_MAX_NS ? step * 2 : STALL_STEP_MAX_NS;
 				head = load_head(ring);
-				if (head - ring->ctail > n) {
+				if (head - ring->ctail > n || head % 8) {
 					publish_tail(ring);
 					return -EBADMSG;
 				}

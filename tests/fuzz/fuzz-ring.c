@@ -145,9 +145,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unsigned type = (unsigned)take(&in, 1) % (GT_REC_MAX + 2);
 			size_t bytes = (size_t)take(&in, 2);
 			unsigned flags = (unsigned)take(&in, 1);
-			uint8_t *slot = gt_ring_reserve(prod, type, bytes, 0);
 			size_t have = (size_t)(in.end - in.p);
+			uint8_t *slot;
 
+			/* Producers only ever move head in slots of 8 bytes; one that finds it
+			 * otherwise is looking at its own process's memory corruption, which
+			 * is not the consumer's to survive. */
+			if (atomic_load(&h->head) % 8)
+				break;
+			slot = gt_ring_reserve(prod, type, bytes, 0);
 			if (!slot)
 				break;
 			memset(slot, 0, bytes);
@@ -209,9 +215,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (!cons)
 				break;
+			uint64_t tail = atomic_load(&h->tail);
+
 			c.stop_after = (flags & 4) ? c.records + 1 : 0;
 			(void)gt_ring_consume(cons, on_record, &c, (flags & 2) ? 50000 : 0,
 			                      flags & 1);
+			/* The consumer's position moves by whole slots: an unaligned one reads a
+			 * word across the end of the data area. */
+			FUZZ_CHECK(atomic_load(&h->tail) == tail || atomic_load(&h->tail) % 8 == 0,
+			           "consumer published tail %llu",
+			           (unsigned long long)atomic_load(&h->tail));
 			break;
 		}
 		case OP_TORN:

@@ -1,6 +1,8 @@
 /* GPU suite checker: reads the .gtrace a workload (tests/gpu/workload.cu) wrote under the
  * injection library and asserts its records exactly, with the reader API. Usage:
- *   gt-gpu-check WORKLOAD FILE.gtrace [ARG]
+ *   gt-gpu-check WORKLOAD FILE.gtrace [ARG [TEXT]]
+ * ARG is the workload's own argument (launches N, crash-* K); TEXT, for the crash-* and
+ * overload-gpu cases, is what `gputrace run` printed followed by `gputrace info FILE`.
  * Prints one line per failed assertion and "ok WORKLOAD: ..." on success; exits 0 or 1.
  * Runs on the GPU machine (and builds anywhere). */
 #include <errno.h>
@@ -21,6 +23,9 @@ struct recs {
 static struct gt_reader *rd;
 static struct recs all;
 static int failures;
+/* LOSS sources (bit per enum gt_loss_source) check_common accepts: a case that expects
+ * losses checks them itself. */
+static unsigned loss_ok_mask;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -167,7 +172,7 @@ static void check_common(size_t processes)
 	for (i = 0; i < all.n; i++) {
 		const union gt_record *r = &all.v[i];
 
-		if (r->hdr.type == GT_REC_LOSS) {
+		if (r->hdr.type == GT_REC_LOSS && !(loss_ok_mask & (1u << r->loss.source))) {
 			lost += r->loss.count;
 			fail("LOSS record: %" PRIu64 " records lost (%s)", r->loss.count,
 			     gt_loss_source_name(r->loss.source));
@@ -563,6 +568,293 @@ static void check_pytorch(void)
 	check_kernel_after_launch(false);
 }
 
+/* ---- crash and overload cases: run under `gputrace run`, which outlives the program ---- */
+
+/* The TEXT file: the run's stdout/stderr (summary) then `gputrace info`, one line each. */
+static char *text;
+
+static int load_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0, cap = 0, got;
+
+	if (!f) {
+		fail("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	do {
+		if (cap - n < 4096) {
+			char *t;
+
+			cap = cap ? cap * 2 : 65536;
+			t = realloc(text, cap + 1);
+			if (!t) {
+				fclose(f);
+				return -1;
+			}
+			text = t;
+		}
+		got = fread(text + n, 1, cap - n, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	text[n] = '\0';
+	return 0;
+}
+
+/* Lines of TEXT that are exactly `line`. */
+static size_t text_lines_equal(const char *line)
+{
+	const char *p = text, *e;
+	size_t n = 0, len = strlen(line);
+
+	for (; p && *p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		if ((size_t)((e ? e : p + strlen(p)) - p) == len && !memcmp(p, line, len))
+			n++;
+	}
+	return n;
+}
+
+/* Lines of TEXT that name process `pid` ("pid N:" in info, "pid N " in the summary) and
+ * contain `what`. */
+static size_t text_lines_pid(uint32_t pid, const char *what)
+{
+	const char *p = text, *e;
+	char tag[32], line[1024];
+	size_t n = 0, len, tl;
+
+	tl = (size_t)snprintf(tag, sizeof(tag), "pid %" PRIu32, pid);
+	for (; p && *p; p = e ? e + 1 : NULL) {
+		const char *t;
+
+		e = strchr(p, '\n');
+		len = (size_t)((e ? e : p + strlen(p)) - p);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		t = strstr(line, tag);
+		if (t && (t[tl] == ':' || t[tl] == ' ') && strstr(t, what))
+			n++;
+	}
+	return n;
+}
+
+/* Digits grouped by commas, as the summary prints counts. */
+static void grouped(uint64_t v, char *buf, size_t size)
+{
+	char d[24];
+	size_t len = (size_t)snprintf(d, sizeof(d), "%" PRIu64, v), o = 0, i;
+
+	for (i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[i];
+	}
+	buf[o] = '\0';
+}
+
+/* Sum of LOSS counts by source, and by source and kind. */
+static uint64_t lost_by[GT_LOSS_SOURCE_MAX][GT_REC_MAX];
+
+static uint64_t lost_source(unsigned source)
+{
+	uint64_t t = 0;
+	unsigned k;
+
+	for (k = 0; k < GT_REC_MAX; k++)
+		t += lost_by[source][k];
+	return t;
+}
+
+static void sum_losses(void)
+{
+	size_t i;
+
+	for (i = 0; i < all.n; i++) {
+		const struct gt_rec_loss *l = &all.v[i].loss;
+
+		if (l->hdr.type != GT_REC_LOSS)
+			continue;
+		if (l->source >= GT_LOSS_SOURCE_MAX || l->kind >= GT_REC_MAX)
+			fail("LOSS record with source %u kind %u", l->source, l->kind);
+		else
+			lost_by[l->source][l->kind] += l->count;
+	}
+}
+
+/* Every loss the trace holds is printed: the summary's "Lost records:" line and info's
+ * "losses:" block, each exactly as the trace's LOSS records add up. */
+static void check_losses_printed(void)
+{
+	char line[512], a[32], b[32];
+	uint64_t total = 0;
+	size_t o;
+	unsigned s;
+
+	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++)
+		total += lost_source(s);
+	if (!total) {
+		EXPECT_EQ("summary lines 'Lost records: none'",
+		          text_lines_equal("Lost records: none"), 1);
+		EXPECT_EQ("info lines 'losses:      none'", text_lines_equal("losses:      none"),
+		          1);
+		return;
+	}
+	grouped(total, a, sizeof(a));
+	o = (size_t)snprintf(line, sizeof(line), "Lost records: %s (", a);
+	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++) {
+		if (!lost_source(s))
+			continue;
+		grouped(lost_source(s), b, sizeof(b));
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %s",
+		                      line[o - 1] == '(' ? "" : ", ", gt_loss_source_name(s), b);
+	}
+	snprintf(line + o, sizeof(line) - o, "); the trace is incomplete");
+	if (text_lines_equal(line) != 1)
+		fail("the summary does not print '%s'", line);
+	EXPECT_EQ("info lines 'losses:'", text_lines_equal("losses:"), 1);
+	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++) {
+		if (!lost_source(s))
+			continue;
+		snprintf(line, sizeof(line), "  %-16s %" PRIu64, gt_loss_source_name(s),
+		         lost_source(s));
+		if (text_lines_equal(line) != 1)
+			fail("gputrace info does not print '%s'", line);
+	}
+}
+
+/* The one process ended as `how`/`code`: its PROCESS_END record, and both the summary and
+ * info say so in words (`words`, e.g. "killed by signal 6 (SIGABRT)"). */
+static void check_end(unsigned how, int32_t code, const char *words)
+{
+	uint32_t pid = 0;
+	size_t i, ends = 0;
+
+	for (i = 0; i < all.n; i++) {
+		const union gt_record *r = &all.v[i];
+
+		if (r->hdr.type == GT_REC_PROCESS && !pid)
+			pid = r->hdr.pid;
+		if (r->hdr.type != GT_REC_PROCESS_END)
+			continue;
+		ends++;
+		if (r->process_end.how != how || r->process_end.code != code)
+			fail("PROCESS_END: %s %d, want %s %d",
+			     gt_process_end_name(r->process_end.how), r->process_end.code,
+			     gt_process_end_name(how), code);
+	}
+	EXPECT_EQ("PROCESS_END records", ends, 1);
+	/* one line in the run's summary, one in gputrace info */
+	if (text_lines_pid(pid, words) != 2)
+		fail("'pid %" PRIu32 " ... %s' printed %zu times, want 2 (summary and info)", pid,
+		     words, text_lines_pid(pid, words));
+}
+
+/* crash-* K: the K gt_add kernels synchronized and flushed before the crash are all in the
+ * trace, with their launches; the trace says how the process ended. */
+static void check_crash(const char *w, long k)
+{
+	size_t launches = count_api("cudaLaunchKernel", 0);
+
+	EXPECT_EQ("_Z6gt_addPfi kernels (before the crash)", count_kernels("_Z6gt_addPfi"),
+	          (unsigned long long)k);
+	check_dims("_Z6gt_addPfi", 4, 2, 1, 128, 1, 1, 0);
+	/* API records go straight from the launching thread to the ring: every launch made
+	 * before the end is there */
+	if (!strcmp(w, "crash-abort")) {
+		EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)k);
+		EXPECT_EQ("cudaLaunchKernel API records", launches, (unsigned long long)k);
+		check_end(GT_END_SIGNAL, 6, "killed by signal 6 (SIGABRT)");
+	} else if (!strcmp(w, "crash-segv")) {
+		EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)k);
+		EXPECT_EQ("cudaLaunchKernel API records", launches, (unsigned long long)k);
+		check_end(GT_END_SIGNAL, 11, "killed by signal 11 (SIGSEGV)");
+	} else if (!strcmp(w, "crash-kill")) {
+		/* CUPTI held nothing when the signal came (everything was flushed), so no
+		 * flush-window estimate is required; one is accepted (loss_ok_mask) and must
+		 * then be printed like any loss */
+		EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)k);
+		EXPECT_EQ("cudaLaunchKernel API records", launches, (unsigned long long)k);
+		check_end(GT_END_SIGNAL, 9, "killed by signal 9 (SIGKILL)");
+	} else if (!strcmp(w, "crash-exit")) {
+		/* the second K (gt_empty) were launched but never synchronized or flushed:
+		 * any number of them may be missing, none may be invented */
+		if (count_kernels("_Z8gt_emptyv") > (size_t)k)
+			fail("%zu gt_empty kernels, only %ld launched",
+			     count_kernels("_Z8gt_emptyv"), k);
+		EXPECT_EQ("cudaLaunchKernel API records", launches, 2 * (unsigned long long)k);
+		check_end(GT_END_EXIT, 5, "exited with status 5");
+	} else if (!strcmp(w, "crash-illegal")) {
+		if (count_kernels("_Z7gt_pokePi") > 1)
+			fail("%zu gt_poke kernels, 1 launched", count_kernels("_Z7gt_pokePi"));
+		EXPECT_EQ("cudaLaunchKernel API records", launches, (unsigned long long)k + 1);
+		EXPECT_EQ("cudaDeviceSynchronize failing with cudaErrorIllegalAddress (700)",
+		          count_api("cudaDeviceSynchronize", 700), 1);
+		check_end(GT_END_EXIT, 3, "exited with status 3");
+	}
+	check_kernel_after_launch(true);
+	check_losses_printed();
+}
+
+/* overload-gpu N: N launches through a 64 KiB ring. The CUPTI buffer thread waits (bounded)
+ * for ring space and the launching thread never does, so records are dropped - and every
+ * dropped record is counted:
+ * - kernels: in the trace + ring_full of kind kernel + cupti_dropped. CUPTI's dropped count
+ *   is not per kind (the LOSS says GT_REC_NONE): it may include the few non-kernel activity
+ *   records of this program (context, stream, the final synchronization), so when CUPTI
+ *   dropped anything the sum may exceed N by those few; without CUPTI drops it is exact.
+ * - launch API records: in the trace + ring_full of kind api, likewise exact up to the few
+ *   other calls the launch filter keeps (the final cudaDeviceSynchronize, start-up calls).
+ * Losses are expected (the ring is far too small), they are printed, and the program still
+ * exited 0. buffer_pool counts refused buffer requests, whose records CUPTI then counts as
+ * dropped, so it is not added. */
+#define GT_OVERLOAD_OTHER_MAX 8
+
+static void check_overload(long n)
+{
+	uint64_t kernels = count_type(GT_REC_KERNEL), launches = count_api("cudaLaunchKernel", 0);
+	uint64_t ring_k = lost_by[GT_LOSS_RING_FULL][GT_REC_KERNEL];
+	uint64_t ring_api = lost_by[GT_LOSS_RING_FULL][GT_REC_API];
+	uint64_t cupti = lost_source(GT_LOSS_CUPTI_DROPPED), total = 0,
+	         apis = count_type(GT_REC_API);
+	unsigned s;
+
+	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++)
+		total += lost_source(s);
+	printf("overload: %ld launched; kernels %" PRIu64 " + ring_full %" PRIu64
+	       " + cupti_dropped %" PRIu64 "; launch calls %" PRIu64 " + ring_full(api) %" PRIu64
+	       "; buffer_pool %" PRIu64 ", all losses %" PRIu64 "\n",
+	       n, kernels, ring_k, cupti, launches, ring_api, lost_source(GT_LOSS_BUFFER_POOL),
+	       total);
+	if (kernels > (uint64_t)n)
+		fail("%" PRIu64 " kernel records, only %ld launched", kernels, n);
+	if (!cupti)
+		EXPECT_EQ("kernel records + ring_full(kernel)", kernels + ring_k,
+		          (unsigned long long)n);
+	else if (kernels + ring_k + cupti < (uint64_t)n ||
+	         kernels + ring_k + cupti > (uint64_t)n + GT_OVERLOAD_OTHER_MAX)
+		fail("kernel records + ring_full(kernel) + cupti_dropped = %" PRIu64
+		     ", want %ld (+ at most %d non-kernel records CUPTI dropped)",
+		     kernels + ring_k + cupti, n, GT_OVERLOAD_OTHER_MAX);
+	if (launches > (uint64_t)n)
+		fail("%" PRIu64 " cudaLaunchKernel records, only %ld calls", launches, n);
+	if (launches + ring_api < (uint64_t)n ||
+	    apis + ring_api > (uint64_t)n + GT_OVERLOAD_OTHER_MAX)
+		fail("API records: %" PRIu64 " launches, %" PRIu64
+		     " in all, + ring_full(api) %" PRIu64
+		     ": want %ld launches accounted for (+ at most %d other calls)",
+		     launches, apis, ring_api, n, GT_OVERLOAD_OTHER_MAX);
+	if (!total)
+		fail("no loss with a 64 KiB ring: the case did not overload the ring (make it "
+		     "smaller)");
+	EXPECT_EQ("torn records", lost_source(GT_LOSS_TORN), 0);
+	EXPECT_EQ("corrupt ring bytes", lost_source(GT_LOSS_CORRUPT), 0);
+	check_end(GT_END_EXIT, 0, "exited with status 0");
+	check_losses_printed();
+}
+
 /* Summary line: counts by type, for the log. */
 static void summary(const char *what)
 {
@@ -591,6 +883,22 @@ int main(int argc, char **argv)
 	w = argv[1];
 	if (load(argv[2]) < 0)
 		return 1;
+	if (!strncmp(w, "crash-", 6) || !strcmp(w, "overload-gpu")) {
+		if (argc < 5) {
+			fprintf(stderr, "usage: %s %s FILE.gtrace N TEXT\n", argv[0], w);
+			return 2;
+		}
+		if (load_text(argv[4]) < 0)
+			return 1;
+		sum_losses();
+	}
+	if (!strcmp(w, "crash-kill"))
+		loss_ok_mask = 1u << GT_LOSS_FLUSH_WINDOW;
+	else if (!strcmp(w, "crash-exit"))
+		/* _exit may come while CUPTI's thread is between reserve and commit */
+		loss_ok_mask = 1u << GT_LOSS_TORN;
+	else if (!strcmp(w, "overload-gpu"))
+		loss_ok_mask = ~0u;
 	if (!strcmp(w, "cuptifirst")) {
 		check_cuptifirst();
 		summary(w);
@@ -621,6 +929,12 @@ int main(int argc, char **argv)
 		check_fork();
 	else if (!strcmp(w, "pytorch"))
 		check_pytorch();
+	else if (!strcmp(w, "crash-abort") || !strcmp(w, "crash-segv") ||
+	         !strcmp(w, "crash-kill") || !strcmp(w, "crash-exit") ||
+	         !strcmp(w, "crash-illegal"))
+		check_crash(w, atol(argv[3]));
+	else if (!strcmp(w, "overload-gpu"))
+		check_overload(atol(argv[3]));
 	else if (!strcmp(w, "common"))
 		;
 	else {
@@ -630,5 +944,6 @@ int main(int argc, char **argv)
 	summary(w);
 	gt_reader_close(rd);
 	free(all.v);
+	free(text);
 	return failures ? 1 : 0;
 }

@@ -18,7 +18,8 @@ src=$(cd "$(dirname "$0")" && pwd)
 work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
-all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork pytorch"
+all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork pytorch
+crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
 
@@ -61,6 +62,43 @@ run_standalone() {
 	else
 		result "$name" fail ""
 		sed 's/^/    /' "$log.check" "$log" | head -n 40
+	fi
+}
+
+# run_cli NAME WANT_RC LIMIT_S ARG [RUN OPTION...] -- : `gputrace run [OPTION...] WORKLOAD NAME ARG`
+# for a workload that ends badly. Only under the CLI do its records outlive it (the ring is
+# mapped by the CLI; standalone, the drainer thread dies with the process). Wants exit status
+# WANT_RC within LIMIT_S seconds, `gputrace info` to read the trace, then checks the trace with
+# what the run printed (its summary) and what info printed. No core files: the workload also
+# makes itself undumpable before it crashes.
+run_cli() {
+	local name=$1 want=$2 limit=$3 arg=$4
+	shift 4
+	local opts=()
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	local out="$work/$name.gtrace" log="$work/$name.log" text="$work/$name.text" rc t0 ms secs
+	if [ ! -x "$cli" ]; then result "$name" skip "(no gputrace CLI)"; return; fi
+	rm -f "$out"
+	t0=$(date +%s%N)
+	(ulimit -c 0; GPUTRACE_INJECT_LIB="$lib" exec timeout "$limit" "$cli" run -f -o "$out" \
+		"${opts[@]}" -- "$wl" "$name" "$arg") >"$log" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	secs=$((ms / 1000)).$(printf %03d $((ms % 1000)))
+	if [ $rc -eq 77 ]; then result "$name" skip "(no GPU)"; return; fi
+	if [ $rc -ne "$want" ] || [ ! -s "$out" ]; then
+		result "$name" fail "(gputrace run exit $rc, want $want, after ${secs} s)"
+		sed 's/^/    /' "$log" | tail -n 40; return
+	fi
+	cp "$log" "$text"
+	if ! "$cli" info "$out" >>"$text" 2>&1; then
+		result "$name" fail "(gputrace info cannot read the trace)"; sed 's/^/    /' "$text"; return
+	fi
+	if "$check" "$name" "$out" "$arg" "$text" >"$log.check" 2>&1; then
+		result "$name" pass "(exit $rc, ${secs} s) $(tail -n 1 "$log.check")"
+	else
+		result "$name" fail ""
+		sed 's/^/    /' "$log.check" "$text" | head -n 60
 	fi
 }
 
@@ -121,6 +159,15 @@ run_test() {
 		else
 			result pytorch fail ""; sed 's/^/    /' "$work/pytorch.check" | head -n 40
 		fi ;;
+	# K=50 gt_add kernels, synchronized and flushed (flush every 50 ms, then 300 ms of
+	# sleep), then the end named; the exit status is the shell's: 128 + the signal
+	crash-abort) run_cli crash-abort 134 120 50 --flush-interval 50 -- ;;
+	crash-segv) run_cli crash-segv 139 120 50 --flush-interval 50 -- ;;
+	crash-kill) run_cli crash-kill 137 120 50 --flush-interval 50 -- ;;
+	crash-exit) run_cli crash-exit 5 120 50 --flush-interval 50 -- ;;
+	crash-illegal) run_cli crash-illegal 3 120 50 --flush-interval 50 -- ;;
+	# 200,000 launches through a 64 KiB ring: completes (exit 0, no hang), losses counted
+	overload-gpu) run_cli overload-gpu 0 120 200000 --buffer-size 64K -- ;;
 	*) result "$1" fail "(unknown test)" ;;
 	esac
 }

@@ -7,10 +7,13 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CK(call)                                                                              \
@@ -48,6 +51,12 @@ __global__ void gt_tag(int *out, int tag)
 {
 	if (threadIdx.x == 0 && blockIdx.x == 0)
 		out[tag] += 1;
+}
+
+// Writes through whatever pointer it is given: nullptr makes an illegal-address fault.
+__global__ void gt_poke(int *p)
+{
+	p[threadIdx.x] = 1;
 }
 
 // kernels: 10 x gt_add<<<(4,2,1),(128,1,1)>>>, 5 x gt_scale<<<(8,1,1),(32,4,1),256>>>,
@@ -336,13 +345,77 @@ static int run_cuptifirst(void)
 	return 0;
 }
 
+// crash-* K: run under `gputrace run --flush-interval 50`. K x gt_add<<<(4,2,1),(128,1,1)>>>,
+// synchronized, then 300 ms of sleep (six flush periods: CUPTI's flush thread has handed every
+// kernel record to the ring, which lives on in the CLI), then the process ends badly:
+//   crash-abort    abort()                                   -> killed by SIGABRT
+//   crash-segv     a store through a NULL pointer            -> killed by SIGSEGV
+//   crash-kill     SIGKILL to itself                         -> killed by SIGKILL
+//   crash-exit     K x gt_empty<<<1,1>>> launched, no sync, _exit(5)   -> exit status 5
+//   crash-illegal  gt_poke through nullptr; the sync fails with 700     -> exit status 3
+// Nothing of this process runs after the crash: no on_exit flush, no goodbye to the session.
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static int run_crash(const char *how, long k)
+{
+	float *x;
+	long i;
+
+	CK(cudaMalloc(&x, 1 << 20));
+	for (i = 0; i < k; i++)
+		gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	CK(cudaDeviceSynchronize());
+	sleep_ms(300);
+	fflush(NULL);
+	// a core of a CUDA process can be gigabytes: none, whatever the core pattern says
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (!strcmp(how, "crash-abort")) {
+		abort();
+	} else if (!strcmp(how, "crash-segv")) {
+		// a volatile pointer to volatile: the compiler can neither see that it is NULL
+		// (and turn the store into a trap, SIGILL) nor drop the store
+		volatile int *volatile np = NULL;
+
+		*np = 1;
+		raise(SIGSEGV); // not reached where page 0 is unmapped
+	} else if (!strcmp(how, "crash-kill")) {
+		kill(getpid(), SIGKILL);
+		sleep_ms(1000); // SIGKILL is delivered before kill() returns; never here
+	} else if (!strcmp(how, "crash-exit")) {
+		for (i = 0; i < k; i++)
+			gt_empty<<<1, 1>>>();
+		_exit(5);
+	} else if (!strcmp(how, "crash-illegal")) {
+		cudaError_t e;
+
+		gt_poke<<<1, 32>>>(nullptr);
+		e = cudaDeviceSynchronize();
+		if (e != cudaSuccess) {
+			fprintf(stderr, "cudaDeviceSynchronize: %s (%d)\n", cudaGetErrorString(e),
+				(int)e);
+			exit(3);
+		}
+		fprintf(stderr, "the illegal-address kernel did not fail\n");
+		return 1;
+	}
+	fprintf(stderr, "%s: still alive\n", how);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s kernels|memcpy|memset|alloc|nvtx|streams8|graph|apierror|"
-				"launches N|fork|cuptifirst\n",
+				"launches N|fork|cuptifirst|overload-gpu N|crash-abort K|crash-segv K|"
+				"crash-kill K|crash-exit K|crash-illegal K\n",
 			argv[0]);
 		return 2;
 	}
@@ -372,6 +445,13 @@ int main(int argc, char **argv)
 		return run_fork(argv[0]);
 	if (!strcmp(argv[1], "cuptifirst"))
 		return run_cuptifirst();
+	// overload-gpu N: the same back-to-back launches, run with a tiny ring
+	if (!strcmp(argv[1], "overload-gpu"))
+		return run_launches(argc > 2 ? atol(argv[2]) : 200000);
+	if (!strcmp(argv[1], "crash-abort") || !strcmp(argv[1], "crash-segv") ||
+	    !strcmp(argv[1], "crash-kill") || !strcmp(argv[1], "crash-exit") ||
+	    !strcmp(argv[1], "crash-illegal"))
+		return run_crash(argv[1], argc > 2 ? atol(argv[2]) : 50);
 	fprintf(stderr, "unknown workload %s\n", argv[1]);
 	return 2;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,7 @@ static int produce(int argc, char **argv)
 {
 	struct gt_client_options opts = {0};
 	struct producer p[MAX_THREADS + 1] = {0};
+	struct rlimit lim;
 	pthread_t th[MAX_THREADS + 1];
 	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
 	struct gt_client *c;
@@ -111,6 +113,12 @@ static int produce(int argc, char **argv)
 	waitrec = strtoull(argv[5], NULL, 10);
 	if (threads < 1 || threads > MAX_THREADS)
 		return 2;
+	/* The disk-full test limits the CLI's file size (RLIMIT_FSIZE, soft): the memfd of
+	 * the ring is a file too, so lift the soft limit back to the hard one here. */
+	if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_FSIZE, &lim);
+	}
 	/* gputrace run passes --buffer-size as a plain byte count; the injection library
 	 * reads it the same way. */
 	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
@@ -284,8 +292,10 @@ static char *slurp(const char *path)
 }
 
 /* Run argv with stdout/stderr to tmpdir/out and tmpdir/err; fails the test on a hang.
+ * fsize > 0 limits the size of the files it writes (soft RLIMIT_FSIZE, SIGXFSZ ignored):
+ * writes past it fail with EFBIG, the way they fail with ENOSPC on a full disk.
  * Returns the exit status. */
-static int run(char *const argv[])
+static int run_limited(char *const argv[], rlim_t fsize)
 {
 	char out[128], err[128];
 	uint64_t deadline = gt_now_ns() + RUN_DEADLINE;
@@ -302,6 +312,15 @@ static int run(char *const argv[])
 
 		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(tmpdir) < 0)
 			_exit(120);
+		if (fsize) {
+			struct rlimit lim;
+
+			if (getrlimit(RLIMIT_FSIZE, &lim) < 0)
+				_exit(122);
+			lim.rlim_cur = fsize;
+			if (setrlimit(RLIMIT_FSIZE, &lim) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+				_exit(122);
+		}
 		execv(argv[0], argv);
 		_exit(121);
 	}
@@ -322,6 +341,11 @@ static int run(char *const argv[])
 	ck_assert_msg(WIFEXITED(st), "'%s %s' killed by signal %d", argv[0], argv[1],
 	              WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	return WEXITSTATUS(st);
+}
+
+static int run(char *const argv[])
+{
+	return run_limited(argv, 0);
 }
 
 static void read_result(const char *path, struct counted *c)
@@ -640,6 +664,60 @@ START_TEST(test_cli_killed)
 }
 END_TEST
 
+START_TEST(test_disk_full)
+{
+	char self[4096], result[128], path[160], *err;
+	const char *gputrace = getenv("GPUTRACE_EXE");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct counted c;
+	int rc;
+
+	ck_assert_ptr_nonnull(gputrace);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(result, sizeof(result), "%s/result", tmpdir);
+	{
+		/* 300000 marks encode to several 1 MiB chunks: the first chunk write fails */
+		char *argv[] = {(char *)gputrace, "run", "-o", "full", "--buffer-size", "64M", "--",
+		                self, "produce", result, "1", "300000", "0", NULL};
+
+		rc = run_limited(argv, 256 * 1024);
+	}
+	snprintf(path, sizeof(path), "%s/err", tmpdir);
+	err = slurp(path);
+	/* The program succeeded, the trace did not: gputrace's own I/O status, one line. */
+	ck_assert_msg(rc == 74, "gputrace run exited %d; stderr:\n%s", rc, err);
+	/* (a failure while the program runs is announced first: "the session failed ...
+	 * the program runs on untraced") */
+	{
+		static const char last[] =
+		        "gputrace: the trace full.gtrace could not be written: File too large\n";
+		size_t len = strlen(err);
+
+		ck_assert_msg(len >= sizeof(last) - 1 &&
+		                      strcmp(err + len - (sizeof(last) - 1), last) == 0 &&
+		                      (len == sizeof(last) - 1 || err[len - sizeof(last)] == '\n'),
+		              "stderr does not end with the write error:\n%s", err);
+		ck_assert_msg(strncmp(err, "gputrace: ", 10) == 0 && !strstr(err, "\n\n"),
+		              "stderr:\n%s", err);
+	}
+	free(err);
+	/* The program ran to completion, untouched by the failure. */
+	read_result(result, &c);
+	ck_assert_uint_eq(c.nvtx_ok + c.nvtx_dropped, 300000);
+	/* No incomplete file is left behind, under either name. */
+	snprintf(path, sizeof(path), "%s/full.gtrace", tmpdir);
+	ck_assert(!exists(path));
+	snprintf(path, sizeof(path), "%s/full.gtrace.tmp-", tmpdir);
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "ls '%s'* >/dev/null 2>&1", path);
+		ck_assert_msg(system(cmd) != 0, "a temporary trace was left behind");
+	}
+}
+END_TEST
+
 static Suite *overload_suite(void)
 {
 	Suite *s = suite_create("reliability");
@@ -651,10 +729,11 @@ static Suite *overload_suite(void)
 	tcase_add_test(tc, test_overload_info_prints_losses);
 	tcase_add_test(tc, test_overload_control_no_loss);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("cli-killed");
+	tc = tcase_create("failures");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_cli_killed);
+	tcase_add_test(tc, test_disk_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

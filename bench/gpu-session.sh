@@ -32,7 +32,8 @@ for s in $steps; do
 		stamp suite >"$out/suite.log"
 		bash "$src/tests/gpu/run.sh" "$build" >>"$out/suite.log" 2>&1
 		stamp "suite, API through activity records" >>"$out/suite.log"
-		GPUTRACE_API_SOURCE=activity bash "$src/tests/gpu/run.sh" "$build" >>"$out/suite.log" 2>&1
+		GPUTRACE_API_SOURCE=activity bash "$src/tests/gpu/run.sh" "$build" \
+			${ACTIVITY_TESTS:-} >>"$out/suite.log" 2>&1
 		;;
 	torch)
 		{
@@ -50,6 +51,16 @@ for s in $steps; do
 			echo "exit $?"
 		} >"$out/torch.log" 2>&1
 		cp /tmp/torch.gtrace "$out/torch.gtrace" 2>/dev/null
+		;;
+	nvtxcpu)
+		# NVTX handlers alone (no CUDA): tells the handler's cost from CUPTI's presence
+		if [ -x "$src/.carry/nvtxbench" ]; then
+			for i in 1 2 3; do
+				NVTX_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
+					GPUTRACE_OUTPUT=/tmp/nvtx-cpu.gtrace "$src/.carry/nvtxbench"
+			done >"$out/nvtxcpu.log" 2>&1
+			"$build/cli/gputrace" info /tmp/nvtx-cpu.gtrace | grep -E 'nvtx|loss|  ' >>"$out/nvtxcpu.log" 2>&1
+		fi
 		;;
 	overhead)
 		BENCH_CONFIGS=${OVERHEAD_CONFIGS:-"bare floor gputrace gputrace-activity nsys"} \

@@ -4,6 +4,8 @@
  * own timestamps (default, measured cheaper: docs/collectors.md) or from CUPTI's RUNTIME/DRIVER
  * activity records. Runs inside the traced application: callbacks on the calling thread,
  * activity parsing on CUPTI's buffer-completion thread. */
+#include <string.h>
+
 #include <cupti.h>
 
 #include "cuptilib.h"
@@ -43,7 +45,20 @@ static uint32_t name_of(unsigned domain, unsigned cbid, const char *known)
 	if (!name && gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
 	                     CUPTI_SUCCESS)
 		return GT_STRING_NONE;
-	id = gt_intern(name);
+	if (known) {
+		id = gt_intern(name);
+	} else {
+		/* cuptiGetCallbackName names the versioned entry point ("cudaLaunchKernel_v7000",
+		 * "cuMemAlloc_v2"): keep the name the application called, as callbacks report it,
+		 * but keep a driver "_v2" (cuMemAlloc_v2 is a function of its own) */
+		size_t len = strlen(name);
+		const char *v = strrchr(name, '_');
+
+		if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") ==
+		    strlen(v + 2) && strlen(v + 2) >= 4)
+			len = (size_t)(v - name);
+		id = gt_intern_len(name, len);
+	}
 	/* racing threads intern the same string and get the same id: a plain store is enough */
 	atomic_store_explicit(slot, id, memory_order_relaxed);
 	return id;

@@ -24,6 +24,8 @@ for r in $(seq 1 "$rounds"); do
 		bare) "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
 		gputrace) "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" -- \
 			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+		gputrace-activity) GPUTRACE_API_SOURCE=activity "$build/cli/gputrace" run -q -f \
+			-o "$work/ta.gtrace" -- "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
 		nsys) "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" --force-overwrite=true \
 			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
 		torch-profiler) "$py" "$src/torch_loop.py" --torch-profiler >"$out" 2>&1 ;;

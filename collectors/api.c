@@ -1,8 +1,8 @@
 /* API collector: runtime and driver API calls with correlation ids and return codes
  * -> GT_REC_API. The filter (launch/all/none) is applied inside CUPTI, one callback id at a
- * time, so filtered-out calls cost nothing. Records come either from the callback API with our
- * own timestamps (default, measured cheaper: docs/collectors.md) or from CUPTI's RUNTIME/DRIVER
- * activity records. Runs inside the traced application: callbacks on the calling thread,
+ * time, so filtered-out calls cost nothing. Records come from CUPTI's RUNTIME/DRIVER activity
+ * records (default, measured cheaper: docs/collectors.md) or, with a capture range, from the
+ * callback API with our own timestamps. Runs inside the traced application: callbacks on the calling thread,
  * activity parsing on CUPTI's buffer-completion thread. */
 #include <string.h>
 

@@ -120,7 +120,8 @@ static void config_defaults(struct gt_inject_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->trace = GT_TRACE_DEFAULT;
 	cfg->api_filter = GT_API_FILTER_LAUNCH;
-	cfg->api_source = GT_API_SOURCE_CALLBACK;
+	/* activity records: cheaper per launch on the H200 (docs/collectors.md) */
+	cfg->api_source = GT_API_SOURCE_ACTIVITY;
 	cfg->flush_ms = GT_DEFAULT_FLUSH_MS;
 	cfg->capture = GT_CAPTURE_NONE;
 }
@@ -129,6 +130,7 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 {
 	const char *v;
 	const char *err = NULL;
+	bool source_set;
 
 	config_defaults(cfg);
 
@@ -156,7 +158,8 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 	}
 
 	v = get(GT_ENV_API_SOURCE);
-	if (v && *v) {
+	source_set = v && *v;
+	if (source_set) {
 		if (strcasecmp(v, "callback") == 0)
 			cfg->api_source = GT_API_SOURCE_CALLBACK;
 		else if (strcasecmp(v, "activity") == 0)
@@ -193,6 +196,10 @@ int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const
 			            "nvtx:NAME";
 		}
 	}
+	/* A capture range cuts API records at the call that opens or closes it; activity records
+	 * reach us later, in buffers, so inside a capture range they come from callbacks. */
+	if (cfg->capture != GT_CAPTURE_NONE && !source_set)
+		cfg->api_source = GT_API_SOURCE_CALLBACK;
 	/* an NVTX capture range needs the NVTX collector, whatever GPUTRACE_TRACE says */
 	if (cfg->capture == GT_CAPTURE_NVTX)
 		cfg->trace |= GT_TRACE_NVTX;

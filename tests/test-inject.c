@@ -94,12 +94,30 @@ START_TEST(config_defaults)
 	ck_assert_str_eq(err, "untouched");
 	ck_assert_uint_eq(c.trace, GT_TRACE_DEFAULT);
 	ck_assert_uint_eq(c.api_filter, GT_API_FILTER_LAUNCH);
-	ck_assert_uint_eq(c.api_source, GT_API_SOURCE_CALLBACK);
+	ck_assert_uint_eq(c.api_source, GT_API_SOURCE_ACTIVITY);
 	ck_assert_uint_eq(c.ring_bytes, 0);
 	ck_assert_uint_eq(c.flush_ms, 100);
 	ck_assert_uint_eq(c.capture, GT_CAPTURE_NONE);
 	ck_assert(!c.graph_nodes);
 	ck_assert(!c.debug);
+}
+END_TEST
+
+/* A capture range switches API records to callbacks unless the source was chosen. */
+START_TEST(config_capture_source)
+{
+	static const char *const capture[] = {"GPUTRACE_CAPTURE_RANGE=cudaProfilerApi", NULL};
+	static const char *const chosen[] = {"GPUTRACE_CAPTURE_RANGE=cudaProfilerApi",
+	                                     "GPUTRACE_API_SOURCE=activity", NULL};
+	struct gt_inject_config c;
+
+	set_env(capture);
+	ck_assert_int_eq(gt_inject_config_parse(&c, fake_get, NULL), 0);
+	ck_assert_uint_eq(c.capture, GT_CAPTURE_PROFILER_API);
+	ck_assert_uint_eq(c.api_source, GT_API_SOURCE_CALLBACK);
+	set_env(chosen);
+	ck_assert_int_eq(gt_inject_config_parse(&c, fake_get, NULL), 0);
+	ck_assert_uint_eq(c.api_source, GT_API_SOURCE_ACTIVITY);
 }
 END_TEST
 
@@ -431,6 +449,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, byte_counts);
 	tcase_add_test(tc, config_defaults);
 	tcase_add_test(tc, config_values);
+	tcase_add_test(tc, config_capture_source);
 	tcase_add_test(tc, config_profiler_range);
 	tcase_add_test(tc, config_errors);
 	tcase_add_test(tc, launch_filter);

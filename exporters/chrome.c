@@ -1080,10 +1080,18 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 {
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
+		/* CUPTI gives no times for work the GPU never finished (the kernel that hit an
+		 * illegal address): counted in the trace, not drawn at time zero */
+		if (!rec->kernel.span.start_ns)
+			return 0;
 		return emit_kernel(c, &rec->kernel);
 	case GT_REC_MEMCPY:
+		if (!rec->memcpy.span.start_ns)
+			return 0;
 		return emit_memcpy(c, &rec->memcpy);
 	case GT_REC_MEMSET:
+		if (!rec->memset.span.start_ns)
+			return 0;
 		return emit_memset(c, &rec->memset);
 	case GT_REC_API:
 		return emit_api(c, &rec->api);

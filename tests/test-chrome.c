@@ -622,6 +622,50 @@ START_TEST(test_bad_output)
 }
 END_TEST
 
+/* A kernel CUPTI could not time (start 0: the one that faulted) is counted in the trace but
+ * not drawn at time zero; its timed neighbour is. */
+START_TEST(test_untimed_kernel)
+{
+	char path[160], out[160];
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .hostname = "h",
+				     .cmdline = "app", .start_trace_ns = 1000};
+	struct gt_rec_kernel k;
+	struct gt_export_result res;
+	struct gt_export_options o = {.output = out};
+	struct gt_writer *w;
+	struct gt_reader *r;
+	const char *err = NULL;
+	cJSON *root, *ev;
+
+	snprintf(path, sizeof(path), "%s/untimed.gtrace", dir);
+	snprintf(out, sizeof(out), "%s/untimed.json", dir);
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_string(w, 7, 1, "good", 4), 0);
+	ck_assert_int_eq(gt_writer_string(w, 7, 2, "faulted", 7), 0);
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = GT_REC_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.hdr.pid = 7;
+	k.span = (struct gt_gpu_span){.start_ns = 5000, .end_ns = 6000, .correlation_id = 1,
+				       .stream_id = 7};
+	k.name_id = 1;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	k.span = (struct gt_gpu_span){.correlation_id = 2, .stream_id = 7};
+	k.name_id = 2;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	memset(&res, 0, sizeof(res));
+	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	root = load(out);
+	ev = cJSON_GetObjectItem(root, "traceEvents");
+	ck_assert_uint_eq(count(ev, "X", "kernel"), 1);
+	cJSON_Delete(root);
+}
+END_TEST
+
 static Suite *chrome_suite(void)
 {
 	Suite *s = suite_create("chrome");
@@ -637,6 +681,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_timestamp_format);
 	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_bad_output);
+	tcase_add_test(tc, test_untimed_kernel);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, test_fmt);

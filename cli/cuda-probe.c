@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda-probe.h"
+#include "gputrace/sysinfo.h"
 #include "gt-config.h"
 
 /* The few driver entry points used, with the types the CUDA headers give them (CUresult is
@@ -101,30 +102,10 @@ void gt_cuda_version_string(int version, char *buf, size_t bytes)
 	snprintf(buf, bytes, "%d.%d", version / 1000, version % 1000 / 10);
 }
 
-/* The kernel module's version line, e.g. "580.65.06", from /proc/driver/nvidia/version. */
+/* The kernel module's version, e.g. "580.65.06", from /proc/driver/nvidia/version. */
 bool gt_nvidia_module_version(char *buf, size_t bytes)
 {
-	char line[512];
-	FILE *f = fopen("/proc/driver/nvidia/version", "re");
-	bool ok = false;
-
-	if (!f)
-		return false;
-	if (fgets(line, sizeof(line), f)) {
-		/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul ..." */
-		char *p = strstr(line, "Kernel Module");
-
-		if (p) {
-			p += strlen("Kernel Module");
-			while (*p == ' ')
-				p++;
-			size_t n = strcspn(p, " \n");
-			snprintf(buf, bytes, "%.*s", (int)n, p);
-			ok = n > 0;
-		}
-	}
-	fclose(f);
-	return ok;
+	return gt_sysinfo_driver_version(buf, bytes);
 }
 
 static bool try_cupti(struct gt_cupti_probe *p, const char *path)

@@ -17,6 +17,7 @@
 #include "cuptilib.h"
 #include "gputrace/client.h"
 #include "gputrace/clock.h"
+#include "gputrace/sysinfo.h"
 #include "gputrace/env.h"
 #include "gt-config.h"
 #include "inject.h"
@@ -119,26 +120,9 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
-static void read_file_line(const char *path, char *buf, size_t bytes)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	buf[0] = '\0';
-	if (fd < 0)
-		return;
-	n = read(fd, buf, bytes - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-}
-
 /* Versions and the command line for the standalone trace header. */
 static void fill_trace_info(void)
 {
-	char line[256];
-	char *p;
 	int v = 0;
 	uint32_t cv = 0;
 	ssize_t i, n;
@@ -160,19 +144,7 @@ static void fill_trace_info(void)
 		snprintf(cuda_ver_buf, sizeof(cuda_ver_buf), "%d.%d", v / 1000, (v % 1000) / 10);
 	if (gt_cupti.cuptiGetVersion && gt_cupti.cuptiGetVersion(&cv) == CUPTI_SUCCESS)
 		snprintf(cupti_ver_buf, sizeof(cupti_ver_buf), "%u", cv);
-	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  ..." or "... Open Kernel
-	 * Module for x86_64  580.159.03 ...": the first word that looks like a version number */
-	read_file_line("/proc/driver/nvidia/version", line, sizeof(line));
-	for (p = line; *p; p += strcspn(p, " \t\n")) {
-		size_t len;
-
-		p += strspn(p, " \t\n");
-		len = strcspn(p, " \t\n");
-		if (len && p[0] >= '0' && p[0] <= '9' && memchr(p, '.', len)) {
-			snprintf(driver_ver_buf, sizeof(driver_ver_buf), "%.*s", (int)len, p);
-			break;
-		}
-	}
+	gt_sysinfo_driver_version(driver_ver_buf, sizeof(driver_ver_buf));
 	trace_info.clock_id = GT_CLOCK_MONOTONIC;
 	trace_info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);
 	trace_info.start_trace_ns = gt_now_ns();

@@ -2,8 +2,8 @@
  * -> GT_REC_API. The filter (launch/all/none) is applied inside CUPTI, one callback id at a
  * time, so filtered-out calls cost nothing. Records come from CUPTI's RUNTIME/DRIVER activity
  * records (default, measured cheaper: docs/collectors.md) or, with a capture range, from the
- * callback API with our own timestamps. Runs inside the traced application: callbacks on the calling thread,
- * activity parsing on CUPTI's buffer-completion thread. */
+ * callback API with our own timestamps. Runs inside the traced application: callbacks on the
+ * calling thread, activity parsing on CUPTI's buffer-completion thread. */
 #include <string.h>
 
 #include <cupti.h>

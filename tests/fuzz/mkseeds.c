@@ -1,7 +1,7 @@
 /* Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/): small real traces
  * from the exporters' fixture in each of fuzz-reader's three input modes, ring programs,
  * patterns and command lines. Deterministic, so the committed seeds can be regenerated:
- *   fuzz-mkseeds tests/fuzz/corpus tests/data/*.gtrace
+ *   fuzz-mkseeds tests/fuzz/corpus tests/data/example.gtrace ...
  * Runs as a build-time helper (tests/fuzz/run.sh --seeds). */
 #include <errno.h>
 #include <fcntl.h>
@@ -202,6 +202,32 @@ static int ring_seeds(void)
 	return r;
 }
 
+/* fuzz-export: a consumer byte (summary, three report formats, three exporters) before a
+ * few of fuzz-reader's seeds. */
+static int export_seeds(void)
+{
+	static const char *const from[] = {"raw-fixture-hostile", "raw-fixture-2proc-truncated",
+	                                   "built-fixture-2proc", "raw-example.gtrace"};
+	int r = 0;
+
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]) && r == 0; i++) {
+		char path[PATH_MAX], name[160];
+		size_t len = 0;
+		uint8_t *f;
+
+		snprintf(path, sizeof(path), "%s/fuzz-reader/%s", root, from[i]);
+		f = slurp(path, &len);
+		if (!f)
+			continue; /* the real traces are optional */
+		for (uint8_t use = 0; use < 7 && r == 0; use++) {
+			snprintf(name, sizeof(name), "%u-%s", use, from[i]);
+			r = put("fuzz-export", name, &use, 1, f, len);
+		}
+		free(f);
+	}
+	return r;
+}
+
 static int pattern_seeds(void)
 {
 	static const char *const pats[] = {
@@ -262,6 +288,8 @@ int main(int argc, char **argv)
 	r = reader_seeds();
 	for (int i = 2; i < argc && !r; i++)
 		r = real_seed(argv[i]);
+	if (!r)
+		r = export_seeds();
 	if (!r)
 		r = ring_seeds();
 	if (!r)

@@ -5,10 +5,10 @@
 #
 #   tests/fuzz/run.sh [-b BUILD-DIR] [-t SECONDS] [-w WORK-DIR] [--seeds] [TARGET...]
 #
-# TARGET: reader, ring, pattern, options (default: all four). Inputs that once crashed
-# (tests/fuzz/crashes/<target>-*) are replayed first and must pass. Inputs the fuzzer finds
-# interesting go to WORK-DIR/<target>/ (never into the committed seeds); a crashing input
-# is saved as WORK-DIR/crashes/<target>-crash-<sha1>, and the script exits 1.
+# TARGET: reader, export, ring, pattern, options (default: all five). Inputs that once
+# crashed (tests/fuzz/crashes/<target>-*) are replayed first and must pass. Inputs the
+# fuzzer finds interesting go to WORK-DIR/<target>/ (never into the committed seeds); a
+# crashing input is saved as WORK-DIR/crashes/<target>-crash-<sha1>, and the script exits 1.
 # --seeds rewrites the committed seed corpus with fuzz-mkseeds first.
 # One line per target: "fuzz-reader: N executions in S s, C crashes".
 set -euo pipefail
@@ -25,11 +25,11 @@ while [ $# -gt 0 ]; do
 	-w) work=$(realpath -m "$2"); shift 2 ;;
 	--seeds) seeds=1; shift ;;
 	-h|--help) sed -n "2,13p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	reader|ring|pattern|options) targets+=("$1"); shift ;;
+	reader|export|ring|pattern|options) targets+=("$1"); shift ;;
 	*) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(reader ring pattern options)
+[ ${#targets[@]} -gt 0 ] || targets=(reader export ring pattern options)
 work=${work:-$build/fuzz-work}
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -37,14 +37,14 @@ if [ ! -f "$build/build.ninja" ]; then
 		-Db_sanitize=address,undefined -Db_lundef=false \
 		-Dc_args=-fsanitize=fuzzer-no-link >/dev/null
 fi
-ninja -C "$build" tests/fuzz/fuzz-reader tests/fuzz/fuzz-ring tests/fuzz/fuzz-pattern \
-	tests/fuzz/fuzz-options tests/fuzz/fuzz-mkseeds >/dev/null
+ninja -C "$build" tests/fuzz/fuzz-reader tests/fuzz/fuzz-export tests/fuzz/fuzz-ring \
+	tests/fuzz/fuzz-pattern tests/fuzz/fuzz-options tests/fuzz/fuzz-mkseeds >/dev/null
 if [ "$seeds" = 1 ]; then
 	"$build/tests/fuzz/fuzz-mkseeds" "$src/tests/fuzz/corpus" "$src"/tests/data/*.gtrace
 fi
 
 # Longest input per target: traces need room for a few chunks; the rest are short.
-declare -A max_len=([reader]=40960 [ring]=4096 [pattern]=512 [options]=512)
+declare -A max_len=([reader]=40960 [export]=40960 [ring]=4096 [pattern]=512 [options]=512)
 mkdir -p "$work/crashes"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

@@ -1,0 +1,165 @@
+/* libFuzzer target: what the CLI does with a trace once the reader has accepted it - the
+ * run summary, the stats reports, and the chrome, perfetto and csv exporters - on
+ * arbitrary traces (fuzz-trace.h's three modes). The exporters trust the reader's framing
+ * but not the values: unknown enum values, string ids that were never defined, timestamps
+ * in any order. Checks: failures come with a message, and the JSON outputs (chrome, stats
+ * -f json) parse. Runs as a fuzz program.
+ * Input: one byte choosing the consumer, then fuzz-trace.h's input. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz-trace.h"
+#include "gputrace/exporter.h"
+#include "gputrace/stats.h"
+#include "gputrace/trace.h"
+
+enum {
+	USE_SUMMARY,
+	USE_TABLE,
+	USE_CSV_REPORT,
+	USE_JSON_REPORT,
+	USE_CHROME,
+	USE_PERFETTO,
+	USE_CSV,
+	USE_MAX
+};
+
+static char workdir[] = "/tmp/gputrace-fuzz-export-XXXXXX";
+static char *out;     /* the output of one input, in memory */
+static size_t out_len;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(workdir)) {
+		perror("fuzz-export: private directory");
+		exit(1);
+	}
+	return 0;
+}
+
+/* Remove what an exporter wrote (csv writes one file per record kind). */
+static void clean_workdir(void)
+{
+	DIR *d = opendir(workdir);
+	struct dirent *e;
+	char path[sizeof(workdir) + 260];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", workdir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static void check_json(const char *what)
+{
+	cJSON *j;
+
+	if (!out_len)
+		return;
+	j = cJSON_ParseWithLength(out, out_len);
+	FUZZ_CHECK(j != NULL, "%s output is not valid JSON near byte %td of %zu", what,
+	           cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - out : -1, out_len);
+	cJSON_Delete(j);
+}
+
+/* Read a whole file into `out`. */
+static void load(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long n = ftell(f);
+
+		if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (out = malloc((size_t)n)) &&
+		    fread(out, 1, (size_t)n, f) == (size_t)n)
+			out_len = (size_t)n;
+	}
+	fclose(f);
+}
+
+static int report(struct gt_reader *r, unsigned use, const char **msg)
+{
+	struct gt_stats_options o = {.reports = GT_STATS_REPORT_ALL, .limit = 3};
+	FILE *f;
+	int ret;
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	f = open_memstream(&out, &out_len);
+	if (!f)
+		return 0;
+	if (use == USE_SUMMARY) {
+		ret = gt_stats_summary(r, f, msg);
+	} else {
+		o.format = use == USE_CSV_REPORT    ? GT_STATS_FORMAT_CSV
+		           : use == USE_JSON_REPORT ? GT_STATS_FORMAT_JSON
+		                                    : GT_STATS_FORMAT_TABLE;
+		ret = gt_stats_report(r, f, &o, msg);
+	}
+	fclose(f);
+	if (ret == 0 && use == USE_JSON_REPORT)
+		check_json("stats -f json");
+	return ret;
+}
+
+static int export(struct gt_reader *r, unsigned use, const char **msg)
+{
+	static const char *const names[] = {"chrome", "perfetto", "csv"};
+	const struct gt_exporter_ops *e = gt_exporter_find(names[use - USE_CHROME]);
+	struct gt_export_options o = {.demangle = 1};
+	struct gt_export_result res = {0};
+	char path[sizeof(workdir) + 32];
+	int ret;
+
+	if (!e)
+		return 0;
+	snprintf(path, sizeof(path), "%s/out%s", workdir, e->extension);
+	o.output = path;
+	ret = e->run(r, &o, &res, msg);
+	if (ret == 0 && use == USE_CHROME) {
+		load(path);
+		check_json("chrome");
+	}
+	clean_workdir();
+	return ret;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gt_reader *r = NULL;
+	const char *path, *msg = NULL;
+	unsigned use;
+	size_t len;
+	int ret;
+
+	if (size < 2)
+		return 0;
+	use = data[0] % USE_MAX;
+	path = fuzz_trace_file(data + 1, size - 1, &len);
+	if (!path || gt_reader_open(path, &r, &msg) < 0)
+		return 0;
+	msg = NULL;
+	ret = use < USE_CHROME ? report(r, use, &msg) : export(r, use, &msg);
+	FUZZ_CHECK(ret == 0 || (msg && *msg), "consumer %u failed (%d) without a message", use,
+	           ret);
+	gt_reader_close(r);
+	return 0;
+}

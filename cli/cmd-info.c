@@ -16,6 +16,7 @@
 
 /* At most this many processes and devices are listed one per line; the rest are counted. */
 #define LIST_MAX 64u
+#define NOTES_MAX 16u
 
 struct proc {
 	struct gt_rec_process rec;
@@ -33,6 +34,12 @@ struct info {
 	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* sum of LOSS records' counts by source */
 	uint64_t losses_other;               /* LOSS records with a source we do not know */
 	uint64_t first_ts_ns, last_ts_ns;
+	/* warnings and errors from NOTICE records, text copied when read */
+	struct {
+		uint32_t pid;
+		char text[240];
+	} notes[NOTES_MAX];
+	size_t nnotes, more_notes;
 	/* process-end records seen before their process record (ordering is not guaranteed) */
 	struct gt_rec_process_end *early_ends;
 	size_t nearly, cap_early;
@@ -98,7 +105,7 @@ static void track_times(struct info *in, const union gt_record *rec)
 	}
 }
 
-static int add_record(struct info *in, const union gt_record *rec)
+static int add_record(struct info *in, struct gt_reader *rd, const union gt_record *rec)
 {
 	struct proc *p;
 	int r;
@@ -145,6 +152,22 @@ static int add_record(struct info *in, const union gt_record *rec)
 			in->devs[in->ndevs++] = rec->device;
 		else
 			in->more_devs++;
+		break;
+	case GT_REC_NOTICE:
+		if (rec->notice.severity < GT_NOTICE_WARNING)
+			break;
+		if (in->nnotes == NOTES_MAX) {
+			in->more_notes++;
+			break;
+		}
+		{
+			const char *text = gt_reader_string(rd, rec->notice.message_id, NULL);
+
+			in->notes[in->nnotes].pid = rec->hdr.pid;
+			snprintf(in->notes[in->nnotes].text, sizeof(in->notes[0].text), "%s",
+			         text ? text : "(message lost)");
+			in->nnotes++;
+		}
 		break;
 	case GT_REC_LOSS:
 		if (rec->loss.source < GT_LOSS_SOURCE_MAX)
@@ -299,6 +322,14 @@ static void print_info(const char *path, const struct gt_reader *r, const struct
 			       "skipped", st->records_skipped);
 	}
 
+	if (in->nnotes) {
+		printf("notices:\n");
+		for (size_t i = 0; i < in->nnotes; i++)
+			printf("  pid %u: %s\n", in->notes[i].pid, in->notes[i].text);
+		if (in->more_notes)
+			printf("  ... and %zu more\n", in->more_notes);
+	}
+
 	if (in->last_ts_ns) {
 		uint64_t span = in->last_ts_ns - in->first_ts_ns;
 
@@ -356,7 +387,7 @@ int cmd_info(int argc, char **argv)
 		return ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
 	}
 	while ((ret = gt_reader_next(r, &rec)) == 1) {
-		ret = add_record(&in, rec);
+		ret = add_record(&in, r, rec);
 		if (ret < 0)
 			break;
 	}

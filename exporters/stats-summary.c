@@ -291,6 +291,26 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	fputs("Try `gputrace doctor` to check this machine.\n", out);
 }
 
+/* Warnings and errors the traced processes or the session recorded (a detach, a missed
+ * final flush); informational notices stay in the trace. */
+static void print_notices(FILE *out, const struct gt_stats *st)
+{
+	char buf[256];
+	bool first = true;
+
+	for (size_t i = 0; i < st->nnotices; i++) {
+		const struct gt_rec_notice *n = &st->notices[i];
+
+		if (n->severity < GT_NOTICE_WARNING)
+			continue;
+		if (first)
+			fputs("Notices:\n", out);
+		first = false;
+		fprintf(out, "  pid %u: %s\n", n->hdr.pid,
+		        gt_stats_string(st, n->message_id, buf, sizeof(buf)));
+	}
+}
+
 /* Anything CUDA itself did; process, device and NVTX records alone do not count. */
 static bool saw_cuda(const struct gt_stats *st)
 {
@@ -323,6 +343,7 @@ int gt_stats_summary(struct gt_reader *r, FILE *out, const char **errmsg)
 		print_copies(out, &st);
 		print_api(out, &st);
 		print_memory(out, &st);
+		print_notices(out, &st);
 	}
 	print_losses(out, &st);
 	print_processes(out, &st);

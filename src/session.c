@@ -2,6 +2,7 @@
  * directory; accepts traced processes, checks their uid, maps their rings and drains them
  * with one epoll loop. Client (inside each traced process): gt_session_connect/goodbye. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -285,8 +286,31 @@ static int proc_finish(struct gt_session *s, struct proc *p, bool producers_dead
 	}
 	if (p->state == PROC_LIVE)
 		s->live--;
-	if (p->dp)
-		r = gt_drain_proc_finish(p->dp, how, code, 0, producers_dead);
+	/* No goodbye: the process never reached its exit handler (a signal, _exit, a crash), so
+	 * its last forced CUPTI flush never ran. What CUPTI still held is lost, and nobody can
+	 * count it; the periodic flush bounds it to one interval, which is what we can say. */
+	if (p->dp && !p->has_goodbye_status) {
+		uint64_t window_ms = (s->opts.flush_interval_ns ? s->opts.flush_interval_ns
+		                                                : DEFAULT_FLUSH_NS) / 1000000u;
+		char msg[200];
+
+		if (how == GT_END_SIGNAL)
+			snprintf(msg, sizeof(msg),
+			         "killed by signal %d before its final flush: GPU activity and API "
+			         "calls of its last %" PRIu64 " ms (the flush interval) may be missing",
+			         (int)code, window_ms);
+		else
+			snprintf(msg, sizeof(msg),
+			         "ended without its final flush: GPU activity and API calls of its "
+			         "last %" PRIu64 " ms (the flush interval) may be missing",
+			         window_ms);
+		r = gt_drain_proc_notice(p->dp, GT_NOTICE_WARNING, GT_NOTICE_FLUSH_WINDOW, msg);
+	}
+	if (p->dp) {
+		int rf = gt_drain_proc_finish(p->dp, how, code, 0, producers_dead);
+
+		r = r < 0 ? r : rf;
+	}
 	proc_unlink_free(s, p);
 	return r;
 }

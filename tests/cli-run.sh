@@ -230,6 +230,16 @@ if [ -n "$session_child" ] && [ -x "$session_child" ]; then
 		tr '\n' ' ')" = \
 		"1,2 1,1 1,0 " ] || fail "process ends: $(cat child-process_end.csv)"
 
+	# Killed before its goodbye: the trace and `info` say the last flush interval may be lost.
+	"$gputrace" run -q -o killed --flush-interval 250 -- "$session_child" kill >/dev/null \
+		2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 137 ] || fail "session-child kill: exit $rc, expected 137: $(cat "$tmp/err")"
+	"$gputrace" info killed.gtrace >"$tmp/info" 2>&1 || fail "info killed.gtrace: $(cat "$tmp/info")"
+	grep -qx "  pid [0-9]*: killed by signal 9 before its final flush: GPU activity and API calls of its last 250 ms (the flush interval) may be missing" \
+		"$tmp/info" || fail "no flush-window notice in info: $(cat "$tmp/info")"
+	[ "$(grep -c '^notices:$' "$tmp/info")" -eq 1 ] || fail "info: notices header: $(cat "$tmp/info")"
+
 	# --delay trims activity that ended before it, keeps the processes.
 	expect_rc 0 run -q -o early --delay 1 -- "$session_child" 0
 	expect_rc 0 run -q -o late --delay 0.3 -- /bin/sh -c "sleep 0.6; exec '$session_child' 0"

@@ -1,6 +1,8 @@
 /* Test helper for the session suite: a traced process that registers through
  * gt_client_open(), writes three NVTX marks naming its depth, and (depth > 0) forks and execs
- * itself one level deeper, the way an application spawns workers. Exits with its depth. */
+ * itself one level deeper, the way an application spawns workers. Exits with its depth.
+ * With "kill" instead of a depth it SIGKILLs itself after the marks, before any goodbye. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,8 @@ int main(int argc, char **argv)
 		if (gt_ring_write(gt_client_ring(c), &n.hdr, 0) < 0)
 			return 101;
 	}
+	if (argc > 1 && strcmp(argv[1], "kill") == 0)
+		raise(SIGKILL);
 	if (depth > 0) {
 		pid = fork();
 		if (pid < 0)

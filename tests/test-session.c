@@ -387,6 +387,14 @@ START_TEST(test_killed_mid_record)
 	ck_assert_uint_eq(t.recs[i]->process_end.how, GT_END_SIGNAL);
 	ck_assert_int_eq(t.recs[i]->process_end.code, SIGKILL);
 	ck_assert_uint_eq(count(&t, GT_REC_CLOCK, (uint32_t)pid), 1);
+	/* no goodbye: the session says what the missed final flush may have cost */
+	ck_assert_uint_eq(count(&t, GT_REC_NOTICE, (uint32_t)pid), 1);
+	i = find(&t, GT_REC_NOTICE, (uint32_t)pid, 0);
+	ck_assert_uint_eq(t.recs[i]->notice.code, GT_NOTICE_FLUSH_WINDOW);
+	ck_assert_uint_eq(t.recs[i]->notice.severity, GT_NOTICE_WARNING);
+	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id),
+	                 "killed by signal 9 before its final flush: GPU activity and API calls of "
+	                 "its last 100 ms (the flush interval) may be missing");
 	trace_free(&t);
 	cleanup();
 }

@@ -797,6 +797,38 @@ START_TEST(test_summary_no_cuda)
 }
 END_TEST
 
+/* Warnings (a missed final flush) are printed after the memory section; info notices not. */
+START_TEST(test_summary_notices)
+{
+	struct gt_reader *r;
+	struct tw t;
+	char *out;
+	struct gt_rec_notice n = {0};
+
+	tw_open(&t);
+	str(&t, 1, "_Z4stepv");
+	str(&t, 2, "killed by signal 9 before its final flush: the last 100 ms may be missing");
+	str(&t, 3, "capture started");
+	kernel(&t, 1, 1000, 500);
+	n.severity = GT_NOTICE_INFO;
+	n.code = GT_NOTICE_CAPTURE_START;
+	n.message_id = 3;
+	put(&t, &n, GT_REC_NOTICE, sizeof(n));
+	n.severity = GT_NOTICE_WARNING;
+	n.code = GT_NOTICE_FLUSH_WINDOW;
+	n.message_id = 2;
+	put(&t, &n, GT_REC_NOTICE, sizeof(n));
+	r = tw_close(&t);
+	out = summary(r);
+	ck_assert_ptr_nonnull(strstr(out, "Notices:\n  pid 4242: killed by signal 9 before its "
+	                                  "final flush: the last 100 ms may be missing\n"
+	                                  "Lost records: none\n"));
+	ck_assert_ptr_null(strstr(out, "capture started"));
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_summary_reads_twice)
 {
 	/* `run --stats` prints the summary and then the report from the same reader */
@@ -1208,6 +1240,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_odd_records);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);
+	tcase_add_test(tc, test_summary_notices);
 	tcase_add_test(tc, test_summary_reads_twice);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_bad_options);

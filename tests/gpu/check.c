@@ -26,6 +26,10 @@ static int failures;
 /* LOSS sources (bit per enum gt_loss_source) check_common accepts: a case that expects
  * losses checks them itself. */
 static unsigned loss_ok_mask;
+/* Crash cases: the session's warning that the last flush interval may be lost (the process
+ * never reached its exit handler) is expected, once. */
+static bool flush_notice_ok;
+static size_t flush_notices;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -187,6 +191,13 @@ static void check_common(size_t processes)
 				     r->device.device_id, str(r->device.name_id),
 				     r->device.sm_count, r->device.cc_major,
 				     r->device.global_mem_bytes);
+		}
+		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_FLUSH_WINDOW &&
+		    flush_notice_ok) {
+			flush_notices++;
+			if (!strstr(str(r->notice.message_id), "(the flush interval) may be missing"))
+				fail("flush-window notice '%s'", str(r->notice.message_id));
+			continue;
 		}
 		if (r->hdr.type == GT_REC_NOTICE && r->notice.severity >= GT_NOTICE_WARNING)
 			fail("NOTICE %u: %s (detail %d)", r->notice.code, str(r->notice.message_id),
@@ -763,8 +774,7 @@ static void check_crash(const char *w, long k)
 	EXPECT_EQ("_Z6gt_addPfi kernels (before the crash)", count_kernels("_Z6gt_addPfi"),
 	          (unsigned long long)k);
 	check_dims("_Z6gt_addPfi", 4, 2, 1, 128, 1, 1, 0);
-	/* API records go straight from the launching thread to the ring: every launch made
-	 * before the end is there */
+	/* every launch made before the final synchronize and sleep was flushed (every 50 ms) */
 	if (!strcmp(w, "crash-abort")) {
 		EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)k);
 		EXPECT_EQ("cudaLaunchKernel API records", launches, (unsigned long long)k);
@@ -786,7 +796,10 @@ static void check_crash(const char *w, long k)
 		if (count_kernels("_Z8gt_emptyv") > (size_t)k)
 			fail("%zu gt_empty kernels, only %ld launched",
 			     count_kernels("_Z8gt_emptyv"), k);
-		EXPECT_EQ("cudaLaunchKernel API records", launches, 2 * (unsigned long long)k);
+		/* API records come from CUPTI's activity buffers by default: the second K were
+		 * still there at _exit, so any number of them may be missing too */
+		if (launches < (size_t)k || launches > 2 * (size_t)k)
+			fail("%zu cudaLaunchKernel API records, want %ld to %ld", launches, k, 2 * k);
 		check_end(GT_END_EXIT, 5, "exited with status 5");
 	} else if (!strcmp(w, "crash-illegal")) {
 		if (count_kernels("_Z7gt_pokePi") > 1)
@@ -798,6 +811,10 @@ static void check_crash(const char *w, long k)
 	}
 	check_kernel_after_launch(true);
 	check_losses_printed();
+	/* abort, SIGSEGV, SIGKILL and _exit skip the exit handler and its goodbye: the session
+	 * says the last interval may be missing; exit(3) after the illegal address does not */
+	EXPECT_EQ("flush-window notices", flush_notices,
+	          strcmp(w, "crash-illegal") ? 1ull : 0ull);
 }
 
 /* overload-gpu N: N launches through a 64 KiB ring. The CUPTI buffer thread waits (bounded)
@@ -894,6 +911,7 @@ int main(int argc, char **argv)
 			return 1;
 		sum_losses();
 	}
+	flush_notice_ok = !strncmp(w, "crash-", 6);
 	if (!strcmp(w, "crash-kill"))
 		loss_ok_mask = 1u << GT_LOSS_FLUSH_WINDOW;
 	else if (!strcmp(w, "crash-exit"))

@@ -275,8 +275,13 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 {
 	char buf[64];
 
-	fputs("gputrace: no CUDA activity was seen.\n"
-	      "Likely reasons:\n"
+	fputs("gputrace: no CUDA activity was seen.\n", out);
+	if (st->records[GT_REC_NVTX])
+		fprintf(out,
+		        "(%" PRIu64 " NVTX record%s: the program ran under the tracer, but none of "
+		        "its CUDA work was recorded.)\n",
+		        st->records[GT_REC_NVTX], st->records[GT_REC_NVTX] == 1 ? "" : "s");
+	fputs("Likely reasons:\n"
 	      "  - the program did not use CUDA, or ended before initializing it;\n"
 	      "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU passed "
 	      "in);\n"

@@ -829,6 +829,27 @@ START_TEST(test_summary_notices)
 }
 END_TEST
 
+/* NVTX alone: still "no CUDA activity", with a line saying NVTX was recorded. */
+START_TEST(test_summary_nvtx_only)
+{
+	struct gt_reader *r;
+	struct tw t;
+	char *out;
+
+	tw_open(&t);
+	str(&t, 1, "step");
+	nvtx(&t, 0, 1, GT_NVTX_PUSH_POP, 1000, 500);
+	nvtx(&t, 0, 1, GT_NVTX_PUSH_POP, 2000, 500);
+	r = tw_close(&t);
+	out = summary(r);
+	ck_assert_ptr_nonnull(strstr(out, "gputrace: no CUDA activity was seen.\n(2 NVTX records: "
+	                                  "the program ran under the tracer, but none of its CUDA "
+	                                  "work was recorded.)\nLikely reasons:\n"));
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_summary_reads_twice)
 {
 	/* `run --stats` prints the summary and then the report from the same reader */
@@ -1241,6 +1262,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);
 	tcase_add_test(tc, test_summary_notices);
+	tcase_add_test(tc, test_summary_nvtx_only);
 	tcase_add_test(tc, test_summary_reads_twice);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_bad_options);

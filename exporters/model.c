@@ -656,10 +656,11 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 
 		if (!g)
 			return -ENOMEM;
+		/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
 		if (r->op == GT_MEMORY_ALLOC)
-			g->mem_in_use += (int64_t)r->bytes;
+			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use + r->bytes);
 		else if (r->op == GT_MEMORY_FREE)
-			g->mem_in_use -= (int64_t)r->bytes;
+			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use - r->bytes);
 		return 0;
 	}
 	case GT_REC_LOSS:

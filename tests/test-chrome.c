@@ -1,6 +1,7 @@
 /* Check suite for the chrome exporter (exporters/chrome.c) and the shared exporter model
  * (exporters/model.c): exact event counts per category, flows paired, slices nested per
- * track, valid JSON for hostile names, timestamp format, splitting, lanes. */
+ * track, valid JSON for hostile names, timestamp format, splitting, lanes; and the same on
+ * the traces recorded on an H200 in tests/data, with exact counts derived from their CSV. */
 #include <check.h>
 #include <errno.h>
 #include <cjson/cJSON.h>
@@ -26,6 +27,13 @@ static void setup_once(void)
 	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
 	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
 	fx_expect(&fxo, &fxe);
+}
+
+/* The recorded traces need only a directory for their exports. */
+static void setup_dir(void)
+{
+	strcpy(dir, "/tmp/gt-chrome-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
 static void teardown_once(void)
@@ -413,22 +421,17 @@ START_TEST(test_mangled_when_asked)
 }
 END_TEST
 
-/* "ts" and "dur" are microseconds with exactly three decimals. */
-START_TEST(test_timestamp_format)
+/* Checks that every "ts" and "dur" in a JSON text is microseconds with exactly three
+ * decimals; returns how many it checked. */
+static size_t check_ts_format(const char *text)
 {
-	char out[160];
-	struct gt_export_result res;
-	char *text, *p;
 	size_t checked = 0;
 
-	snprintf(out, sizeof(out), "%s/ts.json", dir);
-	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
-	text = slurp(out, NULL);
-	for (p = text; (p = strstr(p, "\":")) != NULL; p += 2) {
+	for (const char *p = text; (p = strstr(p, "\":")) != NULL; p += 2) {
 		if (!(p >= text + 3 && (strncmp(p - 3, "\"ts", 3) == 0 ||
 					(p >= text + 4 && strncmp(p - 4, "\"dur", 4) == 0))))
 			continue;
-		char *q = p + 2;
+		const char *q = p + 2;
 
 		if (*q == '-')
 			q++;
@@ -441,6 +444,21 @@ START_TEST(test_timestamp_format)
 		ck_assert(q[4] == ',' || q[4] == '}');
 		checked++;
 	}
+	return checked;
+}
+
+/* "ts" and "dur" are microseconds with exactly three decimals. */
+START_TEST(test_timestamp_format)
+{
+	char out[160];
+	struct gt_export_result res;
+	char *text;
+	size_t checked;
+
+	snprintf(out, sizeof(out), "%s/ts.json", dir);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &res), 0);
+	text = slurp(out, NULL);
+	checked = check_ts_format(text);
 	ck_assert_uint_ge(checked, fxe.events);
 	/* the first step's NVTX range starts 7 ns * pid after the base */
 	ck_assert_ptr_nonnull(strstr(text, "\"ts\":7.000,\"dur\":90.000"));
@@ -666,6 +684,276 @@ START_TEST(test_untimed_kernel)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------ */
+/* The traces recorded on an H200 (tests/data)                                           */
+
+static const char *data_dir; /* from argv[1] */
+
+/* What each recorded trace must export to. Derived independently of this exporter:
+ * `gputrace info` for the record counts; `gputrace export -f csv` read with Python's csv
+ * module for the rest: flows are the kernel, memcpy and memset rows whose (pid,
+ * correlation_id) matches an api row, tracks are the distinct (pid, tid) of API and NVTX
+ * rows, the sync rows' tid and the GPU rows' stream_id, and "ts"/"dur" fields are 2 per
+ * slice and 1 per counter, instant and flow end. */
+static const struct real_trace {
+	const char *file;
+	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
+	uint64_t meta;		/* "M" events */
+	uint64_t events;	/* counted in the result: all but metadata and flows */
+	size_t tracks;		/* distinct (pid, tid) carrying "X" slices */
+	size_t ts_fields;	/* "ts" and "dur" values */
+	double pid;
+	const char *process, *thread; /* process_name and the main thread's thread_name */
+	uint32_t streams[9];	/* the streams used, 0-terminated */
+	uint32_t threads[9];	/* tids of API calls, 0-terminated */
+	const char *kernels[3];	/* every kernel's demangled name, with its instances */
+	uint64_t instances[3];
+} real_traces[] = {
+	{
+		/* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
+		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory */
+		.file = "example.gtrace",
+		.kernel = 80, .memcpy = 42, .memset = 40, .runtime = 257, .sync = 41,
+		.nvtx = 60, .counters = 54, .flows = 162,
+		.meta = 15, .events = 575, .tracks = 5, .ts_fields = 1419,
+		.pid = 660, .process = "gputrace-example",
+		.thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
+		.streams = {7, 13, 14}, .threads = {660},
+		.kernels = {"matmul(float const*, float const*, float*, int)",
+			    "relu(float*, int)", "reduce_sum(float const*, float*, int)"},
+		.instances = {40, 20, 20},
+	},
+	{
+		/* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
+		 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
+		 * 9 sync, 2 memory */
+		.file = "multistream.gtrace",
+		.kernel = 800, .memcpy = 0, .memset = 1, .runtime = 812, .sync = 9,
+		.nvtx = 8, .counters = 2, .flows = 801,
+		.meta = 43, .events = 1633, .tracks = 19, .ts_fields = 4865,
+		.pid = 508, .process = "gt-gpu-workload", .thread = "gt-gpu-workload",
+		.streams = {7, 13, 14, 15, 16, 17, 18, 19, 20},
+		.threads = {508, 518, 519, 520, 521, 522, 523, 524, 525},
+		.kernels = {"gt_tag(int*, int)"},
+		.instances = {800},
+	},
+};
+
+static int export_real(const char *file, const char *fmt, const char *out,
+		       struct gt_export_result *res)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	char path[4096];
+	int ret;
+
+	ck_assert_msg(data_dir != NULL, "pass the tests/data directory as the argument");
+	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
+	memset(res, 0, sizeof(*res));
+	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
+	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
+	if (ret < 0)
+		fprintf(stderr, "export failed: %s\n", err);
+	gt_reader_close(r);
+	return ret;
+}
+
+/* Every flow start has exactly one end with its id and the other way round; starts sit
+ * on a traced process, ends on a GPU. Returns the number of pairs. */
+static size_t check_flows(const cJSON *ev)
+{
+	size_t ns = 0, nf = 0, cap = 0;
+	uint64_t *s_ids = NULL, *f_ids = NULL;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, ev)
+	{
+		const char *ph = str(e, "ph");
+
+		if (strcmp(ph, "s") != 0 && strcmp(ph, "f") != 0)
+			continue;
+		if (ns == cap || nf == cap) {
+			cap = cap ? 2 * cap : 1024;
+			s_ids = realloc(s_ids, cap * sizeof(*s_ids));
+			f_ids = realloc(f_ids, cap * sizeof(*f_ids));
+		}
+		ck_assert_str_eq(str(e, "cat"), "ac2g");
+		if (*ph == 's') {
+			s_ids[ns++] = (uint64_t)num(e, "id");
+			ck_assert_double_lt(num(e, "pid"), 5000000);
+		} else {
+			f_ids[nf++] = (uint64_t)num(e, "id");
+			ck_assert_str_eq(str(e, "bp"), "e");
+			ck_assert_double_ge(num(e, "pid"), 5000000);
+		}
+	}
+	ck_assert_uint_eq(ns, nf);
+	for (size_t i = 0; i < ns; i++) {
+		size_t same_s = 0, same_f = 0;
+
+		for (size_t k = 0; k < ns; k++) {
+			same_s += s_ids[k] == s_ids[i];
+			same_f += f_ids[k] == s_ids[i];
+		}
+		ck_assert_uint_eq(same_s, 1);
+		ck_assert_uint_eq(same_f, 1);
+	}
+	free(s_ids);
+	free(f_ids);
+	return ns;
+}
+
+static uint64_t count_named(const cJSON *events, const char *cat, const char *name)
+{
+	uint64_t n = 0;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events)
+	{
+		if (strcmp(str(e, "ph"), "X") == 0 && strcmp(str(e, "cat"), cat) == 0 &&
+		    strcmp(str(e, "name"), name) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* Number of thread_name events of pid; each must name a tid of ids[0..n) or extra. */
+static size_t thread_names(const cJSON *events, double pid, const uint32_t *ids, size_t n,
+			   double extra)
+{
+	size_t found = 0;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events)
+	{
+		bool listed = num(e, "tid") == extra;
+
+		if (strcmp(str(e, "ph"), "M") != 0 || strcmp(str(e, "name"), "thread_name") != 0 ||
+		    num(e, "pid") != pid)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			listed |= num(e, "tid") == ids[k];
+		ck_assert_msg(listed, "unexpected thread_name for pid %.0f tid %.0f", pid,
+			      num(e, "tid"));
+		found++;
+	}
+	return found;
+}
+
+START_TEST(test_real_trace)
+{
+	const struct real_trace *x = &real_traces[_i];
+	char out[160], name[32];
+	struct gt_export_result res;
+	const cJSON *a, *e, *last = NULL;
+	cJSON *j, *ev;
+	char *text;
+	uint64_t counters = 0, named = 0;
+	size_t n;
+
+	snprintf(out, sizeof(out), "%s/real-%d.json", dir, _i);
+	ck_assert_int_eq(export_real(x->file, "chrome", out, &res), 0);
+	ck_assert_uint_eq(res.files, 1);
+	ck_assert_uint_eq(res.events, x->events);
+	ck_assert_ptr_null(res.warning);
+	text = slurp(out, NULL);
+	ck_assert_uint_eq(check_ts_format(text), x->ts_fields);
+	j = cJSON_Parse(text);
+	ck_assert_msg(j != NULL, "%s is not valid JSON", x->file);
+	free(text);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	ck_assert(cJSON_IsArray(ev));
+
+	/* exact counts per category */
+	ck_assert_uint_eq(count(ev, "X", "kernel"), x->kernel);
+	ck_assert_uint_eq(count(ev, "X", "gpu_memcpy"), x->memcpy);
+	ck_assert_uint_eq(count(ev, "X", "gpu_memset"), x->memset);
+	ck_assert_uint_eq(count(ev, "X", "cuda_runtime"), x->runtime);
+	ck_assert_uint_eq(count(ev, "X", "cuda_driver"), 0);
+	ck_assert_uint_eq(count(ev, "X", "cuda_sync"), x->sync);
+	ck_assert_uint_eq(count(ev, "X", "cuda_graph"), 0);
+	ck_assert_uint_eq(count(ev, "X", "overhead"), 0);
+	ck_assert_uint_eq(count(ev, "X", "user_annotation"), x->nvtx);
+	ck_assert_uint_eq(count(ev, "i", "user_annotation"), 0);
+	ck_assert_uint_eq(count(ev, "i", "loss"), 0);
+	ck_assert_uint_eq(count(ev, "i", "notice"), 0);
+	ck_assert_uint_eq(count(ev, "i", "process"), 1);
+	ck_assert_uint_eq(count(ev, "C", NULL), x->counters);
+	ck_assert_uint_eq(count(ev, "s", NULL), x->flows);
+	ck_assert_uint_eq(count(ev, "f", NULL), x->flows);
+	ck_assert_uint_eq(count(ev, "M", NULL), x->meta);
+	ck_assert_uint_eq(count(ev, "X", NULL), x->kernel + x->memcpy + x->memset + x->runtime +
+							x->sync + x->nvtx);
+	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev), x->events + x->meta + 2 * x->flows);
+	ck_assert_uint_eq(check_flows(ev), x->flows);
+	ck_assert_uint_eq(check_nesting(ev), x->tracks);
+
+	/* kernels by their demangled names, and no other */
+	for (int k = 0; k < 3 && x->kernels[k]; k++) {
+		ck_assert_uint_eq(count_named(ev, "kernel", x->kernels[k]), x->instances[k]);
+		named += x->instances[k];
+	}
+	ck_assert_uint_eq(named, x->kernel);
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "cat"), "kernel") == 0)
+			ck_assert_msg(strncmp(str(e, "name"), "_Z", 2) != 0, "mangled: %s",
+				      str(e, "name"));
+	}
+
+	/* the memory counter of GPU 0: every allocation was freed by the end */
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "C") != 0)
+			continue;
+		ck_assert_str_eq(str(e, "name"), "memory in use");
+		ck_assert_double_eq(num(e, "pid"), 5000000);
+		counters++;
+		last = e;
+	}
+	ck_assert_uint_eq(counters, x->counters);
+	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(last, "args"), "bytes"), 0);
+
+	/* names of the traced process, its threads, the GPU and its streams */
+	a = find_meta(ev, "process_name", x->pid, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), x->process);
+	for (n = 0; n < 9 && x->threads[n]; n++) {
+		a = find_meta(ev, "thread_name", x->pid, x->threads[n]);
+		ck_assert_msg(a != NULL, "no thread_name for tid %u", x->threads[n]);
+		ck_assert_str_eq(str(a, "name"), x->thread);
+	}
+	/* and no other thread but the sync track CUPTI's sync records share (no tid) */
+	a = find_meta(ev, "thread_name", x->pid, 16u << 25); /* tid 0, sync lane */
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "thread 0 sync");
+	ck_assert_uint_eq(thread_names(ev, x->pid, x->threads, n, 16u << 25), n + 1);
+	a = find_meta(ev, "process_name", 5000000, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "name"), "GPU 0");
+	a = find_meta(ev, "process_labels", 5000000, -1);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(str(a, "labels"), "NVIDIA H200");
+	for (n = 0; n < 9 && x->streams[n]; n++) {
+		a = find_meta(ev, "thread_name", 5000000, x->streams[n]);
+		ck_assert_msg(a != NULL, "no thread_name for stream %u", x->streams[n]);
+		snprintf(name, sizeof(name), "stream %u", x->streams[n]);
+		ck_assert_str_eq(str(a, "name"), name);
+	}
+	ck_assert_uint_eq(thread_names(ev, 5000000, x->streams, n, -1), n);
+	ck_assert_ptr_null(find_meta(ev, "process_name", 5000001, -1));
+
+	a = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
+	ck_assert_double_eq(num(a, "events"), (double)x->events);
+	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(a, "losses"), "total"), 0);
+	ck_assert_double_eq(num(a, "overlapping_slices"), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")),
+			 1);
+	cJSON_Delete(j);
+}
+END_TEST
+
 static Suite *chrome_suite(void)
 {
 	Suite *s = suite_create("chrome");
@@ -688,14 +976,23 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_lanes);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("recorded");
+	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_real_trace, 0,
+			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+/* argv[1]: tests/data, where the traces recorded on a GPU live. */
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(chrome_suite());
+	SRunner *sr;
 	int failed;
 
+	data_dir = argc > 1 ? argv[1] : NULL;
+	sr = srunner_create(chrome_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -1,5 +1,6 @@
 /* Check suite for the csv exporter (exporters/csv.c): one file per record kind, header
- * rows from gt_record_desc, exact row counts, strings resolved and quoted per RFC 4180. */
+ * rows from gt_record_desc, exact row counts, strings resolved and quoted per RFC 4180; on
+ * the traces recorded in tests/data, one row per record of each kind. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -45,14 +46,12 @@ static void teardown_once(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static char *slurp_kind(const char *kind)
+static char *slurp(const char *path)
 {
-	char path[200];
 	FILE *f;
 	char *buf;
 	long n;
 
-	snprintf(path, sizeof(path), "%s/run-%s.csv", dir, kind);
 	f = fopen(path, "rb");
 	ck_assert_msg(f != NULL, "%s missing", path);
 	fseek(f, 0, SEEK_END);
@@ -63,6 +62,14 @@ static char *slurp_kind(const char *kind)
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
+}
+
+static char *slurp_kind(const char *kind)
+{
+	char path[200];
+
+	snprintf(path, sizeof(path), "%s/run-%s.csv", dir, kind);
+	return slurp(path);
 }
 
 /* Records (not lines: quoted fields may hold line breaks) after the header. */
@@ -186,6 +193,89 @@ START_TEST(test_stdout_refused)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------ */
+/* The traces recorded on an H200 (tests/data)                                           */
+
+static const char *data_dir; /* from argv[1] */
+
+/* Rows per table: exactly the record counts `gputrace info` prints for each trace (its
+ * strings are resolved into the other tables, not written as one). */
+struct kind_rows {
+	const char *kind;
+	size_t n;
+};
+
+static const struct real_trace {
+	const char *file;
+	unsigned files;
+	struct kind_rows rows[GT_REC_MAX]; /* every other kind: no file */
+	const char *kernel;		   /* a kernel name, demangled and quoted */
+} real_traces[] = {
+	{
+		.file = "example.gtrace",
+		.files = 15,
+		.rows = {{"process", 1}, {"process_end", 1}, {"thread", 1}, {"device", 1},
+			 {"context", 1}, {"stream", 10}, {"kernel", 80}, {"memcpy", 42},
+			 {"memset", 40}, {"memory", 54}, {"memory_pool", 21}, {"api", 257},
+			 {"nvtx", 60}, {"sync", 41}, {"clock", 2}},
+		.kernel = "\"matmul(float const*, float const*, float*, int)\"",
+	},
+	{
+		.file = "multistream.gtrace",
+		.files = 13,
+		.rows = {{"process", 1}, {"process_end", 1}, {"thread", 9}, {"device", 1},
+			 {"context", 1}, {"stream", 16}, {"kernel", 800}, {"memset", 1},
+			 {"memory", 2}, {"api", 812}, {"nvtx", 8}, {"sync", 9}, {"clock", 2}},
+		.kernel = "\"gt_tag(int*, int)\"",
+	},
+};
+
+START_TEST(test_real_trace)
+{
+	const struct real_trace *x = &real_traces[_i];
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_result res;
+	char path[4096], out[160];
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	unsigned files = 0;
+	char *t;
+
+	ck_assert_msg(data_dir != NULL, "pass the tests/data directory as the argument");
+	snprintf(path, sizeof(path), "%s/%s", data_dir, x->file);
+	snprintf(out, sizeof(out), "%s/real%d.csv", dir, _i);
+	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
+	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	ck_assert_uint_eq(res.files, x->files);
+	for (unsigned type = 1; type < GT_REC_MAX; type++) {
+		const char *kind = gt_record_desc(type)->name;
+		const struct kind_rows *k = x->rows;
+
+		while (k->kind && strcmp(k->kind, kind) != 0)
+			k++;
+		snprintf(path, sizeof(path), "%s/real%d-%s.csv", dir, _i, kind);
+		if (!k->kind) {
+			ck_assert_msg(access(path, F_OK) != 0, "%s: no %s record, but a file",
+				      x->file, kind);
+			continue;
+		}
+		t = slurp(path);
+		ck_assert_msg(rows(t) == k->n, "%s %s: %zu rows, not %zu", x->file, kind, rows(t),
+			      k->n);
+		free(t);
+		files++;
+	}
+	ck_assert_uint_eq(files, x->files);
+	/* kernel names demangled */
+	snprintf(path, sizeof(path), "%s/real%d-kernel.csv", dir, _i);
+	t = slurp(path);
+	ck_assert_ptr_nonnull(strstr(t, x->kernel));
+	ck_assert_ptr_null(strstr(t, ",_Z"));
+	free(t);
+}
+END_TEST
+
 static Suite *csv_suite(void)
 {
 	Suite *s = suite_create("csv");
@@ -196,15 +286,20 @@ static Suite *csv_suite(void)
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_stdout_refused);
+	tcase_add_loop_test(tc, test_real_trace, 0,
+			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+/* argv[1]: tests/data, where the traces recorded on a GPU live. */
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(csv_suite());
+	SRunner *sr;
 	int failed;
 
+	data_dir = argc > 1 ? argv[1] : NULL;
+	sr = srunner_create(csv_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

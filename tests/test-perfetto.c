@@ -1,7 +1,8 @@
 /* Check suite for the perfetto exporter (exporters/perfetto.c, exporters/protobuf.c): a
  * test decoder walks every TracePacket and checks the sequence, the interning, the track
  * descriptors, that BEGIN/END pairs rebuild the intended slices on every track when
- * sorted by timestamp as Perfetto does, exact counts per category and paired flows. */
+ * sorted by timestamp as Perfetto does, exact counts per category and paired flows, on the
+ * synthetic fixture and on the traces recorded on an H200 in tests/data. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,13 @@ static void setup_once(void)
 	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
 	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
 	fx_expect(&fxo, &fxe);
+}
+
+/* The recorded traces need only a directory for their exports. */
+static void setup_dir(void)
+{
+	strcpy(dir, "/tmp/gt-perfetto-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
 static void teardown_once(void)
@@ -477,9 +485,10 @@ static uint64_t expected_dur(const char *name)
 	return 20000 / 3; /* kernels */
 }
 
-/* Replay BEGIN/END per track as Perfetto does; check each slice got its own END. Returns
- * the number of slices per category iid in counts[]. */
-static void replay(struct decoded *d, uint64_t *counts)
+/* Replay BEGIN/END per track as Perfetto does; check each slice got its own END and, with
+ * check_dur, the fixture's intended duration. Returns the number of slices per category
+ * iid in counts[]. */
+static void replay(struct decoded *d, uint64_t *counts, bool check_dur)
 {
 	qsort(d->ev, d->nev, sizeof(*d->ev), ev_cmp);
 	for (size_t i = 0; i < d->nev;) {
@@ -499,7 +508,7 @@ static void replay(struct decoded *d, uint64_t *counts)
 				ck_assert_msg(depth > 0, "END without BEGIN on track %llu",
 					      (unsigned long long)e->uuid);
 				b = stack[--depth];
-				ck_assert_msg(e->ts - b->ts == expected_dur(b->name),
+				ck_assert_msg(!check_dur || e->ts - b->ts == expected_dur(b->name),
 					      "slice %.40s got %llu ns, not %llu", b->name,
 					      (unsigned long long)(e->ts - b->ts),
 					      (unsigned long long)expected_dur(b->name));
@@ -554,7 +563,7 @@ START_TEST(test_structure_and_counts)
 				 strcmp(d.ev[i].name, "step") == 0;
 		ck_assert(found);
 	}
-	replay(&d, counts);
+	replay(&d, counts, true);
 	ck_assert_uint_eq(counts[cat_iid(&d, "kernel")], fxe.kernels);
 	ck_assert_uint_eq(counts[cat_iid(&d, "gpu_memcpy")], fxe.memcpys);
 	ck_assert_uint_eq(counts[cat_iid(&d, "gpu_memset")], fxe.memsets);
@@ -757,6 +766,174 @@ START_TEST(test_encoder)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------ */
+/* The traces recorded on an H200 (tests/data)                                           */
+
+static const char *data_dir; /* from argv[1] */
+
+/* What each recorded trace must export to. Derived independently of this exporter:
+ * `gputrace info` for the record counts; `gputrace export -f csv` read with Python's csv
+ * module for the rest: flow ends are the kernel, memcpy and memset rows whose (pid,
+ * correlation_id) matches an api row, flow starts the api rows with a correlation id,
+ * threads the distinct tids of api and nvtx rows, streams the distinct stream_id of
+ * kernel, memcpy and memset rows. */
+static const struct real_trace {
+	const char *file;
+	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
+	uint64_t events;	/* slices, instants and counter values */
+	unsigned threads, streams;
+	int64_t pid;
+	const char *process;
+} real_traces[] = {
+	{
+		/* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
+		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory */
+		.file = "example.gtrace",
+		.kernel = 80, .memcpy = 42, .memset = 40, .runtime = 257, .sync = 41,
+		.nvtx = 60, .counters = 54, .flows = 162, .events = 575,
+		.threads = 1, .streams = 3, .pid = 660, .process = "gputrace-example",
+	},
+	{
+		/* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
+		 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
+		 * 9 sync, 2 memory */
+		.file = "multistream.gtrace",
+		.kernel = 800, .memcpy = 0, .memset = 1, .runtime = 812, .sync = 9,
+		.nvtx = 8, .counters = 2, .flows = 801, .events = 1633,
+		.threads = 9, .streams = 9, .pid = 508, .process = "gt-gpu-workload",
+	},
+};
+
+static int export_real(const char *file, const char *out, struct gt_export_result *res)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	char path[4096];
+	int ret;
+
+	ck_assert_msg(data_dir != NULL, "pass the tests/data directory as the argument");
+	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
+	memset(res, 0, sizeof(*res));
+	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
+	ret = gt_exporter_find("perfetto")->run(r, &o, res, &err);
+	if (ret < 0)
+		fprintf(stderr, "export failed: %s\n", err);
+	gt_reader_close(r);
+	return ret;
+}
+
+/* Slices of a category; 0 when the category was never interned. */
+static uint64_t cat_count(const struct decoded *d, const uint64_t *counts, const char *name)
+{
+	for (unsigned i = 1; i < MAX_IIDS; i++)
+		if (d->cats[i] && strcmp(d->cats[i], name) == 0)
+			return counts[i];
+	return 0;
+}
+
+/* The decoder already checked, packet by packet, that every track was described before
+ * an event used it and every name and annotation was interned before use. */
+START_TEST(test_real_trace)
+{
+	const struct real_trace *x = &real_traces[_i];
+	char out[160], cmd[400];
+	struct gt_export_result res;
+	struct decoded d;
+	uint64_t counts[MAX_IIDS] = {0}, counters = 0, slices = 0;
+	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, memory = 0, syncs = 0;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(out, sizeof(out), "%s/real-%d.pftrace", dir, _i);
+	ck_assert_int_eq(export_real(x->file, out, &res), 0);
+	ck_assert_uint_eq(res.files, 1);
+	ck_assert_uint_eq(res.events, x->events);
+	buf = slurp(out, &len);
+	ck_assert_uint_eq(len, res.bytes);
+	decode(&d, buf, len);
+
+	/* tracks: the process and its threads, the sync track CUPTI's sync records share
+	 * (they carry no thread), one GPU with its streams and memory counter */
+	for (size_t i = 0; i < d.ntracks; i++) {
+		const struct track *t = &d.tracks[i];
+		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
+
+		if (t->process) {
+			procs++;
+			ck_assert_int_eq(t->pid, x->pid);
+			ck_assert_str_eq(t->name, x->process);
+		} else if (t->thread) {
+			threads++;
+			ck_assert(parent && parent->process && parent->pid == x->pid);
+			ck_assert_int_eq(t->pid, x->pid);
+		} else if (t->counter) {
+			memory++;
+			ck_assert_str_eq(t->name, "memory in use");
+			ck_assert(parent && strcmp(parent->name, "GPU 0 (NVIDIA H200)") == 0);
+		} else if (strncmp(t->name, "GPU ", 4) == 0) {
+			gpus++;
+			ck_assert_str_eq(t->name, "GPU 0 (NVIDIA H200)");
+			ck_assert_ptr_null(parent);
+		} else if (strncmp(t->name, "stream ", 7) == 0) {
+			streams++;
+			ck_assert(parent && strcmp(parent->name, "GPU 0 (NVIDIA H200)") == 0);
+		} else {
+			syncs++;
+			ck_assert_str_eq(t->name, "thread 0 sync");
+			ck_assert(parent && parent->process);
+		}
+	}
+	ck_assert_uint_eq(procs, 1);
+	ck_assert_uint_eq(threads, x->threads);
+	ck_assert_uint_eq(gpus, 1);
+	ck_assert_uint_eq(streams, x->streams);
+	ck_assert_uint_eq(memory, 1);
+	ck_assert_uint_eq(syncs, 1);
+
+	/* every BEGIN has its END on its track; exact slices per category */
+	for (size_t i = 0; i < d.nev; i++)
+		counters += d.ev[i].type == 4;
+	replay(&d, counts, false);
+	for (unsigned i = 1; i < MAX_IIDS; i++)
+		slices += counts[i];
+	ck_assert_uint_eq(cat_count(&d, counts, "kernel"), x->kernel);
+	ck_assert_uint_eq(cat_count(&d, counts, "gpu_memcpy"), x->memcpy);
+	ck_assert_uint_eq(cat_count(&d, counts, "gpu_memset"), x->memset);
+	ck_assert_uint_eq(cat_count(&d, counts, "cuda_runtime"), x->runtime);
+	ck_assert_uint_eq(cat_count(&d, counts, "cuda_driver"), 0);
+	ck_assert_uint_eq(cat_count(&d, counts, "cuda_sync"), x->sync);
+	ck_assert_uint_eq(cat_count(&d, counts, "user_annotation"), x->nvtx);
+	ck_assert_uint_eq(cat_count(&d, counts, "process"), 1);
+	ck_assert_uint_eq(counters, x->counters);
+	ck_assert_uint_eq(slices + counters, x->events);
+
+	/* flows: every API call with a correlation id opens one; every GPU activity ends
+	 * exactly one that some API call opened */
+	ck_assert_uint_eq(d.nout, x->runtime);
+	ck_assert_uint_eq(d.nin, x->flows);
+	for (size_t i = 0; i < d.nin; i++) {
+		size_t origins = 0, ends = 0;
+
+		for (size_t k = 0; k < d.nout; k++)
+			origins += d.flow_out[k] == d.flow_in[i];
+		for (size_t k = 0; k < d.nin; k++)
+			ends += d.flow_in[k] == d.flow_in[i];
+		ck_assert_uint_eq(origins, 1);
+		ck_assert_uint_eq(ends, 1);
+	}
+	decoded_free(&d);
+	free(buf);
+
+	if (system("command -v protoc >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "protoc not installed: decode_raw check skipped\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s > %s/real-%d.txt", out, dir, _i);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *perfetto_suite(void)
 {
 	Suite *s = suite_create("perfetto");
@@ -774,14 +951,23 @@ static Suite *perfetto_suite(void)
 	tc = tcase_create("encoder");
 	tcase_add_test(tc, test_encoder);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("recorded");
+	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_real_trace, 0,
+			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+/* argv[1]: tests/data, where the traces recorded on a GPU live. */
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(perfetto_suite());
+	SRunner *sr;
 	int failed;
 
+	data_dir = argc > 1 ? argv[1] : NULL;
+	sr = srunner_create(perfetto_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

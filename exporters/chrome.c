@@ -1104,6 +1104,8 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 	case GT_REC_OVERHEAD:
 		return emit_overhead(c, &rec->overhead);
 	case GT_REC_MEMORY:
+		if (!gt_xmodel_mem_on_gpu(rec->memory.mem_kind))
+			return 0;
 		return emit_memory(c, &rec->memory);
 	case GT_REC_LOSS:
 		return emit_loss(c, &rec->loss);

@@ -652,8 +652,11 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 			       rec->context.device_id + 1);
 	case GT_REC_MEMORY: {
 		const struct gt_rec_memory *r = &rec->memory;
-		struct gt_xgpu *g = gt_xmodel_gpu(m, r->hdr.pid, r->device_id);
+		struct gt_xgpu *g;
 
+		if (!gt_xmodel_mem_on_gpu(r->mem_kind))
+			return 0;
+		g = gt_xmodel_gpu(m, r->hdr.pid, r->device_id);
 		if (!g)
 			return -ENOMEM;
 		/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */

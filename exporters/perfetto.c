@@ -1153,6 +1153,8 @@ static int dispatch(struct pf *f, const union gt_record *rec)
 	case GT_REC_OVERHEAD:
 		return emit_overhead(f, &rec->overhead);
 	case GT_REC_MEMORY:
+		if (!gt_xmodel_mem_on_gpu(rec->memory.mem_kind))
+			return 0;
 		return emit_memory(f, &rec->memory);
 	case GT_REC_LOSS:
 		return emit_loss(f, &rec->loss);

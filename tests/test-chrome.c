@@ -711,11 +711,12 @@ static const struct real_trace {
 } real_traces[] = {
 	{
 		/* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
-		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory */
+		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
+		 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
 		.file = "example.gtrace",
 		.kernel = 80, .memcpy = 42, .memset = 40, .runtime = 257, .sync = 41,
-		.nvtx = 60, .counters = 54, .flows = 162,
-		.meta = 15, .events = 575, .tracks = 5, .ts_fields = 1419,
+		.nvtx = 60, .counters = 52, .flows = 162,
+		.meta = 15, .events = 573, .tracks = 5, .ts_fields = 1417,
 		.pid = 660, .process = "gputrace-example",
 		.thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
 		.streams = {7, 13, 14}, .threads = {660},

@@ -34,8 +34,7 @@ static double now_s(void)
 }
 
 /* Run fn in a child; its result comes back through a pipe, its rusage through wait4. */
-static int in_child(int (*fn)(void *ctx, struct gt_export_result *res), void *ctx,
-		    struct run *out)
+static int in_child(int (*fn)(void *ctx, struct gt_export_result *res), void *ctx, struct run *out)
 {
 	int fds[2];
 	pid_t pid;
@@ -65,7 +64,7 @@ static int in_child(int (*fn)(void *ctx, struct gt_export_result *res), void *ct
 		return -errno;
 	out->wall_s = now_s() - t0;
 	out->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	out->maxrss_kb = ru.ru_maxrss;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
@@ -114,16 +113,19 @@ static int do_export(void *ctx, struct gt_export_result *res)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"events", required_argument, NULL, 'n'},
-		{"kernels", required_argument, NULL, 'k'},
-		{"out", required_argument, NULL, 'o'},
-		{"reuse", no_argument, NULL, 'r'},
-		{NULL, 0, NULL, 0},
+	        {"events", required_argument, NULL, 'n'},
+	        {"kernels", required_argument, NULL, 'k'},
+	        {"out", required_argument, NULL, 'o'},
+	        {"reuse", no_argument, NULL, 'r'},
+	        {NULL, 0, NULL, 0},
 	};
 	uint64_t want = 10000000;
 	/* CLOCK_MONOTONIC two days after boot, as on a real machine */
-	struct fx_opts fx = {.procs = 2, .gpu_batch = 8, .kernels = 16, .names = 300,
-			     .t0 = 172800ull * 1000000000ull};
+	struct fx_opts fx = {.procs = 2,
+	                     .gpu_batch = 8,
+	                     .kernels = 16,
+	                     .names = 300,
+	                     .t0 = 172800ull * 1000000000ull};
 	struct fx_expect e;
 	const char *outdir = NULL;
 	bool reuse = false;
@@ -147,8 +149,9 @@ int main(int argc, char **argv)
 			reuse = true;
 			break;
 		default:
-			fprintf(stderr, "usage: bench-export [--events N] [--kernels K] [--out DIR] "
-					"[--reuse]\n");
+			fprintf(stderr,
+			        "usage: bench-export [--events N] [--kernels K] [--out DIR] "
+			        "[--reuse]\n");
 			return 64;
 		}
 	}
@@ -169,7 +172,7 @@ int main(int argc, char **argv)
 		fx_expect(&fx, &e);
 	}
 	snprintf(trace, sizeof(trace), "%s/gt-bench-export-%llu.gtrace",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned long long)e.events);
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned long long)e.events);
 	if (!reuse || access(trace, R_OK) != 0) {
 		if (in_child(do_write, &j, &w) < 0) {
 			fprintf(stderr, "bench-export: writing %s failed\n", trace);
@@ -191,8 +194,8 @@ int main(int argc, char **argv)
 	if (in_child(do_export, &j, &pf) < 0)
 		return 1;
 
-	printf("%-10s %12s %9s %9s %12s %9s %14s %9s\n", "exporter", "events", "wall s",
-	       "cpu s", "events/s", "peak MB", "output bytes", "B/event");
+	printf("%-10s %12s %9s %9s %12s %9s %14s %9s\n", "exporter", "events", "wall s", "cpu s",
+	       "events/s", "peak MB", "output bytes", "B/event");
 	printf("%-10s %12llu %9.2f %9.2f %12.0f %9.1f %14s %9s\n", "read only",
 	       (unsigned long long)rd.res.events, rd.wall_s, rd.cpu_s,
 	       (double)rd.res.events / rd.wall_s, (double)rd.maxrss_kb / 1024.0, "-", "-");
@@ -207,7 +210,7 @@ int main(int argc, char **argv)
 	printf("perfetto / chrome size: %.3f\n", (double)pf.res.bytes / (double)ch.res.bytes);
 	if (ch.res.events != e.events || pf.res.events != e.events) {
 		fprintf(stderr, "bench-export: expected %llu events\n",
-			(unsigned long long)e.events);
+		        (unsigned long long)e.events);
 		return 1;
 	}
 	return 0;

@@ -15,7 +15,7 @@
 #include "gputrace/trace.h"
 
 /* At most this many processes and devices are listed one per line; the rest are counted. */
-#define LIST_MAX 64u
+#define LIST_MAX  64u
 #define NOTES_MAX 16u
 
 struct proc {

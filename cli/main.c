@@ -14,11 +14,11 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "run", cmd_run, "trace a program and everything it spawns" },
-	{ "stats", cmd_stats, "summarize where the GPU time went in a trace" },
-	{ "export", cmd_export, "convert a trace to Perfetto, Chrome JSON or CSV" },
-	{ "info", cmd_info, "show a trace's header, processes, devices, counts and losses" },
-	{ "doctor", cmd_doctor, "check that tracing can work on this machine, and why not" },
+        {"run", cmd_run, "trace a program and everything it spawns"},
+        {"stats", cmd_stats, "summarize where the GPU time went in a trace"},
+        {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON or CSV"},
+        {"info", cmd_info, "show a trace's header, processes, devices, counts and losses"},
+        {"doctor", cmd_doctor, "check that tracing can work on this machine, and why not"},
 };
 
 void gt_cli_error(const char *fmt, ...)
@@ -47,10 +47,10 @@ int gt_cli_bad_option(const char *cmd, int c, char **argv)
 {
 	if (c == ':')
 		gt_cli_error("%s: option '%s' needs a value; see 'gputrace %s --help'", cmd,
-			     argv[optind - 1], cmd);
+		             argv[optind - 1], cmd);
 	else
 		gt_cli_error("%s: unknown option '%s'; see 'gputrace %s --help'", cmd,
-			     argv[optind - 1], cmd);
+		             argv[optind - 1], cmd);
 	return GT_EXIT_USAGE;
 }
 

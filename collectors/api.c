@@ -54,8 +54,8 @@ static uint32_t name_of(unsigned domain, unsigned cbid, const char *known)
 		size_t len = strlen(name);
 		const char *v = strrchr(name, '_');
 
-		if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") ==
-		    strlen(v + 2) && strlen(v + 2) >= 4)
+		if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
+		    strspn(v + 2, "0123456789") == strlen(v + 2) && strlen(v + 2) >= 4)
 			len = (size_t)(v - name);
 		id = gt_intern_len(name, len);
 	}

@@ -17,8 +17,8 @@
 #include "cuptilib.h"
 #include "gputrace/client.h"
 #include "gputrace/clock.h"
-#include "gputrace/sysinfo.h"
 #include "gputrace/env.h"
+#include "gputrace/sysinfo.h"
 #include "gt-config.h"
 #include "inject.h"
 

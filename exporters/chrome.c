@@ -15,8 +15,8 @@
 #define GPU_PID_BASE 5000000u
 /* Synthetic thread ids: lanes of a track, NVTX start/end ranges, CUPTI overhead. Real
  * tids stay below 2^22; lane k of a thread shows as tid | k << 25. */
-#define LANE_SHIFT 25
-#define NVTX_TID 0x7e000000u
+#define LANE_SHIFT   25
+#define NVTX_TID     0x7e000000u
 #define OVERHEAD_TID 0x7d000000u
 /* Viewers start failing above this (Perfetto UI, chrome://tracing). */
 #define WARN_BYTES (500ull * 1000 * 1000)
@@ -30,14 +30,14 @@ struct chrome {
 	struct gt_xout out;
 	struct gt_reader *r;
 	const struct gt_export_options *opts;
-	int64_t base_ns;	/* subtracted from every timestamp */
-	bool first;		/* no event written yet in this file */
-	unsigned file;		/* 0, 1, ... */
-	uint64_t file_events;	/* events in this file */
-	uint64_t events;	/* events in all files */
-	uint64_t bytes_done;	/* bytes of the files already closed */
-	uint64_t largest;	/* largest file */
-	char *path;		/* current output path; owned */
+	int64_t base_ns;      /* subtracted from every timestamp */
+	bool first;           /* no event written yet in this file */
+	unsigned file;        /* 0, 1, ... */
+	uint64_t file_events; /* events in this file */
+	uint64_t events;      /* events in all files */
+	uint64_t bytes_done;  /* bytes of the files already closed */
+	uint64_t largest;     /* largest file */
+	char *path;           /* current output path; owned */
 	const char *errmsg;
 };
 
@@ -86,7 +86,7 @@ static const char *text(struct chrome *c, uint32_t id, bool kernel, size_t *len)
 
 /* {"ph":"M","name":WHAT,"pid":P,"tid":T,"args":{"KEY":"VAL"}} with VAL already escaped */
 static void meta_str(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
-		     const char *key, const char *val, size_t vlen)
+                     const char *key, const char *val, size_t vlen)
 {
 	char *p = ev_begin(c, 256 + vlen);
 
@@ -105,8 +105,7 @@ static void meta_str(struct chrome *c, const char *what, uint32_t pid, uint32_t 
 	gt_xout_commit(&c->out, p);
 }
 
-static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
-		      uint64_t idx)
+static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t tid, uint64_t idx)
 {
 	char *p = ev_begin(c, 160);
 
@@ -179,7 +178,7 @@ static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
 
 /* Chrome pid and tid of a lane. */
 static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned lane,
-		     uint32_t *pid, uint32_t *tid)
+                     uint32_t *pid, uint32_t *tid)
 {
 	switch (t->kind) {
 	case GT_XT_THREAD:
@@ -188,8 +187,8 @@ static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned
 		return;
 	case GT_XT_SYNC:
 		*pid = t->pid;
-		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) |
-		       (uint32_t)(GT_XLANES_MAX + lane) << LANE_SHIFT;
+		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) | (uint32_t)(GT_XLANES_MAX + lane)
+		                                                    << LANE_SHIFT;
 		return;
 	case GT_XT_STREAM: {
 		const struct gt_xgpu *g = c->m.gpus[t->gpu];
@@ -277,7 +276,7 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 	}
 	meta_str(c, "thread_name", pid, tid, "name", name, (size_t)(n - name));
 	meta_sort(c, "thread_sort_index", pid, tid,
-		  sort * 2 * GT_XLANES_MAX + (t->kind == GT_XT_SYNC ? GT_XLANES_MAX : 0) + lane);
+	          sort * 2 * GT_XLANES_MAX + (t->kind == GT_XT_SYNC ? GT_XLANES_MAX : 0) + lane);
 	l->announced = true;
 	/* a late thread name: describe the other lanes again too */
 	if (t->name_changed) {
@@ -295,8 +294,7 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 
 /* Start an "X" slice on a lane up to the opening of "args" (inclusive). */
 static char *slice_head(struct chrome *c, struct gt_xtrack *t, unsigned lane, const char *cat,
-			const char *name, size_t nlen, uint64_t start, uint64_t end,
-			size_t extra)
+                        const char *name, size_t nlen, uint64_t start, uint64_t end, size_t extra)
 {
 	uint32_t pid, tid;
 	char *p;
@@ -331,8 +329,7 @@ static char *arg_u64(char *p, const char *key, size_t klen, uint64_t v)
 
 #define ARG(p, key, v) arg_u64((p), (key), sizeof(key) - 1, (v))
 
-static char *arg_dim3(char *p, const char *key, size_t klen, uint32_t x, uint32_t y,
-		      uint32_t z)
+static char *arg_dim3(char *p, const char *key, size_t klen, uint32_t x, uint32_t y, uint32_t z)
 {
 	*p++ = '"';
 	memcpy(p, key, klen);
@@ -357,7 +354,7 @@ static void end_event(struct chrome *c, char *p)
 
 /* The arrow from a launching API call to its GPU work. */
 static void flow_pair(struct chrome *c, const struct gt_xflow_slot *api, struct gt_xtrack *gt,
-		      unsigned glane, uint64_t gpu_ts)
+                      unsigned glane, uint64_t gpu_ts)
 {
 	struct gt_xtrack *at = c->m.tracks[api->track];
 	uint64_t id = gt_xflow_id(c->m.procs[at->proc], api->corr);
@@ -385,7 +382,7 @@ static void flow_pair(struct chrome *c, const struct gt_xflow_slot *api, struct 
 }
 
 static void gpu_flow(struct chrome *c, const struct gt_gpu_span *s, uint32_t pid,
-		     struct gt_xtrack *t, unsigned lane)
+                     struct gt_xtrack *t, unsigned lane)
 {
 	const struct gt_xflow_slot *api;
 
@@ -396,8 +393,7 @@ static void gpu_flow(struct chrome *c, const struct gt_gpu_span *s, uint32_t pid
 		flow_pair(c, api, t, lane, s->start_ns);
 }
 
-static struct gt_xtrack *stream_track(struct chrome *c, uint32_t pid,
-				      const struct gt_gpu_span *s)
+static struct gt_xtrack *stream_track(struct chrome *c, uint32_t pid, const struct gt_gpu_span *s)
 {
 	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_STREAM, pid, s->stream_id);
 	struct gt_xgpu *g;
@@ -513,7 +509,7 @@ static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
 	*n++ = ')';
 	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
 	p = slice_head(c, t, lane, "gpu_memcpy", name, (size_t)(n - name), r->span.start_ns,
-		       r->span.end_ns, 400);
+	               r->span.end_ns, 400);
 	p = span_args(p, &r->span);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
@@ -521,9 +517,9 @@ static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
 	memcpy(p, gt_memcpy_kind_name(r->copy_kind), strlen(gt_memcpy_kind_name(r->copy_kind)));
 	p += strlen(gt_memcpy_kind_name(r->copy_kind));
 	*p++ = '"';
-	p = put_bandwidth(p, r->bytes, r->span.end_ns > r->span.start_ns
-					       ? r->span.end_ns - r->span.start_ns
-					       : 0);
+	p = put_bandwidth(p, r->bytes,
+	                  r->span.end_ns > r->span.start_ns ? r->span.end_ns - r->span.start_ns
+	                                                    : 0);
 	if (r->copy_kind == GT_MEMCPY_PTOP) {
 		p = LIT(p, ",");
 		p = ARG(p, "src device", r->src_device);
@@ -550,15 +546,15 @@ static int emit_memset(struct chrome *c, const struct gt_rec_memset *r)
 	*n++ = ')';
 	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
 	p = slice_head(c, t, lane, "gpu_memset", name, (size_t)(n - name), r->span.start_ns,
-		       r->span.end_ns, 300);
+	               r->span.end_ns, 300);
 	p = span_args(p, &r->span);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
 	p = LIT(p, ",");
 	p = ARG(p, "value", r->value);
-	p = put_bandwidth(p, r->bytes, r->span.end_ns > r->span.start_ns
-					       ? r->span.end_ns - r->span.start_ns
-					       : 0);
+	p = put_bandwidth(p, r->bytes,
+	                  r->span.end_ns > r->span.start_ns ? r->span.end_ns - r->span.start_ns
+	                                                    : 0);
 	end_event(c, p);
 	gpu_flow(c, &r->span, r->hdr.pid, t, lane);
 	return 0;
@@ -578,7 +574,7 @@ static int emit_graph(struct chrome *c, const struct gt_rec_graph *r)
 	n = gt_fmt_u64(n, r->graph_id);
 	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
 	p = slice_head(c, t, lane, "cuda_graph", name, (size_t)(n - name), r->span.start_ns,
-		       r->span.end_ns, 300);
+	               r->span.end_ns, 300);
 	p = span_args(p, &r->span);
 	p = LIT(p, ",");
 	p = ARG(p, "graph id", r->graph_id);
@@ -601,7 +597,7 @@ static int emit_api(struct chrome *c, const struct gt_rec_api *r)
 	name = text(c, r->name_id, false, &nlen);
 	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-		       name, nlen, r->start_ns, r->end_ns, 200);
+	               name, nlen, r->start_ns, r->end_ns, 200);
 	p = ARG(p, "correlation", r->correlation_id);
 	p = LIT(p, ",");
 	p = ARG(p, "cbid", r->cbid);
@@ -612,15 +608,15 @@ static int emit_api(struct chrome *c, const struct gt_rec_api *r)
 	end_event(c, p);
 	if (r->correlation_id)
 		gpu = gt_xflow_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
-				   lane);
+		                   lane);
 	if (gpu) {
 		/* the GPU work came first; draw the arrow now */
 		struct gt_xflow_slot api = {
-			.pid = r->hdr.pid,
-			.corr = r->correlation_id,
-			.ts_ns = r->start_ns,
-			.track = t->index,
-			.lane = (uint8_t)lane,
+		        .pid = r->hdr.pid,
+		        .corr = r->correlation_id,
+		        .ts_ns = r->start_ns,
+		        .track = t->index,
+		        .lane = (uint8_t)lane,
 		};
 
 		flow_pair(c, &api, c->m.tracks[gpu->track], gpu->lane, gpu->ts_ns);
@@ -711,7 +707,7 @@ static int emit_nvtx(struct chrome *c, const struct gt_rec_nvtx *r)
 		return -ENOMEM;
 	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
-		       400 + dlen);
+	               400 + dlen);
 	p = nvtx_args(c, p, r);
 	end_event(c, p);
 	return 0;
@@ -720,8 +716,8 @@ static int emit_nvtx(struct chrome *c, const struct gt_rec_nvtx *r)
 static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 {
 	static const char *const names[GT_SYNC_KIND_MAX] = {
-		"Synchronize", "Event Synchronize", "Stream Wait Event", "Stream Synchronize",
-		"Context Synchronize",
+	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
+	        "Stream Synchronize", "Context Synchronize",
 	};
 	const char *name = r->kind < GT_SYNC_KIND_MAX ? names[r->kind] : names[0];
 	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_SYNC, r->hdr.pid, r->tid);
@@ -732,7 +728,7 @@ static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 		return -ENOMEM;
 	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
 	p = slice_head(c, t, lane, "cuda_sync", name, strlen(name), r->span.start_ns,
-		       r->span.end_ns, 300);
+	               r->span.end_ns, 300);
 	p = span_args(p, &r->span);
 	if (r->kind == GT_SYNC_EVENT || r->kind == GT_SYNC_STREAM_WAIT) {
 		p = LIT(p, ",");
@@ -745,15 +741,15 @@ static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 static int emit_overhead(struct chrome *c, const struct gt_rec_overhead *r)
 {
 	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
-		"CUPTI overhead",
-		"CUPTI overhead: driver compiler",
-		"CUPTI overhead: buffer flush",
-		"CUPTI overhead: instrumentation",
-		"CUPTI overhead: resource",
-		"CUPTI overhead: module loading",
-		"CUPTI overhead: lazy function loading",
-		"CUPTI overhead: command buffer full",
-		"CUPTI overhead: activity buffer request",
+	        "CUPTI overhead",
+	        "CUPTI overhead: driver compiler",
+	        "CUPTI overhead: buffer flush",
+	        "CUPTI overhead: instrumentation",
+	        "CUPTI overhead: resource",
+	        "CUPTI overhead: module loading",
+	        "CUPTI overhead: lazy function loading",
+	        "CUPTI overhead: command buffer full",
+	        "CUPTI overhead: activity buffer request",
 	};
 	const char *name = r->kind < GT_OVERHEAD_KIND_MAX ? names[r->kind] : names[0];
 	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_OVERHEAD, r->hdr.pid, 0);
@@ -790,7 +786,7 @@ static int emit_memory(struct chrome *c, const struct gt_rec_memory *r)
 
 /* Process-scoped or global instant on a process's main row. */
 static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, const char *cat,
-			  const char *name, size_t nlen, uint64_t ts, size_t extra)
+                          const char *name, size_t nlen, uint64_t ts, size_t extra)
 {
 	char *p;
 
@@ -1123,7 +1119,7 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 		return 0;
 	case GT_REC_THREAD: {
 		struct gt_xtrack *t =
-			gt_xmodel_track(&c->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+		        gt_xmodel_track(&c->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
 
 		if (t && t->name_changed)
 			for (unsigned k = 0; k < t->nlanes; k++)
@@ -1144,7 +1140,7 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 }
 
 static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
-		      struct gt_export_result *res, const char **errmsg)
+                      struct gt_export_result *res, const char **errmsg)
 {
 	struct chrome c = {0};
 	const union gt_record *rec;
@@ -1201,9 +1197,9 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	res->warning = NULL;
 	if (c.largest > WARN_BYTES && strcmp(opts->output, "-") != 0) {
 		snprintf(warnbuf, sizeof(warnbuf),
-			 "the JSON is %llu MB; viewers often fail above 500 MB: use -f perfetto, "
-			 "or --max-size to split it",
-			 (unsigned long long)(c.largest / 1000000));
+		         "the JSON is %llu MB; viewers often fail above 500 MB: use -f perfetto, "
+		         "or --max-size to split it",
+		         (unsigned long long)(c.largest / 1000000));
 		res->warning = warnbuf;
 	}
 out:
@@ -1218,8 +1214,8 @@ out:
 }
 
 const struct gt_exporter_ops gt_exporter_chrome = {
-	.name = "chrome",
-	.extension = ".json",
-	.help = "Chrome trace JSON (Perfetto UI, chrome://tracing, Holistic Trace Analysis)",
-	.run = chrome_run,
+        .name = "chrome",
+        .extension = ".json",
+        .help = "Chrome trace JSON (Perfetto UI, chrome://tracing, Holistic Trace Analysis)",
+        .run = chrome_run,
 };

@@ -12,7 +12,7 @@
 struct csv {
 	struct gt_xmodel m;
 	struct gt_xout out[GT_REC_MAX]; /* one open file per kind seen */
-	char *base;			/* OUT without ".csv"; owned */
+	char *base;                     /* OUT without ".csv"; owned */
 	const char *errmsg;
 	uint64_t rows;
 	unsigned files;
@@ -146,8 +146,8 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 		if (d->fields[i].flags & GT_FIELD_STRING) {
 			uint32_t id = (uint32_t)field_u64(rec, &d->fields[i]);
 
-			if (id && !gt_xmodel_name(&c->m, id, type == GT_REC_KERNEL, &len, NULL,
-						  NULL))
+			if (id &&
+			    !gt_xmodel_name(&c->m, id, type == GT_REC_KERNEL, &len, NULL, NULL))
 				return -ENOMEM;
 		}
 		need += 24 + len;
@@ -182,7 +182,7 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 }
 
 static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
-		   struct gt_export_result *res, const char **errmsg)
+                   struct gt_export_result *res, const char **errmsg)
 {
 	struct csv c = {0};
 	const union gt_record *rec;
@@ -196,7 +196,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 	if (strcmp(opts->output, "-") == 0) {
 		ret = -EINVAL;
 		c.errmsg = "csv writes one file per record kind: give -o NAME.csv "
-			   "(it writes NAME-kernel.csv, NAME-api.csv, ...)";
+		           "(it writes NAME-kernel.csv, NAME-api.csv, ...)";
 		goto out;
 	}
 	ret = gt_xmodel_init(&c.m, r, opts->demangle != 0, gt_csv_field, 7);
@@ -215,7 +215,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 		if (ret < 0) {
 			if (ret != -ENOMEM && c.errmsg != errbuf) {
 				snprintf(errbuf, sizeof(errbuf), "writing %s-%s.csv: %s", c.base,
-					 gt_record_name(rec->hdr.type), strerror(-ret));
+				         gt_record_name(rec->hdr.type), strerror(-ret));
 				c.errmsg = errbuf;
 			}
 			goto out;
@@ -239,7 +239,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 		ret = gt_xout_close(&c.out[i]);
 		if (ret < 0) {
 			snprintf(errbuf, sizeof(errbuf), "writing %s-%s.csv: %s", c.base,
-				 gt_record_name(i), strerror(-ret));
+			         gt_record_name(i), strerror(-ret));
 			c.errmsg = errbuf;
 			goto out;
 		}
@@ -261,8 +261,8 @@ out:
 }
 
 const struct gt_exporter_ops gt_exporter_csv = {
-	.name = "csv",
-	.extension = ".csv",
-	.help = "CSV, one table per record kind (OUT-kernel.csv, OUT-api.csv, ...)",
-	.run = csv_run,
+        .name = "csv",
+        .extension = ".csv",
+        .help = "CSV, one table per record kind (OUT-kernel.csv, OUT-api.csv, ...)",
+        .run = csv_run,
 };

@@ -100,9 +100,9 @@ int gt_xout_close(struct gt_xout *o)
 /* Numbers, by hand: printf per event would cost more than everything else together.     */
 
 static const char digits2[201] = "00010203040506070809101112131415161718192021222324"
-				 "25262728293031323334353637383940414243444546474849"
-				 "50515253545556575859606162636465666768697071727374"
-				 "75767778798081828384858687888990919293949596979899";
+                                 "25262728293031323334353637383940414243444546474849"
+                                 "50515253545556575859606162636465666768697071727374"
+                                 "75767778798081828384858687888990919293949596979899";
 
 char *gt_fmt_u64(char *p, uint64_t v)
 {
@@ -392,7 +392,7 @@ static int map_put(struct gt_xmap *m, uint64_t a, uint64_t b, uint32_t v)
 #define SCRATCH_DEMANGLE (64u * 1024u)
 
 int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
-		   gt_xname_fn name_fn, size_t name_expand)
+                   gt_xname_fn name_fn, size_t name_expand)
 {
 	memset(m, 0, sizeof(*m));
 	m->reader = reader;
@@ -568,7 +568,7 @@ static int observe_device(struct gt_xmodel *m, const struct gt_rec_device *d)
 }
 
 struct gt_xtrack *gt_xmodel_track(struct gt_xmodel *m, enum gt_xtrack_kind kind, uint32_t pid,
-				  uint32_t id)
+                                  uint32_t id)
 {
 	uint64_t a = ((uint64_t)kind << 32) | pid;
 	struct gt_xtrack *t = m->last_track[kind];
@@ -635,7 +635,7 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 	}
 	case GT_REC_THREAD: {
 		struct gt_xtrack *t =
-			gt_xmodel_track(m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+		        gt_xmodel_track(m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
 
 		if (!t)
 			return -ENOMEM;
@@ -649,7 +649,7 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 		return observe_device(m, &rec->device);
 	case GT_REC_CONTEXT:
 		return map_put(&m->ctx_map, rec->hdr.pid, rec->context.context_id,
-			       rec->context.device_id + 1);
+		               rec->context.device_id + 1);
 	case GT_REC_MEMORY: {
 		const struct gt_rec_memory *r = &rec->memory;
 		struct gt_xgpu *g;
@@ -669,8 +669,8 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 	case GT_REC_LOSS:
 		m->loss_records++;
 		m->losses[rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
-								 : GT_LOSS_CORRUPT] +=
-			rec->loss.count;
+		                                                : GT_LOSS_CORRUPT] +=
+		        rec->loss.count;
 		return 0;
 	default:
 		return 0;
@@ -681,8 +681,8 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 /* Lanes                                                                                 */
 
 /* Would [s, e] nest on lane l? On success *pi, *pj: the blocks [i, j) it contains. */
-static bool lane_fits(const struct gt_xlane *l, uint64_t s, uint64_t e, bool strict,
-		      uint32_t *pi, uint32_t *pj)
+static bool lane_fits(const struct gt_xlane *l, uint64_t s, uint64_t e, bool strict, uint32_t *pi,
+                      uint32_t *pj)
 {
 	const struct gt_xblock *b = l->blk;
 	uint32_t n = l->n, i, j;
@@ -779,8 +779,7 @@ unsigned gt_xtrack_place(struct gt_xmodel *m, struct gt_xtrack *t, uint64_t s, u
 
 		if (l->n >= GT_XLANE_BLOCKS)
 			lane_fold(l);
-		if (lane_fits(l, s, e, m->strict_ties, &i, &j) &&
-		    lane_insert(l, s, e, i, j) == 0)
+		if (lane_fits(l, s, e, m->strict_ties, &i, &j) && lane_insert(l, s, e, i, j) == 0)
 			return k;
 	}
 	if (t->nlanes < GT_XLANES_MAX) {
@@ -802,7 +801,7 @@ unsigned gt_xtrack_place(struct gt_xmodel *m, struct gt_xtrack *t, uint64_t s, u
 
 /* Store out[0..len) as cached name number nnames + 1 under (a, b). */
 static const char *name_store(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *out,
-			      size_t need, size_t *len, uint32_t *iid, bool *fresh)
+                              size_t need, size_t *len, uint32_t *iid, bool *fresh)
 {
 	if (m->nnames == m->cap_names) {
 		uint32_t ncap = m->cap_names ? m->cap_names * 2 : 256;
@@ -847,7 +846,7 @@ static const char *name_store(struct gt_xmodel *m, uint64_t a, uint64_t b, const
 }
 
 static const char *name_cached(struct gt_xmodel *m, uint32_t v, size_t *len, uint32_t *iid,
-			       bool *fresh)
+                               bool *fresh)
 {
 	*len = m->name_len[v - 1];
 	if (iid)
@@ -881,7 +880,7 @@ static void name_direct_put(struct gt_xmodel *m, uint32_t id, bool dm, uint32_t 
 }
 
 const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t *len,
-			   uint32_t *iid, bool *fresh)
+                           uint32_t *iid, bool *fresh)
 {
 	bool dm = kernel && m->demangle;
 	uint32_t k = id * 2 + dm;
@@ -929,7 +928,7 @@ const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t
 }
 
 const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,
-				size_t slen, size_t *len, uint32_t *iid, bool *fresh)
+                                size_t slen, size_t *len, uint32_t *iid, bool *fresh)
 {
 	uint32_t v = map_get(&m->name_map, a, b);
 	char *out, *end;
@@ -944,7 +943,7 @@ const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, con
 }
 
 const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s, size_t slen,
-			       size_t *len, uint32_t *iid, bool *fresh)
+                               size_t *len, uint32_t *iid, bool *fresh)
 {
 	return gt_xmodel_name_key2(m, key, 2, s, slen, len, iid, fresh);
 }
@@ -957,8 +956,8 @@ static struct gt_xflow_slot *flow_slot(struct gt_xflow_slot *tab, uint32_t pid, 
 	return &tab[(corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS - 1)];
 }
 
-struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
-				   uint64_t ts_ns, uint32_t track, unsigned lane)
+struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                                   uint32_t track, unsigned lane)
 {
 	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
 	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
@@ -977,8 +976,8 @@ struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t c
 	return NULL;
 }
 
-struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
-				   uint64_t ts_ns, uint32_t track, unsigned lane)
+struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                                   uint32_t track, unsigned lane)
 {
 	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
 	struct gt_xflow_slot *g;

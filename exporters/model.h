@@ -20,11 +20,11 @@
 #define GT_XOUT_BUF_BYTES (1u << 20)
 
 struct gt_xout {
-	int fd;		/* -1 when closed */
-	bool owns_fd;	/* false for stdout */
-	int err;	/* first -errno seen; sticky, every later write is a no-op */
-	char *buf;	/* GT_XOUT_BUF_BYTES, owned */
-	size_t len;	/* bytes pending in buf */
+	int fd;         /* -1 when closed */
+	bool owns_fd;   /* false for stdout */
+	int err;        /* first -errno seen; sticky, every later write is a no-op */
+	char *buf;      /* GT_XOUT_BUF_BYTES, owned */
+	size_t len;     /* bytes pending in buf */
 	uint64_t bytes; /* bytes written to this file so far, pending ones included */
 };
 
@@ -101,7 +101,7 @@ char *gt_csv_field(char *dst, const char *s, size_t len);
  * exact for the order the collectors produce (per thread and per stream, records arrive
  * in end order) and conservative otherwise: it may open an extra lane, never overlap. */
 #define GT_XLANE_BLOCKS 4096u
-#define GT_XLANES_MAX 16u
+#define GT_XLANES_MAX   16u
 
 struct gt_xblock {
 	uint64_t start_ns;
@@ -111,58 +111,58 @@ struct gt_xblock {
 struct gt_xlane {
 	struct gt_xblock *blk; /* sorted by start, disjoint; owned */
 	uint32_t n, cap;
-	bool folded;		  /* some blocks were folded into the floor */
-	uint64_t floor_start_ns;  /* earliest start of the folded blocks */
-	uint64_t floor_end_ns;	  /* latest end of the folded blocks */
-	bool announced;		  /* the exporter described this lane in its output */
-	uint64_t uuid;		  /* perfetto: track uuid of the lane */
+	bool folded;             /* some blocks were folded into the floor */
+	uint64_t floor_start_ns; /* earliest start of the folded blocks */
+	uint64_t floor_end_ns;   /* latest end of the folded blocks */
+	bool announced;          /* the exporter described this lane in its output */
+	uint64_t uuid;           /* perfetto: track uuid of the lane */
 };
 
 enum gt_xtrack_kind {
 	GT_XT_THREAD = 0, /* API calls and NVTX push/pop of one CPU thread */
-	GT_XT_SYNC,	  /* synchronization waits of one CPU thread: CUPTI delivers them
-			   * late, inside the API call that waited, so they get their own */
-	GT_XT_STREAM,	  /* GPU work of one stream */
-	GT_XT_NVTX,	  /* NVTX start/end ranges of one process (they may cross threads) */
-	GT_XT_OVERHEAD,	  /* CUPTI overhead of one process */
+	GT_XT_SYNC,       /* synchronization waits of one CPU thread: CUPTI delivers them
+	                   * late, inside the API call that waited, so they get their own */
+	GT_XT_STREAM,     /* GPU work of one stream */
+	GT_XT_NVTX,       /* NVTX start/end ranges of one process (they may cross threads) */
+	GT_XT_OVERHEAD,   /* CUPTI overhead of one process */
 	GT_XT_KIND_MAX
 };
 
 struct gt_xtrack {
-	uint8_t kind;	     /* enum gt_xtrack_kind */
-	uint8_t nlanes;	     /* lanes opened so far */
-	bool name_changed;   /* thread name arrived after lanes were announced */
-	uint32_t index;	     /* in gt_xmodel.tracks */
+	uint8_t kind;      /* enum gt_xtrack_kind */
+	uint8_t nlanes;    /* lanes opened so far */
+	bool name_changed; /* thread name arrived after lanes were announced */
+	uint32_t index;    /* in gt_xmodel.tracks */
 	uint32_t pid;
-	uint32_t id;	     /* tid, stream id, or 0 */
-	uint32_t proc;	     /* index in gt_xmodel.procs */
-	uint32_t gpu;	     /* streams: index in gt_xmodel.gpus */
-	uint32_t name_id;    /* threads: string id of the thread name, 0 if unknown */
-	uint32_t forced;     /* slices put on the last lane although they overlap there */
+	uint32_t id;      /* tid, stream id, or 0 */
+	uint32_t proc;    /* index in gt_xmodel.procs */
+	uint32_t gpu;     /* streams: index in gt_xmodel.gpus */
+	uint32_t name_id; /* threads: string id of the thread name, 0 if unknown */
+	uint32_t forced;  /* slices put on the last lane although they overlap there */
 	struct gt_xlane lanes[GT_XLANES_MAX];
 };
 
 struct gt_xproc {
 	uint32_t pid, ppid;
-	uint32_t index;	      /* 1, 2, ... in order of appearance; flow ids use it */
+	uint32_t index; /* 1, 2, ... in order of appearance; flow ids use it */
 	uint32_t exe_id, cmdline_id, host_id; /* strings, 0 if unknown */
 	int32_t rank, local_rank, world_size; /* -1 if unknown */
-	bool have_info;	      /* a PROCESS record was seen */
-	bool announced;	      /* the exporter described this process */
-	bool info_changed;    /* PROCESS record arrived after it was announced */
-	uint64_t uuid;	      /* perfetto: process track uuid */
+	bool have_info;                       /* a PROCESS record was seen */
+	bool announced;                       /* the exporter described this process */
+	bool info_changed;                    /* PROCESS record arrived after it was announced */
+	uint64_t uuid;                        /* perfetto: process track uuid */
 };
 
 struct gt_xgpu {
-	uint32_t number;      /* shown as "GPU n": the CUDA device ordinal when free */
-	uint32_t device_id;   /* ordinal in the first process that used it */
+	uint32_t number;    /* shown as "GPU n": the CUDA device ordinal when free */
+	uint32_t device_id; /* ordinal in the first process that used it */
 	uint8_t uuid[16];
 	bool have_uuid;
-	uint32_t name_id;     /* device name string, 0 if unknown */
+	uint32_t name_id; /* device name string, 0 if unknown */
 	uint32_t sm_count, cc_major, cc_minor;
 	uint64_t global_mem_bytes;
-	uint32_t first_pid;   /* first process seen on it: its streams keep their plain ids */
-	int64_t mem_in_use;   /* bytes allocated minus freed, from MEMORY records */
+	uint32_t first_pid; /* first process seen on it: its streams keep their plain ids */
+	int64_t mem_in_use; /* bytes allocated minus freed, from MEMORY records */
 	bool announced;
 	bool info_changed;    /* DEVICE record arrived after it was announced */
 	uint64_t uuid_track;  /* perfetto: "GPU n" track */
@@ -179,10 +179,10 @@ struct gt_xgpu {
 struct gt_xflow_slot {
 	uint32_t pid;
 	uint32_t corr;
-	uint64_t ts_ns;	  /* start of the API call or GPU activity */
-	uint32_t track;	  /* index in gt_xmodel.tracks */
+	uint64_t ts_ns; /* start of the API call or GPU activity */
+	uint32_t track; /* index in gt_xmodel.tracks */
 	uint8_t lane;
-	uint8_t state;	  /* 0 empty, 1 waiting for its partner, 2 paired */
+	uint8_t state; /* 0 empty, 1 waiting for its partner, 2 paired */
 };
 
 #define GT_XNAME_DIRECT (1u << 22)
@@ -203,11 +203,11 @@ struct gt_xmap {
 
 struct gt_xmodel {
 	struct gt_reader *reader; /* borrowed */
-	bool demangle;		  /* demangle kernel names */
-	bool strict_ties;	  /* perfetto: slices whose order at equal timestamps would
-				   * depend on file order go to another lane */
-	gt_xname_fn name_fn;	  /* how names are stored in the cache */
-	size_t name_expand;	  /* worst-case output bytes per input byte of name_fn */
+	bool demangle;            /* demangle kernel names */
+	bool strict_ties;         /* perfetto: slices whose order at equal timestamps would
+	                           * depend on file order go to another lane */
+	gt_xname_fn name_fn;      /* how names are stored in the cache */
+	size_t name_expand;       /* worst-case output bytes per input byte of name_fn */
 
 	struct gt_xproc **procs;
 	uint32_t nprocs, cap_procs;
@@ -216,43 +216,43 @@ struct gt_xmodel {
 	struct gt_xtrack **tracks;
 	uint32_t ntracks, cap_tracks;
 
-	struct gt_xmap proc_map;  /* pid -> proc */
-	struct gt_xmap gpu_map;	  /* (pid, device id) -> gpu */
-	struct gt_xmap track_map; /* (kind, pid, id) -> track */
-	struct gt_xmap ctx_map;	  /* (pid, context id) -> device id */
-	struct gt_xmap name_map;  /* (id, demangled) -> name */
+	struct gt_xmap proc_map;                      /* pid -> proc */
+	struct gt_xmap gpu_map;                       /* (pid, device id) -> gpu */
+	struct gt_xmap track_map;                     /* (kind, pid, id) -> track */
+	struct gt_xmap ctx_map;                       /* (pid, context id) -> device id */
+	struct gt_xmap name_map;                      /* (id, demangled) -> name */
 	struct gt_xtrack *last_track[GT_XT_KIND_MAX]; /* most recently used, per kind: the next
-						       * record is usually on it */
-	uint32_t *name_direct;	  /* (id * 2 + demangled) -> name, for ids below
-				   * GT_XNAME_DIRECT; 0 = not cached. Ids are dense. */
-	uint32_t name_direct_cap; /* entries allocated */
+	                                               * record is usually on it */
+	uint32_t *name_direct;                        /* (id * 2 + demangled) -> name, for ids below
+	                                               * GT_XNAME_DIRECT; 0 = not cached. Ids are dense. */
+	uint32_t name_direct_cap;                     /* entries allocated */
 
-	char *names;		  /* arena of cached names, NUL-separated; owned */
+	char *names; /* arena of cached names, NUL-separated; owned */
 	size_t names_len, names_cap;
-	uint32_t *name_off;	  /* per cached name: offset in names */
+	uint32_t *name_off; /* per cached name: offset in names */
 	uint32_t *name_len;
 	uint32_t nnames, cap_names;
-	char *scratch;		  /* demangle and transform buffer; owned */
+	char *scratch; /* demangle and transform buffer; owned */
 	size_t scratch_cap;
 
 	struct gt_xflow_slot *api_flows; /* API calls waiting for their GPU work */
 	struct gt_xflow_slot *gpu_flows; /* GPU work that arrived before its API call */
 
 	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* records lost, by source */
-	uint64_t loss_records;		     /* LOSS records seen */
-	uint64_t lanes_forced;		     /* slices that had to overlap (lanes exhausted) */
+	uint64_t loss_records;               /* LOSS records seen */
+	uint64_t lanes_forced;               /* slices that had to overlap (lanes exhausted) */
 };
 
 /* reader may be NULL (unit tests of the lanes). Returns 0 or -ENOMEM. */
 int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
-		   gt_xname_fn name_fn, size_t name_expand);
+                   gt_xname_fn name_fn, size_t name_expand);
 void gt_xmodel_fini(struct gt_xmodel *m);
 
 /* Find or create. Return NULL only on -ENOMEM. */
 struct gt_xproc *gt_xmodel_proc(struct gt_xmodel *m, uint32_t pid);
 struct gt_xgpu *gt_xmodel_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t device_id);
 struct gt_xtrack *gt_xmodel_track(struct gt_xmodel *m, enum gt_xtrack_kind kind, uint32_t pid,
-				  uint32_t id);
+                                  uint32_t id);
 uint32_t gt_xmodel_track_index(const struct gt_xmodel *m, const struct gt_xtrack *t);
 
 /* Learn from a metadata record (process, thread, device, context, memory, loss): names,
@@ -265,24 +265,24 @@ uint32_t gt_xmodel_context_device(const struct gt_xmodel *m, uint32_t pid, uint3
 
 /* Place [start, end] on track t (see "Lanes"). Returns the lane index. */
 unsigned gt_xtrack_place(struct gt_xmodel *m, struct gt_xtrack *t, uint64_t start_ns,
-			 uint64_t end_ns);
+                         uint64_t end_ns);
 
 /* Cached text of string `id` (demangled first when `kernel` and demangling is on),
  * transformed by name_fn. Unknown ids give "<unknown string N>". NULL only on -ENOMEM.
  * Valid until the next call. *iid: a dense id for this name (1, 2, ...), *fresh: true the
  * first time (perfetto interns it then). */
 const char *gt_xmodel_name(struct gt_xmodel *m, uint32_t id, bool kernel, size_t *len,
-			   uint32_t *iid, bool *fresh);
+                           uint32_t *iid, bool *fresh);
 
 /* Same for a name made by the exporter ("Memcpy HtoD (Pageable -> Device)"), cached under
  * `key` (the caller's choice, any 64-bit value): s is used only the first time. */
 const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s, size_t slen,
-			       size_t *len, uint32_t *iid, bool *fresh);
+                               size_t *len, uint32_t *iid, bool *fresh);
 
 /* Same with a 128-bit key whose second half is at least 2^32 (ids and the keys above use
  * smaller ones), e.g. a grid's three dimensions. */
 const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,
-				size_t slen, size_t *len, uint32_t *iid, bool *fresh);
+                                size_t slen, size_t *len, uint32_t *iid, bool *fresh);
 
 /* Flow id shared by chrome and perfetto: (process index << 32) | correlation id.
  * Always below 2^53, so it survives JavaScript's doubles. */
@@ -293,14 +293,14 @@ static inline uint64_t gt_xflow_id(const struct gt_xproc *p, uint32_t corr)
 
 /* Remember an API call that may have launched GPU work. If its GPU work arrived first,
  * returns that slot (state 1) so the caller can draw the arrow now, else NULL. */
-struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
-				   uint64_t ts_ns, uint32_t track, unsigned lane);
+struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                                   uint32_t track, unsigned lane);
 
 /* GPU work arrived: returns the waiting API slot (the caller draws the arrow; the slot
  * is marked paired so only the first GPU activity of a correlation id gets one), or NULL
  * after remembering the GPU side in case the API call comes later. */
-struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
-				   uint64_t ts_ns, uint32_t track, unsigned lane);
+struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                                   uint32_t track, unsigned lane);
 
 /* Base name of a path ("/usr/bin/python3" -> "python3"). */
 const char *gt_xbasename(const char *path);

@@ -26,8 +26,8 @@ enum {
 	PKT_DEFAULTS = 59,
 
 	DEFAULTS_TIMESTAMP_CLOCK_ID = 58, /* TracePacketDefaults */
-	SNAPSHOT_CLOCKS = 1,		  /* ClockSnapshot */
-	CLOCK_ID = 1,			  /* ClockSnapshot.Clock */
+	SNAPSHOT_CLOCKS = 1,              /* ClockSnapshot */
+	CLOCK_ID = 1,                     /* ClockSnapshot.Clock */
 	CLOCK_TIMESTAMP = 2,
 	BUILTIN_CLOCK_BOOTTIME = 6,
 	/* Our sequence-scoped clock (ids 64..127 are): trace time minus the base, so
@@ -44,7 +44,7 @@ enum {
 	TE_TRACK_UUID = 11,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
-	TE_FLOW_IDS = 47,	      /* fixed64 */
+	TE_FLOW_IDS = 47,             /* fixed64 */
 	TE_TERMINATING_FLOW_IDS = 48, /* fixed64 */
 
 	TYPE_SLICE_BEGIN = 1,
@@ -103,9 +103,8 @@ enum cat {
 	CAT_PROCESS,
 };
 static const char *const cat_names[] = {
-	"cuda_runtime",	   "cuda_driver", "kernel",	"gpu_memcpy", "gpu_memset",
-	"user_annotation", "cuda_sync",	  "cuda_graph", "overhead",   "loss",
-	"notice",	   "process",
+        "cuda_runtime", "cuda_driver", "kernel",   "gpu_memcpy", "gpu_memset", "user_annotation",
+        "cuda_sync",    "cuda_graph",  "overhead", "loss",       "notice",     "process",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -146,49 +145,49 @@ enum ann {
 	A_HOW,
 };
 static const char *const ann_names[] = {
-	"device",
-	"context",
-	"stream",
-	"correlation",
-	"grid",
-	"block",
-	"registers per thread",
-	"shared memory",
-	"static shared memory",
-	"dynamic shared memory",
-	"local memory per thread",
-	"bytes",
-	"kind",
-	"memory bandwidth (GB/s)",
-	"value",
-	"cbid",
-	"return code",
-	"domain",
-	"color",
-	"category",
-	"event",
-	"graph id",
-	"graph node id",
-	"count",
-	"source",
-	"code",
-	"detail",
-	"severity",
-	"start tid",
-	"end tid",
-	"src device",
-	"dst device",
-	"cluster",
-	"how",
+        "device",
+        "context",
+        "stream",
+        "correlation",
+        "grid",
+        "block",
+        "registers per thread",
+        "shared memory",
+        "static shared memory",
+        "dynamic shared memory",
+        "local memory per thread",
+        "bytes",
+        "kind",
+        "memory bandwidth (GB/s)",
+        "value",
+        "cbid",
+        "return code",
+        "domain",
+        "color",
+        "category",
+        "event",
+        "graph id",
+        "graph node id",
+        "count",
+        "source",
+        "code",
+        "detail",
+        "severity",
+        "start tid",
+        "end tid",
+        "src device",
+        "dst device",
+        "cluster",
+        "how",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
-#define KEY_MEMCPY (1ull << 40)
-#define KEY_MEMSET (2ull << 40)
-#define KEY_SYNC (3ull << 40)
+#define KEY_MEMCPY   (1ull << 40)
+#define KEY_MEMSET   (2ull << 40)
+#define KEY_SYNC     (3ull << 40)
 #define KEY_OVERHEAD (4ull << 40)
-#define KEY_GRAPH (5ull << 40)
-#define KEY_END (6ull << 40)
+#define KEY_GRAPH    (5ull << 40)
+#define KEY_END      (6ull << 40)
 
 struct pf {
 	struct gt_xmodel m;
@@ -333,7 +332,7 @@ static void write_first_packet(struct pf *f)
 /* Track descriptors, written before a track's first event (again when its name changes) */
 
 static char *desc_open(struct pf *f, size_t need, uint64_t uuid, uint64_t parent, char **pm,
-		       char **dm)
+                       char **dm)
 {
 	char *p = pkt_open(f, need + 64, pm);
 
@@ -549,7 +548,7 @@ struct ev {
 	unsigned type;
 	enum cat cat;
 	uint32_t name_iid;
-	const char *fresh;  /* name to intern in this packet, or NULL */
+	const char *fresh; /* name to intern in this packet, or NULL */
 	size_t fresh_len;
 	const char *literal; /* non-interned name, or NULL */
 	size_t literal_len;
@@ -558,13 +557,13 @@ struct ev {
 	uint32_t val_iid[3];
 	const char *val[3];
 	size_t val_len[3];
-	uint64_t flow_out;  /* 0 = none */
-	uint64_t flow_in;   /* terminating flow id, 0 = none */
+	uint64_t flow_out; /* 0 = none */
+	uint64_t flow_in;  /* terminating flow id, 0 = none */
 };
 
 /* Interned annotation value: returns its iid; queued on e the first time. */
 static uint32_t intern_val(struct pf *f, struct ev *e, uint64_t a, uint64_t b, const char *s,
-			   size_t slen)
+                           size_t slen)
 {
 	uint32_t iid = 0;
 	bool fresh = false;
@@ -720,7 +719,7 @@ static struct gt_xtrack *stream_track(struct pf *f, uint32_t pid, const struct g
 
 /* Place a GPU span on its stream and fill the common parts of its BEGIN event. */
 static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_gpu_span *s,
-				   struct ev *e, enum cat cat)
+                                   struct ev *e, enum cat cat)
 {
 	struct gt_xtrack *t = stream_track(f, pid, s);
 	unsigned lane;
@@ -752,8 +751,8 @@ static int emit_kernel(struct pf *f, const struct gt_rec_kernel *k)
 	uint32_t grid, block, cluster = 0;
 	char *p, *pm, *tm;
 
-	if (name_id(f, &e, k->name_id, true) < 0 || !gpu_begin(f, k->hdr.pid, &k->span, &e,
-							      CAT_KERNEL))
+	if (name_id(f, &e, k->name_id, true) < 0 ||
+	    !gpu_begin(f, k->hdr.pid, &k->span, &e, CAT_KERNEL))
 		return -ENOMEM;
 	grid = intern_dim3(f, &e, k->grid_x, k->grid_y, k->grid_z);
 	block = intern_dim3(f, &e, k->block_x, k->block_y, k->block_z);
@@ -796,7 +795,7 @@ static uint64_t span_end(const struct gt_gpu_span *s)
 static int emit_memcpy(struct pf *f, const struct gt_rec_memcpy *r)
 {
 	uint64_t key = KEY_MEMCPY | (uint64_t)(r->copy_kind & 0xff) << 16 |
-		       (uint64_t)(r->src_kind & 0xff) << 8 | (r->dst_kind & 0xff);
+	               (uint64_t)(r->src_kind & 0xff) << 8 | (r->dst_kind & 0xff);
 	struct ev e = {0};
 	char name[128];
 	char *n = name, *p, *pm, *tm;
@@ -876,8 +875,8 @@ static int emit_graph(struct pf *f, const struct gt_rec_graph *r)
 
 /* Place a CPU-side slice and fill the common parts of its BEGIN event. */
 static struct gt_xtrack *cpu_begin(struct pf *f, enum gt_xtrack_kind kind, uint32_t pid,
-				   uint32_t id, uint64_t start, uint64_t end, struct ev *e,
-				   enum cat cat, unsigned *lane_out)
+                                   uint32_t id, uint64_t start, uint64_t end, struct ev *e,
+                                   enum cat cat, unsigned *lane_out)
 {
 	struct gt_xtrack *t = gt_xmodel_track(&f->m, kind, pid, id);
 	unsigned lane;
@@ -905,7 +904,7 @@ static int emit_api(struct pf *f, const struct gt_rec_api *r)
 	if (name_id(f, &e, r->name_id, false) < 0)
 		return -ENOMEM;
 	t = cpu_begin(f, GT_XT_THREAD, r->hdr.pid, r->tid, r->start_ns, r->end_ns, &e,
-		      r->domain == GT_API_DRIVER ? CAT_DRIVER : CAT_RUNTIME, &lane);
+	              r->domain == GT_API_DRIVER ? CAT_DRIVER : CAT_RUNTIME, &lane);
 	if (!t)
 		return -ENOMEM;
 	if (r->correlation_id) {
@@ -949,8 +948,8 @@ static int emit_nvtx(struct pf *f, const struct gt_rec_nvtx *r)
 		e.cat = CAT_ANNOTATION;
 	} else {
 		t = cpu_begin(f, r->kind == GT_NVTX_START_END ? GT_XT_NVTX : GT_XT_THREAD,
-			      r->hdr.pid, r->kind == GT_NVTX_START_END ? 0 : r->tid, r->start_ns,
-			      r->end_ns, &e, CAT_ANNOTATION, NULL);
+		              r->hdr.pid, r->kind == GT_NVTX_START_END ? 0 : r->tid, r->start_ns,
+		              r->end_ns, &e, CAT_ANNOTATION, NULL);
 		if (!t)
 			return -ENOMEM;
 	}
@@ -974,8 +973,8 @@ static int emit_nvtx(struct pf *f, const struct gt_rec_nvtx *r)
 static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 {
 	static const char *const names[GT_SYNC_KIND_MAX] = {
-		"Synchronize", "Event Synchronize", "Stream Wait Event", "Stream Synchronize",
-		"Context Synchronize",
+	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
+	        "Stream Synchronize", "Context Synchronize",
 	};
 	unsigned kind = r->kind < GT_SYNC_KIND_MAX ? r->kind : 0;
 	struct ev e = {0};
@@ -983,7 +982,7 @@ static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 
 	if (name_key(f, &e, KEY_SYNC | kind, names[kind], strlen(names[kind])) < 0 ||
 	    !cpu_begin(f, GT_XT_SYNC, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
-		       CAT_SYNC, NULL))
+	               CAT_SYNC, NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 100, &pm, &tm);
 	p = ann_u64(p, A_STREAM, r->span.stream_id);
@@ -998,15 +997,15 @@ static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 static int emit_overhead(struct pf *f, const struct gt_rec_overhead *r)
 {
 	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
-		"CUPTI overhead",
-		"CUPTI overhead: driver compiler",
-		"CUPTI overhead: buffer flush",
-		"CUPTI overhead: instrumentation",
-		"CUPTI overhead: resource",
-		"CUPTI overhead: module loading",
-		"CUPTI overhead: lazy function loading",
-		"CUPTI overhead: command buffer full",
-		"CUPTI overhead: activity buffer request",
+	        "CUPTI overhead",
+	        "CUPTI overhead: driver compiler",
+	        "CUPTI overhead: buffer flush",
+	        "CUPTI overhead: instrumentation",
+	        "CUPTI overhead: resource",
+	        "CUPTI overhead: module loading",
+	        "CUPTI overhead: lazy function loading",
+	        "CUPTI overhead: command buffer full",
+	        "CUPTI overhead: activity buffer request",
 	};
 	unsigned kind = r->kind < GT_OVERHEAD_KIND_MAX ? r->kind : 0;
 	struct ev e = {0};
@@ -1014,7 +1013,7 @@ static int emit_overhead(struct pf *f, const struct gt_rec_overhead *r)
 
 	if (name_key(f, &e, KEY_OVERHEAD | kind, names[kind], strlen(names[kind])) < 0 ||
 	    !cpu_begin(f, GT_XT_OVERHEAD, r->hdr.pid, 0, r->start_ns, r->end_ns, &e, CAT_OVERHEAD,
-		       NULL))
+	               NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 32, &pm, &tm);
 	p = ann_u64(p, r->object_kind == 2 ? A_DEVICE : A_START_TID, r->object_id);
@@ -1043,7 +1042,7 @@ static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
 
 /* An instant on a process track. */
 static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat, uint64_t ts,
-			  size_t extra, char **pm, char **tm)
+                          size_t extra, char **pm, char **tm)
 {
 	struct gt_xproc *pr = gt_xmodel_proc(&f->m, pid);
 
@@ -1171,7 +1170,7 @@ static int dispatch(struct pf *f, const union gt_record *rec)
 	}
 	case GT_REC_THREAD: {
 		struct gt_xtrack *t =
-			gt_xmodel_track(&f->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+		        gt_xmodel_track(&f->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
 
 		if (t && t->name_changed)
 			for (unsigned k = 0; k < t->nlanes; k++)
@@ -1192,7 +1191,7 @@ static int dispatch(struct pf *f, const union gt_record *rec)
 }
 
 static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opts,
-			struct gt_export_result *res, const char **errmsg)
+                        struct gt_export_result *res, const char **errmsg)
 {
 	struct pf f = {0};
 	const union gt_record *rec;
@@ -1218,7 +1217,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	ret = gt_xout_open(&f.out, opts->output);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", opts->output,
-			 strerror(-ret));
+		         strerror(-ret));
 		f.errmsg = errbuf;
 		goto out;
 	}
@@ -1267,8 +1266,8 @@ out:
 }
 
 const struct gt_exporter_ops gt_exporter_perfetto = {
-	.name = "perfetto",
-	.extension = ".pftrace",
-	.help = "Perfetto native protobuf (ui.perfetto.dev), smaller and faster to load",
-	.run = perfetto_run,
+        .name = "perfetto",
+        .extension = ".pftrace",
+        .help = "Perfetto native protobuf (ui.perfetto.dev), smaller and faster to load",
+        .run = perfetto_run,
 };

@@ -106,7 +106,7 @@ static inline char *gt_pb_close(char *p, char *mark)
 struct gt_pb_field {
 	uint32_t field;
 	enum gt_pb_wire wire;
-	uint64_t value;	   /* varint, i64 and i32 values */
+	uint64_t value;      /* varint, i64 and i32 values */
 	const uint8_t *data; /* GT_PB_LEN: the bytes */
 	size_t len;
 };

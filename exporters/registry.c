@@ -8,10 +8,10 @@ extern const struct gt_exporter_ops gt_exporter_perfetto;
 extern const struct gt_exporter_ops gt_exporter_csv;
 
 static const struct gt_exporter_ops *const exporters[] = {
-	&gt_exporter_chrome,
-	&gt_exporter_perfetto,
-	&gt_exporter_csv,
-	NULL,
+        &gt_exporter_chrome,
+        &gt_exporter_perfetto,
+        &gt_exporter_csv,
+        NULL,
 };
 
 const struct gt_exporter_ops *const *gt_exporter_list(void)

@@ -5,6 +5,8 @@
 
 #include "gputrace/record.h"
 
+/* The field tables read one row per field; the formatter would reflow them. */
+/* clang-format off */
 #define F(st, field, fl)                                                                   \
 	{ #field, (uint16_t)offsetof(st, field), (uint8_t)sizeof(((st *)0)->field), (fl) }
 #define FN(st, name, field, fl)                                                            \
@@ -242,6 +244,7 @@ static const struct gt_record_desc descs[GT_REC_MAX] = {
 	DESC(GT_REC_CLOCK, "clock", struct gt_rec_clock, clock_fields),
 	DESC(GT_REC_NOTICE, "notice", struct gt_rec_notice, notice_fields),
 };
+/* clang-format on */
 
 _Static_assert(sizeof(struct gt_rec_hdr) == 8, "record header is 8 bytes");
 _Static_assert(sizeof(struct gt_rec_kernel) % 8 == 0, "records are 8-byte multiples");
@@ -292,13 +295,14 @@ int gt_record_validate(const struct gt_rec_hdr *rec, size_t avail_bytes)
 	return rec->size == d->size ? 0 : -EINVAL;
 }
 
-#define NAME_OF(table, i) ((i) < sizeof(table) / sizeof(table[0]) && table[i] ? table[i] : "unknown")
+#define NAME_OF(table, i)                                                                          \
+	((i) < sizeof(table) / sizeof(table[0]) && table[i] ? table[i] : "unknown")
 
 const char *gt_memcpy_kind_name(unsigned kind)
 {
 	static const char *const names[GT_MEMCPY_MAX] = {
-		"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-		"AtoD",	   "DtoA", "DtoD", "HtoH", "PtoP",
+	        "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+	        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP",
 	};
 	return NAME_OF(names, kind);
 }
@@ -306,8 +310,8 @@ const char *gt_memcpy_kind_name(unsigned kind)
 const char *gt_mem_kind_name(unsigned kind)
 {
 	static const char *const names[GT_MEM_MAX] = {
-		"unknown", "pageable", "pinned", "device", "array", "managed", "device_static",
-		"managed_static",
+	        "unknown", "pageable", "pinned",        "device",
+	        "array",   "managed",  "device_static", "managed_static",
 	};
 	return NAME_OF(names, kind);
 }
@@ -315,8 +319,8 @@ const char *gt_mem_kind_name(unsigned kind)
 const char *gt_loss_source_name(unsigned source)
 {
 	static const char *const names[GT_LOSS_SOURCE_MAX] = {
-		"cupti_dropped", "ring_full",	 "torn_record",	  "corrupt_ring",
-		"buffer_pool",	 "flush_window", "damaged_file",
+	        "cupti_dropped", "ring_full",    "torn_record",  "corrupt_ring",
+	        "buffer_pool",   "flush_window", "damaged_file",
 	};
 	return NAME_OF(names, source);
 }
@@ -324,7 +328,7 @@ const char *gt_loss_source_name(unsigned source)
 const char *gt_sync_kind_name(unsigned kind)
 {
 	static const char *const names[GT_SYNC_KIND_MAX] = {
-		"unknown", "event", "stream_wait_event", "stream", "context",
+	        "unknown", "event", "stream_wait_event", "stream", "context",
 	};
 	return NAME_OF(names, kind);
 }
@@ -332,7 +336,10 @@ const char *gt_sync_kind_name(unsigned kind)
 const char *gt_process_end_name(unsigned how)
 {
 	static const char *const names[GT_END_MAX] = {
-		"unknown", "exited", "killed by signal", "detached",
+	        "unknown",
+	        "exited",
+	        "killed by signal",
+	        "detached",
 	};
 	return NAME_OF(names, how);
 }

@@ -568,9 +568,8 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 		/* A slot larger than any record would overflow ring->buf: the word's check is
 		 * computable, so a hostile producer can forge one (tests/fuzz/crashes). */
 		if (slot > n - idx || slot > head - pos ||
-		    (type != GT_REC_NONE &&
-		     (slot < SLOT_HDR_BYTES + sizeof(*rec) ||
-		      slot > SLOT_HDR_BYTES + RECORD_MAX_BYTES)) ||
+		    (type != GT_REC_NONE && (slot < SLOT_HDR_BYTES + sizeof(*rec) ||
+		                             slot > SLOT_HDR_BYTES + RECORD_MAX_BYTES)) ||
 		    (type == GT_REC_NONE && idx + slot != n)) {
 			skip_corrupt(ring, head);
 			continue;

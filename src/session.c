@@ -2,8 +2,8 @@
  * directory; accepts traced processes, checks their uid, maps their rings and drains them
  * with one epoll loop. Client (inside each traced process): gt_session_connect/goodbye. */
 #include <errno.h>
-#include <inttypes.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,14 +290,16 @@ static int proc_finish(struct gt_session *s, struct proc *p, bool producers_dead
 	 * its last forced CUPTI flush never ran. What CUPTI still held is lost, and nobody can
 	 * count it; the periodic flush bounds it to one interval, which is what we can say. */
 	if (p->dp && !p->has_goodbye_status) {
-		uint64_t window_ms = (s->opts.flush_interval_ns ? s->opts.flush_interval_ns
-		                                                : DEFAULT_FLUSH_NS) / 1000000u;
+		uint64_t window_ms =
+		        (s->opts.flush_interval_ns ? s->opts.flush_interval_ns : DEFAULT_FLUSH_NS) /
+		        1000000u;
 		char msg[200];
 
 		if (how == GT_END_SIGNAL)
 			snprintf(msg, sizeof(msg),
 			         "killed by signal %d before its final flush: GPU activity and API "
-			         "calls of its last %" PRIu64 " ms (the flush interval) may be missing",
+			         "calls of its last %" PRIu64
+			         " ms (the flush interval) may be missing",
 			         (int)code, window_ms);
 		else
 			snprintf(msg, sizeof(msg),

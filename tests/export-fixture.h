@@ -15,13 +15,13 @@
 #include "gputrace/trace.h"
 
 struct fx_opts {
-	unsigned procs;	     /* 1..8 */
-	unsigned iters;	     /* training steps per process */
-	unsigned gpu_batch;  /* GPU records are written every gpu_batch steps */
-	unsigned kernels;    /* kernels per step (>= 1) */
-	unsigned names;	     /* 0: the hostile names below; N: N ordinary kernel names, as a
-			      * real trace has (half mangled, half plain) */
-	uint64_t t0;	     /* trace clock at the start; 0: FX_T0 */
+	unsigned procs;     /* 1..8 */
+	unsigned iters;     /* training steps per process */
+	unsigned gpu_batch; /* GPU records are written every gpu_batch steps */
+	unsigned kernels;   /* kernels per step (>= 1) */
+	unsigned names;     /* 0: the hostile names below; N: N ordinary kernel names, as a
+	                     * real trace has (half mangled, half plain) */
+	uint64_t t0;        /* trace clock at the start; 0: FX_T0 */
 };
 
 /* What the exporters must show. */
@@ -30,19 +30,19 @@ struct fx_expect {
 	uint64_t runtime, driver;
 	uint64_t nvtx_ranges; /* push/pop + start/end */
 	uint64_t nvtx_marks;
-	uint64_t memory;      /* alloc + free counter samples */
-	uint64_t flows;	      /* launch -> GPU arrows */
-	uint64_t losses;      /* LOSS records */
-	uint64_t lost;	      /* records they count */
+	uint64_t memory; /* alloc + free counter samples */
+	uint64_t flows;  /* launch -> GPU arrows */
+	uint64_t losses; /* LOSS records */
+	uint64_t lost;   /* records they count */
 	uint64_t notices, ends;
-	uint64_t events;      /* everything above but flows */
+	uint64_t events; /* everything above but flows */
 };
 
-#define FX_PID0 1000u
-#define FX_T0 1000000000000ull
+#define FX_PID0     1000u
+#define FX_T0       1000000000000ull
 #define FX_START(o) ((o)->t0 ? (o)->t0 : FX_T0)
-#define FX_STEP_NS 100000ull
-#define FX_STREAM 7u
+#define FX_STEP_NS  100000ull
+#define FX_STREAM   7u
 
 enum {
 	FX_S_EXE = 1,
@@ -67,17 +67,13 @@ enum {
 
 /* Kernel names: plain, demangled, hostile. The last is filled in by fx_long_name(). */
 static const char *const fx_kernel_names[] = {
-	"_Z6kernelPf",
-	"ampere_sgemm_128x64_nn",
-	"quote\"kernel",
-	"back\\slash",
-	"ctl\x01\x1f\tchars",
-	"bad\xff\xfe utf8 \xe2\x82",
-	NULL,
+        "_Z6kernelPf", "ampere_sgemm_128x64_nn", "quote\"kernel",
+        "back\\slash", "ctl\x01\x1f\tchars",     "bad\xff\xfe utf8 \xe2\x82",
+        NULL,
 };
 #define FX_NKERNEL_NAMES 7u
-#define FX_LONG_REPS 120u /* template arguments after the first */
-#define FX_LONG_ID 99u	  /* length of the class name they all repeat */
+#define FX_LONG_REPS     120u /* template arguments after the first */
+#define FX_LONG_ID       99u  /* length of the class name they all repeat */
 
 /* The class name repeated by the long template: 99 characters. */
 static inline void fx_long_class(char *buf)
@@ -122,8 +118,8 @@ static inline void fx_expect(const struct fx_opts *o, struct fx_expect *e)
 	e->memsets = steps;
 	e->syncs = steps;
 	e->runtime = steps * (o->kernels + 3); /* launches, memcpy, memset, sync */
-	e->driver = steps;		       /* one cuLaunchKernel under the first launch */
-	e->nvtx_ranges = steps * 3;	       /* step (push/pop), load and prefetch */
+	e->driver = steps;                     /* one cuLaunchKernel under the first launch */
+	e->nvtx_ranges = steps * 3;            /* step (push/pop), load and prefetch */
 	e->nvtx_marks = marks * o->procs;
 	e->memory = steps * 2;
 	e->flows = e->kernels + e->memcpys + e->memsets;
@@ -132,7 +128,7 @@ static inline void fx_expect(const struct fx_opts *o, struct fx_expect *e)
 	e->notices = o->procs;
 	e->ends = o->procs;
 	e->events = e->kernels + e->memcpys + e->memsets + e->syncs + e->runtime + e->driver +
-		    e->nvtx_ranges + e->nvtx_marks + e->memory + e->losses + e->notices + e->ends;
+	            e->nvtx_ranges + e->nvtx_marks + e->memory + e->losses + e->notices + e->ends;
 }
 
 struct fx_writer {
@@ -152,16 +148,16 @@ static inline void fx_str(struct fx_writer *fw, uint32_t id, const char *s, size
 		fw->err = gt_writer_string(fw->w, FX_PID0, id, s, len);
 }
 
-#define FX_HDR(r, t, p)                                                                    \
-	do {                                                                               \
-		memset(&(r), 0, sizeof(r));                                                \
-		(r).hdr.type = (t);                                                        \
-		(r).hdr.size = sizeof(r);                                                  \
-		(r).hdr.pid = (p);                                                         \
+#define FX_HDR(r, t, p)                                                                            \
+	do {                                                                                       \
+		memset(&(r), 0, sizeof(r));                                                        \
+		(r).hdr.type = (t);                                                                \
+		(r).hdr.size = sizeof(r);                                                          \
+		(r).hdr.pid = (p);                                                                 \
 	} while (0)
 
-static inline void fx_api(struct fx_writer *fw, uint32_t pid, uint32_t tid, uint64_t s,
-			  uint64_t e, uint32_t corr, uint32_t name, unsigned domain, int32_t rc)
+static inline void fx_api(struct fx_writer *fw, uint32_t pid, uint32_t tid, uint64_t s, uint64_t e,
+                          uint32_t corr, uint32_t name, unsigned domain, int32_t rc)
 {
 	struct gt_rec_api a;
 
@@ -189,7 +185,7 @@ static inline void fx_span(struct gt_gpu_span *sp, uint64_t s, uint64_t e, uint3
 
 /* GPU records of step i of process pid (corr0: its first correlation id). */
 static inline void fx_gpu_step(struct fx_writer *fw, const struct fx_opts *o, uint32_t pid,
-			       unsigned i, uint32_t corr0)
+                               unsigned i, uint32_t corr0)
 {
 	uint64_t t = FX_START(o) + (uint64_t)pid * 7 + (uint64_t)i * FX_STEP_NS;
 	uint64_t g = t + 10000;
@@ -201,8 +197,8 @@ static inline void fx_gpu_step(struct fx_writer *fw, const struct fx_opts *o, ui
 	for (unsigned j = 0; j < o->kernels; j++) {
 		FX_HDR(k, GT_REC_KERNEL, pid);
 		fx_span(&k.span, g, g + 20000 / o->kernels, corr0 + 2 + j);
-		k.name_id = FX_S_K0 + (i * o->kernels + j) % (o->names ? o->names
-									: FX_NKERNEL_NAMES);
+		k.name_id =
+		        FX_S_K0 + (i * o->kernels + j) % (o->names ? o->names : FX_NKERNEL_NAMES);
 		k.grid_x = 128;
 		k.grid_y = 2;
 		k.grid_z = 1;
@@ -246,12 +242,12 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 {
 	static const uint8_t uuid0[16] = {0xaa, 1, 2, 3};
 	struct gt_trace_info info = {
-		.clock_id = GT_CLOCK_MONOTONIC,
-		.start_realtime_ns = 1700000000000000000ull,
-		.start_trace_ns = 0,
-		.hostname = "fixture-host",
-		.cmdline = "python3 train.py --say \"hi\"",
-		.tool_version = "test",
+	        .clock_id = GT_CLOCK_MONOTONIC,
+	        .start_realtime_ns = 1700000000000000000ull,
+	        .start_trace_ns = 0,
+	        .hostname = "fixture-host",
+	        .cmdline = "python3 train.py --say \"hi\"",
+	        .tool_version = "test",
 	};
 	struct fx_writer fw = {0};
 	char *longname = malloc(3 * FX_LONG_REPS + FX_LONG_ID + 16);
@@ -296,9 +292,10 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 		if (k % 2)
 			len = snprintf(n, sizeof(n), "_Z24elementwise_kernel_%05uPfPKfi", k);
 		else
-			len = snprintf(n, sizeof(n),
-				       "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_64x3_nn_%u",
-				       k);
+			len = snprintf(
+			        n, sizeof(n),
+			        "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_64x3_nn_%u",
+			        k);
 		fx_str(&fw, FX_S_K0 + k, n, (size_t)len);
 	}
 
@@ -362,8 +359,8 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 			m.mem_kind = GT_MEM_DEVICE;
 			fx_put(&fw, &m);
 			/* the driver call ends before the runtime call around it */
-			fx_api(&fw, pid, tid, at + 1500 / o->kernels, at + 3000 / o->kernels,
-			       c + 1, FX_S_CULAUNCH, GT_API_DRIVER, 0);
+			fx_api(&fw, pid, tid, at + 1500 / o->kernels, at + 3000 / o->kernels, c + 1,
+			       FX_S_CULAUNCH, GT_API_DRIVER, 0);
 			for (unsigned j = 0; j < o->kernels; j++) {
 				uint64_t dt = 6000 / o->kernels;
 
@@ -415,13 +412,14 @@ static inline int fx_write(const char *path, const struct fx_opts *o)
 			fx_put(&fw, &n);
 		}
 		if ((i + 1) % o->gpu_batch == 0 || i + 1 == o->iters) {
-			unsigned first = i + 1 - ((i + 1) % o->gpu_batch ? (i + 1) % o->gpu_batch
-									 : o->gpu_batch);
+			unsigned first =
+			        i + 1 -
+			        ((i + 1) % o->gpu_batch ? (i + 1) % o->gpu_batch : o->gpu_batch);
 
 			for (unsigned p = 0; p < o->procs; p++)
 				for (unsigned s = first; s <= i; s++)
 					fx_gpu_step(&fw, o, FX_PID0 + p, s,
-						    1 + s * fx_corr_per_step(o));
+					            1 + s * fx_corr_per_step(o));
 		}
 	}
 

@@ -3,8 +3,8 @@
  * track, valid JSON for hostile names, timestamp format, splitting, lanes; and the same on
  * the traces recorded on an H200 in tests/data, with exact counts derived from their CSV. */
 #include <check.h>
-#include <errno.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +45,7 @@ static void teardown_once(void)
 }
 
 static int export(const char *fmt, const char *out, uint64_t max_bytes, int demangle,
-		  struct gt_export_result *res)
+                  struct gt_export_result *res)
 {
 	struct gt_reader *r;
 	const char *err = NULL;
@@ -86,7 +86,7 @@ static cJSON *load(const char *path)
 	cJSON *j = cJSON_Parse(text);
 
 	ck_assert_msg(j != NULL, "%s is not valid JSON near: %.80s", path,
-		      cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+	              cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
 	free(text);
 	return j;
 }
@@ -150,7 +150,7 @@ START_TEST(test_counts)
 	ck_assert_uint_eq(count(ev, "f", "ac2g"), fxe.flows);
 	/* every event but metadata and flows is counted in the result */
 	ck_assert_uint_eq(cJSON_GetArraySize(ev) - count(ev, "M", NULL) - 2 * fxe.flows,
-			  fxe.events);
+	                  fxe.events);
 	cJSON_Delete(j);
 }
 END_TEST
@@ -253,9 +253,9 @@ static size_t check_nesting(const cJSON *ev)
 			while (depth > 0 && stack[depth - 1] <= s[k].start)
 				depth--;
 			ck_assert_msg(depth == 0 || s[k].end <= stack[depth - 1],
-				      "overlap on pid %llu tid %llu at %lld",
-				      (unsigned long long)s[k].pid, (unsigned long long)s[k].tid,
-				      (long long)s[k].start);
+			              "overlap on pid %llu tid %llu at %lld",
+			              (unsigned long long)s[k].pid, (unsigned long long)s[k].tid,
+			              (long long)s[k].start);
 			ck_assert_int_lt(depth, 64);
 			stack[depth++] = s[k].end;
 		}
@@ -276,7 +276,7 @@ START_TEST(test_nesting)
 	j = load(out);
 	/* per process: main thread, its sync track, two NVTX lanes; per GPU: stream 7 */
 	ck_assert_uint_eq(check_nesting(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")),
-			  fxo.procs * 5);
+	                  fxo.procs * 5);
 	cJSON_Delete(j);
 }
 END_TEST
@@ -336,7 +336,8 @@ START_TEST(test_names_and_metadata)
 			seen[3] = true;
 		else if (strcmp(n, "ctl\x01\x1f\tchars") == 0)
 			seen[4] = true;
-		else if (strcmp(n, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd") == 0)
+		else if (strcmp(n, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd") ==
+		         0)
 			seen[5] = true;
 		else if (strcmp(n, longname) == 0)
 			seen[6] = true;
@@ -386,18 +387,17 @@ START_TEST(test_names_and_metadata)
 	a = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(a, "losses"), "total"),
-			    (double)fxe.lost);
-	ck_assert_double_eq(
-		num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "losses"),
-						     "by_source"),
-		    "ring_full"),
-		(double)fxe.lost);
+	                    (double)fxe.lost);
+	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(
+	                                cJSON_GetObjectItemCaseSensitive(a, "losses"), "by_source"),
+	                        "ring_full"),
+	                    (double)fxe.lost);
 	ck_assert_str_eq(str(a, "hostname"), "fixture-host");
 	ck_assert_str_eq(str(a, "cmdline"), "python3 train.py --say \"hi\"");
 	ck_assert_double_eq(num(a, "overlapping_slices"), 0);
 	ck_assert_double_eq(num(j, "baseTimeNanoseconds"), (double)FX_T0);
-	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")),
-			 2);
+	ck_assert_int_eq(
+	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")), 2);
 	cJSON_Delete(j);
 	free(longname);
 }
@@ -429,7 +429,7 @@ static size_t check_ts_format(const char *text)
 
 	for (const char *p = text; (p = strstr(p, "\":")) != NULL; p += 2) {
 		if (!(p >= text + 3 && (strncmp(p - 3, "\"ts", 3) == 0 ||
-					(p >= text + 4 && strncmp(p - 4, "\"dur", 4) == 0))))
+		                        (p >= text + 4 && strncmp(p - 4, "\"dur", 4) == 0))))
 			continue;
 		const char *q = p + 2;
 
@@ -494,7 +494,7 @@ START_TEST(test_split)
 		meta = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
 		ck_assert_double_eq(num(meta, "file"), k);
 		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(meta, "last_file")) ==
-			  (k + 1 == res.files));
+		          (k + 1 == res.files));
 		kernels += count(ev, "X", "kernel");
 		events += (uint64_t)num(meta, "events");
 		/* each file names every process and GPU it shows */
@@ -503,7 +503,7 @@ START_TEST(test_split)
 			if (strcmp(str(e, "ph"), "M") == 0)
 				continue;
 			ck_assert_msg(find_meta(ev, "process_name", num(e, "pid"), -1) != NULL,
-				      "file %u lacks process_name for pid %.0f", k, num(e, "pid"));
+			              "file %u lacks process_name for pid %.0f", k, num(e, "pid"));
 		}
 		check_nesting(ev);
 		cJSON_Delete(j);
@@ -543,7 +543,7 @@ END_TEST
 START_TEST(test_escape)
 {
 	static const char in[] = "a\"b\\c\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf"
-				 "\xe2\x82\xac\xf0\x9f\x98\x80";
+	                         "\xe2\x82\xac\xf0\x9f\x98\x80";
 	char out[256];
 	char *e = gt_json_escape(out, in, sizeof(in) - 1);
 
@@ -551,10 +551,10 @@ START_TEST(test_escape)
 	/* é and € and 😀 stay; a surrogate, > U+10FFFF and an overlong '/' become U+FFFD
 	 * one byte at a time */
 	ck_assert_str_eq(out, "a\\\"b\\\\c\\u000a\\u0001\x7f\xc3\xa9"
-			      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-			      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-			      "\xef\xbf\xbd\xef\xbf\xbd"
-			      "\xe2\x82\xac\xf0\x9f\x98\x80");
+	                      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	                      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	                      "\xef\xbf\xbd\xef\xbf\xbd"
+	                      "\xe2\x82\xac\xf0\x9f\x98\x80");
 	e = gt_csv_field(out, "x,\"y\"", 5);
 	*e = '\0';
 	ck_assert_str_eq(out, "\"x,\"\"y\"\"\"");
@@ -599,7 +599,7 @@ START_TEST(test_lanes)
 	ck_assert_uint_eq(gt_xtrack_place(&m, t, 40, 50), 0);
 	ck_assert_uint_eq(gt_xtrack_place(&m, t, 35, 40), 1);
 	ck_assert_uint_eq(gt_xtrack_place(&m, t, 50, 55), 0); /* in order: fine */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 5, 60), 0); /* a parent written last */
+	ck_assert_uint_eq(gt_xtrack_place(&m, t, 5, 60), 0);  /* a parent written last */
 	m.strict_ties = false;
 
 	/* many siblings: the oldest are folded; a slice reaching back past the floor goes
@@ -645,8 +645,10 @@ END_TEST
 START_TEST(test_untimed_kernel)
 {
 	char path[160], out[160];
-	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .hostname = "h",
-				     .cmdline = "app", .start_trace_ns = 1000};
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+	                             .hostname = "h",
+	                             .cmdline = "app",
+	                             .start_trace_ns = 1000};
 	struct gt_rec_kernel k;
 	struct gt_export_result res;
 	struct gt_export_options o = {.output = out};
@@ -664,8 +666,8 @@ START_TEST(test_untimed_kernel)
 	k.hdr.type = GT_REC_KERNEL;
 	k.hdr.size = sizeof(k);
 	k.hdr.pid = 7;
-	k.span = (struct gt_gpu_span){.start_ns = 5000, .end_ns = 6000, .correlation_id = 1,
-				       .stream_id = 7};
+	k.span = (struct gt_gpu_span){
+	        .start_ns = 5000, .end_ns = 6000, .correlation_id = 1, .stream_id = 7};
 	k.name_id = 1;
 	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
 	k.span = (struct gt_gpu_span){.correlation_id = 2, .stream_id = 7};
@@ -698,50 +700,72 @@ static const char *data_dir; /* from argv[1] */
 static const struct real_trace {
 	const char *file;
 	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
-	uint64_t meta;		/* "M" events */
-	uint64_t events;	/* counted in the result: all but metadata and flows */
-	size_t tracks;		/* distinct (pid, tid) carrying "X" slices */
-	size_t ts_fields;	/* "ts" and "dur" values */
+	uint64_t meta;    /* "M" events */
+	uint64_t events;  /* counted in the result: all but metadata and flows */
+	size_t tracks;    /* distinct (pid, tid) carrying "X" slices */
+	size_t ts_fields; /* "ts" and "dur" values */
 	double pid;
 	const char *process, *thread; /* process_name and the main thread's thread_name */
-	uint32_t streams[9];	/* the streams used, 0-terminated */
-	uint32_t threads[9];	/* tids of API calls, 0-terminated */
-	const char *kernels[3];	/* every kernel's demangled name, with its instances */
+	uint32_t streams[9];          /* the streams used, 0-terminated */
+	uint32_t threads[9];          /* tids of API calls, 0-terminated */
+	const char *kernels[3];       /* every kernel's demangled name, with its instances */
 	uint64_t instances[3];
 } real_traces[] = {
-	{
-		/* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
-		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-		 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
-		.file = "example.gtrace",
-		.kernel = 80, .memcpy = 42, .memset = 40, .runtime = 257, .sync = 41,
-		.nvtx = 60, .counters = 52, .flows = 162,
-		.meta = 15, .events = 573, .tracks = 5, .ts_fields = 1417,
-		.pid = 660, .process = "gputrace-example",
-		.thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
-		.streams = {7, 13, 14}, .threads = {660},
-		.kernels = {"matmul(float const*, float const*, float*, int)",
-			    "relu(float*, int)", "reduce_sum(float const*, float*, int)"},
-		.instances = {40, 20, 20},
-	},
-	{
-		/* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
-		 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
-		 * 9 sync, 2 memory */
-		.file = "multistream.gtrace",
-		.kernel = 800, .memcpy = 0, .memset = 1, .runtime = 812, .sync = 9,
-		.nvtx = 8, .counters = 2, .flows = 801,
-		.meta = 43, .events = 1633, .tracks = 19, .ts_fields = 4865,
-		.pid = 508, .process = "gt-gpu-workload", .thread = "gt-gpu-workload",
-		.streams = {7, 13, 14, 15, 16, 17, 18, 19, 20},
-		.threads = {508, 518, 519, 520, 521, 522, 523, 524, 525},
-		.kernels = {"gt_tag(int*, int)"},
-		.instances = {800},
-	},
+        {
+                /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
+                 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
+                 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
+                .file = "example.gtrace",
+                .kernel = 80,
+                .memcpy = 42,
+                .memset = 40,
+                .runtime = 257,
+                .sync = 41,
+                .nvtx = 60,
+                .counters = 52,
+                .flows = 162,
+                .meta = 15,
+                .events = 573,
+                .tracks = 5,
+                .ts_fields = 1417,
+                .pid = 660,
+                .process = "gputrace-example",
+                .thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
+                .streams = {7, 13, 14},
+                .threads = {660},
+                .kernels = {"matmul(float const*, float const*, float*, int)", "relu(float*, int)",
+                            "reduce_sum(float const*, float*, int)"},
+                .instances = {40, 20, 20},
+        },
+        {
+                /* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
+                 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
+                 * 9 sync, 2 memory */
+                .file = "multistream.gtrace",
+                .kernel = 800,
+                .memcpy = 0,
+                .memset = 1,
+                .runtime = 812,
+                .sync = 9,
+                .nvtx = 8,
+                .counters = 2,
+                .flows = 801,
+                .meta = 43,
+                .events = 1633,
+                .tracks = 19,
+                .ts_fields = 4865,
+                .pid = 508,
+                .process = "gt-gpu-workload",
+                .thread = "gt-gpu-workload",
+                .streams = {7, 13, 14, 15, 16, 17, 18, 19, 20},
+                .threads = {508, 518, 519, 520, 521, 522, 523, 524, 525},
+                .kernels = {"gt_tag(int*, int)"},
+                .instances = {800},
+        },
 };
 
 static int export_real(const char *file, const char *fmt, const char *out,
-		       struct gt_export_result *res)
+                       struct gt_export_result *res)
 {
 	struct gt_reader *r;
 	const char *err = NULL;
@@ -821,7 +845,7 @@ static uint64_t count_named(const cJSON *events, const char *cat, const char *na
 
 /* Number of thread_name events of pid; each must name a tid of ids[0..n) or extra. */
 static size_t thread_names(const cJSON *events, double pid, const uint32_t *ids, size_t n,
-			   double extra)
+                           double extra)
 {
 	size_t found = 0;
 	const cJSON *e;
@@ -836,7 +860,7 @@ static size_t thread_names(const cJSON *events, double pid, const uint32_t *ids,
 		for (size_t k = 0; k < n; k++)
 			listed |= num(e, "tid") == ids[k];
 		ck_assert_msg(listed, "unexpected thread_name for pid %.0f tid %.0f", pid,
-			      num(e, "tid"));
+		              num(e, "tid"));
 		found++;
 	}
 	return found;
@@ -884,8 +908,8 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(count(ev, "s", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "f", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "M", NULL), x->meta);
-	ck_assert_uint_eq(count(ev, "X", NULL), x->kernel + x->memcpy + x->memset + x->runtime +
-							x->sync + x->nvtx);
+	ck_assert_uint_eq(count(ev, "X", NULL),
+	                  x->kernel + x->memcpy + x->memset + x->runtime + x->sync + x->nvtx);
 	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev), x->events + x->meta + 2 * x->flows);
 	ck_assert_uint_eq(check_flows(ev), x->flows);
 	ck_assert_uint_eq(check_nesting(ev), x->tracks);
@@ -900,7 +924,7 @@ START_TEST(test_real_trace)
 	{
 		if (strcmp(str(e, "cat"), "kernel") == 0)
 			ck_assert_msg(strncmp(str(e, "name"), "_Z", 2) != 0, "mangled: %s",
-				      str(e, "name"));
+			              str(e, "name"));
 	}
 
 	/* the memory counter of GPU 0: every allocation was freed by the end */
@@ -949,8 +973,8 @@ START_TEST(test_real_trace)
 	ck_assert_double_eq(num(a, "events"), (double)x->events);
 	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(a, "losses"), "total"), 0);
 	ck_assert_double_eq(num(a, "overlapping_slices"), 0);
-	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")),
-			 1);
+	ck_assert_int_eq(
+	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")), 1);
 	cJSON_Delete(j);
 }
 END_TEST
@@ -981,7 +1005,7 @@ static Suite *chrome_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_real_trace, 0,
-			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	                    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -91,23 +91,25 @@ START_TEST(test_headers)
 {
 	char *t = slurp_kind("kernel");
 
-	ck_assert_int_eq(strncmp(t,
-				 "pid,start_ns,end_ns,correlation_id,device_id,context_id,stream_id,"
-				 "graph_node_id,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
-				 "cluster_x,cluster_y,cluster_z,registers,static_smem_bytes,"
-				 "dynamic_smem_bytes,local_mem_bytes,graph_id,flags\r\n",
-				 strlen("pid,start_ns,end_ns,correlation_id,device_id,context_id,"
-					"stream_id,graph_node_id,name,grid_x,grid_y,grid_z,block_x,"
-					"block_y,block_z,cluster_x,cluster_y,cluster_z,registers,"
-					"static_smem_bytes,dynamic_smem_bytes,local_mem_bytes,graph_id,"
-					"flags\r\n")),
-			 0);
+	ck_assert_int_eq(
+	        strncmp(t,
+	                "pid,start_ns,end_ns,correlation_id,device_id,context_id,stream_id,"
+	                "graph_node_id,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
+	                "cluster_x,cluster_y,cluster_z,registers,static_smem_bytes,"
+	                "dynamic_smem_bytes,local_mem_bytes,graph_id,flags\r\n",
+	                strlen("pid,start_ns,end_ns,correlation_id,device_id,context_id,"
+	                       "stream_id,graph_node_id,name,grid_x,grid_y,grid_z,block_x,"
+	                       "block_y,block_z,cluster_x,cluster_y,cluster_z,registers,"
+	                       "static_smem_bytes,dynamic_smem_bytes,local_mem_bytes,graph_id,"
+	                       "flags\r\n")),
+	        0);
 	free(t);
 	t = slurp_kind("api");
-	ck_assert_int_eq(strncmp(t, "pid,start_ns,end_ns,tid,correlation_id,cbid,name,return_code,"
-				    "domain\r\n",
-				 69),
-			 0);
+	ck_assert_int_eq(strncmp(t,
+	                         "pid,start_ns,end_ns,tid,correlation_id,cbid,name,return_code,"
+	                         "domain\r\n",
+	                         69),
+	                 0);
 	free(t);
 }
 END_TEST
@@ -118,8 +120,8 @@ START_TEST(test_counts)
 		const char *kind;
 		size_t n;
 	} want[] = {
-		{"process", 2}, {"thread", 4}, {"device", 2},  {"context", 2},
-		{"stream", 2},	{"loss", 2},   {"notice", 2}, {"process_end", 2},
+	        {"process", 2}, {"thread", 4}, {"device", 2}, {"context", 2},
+	        {"stream", 2},  {"loss", 2},   {"notice", 2}, {"process_end", 2},
 	};
 	char *t;
 
@@ -155,11 +157,13 @@ START_TEST(test_values)
 	char *t = slurp_kind("kernel");
 
 	/* first kernel of pid 1000: step 0 starts at T0 + 7000, GPU work 10 us later */
-	ck_assert_ptr_nonnull(strstr(t, "\r\n1000,1000000017000,1000000023666,3,0,1,7,0,"
-					"kernel(float*),128,2,1,256,1,1,0,0,0,32,1024,4096,0,0,0\r\n"));
+	ck_assert_ptr_nonnull(
+	        strstr(t, "\r\n1000,1000000017000,1000000023666,3,0,1,7,0,"
+	                  "kernel(float*),128,2,1,256,1,1,0,0,0,32,1024,4096,0,0,0\r\n"));
 	/* quotes doubled inside a quoted field; invalid UTF-8 replaced */
 	ck_assert_ptr_nonnull(strstr(t, ",\"quote\"\"kernel\","));
-	ck_assert_ptr_nonnull(strstr(t, ",bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd,"));
+	ck_assert_ptr_nonnull(
+	        strstr(t, ",bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd,"));
 	/* the demangled template has commas: quoted */
 	ck_assert_ptr_nonnull(strstr(t, ",\"void f<VeryLongTemplateArgument"));
 	free(t);
@@ -172,8 +176,8 @@ START_TEST(test_values)
 	free(t);
 	t = slurp_kind("process");
 	ck_assert_ptr_nonnull(
-		strstr(t, "\r\n1001,1000000000000,1,/usr/bin/python3,python3 train.py,fixture-host,"
-			  "1,1,2,0\r\n"));
+	        strstr(t, "\r\n1001,1000000000000,1,/usr/bin/python3,python3 train.py,fixture-host,"
+	                  "1,1,2,0\r\n"));
 	free(t);
 }
 END_TEST
@@ -188,7 +192,7 @@ START_TEST(test_stdout_refused)
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
 	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), -EINVAL);
 	ck_assert_str_eq(err, "csv writes one file per record kind: give -o NAME.csv "
-			      "(it writes NAME-kernel.csv, NAME-api.csv, ...)");
+	                      "(it writes NAME-kernel.csv, NAME-api.csv, ...)");
 	gt_reader_close(r);
 }
 END_TEST
@@ -209,25 +213,46 @@ static const struct real_trace {
 	const char *file;
 	unsigned files;
 	struct kind_rows rows[GT_REC_MAX]; /* every other kind: no file */
-	const char *kernel;		   /* a kernel name, demangled and quoted */
+	const char *kernel;                /* a kernel name, demangled and quoted */
 } real_traces[] = {
-	{
-		.file = "example.gtrace",
-		.files = 15,
-		.rows = {{"process", 1}, {"process_end", 1}, {"thread", 1}, {"device", 1},
-			 {"context", 1}, {"stream", 10}, {"kernel", 80}, {"memcpy", 42},
-			 {"memset", 40}, {"memory", 54}, {"memory_pool", 21}, {"api", 257},
-			 {"nvtx", 60}, {"sync", 41}, {"clock", 2}},
-		.kernel = "\"matmul(float const*, float const*, float*, int)\"",
-	},
-	{
-		.file = "multistream.gtrace",
-		.files = 13,
-		.rows = {{"process", 1}, {"process_end", 1}, {"thread", 9}, {"device", 1},
-			 {"context", 1}, {"stream", 16}, {"kernel", 800}, {"memset", 1},
-			 {"memory", 2}, {"api", 812}, {"nvtx", 8}, {"sync", 9}, {"clock", 2}},
-		.kernel = "\"gt_tag(int*, int)\"",
-	},
+        {
+                .file = "example.gtrace",
+                .files = 15,
+                .rows = {{"process", 1},
+                         {"process_end", 1},
+                         {"thread", 1},
+                         {"device", 1},
+                         {"context", 1},
+                         {"stream", 10},
+                         {"kernel", 80},
+                         {"memcpy", 42},
+                         {"memset", 40},
+                         {"memory", 54},
+                         {"memory_pool", 21},
+                         {"api", 257},
+                         {"nvtx", 60},
+                         {"sync", 41},
+                         {"clock", 2}},
+                .kernel = "\"matmul(float const*, float const*, float*, int)\"",
+        },
+        {
+                .file = "multistream.gtrace",
+                .files = 13,
+                .rows = {{"process", 1},
+                         {"process_end", 1},
+                         {"thread", 9},
+                         {"device", 1},
+                         {"context", 1},
+                         {"stream", 16},
+                         {"kernel", 800},
+                         {"memset", 1},
+                         {"memory", 2},
+                         {"api", 812},
+                         {"nvtx", 8},
+                         {"sync", 9},
+                         {"clock", 2}},
+                .kernel = "\"gt_tag(int*, int)\"",
+        },
 };
 
 START_TEST(test_real_trace)
@@ -257,12 +282,12 @@ START_TEST(test_real_trace)
 		snprintf(path, sizeof(path), "%s/real%d-%s.csv", dir, _i, kind);
 		if (!k->kind) {
 			ck_assert_msg(access(path, F_OK) != 0, "%s: no %s record, but a file",
-				      x->file, kind);
+			              x->file, kind);
 			continue;
 		}
 		t = slurp(path);
 		ck_assert_msg(rows(t) == k->n, "%s %s: %zu rows, not %zu", x->file, kind, rows(t),
-			      k->n);
+		              k->n);
 		free(t);
 		files++;
 	}
@@ -287,7 +312,7 @@ static Suite *csv_suite(void)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_stdout_refused);
 	tcase_add_loop_test(tc, test_real_trace, 0,
-			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	                    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

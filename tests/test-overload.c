@@ -29,8 +29,8 @@
 #include "gputrace/env.h"
 #include "gputrace/trace.h"
 
-#define MAX_THREADS   8
-#define RUN_DEADLINE  (120ull * 1000000000ull) /* a run that takes longer has hung */
+#define MAX_THREADS  8
+#define RUN_DEADLINE (120ull * 1000000000ull) /* a run that takes longer has hung */
 /* Slack on top of GT_RING_WAIT_MAX_NS for one waiting write on a loaded 2-core machine. */
 #define WAIT_SLACK_NS (1000ull * 1000000ull)
 
@@ -318,7 +318,8 @@ static int run_limited(char *const argv[], rlim_t fsize)
 			if (getrlimit(RLIMIT_FSIZE, &lim) < 0)
 				_exit(122);
 			lim.rlim_cur = fsize;
-			if (setrlimit(RLIMIT_FSIZE, &lim) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+			if (setrlimit(RLIMIT_FSIZE, &lim) < 0 ||
+			    signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
 				_exit(122);
 		}
 		execv(argv[0], argv);
@@ -333,8 +334,8 @@ static int run_limited(char *const argv[], rlim_t fsize)
 		if (gt_now_ns() > deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			ck_abort_msg("'%s %s' still running after %llu s: a hang", argv[0],
-			             argv[1], RUN_DEADLINE / 1000000000ull);
+			ck_abort_msg("'%s %s' still running after %llu s: a hang", argv[0], argv[1],
+			             RUN_DEADLINE / 1000000000ull);
 		}
 		usleep(20000);
 	}
@@ -455,9 +456,21 @@ static void overload_run(const char *buffer, const char *threads, const char *re
 	snprintf(result, sizeof(result), "%s/result", tmpdir);
 	snprintf(trace, sizeof(trace), "%s/overload.gtrace", tmpdir);
 	{
-		char *argv[] = {(char *)gputrace, "run", "-f", "-o", "overload", "--buffer-size",
-		                (char *)buffer, "--", self, "produce", result, (char *)threads,
-		                (char *)records, (char *)waitrec, NULL};
+		char *argv[] = {(char *)gputrace,
+		                "run",
+		                "-f",
+		                "-o",
+		                "overload",
+		                "--buffer-size",
+		                (char *)buffer,
+		                "--",
+		                self,
+		                "produce",
+		                result,
+		                (char *)threads,
+		                (char *)records,
+		                (char *)waitrec,
+		                NULL};
 
 		rc = run(argv);
 	}
@@ -510,8 +523,8 @@ START_TEST(test_overload_exact_accounting)
 	/* The summary says so. */
 	grouped(lost, a, sizeof(a));
 	grouped(lost, b, sizeof(b));
-	snprintf(line, sizeof(line), "Lost records: %s (ring_full %s); the trace is incomplete",
-	         a, b);
+	snprintf(line, sizeof(line), "Lost records: %s (ring_full %s); the trace is incomplete", a,
+	         b);
 	ck_assert_msg(strstr(err, line), "summary lacks '%s':\n%s", line, err);
 	free(err);
 }
@@ -649,16 +662,18 @@ START_TEST(test_cli_killed)
 	ck_assert(gt_reader_status(r)->recovered);
 	ck_assert_uint_gt(gt_reader_status(r)->chunks_read, 0);
 	ck_assert_uint_eq(gt_reader_status(r)->chunks_skipped, 0);
-	fprintf(stderr, "cli killed: %" PRIu64 " of 300000 drained marks in the recovered trace "
-	        "(%" PRIu64 " chunks)\n", held, gt_reader_status(r)->chunks_read);
+	fprintf(stderr,
+	        "cli killed: %" PRIu64 " of 300000 drained marks in the recovered trace "
+	        "(%" PRIu64 " chunks)\n",
+	        held, gt_reader_status(r)->chunks_read);
 	ck_assert_uint_gt(held, 0);
 	ck_assert_uint_le(held, 300000);
 	gt_reader_close(r);
 
 	/* The killed CLI could not remove its session directory: clean it up here. */
 	if (session[0] && strrchr(session, '/')) {
-		snprintf(line, sizeof(line), "rm -rf '%.*s'", (int)(strrchr(session, '/') - session),
-		         session);
+		snprintf(line, sizeof(line), "rm -rf '%.*s'",
+		         (int)(strrchr(session, '/') - session), session);
 		ck_assert_int_eq(system(line), 0);
 	}
 }
@@ -678,8 +693,20 @@ START_TEST(test_disk_full)
 	snprintf(result, sizeof(result), "%s/result", tmpdir);
 	{
 		/* 300000 marks encode to several 1 MiB chunks: the first chunk write fails */
-		char *argv[] = {(char *)gputrace, "run", "-o", "full", "--buffer-size", "64M", "--",
-		                self, "produce", result, "1", "300000", "0", NULL};
+		char *argv[] = {(char *)gputrace,
+		                "run",
+		                "-o",
+		                "full",
+		                "--buffer-size",
+		                "64M",
+		                "--",
+		                self,
+		                "produce",
+		                result,
+		                "1",
+		                "300000",
+		                "0",
+		                NULL};
 
 		rc = run_limited(argv, 256 * 1024);
 	}

@@ -79,9 +79,9 @@ static uint8_t *slurp(const char *path, size_t *len)
 /* ------------------------------------------------------------------------------------ */
 /* The decoder                                                                            */
 
-#define MAX_IIDS 4096
+#define MAX_IIDS   4096
 #define MAX_TRACKS 256
-#define MAX_ANN 64
+#define MAX_ANN    64
 
 struct track {
 	uint64_t uuid, parent;
@@ -94,17 +94,17 @@ struct event {
 	uint64_t ts;
 	uint64_t uuid;
 	unsigned type;
-	unsigned cat;	  /* category iid */
+	unsigned cat;     /* category iid */
 	const char *name; /* points into the decoder's tables */
 	int64_t counter;
-	size_t order;	  /* position in the file */
+	size_t order; /* position in the file */
 };
 
 struct decoded {
-	char *names[MAX_IIDS];	  /* event names by iid */
-	char *cats[MAX_IIDS];	  /* categories by iid */
-	char *anns[MAX_IIDS];	  /* debug annotation names by iid */
-	char *vals[MAX_IIDS];	  /* interned annotation string values by iid */
+	char *names[MAX_IIDS]; /* event names by iid */
+	char *cats[MAX_IIDS];  /* categories by iid */
+	char *anns[MAX_IIDS];  /* debug annotation names by iid */
+	char *vals[MAX_IIDS];  /* interned annotation string values by iid */
 	struct track tracks[MAX_TRACKS];
 	size_t ntracks;
 	struct event *ev;
@@ -114,7 +114,7 @@ struct decoded {
 	char literal[64][128]; /* non-interned names, deduplicated */
 	size_t nliteral;
 	size_t packets;
-	uint64_t rel_base;    /* BOOTTIME of the relative clock's 0 */
+	uint64_t rel_base; /* BOOTTIME of the relative clock's 0 */
 	bool have_snapshot;
 	uint64_t default_clock;
 };
@@ -149,9 +149,9 @@ static void decode_interned(struct decoded *d, const uint8_t *p, const uint8_t *
 		ck_assert_int_eq(f.wire, GT_PB_LEN);
 		ck_assert((f.field >= 1 && f.field <= 3) || f.field == 29);
 		table = f.field == 1   ? d->cats
-			: f.field == 2 ? d->names
-			: f.field == 3 ? d->anns
-				       : d->vals;
+		        : f.field == 2 ? d->names
+		        : f.field == 3 ? d->anns
+		                       : d->vals;
 		while (gt_pb_next(&q, qe, &g) > 0) {
 			if (g.field == 1)
 				iid = g.value;
@@ -163,7 +163,7 @@ static void decode_interned(struct decoded *d, const uint8_t *p, const uint8_t *
 		ck_assert_uint_lt(iid, MAX_IIDS);
 		ck_assert_ptr_nonnull(name);
 		ck_assert_msg(table[iid] == NULL, "iid %llu interned twice",
-			      (unsigned long long)iid);
+		              (unsigned long long)iid);
 		table[iid] = name;
 	}
 }
@@ -217,12 +217,12 @@ static void decode_descriptor(struct decoded *d, const uint8_t *p, const uint8_t
 	ck_assert_uint_gt(t.uuid, 0);
 	if (t.parent)
 		ck_assert_msg(find_track(d, t.parent) != NULL, "parent %llu described later",
-			      (unsigned long long)t.parent);
+		              (unsigned long long)t.parent);
 	old = find_track(d, t.uuid);
 	if (old) {
 		/* described again (a name arrived later): same kind of track */
 		ck_assert(old->thread == t.thread && old->process == t.process &&
-			  old->parent == t.parent);
+		          old->parent == t.parent);
 		*old = t;
 		return;
 	}
@@ -258,8 +258,9 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 			break;
 		case 10:
 			ck_assert_uint_lt(f.value, MAX_IIDS);
-			ck_assert_msg(d->names[f.value] != NULL, "name iid %llu used before interned",
-				      (unsigned long long)f.value);
+			ck_assert_msg(d->names[f.value] != NULL,
+			              "name iid %llu used before interned",
+			              (unsigned long long)f.value);
 			e.name = d->names[f.value];
 			break;
 		case 23: {
@@ -297,14 +298,14 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 			while (gt_pb_next(&q, qe, &g) > 0) {
 				if (g.field == 1)
 					ck_assert_msg(g.value < MAX_IIDS && d->anns[g.value],
-						      "annotation name iid %llu not interned",
-						      (unsigned long long)g.value);
+					              "annotation name iid %llu not interned",
+					              (unsigned long long)g.value);
 				else if (g.field >= 2 && g.field <= 6)
 					values++;
 				else if (g.field == 17) {
 					ck_assert_msg(g.value < MAX_IIDS && d->vals[g.value],
-						      "annotation value iid %llu not interned",
-						      (unsigned long long)g.value);
+					              "annotation value iid %llu not interned",
+					              (unsigned long long)g.value);
 					values++;
 				}
 			}
@@ -317,7 +318,7 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 		}
 	}
 	ck_assert_msg(find_track(d, e.uuid) != NULL, "event on undescribed track %llu",
-		      (unsigned long long)e.uuid);
+	              (unsigned long long)e.uuid);
 	ck_assert(e.type >= 1 && e.type <= 4);
 	if (e.type == 1 || e.type == 3)
 		ck_assert_ptr_nonnull(e.name);
@@ -466,17 +467,17 @@ static uint64_t expected_dur(const char *name)
 		const char *name;
 		uint64_t dur;
 	} tab[] = {
-		{"cudaLaunchKernel", 6000 / 3 - 10},
-		{"cuLaunchKernel", 3000 / 3 - 1500 / 3},
-		{"cudaMemcpyAsync", 2000},
-		{"cudaMemsetAsync", 400},
-		{"cudaStreamSynchronize", 10000},
-		{"Stream Synchronize", 10000},
-		{"step", 90000},
-		{"load", 50000},
-		{"prefetch", 55000},
-		{"Memcpy HtoD (Pageable -> Device)", 10000},
-		{"Memset (Device)", 1000},
+	        {"cudaLaunchKernel", 6000 / 3 - 10},
+	        {"cuLaunchKernel", 3000 / 3 - 1500 / 3},
+	        {"cudaMemcpyAsync", 2000},
+	        {"cudaMemsetAsync", 400},
+	        {"cudaStreamSynchronize", 10000},
+	        {"Stream Synchronize", 10000},
+	        {"step", 90000},
+	        {"load", 50000},
+	        {"prefetch", 55000},
+	        {"Memcpy HtoD (Pageable -> Device)", 10000},
+	        {"Memset (Device)", 1000},
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
@@ -506,19 +507,19 @@ static void replay(struct decoded *d, uint64_t *counts, bool check_dur)
 				const struct event *b;
 
 				ck_assert_msg(depth > 0, "END without BEGIN on track %llu",
-					      (unsigned long long)e->uuid);
+				              (unsigned long long)e->uuid);
 				b = stack[--depth];
 				ck_assert_msg(!check_dur || e->ts - b->ts == expected_dur(b->name),
-					      "slice %.40s got %llu ns, not %llu", b->name,
-					      (unsigned long long)(e->ts - b->ts),
-					      (unsigned long long)expected_dur(b->name));
+				              "slice %.40s got %llu ns, not %llu", b->name,
+				              (unsigned long long)(e->ts - b->ts),
+				              (unsigned long long)expected_dur(b->name));
 				counts[b->cat]++;
 			} else {
 				counts[e->cat]++;
 			}
 		}
 		ck_assert_msg(depth == 0, "unfinished slice on track %llu",
-			      (unsigned long long)d->ev[i].uuid);
+		              (unsigned long long)d->ev[i].uuid);
 		i = k;
 	}
 }
@@ -560,7 +561,7 @@ START_TEST(test_structure_and_counts)
 
 		for (size_t i = 0; i < d.nev; i++)
 			found |= d.ev[i].type == 1 && d.ev[i].ts == FX_T0 + 7000 &&
-				 strcmp(d.ev[i].name, "step") == 0;
+			         strcmp(d.ev[i].name, "step") == 0;
 		ck_assert(found);
 	}
 	replay(&d, counts, true);
@@ -601,7 +602,7 @@ START_TEST(test_tracks)
 		if (t->process) {
 			procs++;
 			ck_assert_str_eq(t->name, t->pid == FX_PID0 ? "python3 (rank 0)"
-								   : "python3 (rank 1)");
+			                                            : "python3 (rank 1)");
 		} else if (t->thread) {
 			threads++;
 			ck_assert_ptr_nonnull(parent);
@@ -617,7 +618,7 @@ START_TEST(test_tracks)
 			gpus++;
 			ck_assert_ptr_null(parent);
 			ck_assert(strcmp(t->name, "GPU 0 (NVIDIA H200)") == 0 ||
-				  strcmp(t->name, "GPU 1 (NVIDIA H200)") == 0);
+			          strcmp(t->name, "GPU 1 (NVIDIA H200)") == 0);
 		} else if (strcmp(t->name, "stream 7") == 0) {
 			streams++;
 			ck_assert_ptr_nonnull(parent);
@@ -728,7 +729,7 @@ START_TEST(test_smaller_than_json)
 	ck_assert_int_eq(export("chrome", out, &js), 0);
 	ck_assert_uint_eq(pf.events, js.events);
 	ck_assert_msg(pf.bytes * 3 < js.bytes, "perfetto %llu bytes, json %llu",
-		      (unsigned long long)pf.bytes, (unsigned long long)js.bytes);
+	              (unsigned long long)pf.bytes, (unsigned long long)js.bytes);
 }
 END_TEST
 
@@ -780,29 +781,49 @@ static const char *data_dir; /* from argv[1] */
 static const struct real_trace {
 	const char *file;
 	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
-	uint64_t events;	/* slices, instants and counter values */
+	uint64_t events; /* slices, instants and counter values */
 	unsigned threads, streams;
 	int64_t pid;
 	const char *process;
 } real_traces[] = {
-	{
-		/* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
-		 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-		 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
-		.file = "example.gtrace",
-		.kernel = 80, .memcpy = 42, .memset = 40, .runtime = 257, .sync = 41,
-		.nvtx = 60, .counters = 52, .flows = 162, .events = 573,
-		.threads = 1, .streams = 3, .pid = 660, .process = "gputrace-example",
-	},
-	{
-		/* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
-		 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
-		 * 9 sync, 2 memory */
-		.file = "multistream.gtrace",
-		.kernel = 800, .memcpy = 0, .memset = 1, .runtime = 812, .sync = 9,
-		.nvtx = 8, .counters = 2, .flows = 801, .events = 1633,
-		.threads = 9, .streams = 9, .pid = 508, .process = "gt-gpu-workload",
-	},
+        {
+                /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
+                 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
+                 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
+                .file = "example.gtrace",
+                .kernel = 80,
+                .memcpy = 42,
+                .memset = 40,
+                .runtime = 257,
+                .sync = 41,
+                .nvtx = 60,
+                .counters = 52,
+                .flows = 162,
+                .events = 573,
+                .threads = 1,
+                .streams = 3,
+                .pid = 660,
+                .process = "gputrace-example",
+        },
+        {
+                /* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
+                 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
+                 * 9 sync, 2 memory */
+                .file = "multistream.gtrace",
+                .kernel = 800,
+                .memcpy = 0,
+                .memset = 1,
+                .runtime = 812,
+                .sync = 9,
+                .nvtx = 8,
+                .counters = 2,
+                .flows = 801,
+                .events = 1633,
+                .threads = 9,
+                .streams = 9,
+                .pid = 508,
+                .process = "gt-gpu-workload",
+        },
 };
 
 static int export_real(const char *file, const char *out, struct gt_export_result *res)
@@ -956,7 +977,7 @@ static Suite *perfetto_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_real_trace, 0,
-			    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	                    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,10 +14,10 @@ START_TEST(test_driver_version_lines)
 	        v, sizeof(v)));
 	ck_assert_str_eq(v, "580.65.06");
 	/* the open kernel module's line, as seen on the H200 machines */
-	ck_assert(gt_sysinfo_parse_driver_version(
-	        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
-	        "(dvs-builder@U22-I3-AF03-09-1)  Sun Aug 10 2025",
-	        v, sizeof(v)));
+	ck_assert(gt_sysinfo_parse_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module "
+	                                          "for x86_64  580.159.04  Release Build  "
+	                                          "(dvs-builder@U22-I3-AF03-09-1)  Sun Aug 10 2025",
+	                                          v, sizeof(v)));
 	ck_assert_str_eq(v, "580.159.04");
 	ck_assert(!gt_sysinfo_parse_driver_version("NVRM version: no number here", v, sizeof(v)));
 	ck_assert(!gt_sysinfo_parse_driver_version("", v, sizeof(v)));

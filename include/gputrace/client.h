@@ -15,8 +15,8 @@
 struct gt_client;
 
 struct gt_client_options {
-	size_t ring_bytes;	     /* 0: GT_RING_DEFAULT_BYTES */
-	uint64_t flush_interval_ns;  /* standalone drainer period; 0: default */
+	size_t ring_bytes;                /* 0: GT_RING_DEFAULT_BYTES */
+	uint64_t flush_interval_ns;       /* standalone drainer period; 0: default */
 	const struct gt_trace_info *info; /* versions for the header (standalone); may be NULL */
 };
 
@@ -26,7 +26,7 @@ struct gt_client_options {
  * one-line reason ("cannot connect to gputrace session at ...: ..."). Called once, from the
  * thread that initializes CUDA; may allocate. */
 int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
-		   const char **errmsg);
+                   const char **errmsg);
 
 struct gt_ring *gt_client_ring(struct gt_client *c);
 

@@ -29,7 +29,7 @@
 #define GT_ENV_CUDA_INJECTION "CUDA_INJECTION64_PATH"
 #define GT_ENV_NVTX_INJECTION "NVTX_INJECTION64_PATH"
 
-#define GT_DEFAULT_OUTPUT "gputrace-%p.gtrace"
+#define GT_DEFAULT_OUTPUT   "gputrace-%p.gtrace"
 #define GT_DEFAULT_FLUSH_MS 100u
 
 #endif /* GPUTRACE_ENV_H */

@@ -9,30 +9,30 @@
 #include "gputrace/trace.h"
 
 struct gt_export_options {
-	const char *output;	  /* path, or "-" for stdout */
-	uint64_t max_bytes;	  /* split output above this size (0: never); chrome only */
-	int demangle;		  /* 1: demangle kernel names */
+	const char *output; /* path, or "-" for stdout */
+	uint64_t max_bytes; /* split output above this size (0: never); chrome only */
+	int demangle;       /* 1: demangle kernel names */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
 };
 
 struct gt_export_result {
-	uint64_t events;	/* events written */
-	uint64_t bytes;		/* bytes written, all files */
-	unsigned files;		/* output files written */
-	const char *warning;	/* on success: something the CLI should print (e.g. a JSON file
-				 * too large for viewers), static or owned by the exporter; NULL
-				 * if none */
+	uint64_t events;     /* events written */
+	uint64_t bytes;      /* bytes written, all files */
+	unsigned files;      /* output files written */
+	const char *warning; /* on success: something the CLI should print (e.g. a JSON file
+	                      * too large for viewers), static or owned by the exporter; NULL
+	                      * if none */
 };
 
 struct gt_exporter_ops {
-	const char *name;	/* "chrome", "perfetto", "csv" */
-	const char *extension;	/* ".json", ".pftrace", ".csv" */
-	const char *help;	/* one line */
+	const char *name;      /* "chrome", "perfetto", "csv" */
+	const char *extension; /* ".json", ".pftrace", ".csv" */
+	const char *help;      /* one line */
 	/* Read every record from `r` and write the output. Returns 0 or -errno; on failure
 	 * *errmsg (static or owned by the exporter until the next call) says what went wrong. */
 	int (*run)(struct gt_reader *r, const struct gt_export_options *opts,
-		   struct gt_export_result *res, const char **errmsg);
+	           struct gt_export_result *res, const char **errmsg);
 };
 
 /* The exporter named `name`, or NULL. */

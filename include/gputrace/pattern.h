@@ -11,7 +11,7 @@
  * pattern (unknown %x, unterminated %q{), -ENAMETOOLONG if out is too small, and -ENOENT
  * if %q{VAR} names an unset variable; *errpos (may be NULL) gets the offending offset. */
 int gt_pattern_expand(const char *pattern, pid_t pid, unsigned seq, char *out, size_t out_bytes,
-		      size_t *errpos);
+                      size_t *errpos);
 
 /* 1 if the pattern uses %n (so the caller can search for a free sequence number). */
 int gt_pattern_has_seq(const char *pattern);

@@ -12,26 +12,26 @@
 
 enum gt_rec_type {
 	GT_REC_NONE = 0,
-	GT_REC_STRING,		/* interned string: id -> bytes */
-	GT_REC_PROCESS,		/* a traced process registered */
-	GT_REC_PROCESS_END,	/* how a traced process ended */
-	GT_REC_THREAD,		/* thread name */
-	GT_REC_DEVICE,		/* GPU properties */
-	GT_REC_CONTEXT,		/* CUDA context -> device */
-	GT_REC_STREAM,		/* stream -> context/device */
-	GT_REC_KERNEL,		/* kernel execution on the GPU */
-	GT_REC_MEMCPY,		/* memory copy on the GPU */
-	GT_REC_MEMSET,		/* memset on the GPU */
-	GT_REC_MEMORY,		/* allocation or free */
-	GT_REC_MEMORY_POOL,	/* memory pool created/destroyed/trimmed */
-	GT_REC_API,		/* runtime or driver API call on a CPU thread */
-	GT_REC_NVTX,		/* NVTX range or mark */
-	GT_REC_SYNC,		/* stream/event/context synchronization */
-	GT_REC_GRAPH,		/* CUDA graph launch executed on the GPU */
-	GT_REC_OVERHEAD,	/* CUPTI's own overhead */
-	GT_REC_LOSS,		/* records lost somewhere, with a count */
-	GT_REC_CLOCK,		/* clock anchor: trace clock <-> wall clock */
-	GT_REC_NOTICE,		/* something the user should know (detach reason, CUPTI error) */
+	GT_REC_STRING,      /* interned string: id -> bytes */
+	GT_REC_PROCESS,     /* a traced process registered */
+	GT_REC_PROCESS_END, /* how a traced process ended */
+	GT_REC_THREAD,      /* thread name */
+	GT_REC_DEVICE,      /* GPU properties */
+	GT_REC_CONTEXT,     /* CUDA context -> device */
+	GT_REC_STREAM,      /* stream -> context/device */
+	GT_REC_KERNEL,      /* kernel execution on the GPU */
+	GT_REC_MEMCPY,      /* memory copy on the GPU */
+	GT_REC_MEMSET,      /* memset on the GPU */
+	GT_REC_MEMORY,      /* allocation or free */
+	GT_REC_MEMORY_POOL, /* memory pool created/destroyed/trimmed */
+	GT_REC_API,         /* runtime or driver API call on a CPU thread */
+	GT_REC_NVTX,        /* NVTX range or mark */
+	GT_REC_SYNC,        /* stream/event/context synchronization */
+	GT_REC_GRAPH,       /* CUDA graph launch executed on the GPU */
+	GT_REC_OVERHEAD,    /* CUPTI's own overhead */
+	GT_REC_LOSS,        /* records lost somewhere, with a count */
+	GT_REC_CLOCK,       /* clock anchor: trace clock <-> wall clock */
+	GT_REC_NOTICE,      /* something the user should know (detach reason, CUPTI error) */
 	GT_REC_MAX
 };
 
@@ -57,23 +57,23 @@ struct gt_rec_string {
 
 struct gt_rec_process {
 	struct gt_rec_hdr hdr;
-	uint64_t start_ns;   /* trace clock, when the process registered */
+	uint64_t start_ns; /* trace clock, when the process registered */
 	uint32_t ppid;
 	uint32_t exe_id;     /* string: /proc/self/exe */
 	uint32_t cmdline_id; /* string: argv joined by spaces, shell-quoted where needed */
 	uint32_t host_id;    /* string: hostname */
-	int32_t rank;	     /* from OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID or RANK; -1 if unset */
-	int32_t local_rank;  /* from LOCAL_RANK etc.; -1 if unset */
-	int32_t world_size;  /* from WORLD_SIZE etc.; -1 if unset */
-	uint32_t flags;	     /* GT_PROCESS_* */
+	int32_t rank; /* from OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID or RANK; -1 if unset */
+	int32_t local_rank; /* from LOCAL_RANK etc.; -1 if unset */
+	int32_t world_size; /* from WORLD_SIZE etc.; -1 if unset */
+	uint32_t flags;     /* GT_PROCESS_* */
 };
 
 #define GT_PROCESS_STANDALONE (1u << 0) /* traced without a session (GPUTRACE_OUTPUT) */
 
 enum gt_process_end_how {
 	GT_END_UNKNOWN = 0, /* the connection closed and nobody saw the exit status */
-	GT_END_EXIT,	    /* code = exit status */
-	GT_END_SIGNAL,	    /* code = signal number */
+	GT_END_EXIT,        /* code = exit status */
+	GT_END_SIGNAL,      /* code = signal number */
 	GT_END_DETACHED,    /* tracing stopped early; the process ran on untraced */
 	GT_END_MAX
 };
@@ -81,8 +81,8 @@ enum gt_process_end_how {
 struct gt_rec_process_end {
 	struct gt_rec_hdr hdr;
 	uint64_t ts_ns; /* trace clock */
-	uint32_t how;	/* enum gt_process_end_how */
-	int32_t code;	/* exit status or signal number */
+	uint32_t how;   /* enum gt_process_end_how */
+	int32_t code;   /* exit status or signal number */
 };
 
 struct gt_rec_thread {
@@ -127,8 +127,8 @@ struct gt_rec_stream {
 
 /* Common head of the GPU activity records (kernel, memcpy, memset, sync, graph). */
 struct gt_gpu_span {
-	uint64_t start_ns; /* trace clock */
-	uint64_t end_ns;   /* trace clock */
+	uint64_t start_ns;       /* trace clock */
+	uint64_t end_ns;         /* trace clock */
 	uint32_t correlation_id; /* pairs with the gt_rec_api that launched it; 0 if none */
 	uint32_t device_id;
 	uint32_t context_id;
@@ -139,16 +139,16 @@ struct gt_rec_kernel {
 	struct gt_rec_hdr hdr;
 	struct gt_gpu_span span;
 	uint64_t graph_node_id; /* 0 unless launched from a graph with node-level tracing */
-	uint32_t name_id;	/* string: mangled name as CUPTI reports it */
+	uint32_t name_id;       /* string: mangled name as CUPTI reports it */
 	uint32_t grid_x, grid_y, grid_z;
 	uint32_t block_x, block_y, block_z;
 	uint32_t cluster_x, cluster_y, cluster_z; /* 0 when no cluster */
-	uint32_t registers;			  /* per thread */
-	uint32_t static_smem_bytes;		  /* per block */
-	uint32_t dynamic_smem_bytes;		  /* per block */
-	uint32_t local_mem_bytes;		  /* per thread */
-	uint32_t graph_id;			  /* 0 unless launched from a graph */
-	uint32_t flags;				  /* GT_KERNEL_* */
+	uint32_t registers;                       /* per thread */
+	uint32_t static_smem_bytes;               /* per block */
+	uint32_t dynamic_smem_bytes;              /* per block */
+	uint32_t local_mem_bytes;                 /* per thread */
+	uint32_t graph_id;                        /* 0 unless launched from a graph */
+	uint32_t flags;                           /* GT_KERNEL_* */
 };
 
 #define GT_KERNEL_COOPERATIVE (1u << 0)
@@ -224,9 +224,9 @@ struct gt_rec_memory {
 	uint32_t device_id;
 	uint32_t context_id;
 	uint32_t stream_id; /* stream-ordered allocations; else 0 */
-	uint32_t op;	    /* enum gt_memory_op */
+	uint32_t op;        /* enum gt_memory_op */
 	uint32_t mem_kind;  /* enum gt_mem_kind */
-	uint32_t flags;	    /* GT_MEMORY_* */
+	uint32_t flags;     /* GT_MEMORY_* */
 	uint32_t _pad;
 };
 
@@ -247,7 +247,7 @@ struct gt_rec_memory_pool {
 	uint64_t release_threshold_bytes;
 	uint32_t correlation_id;
 	uint32_t device_id;
-	uint32_t op;	    /* enum gt_pool_op */
+	uint32_t op;        /* enum gt_pool_op */
 	uint32_t pool_type; /* CUPTI's pool type: local, imported */
 };
 
@@ -263,7 +263,7 @@ struct gt_rec_api {
 	uint64_t end_ns;
 	uint32_t tid;
 	uint32_t correlation_id;
-	uint32_t cbid;	     /* CUPTI callback id within the domain */
+	uint32_t cbid;       /* CUPTI callback id within the domain */
 	uint32_t name_id;    /* string: function name */
 	int32_t return_code; /* cudaError_t or CUresult */
 	uint32_t domain;     /* enum gt_api_domain */
@@ -272,31 +272,31 @@ struct gt_rec_api {
 enum gt_nvtx_kind {
 	GT_NVTX_PUSH_POP = 0, /* nvtxRangePush/Pop: nests per thread */
 	GT_NVTX_START_END,    /* nvtxRangeStart/End: may cross threads */
-	GT_NVTX_MARK,	      /* instant */
+	GT_NVTX_MARK,         /* instant */
 	GT_NVTX_KIND_MAX
 };
 
 struct gt_rec_nvtx {
 	struct gt_rec_hdr hdr;
-	uint64_t start_ns; /* trace clock */
-	uint64_t end_ns;   /* == start_ns for marks */
-	uint64_t range_id; /* nvtxRangeId_t for start/end; 0 otherwise */
-	uint32_t tid;	   /* thread that opened the range */
-	uint32_t end_tid;  /* thread that closed it */
+	uint64_t start_ns;   /* trace clock */
+	uint64_t end_ns;     /* == start_ns for marks */
+	uint64_t range_id;   /* nvtxRangeId_t for start/end; 0 otherwise */
+	uint32_t tid;        /* thread that opened the range */
+	uint32_t end_tid;    /* thread that closed it */
 	uint32_t domain_id;  /* string; 0 for the default domain */
 	uint32_t message_id; /* string */
 	uint32_t category;
-	uint32_t color;	    /* ARGB; 0 when unset */
-	uint32_t kind;	    /* enum gt_nvtx_kind */
-	uint32_t depth;	    /* push/pop nesting depth on the thread, 0 outermost */
+	uint32_t color; /* ARGB; 0 when unset */
+	uint32_t kind;  /* enum gt_nvtx_kind */
+	uint32_t depth; /* push/pop nesting depth on the thread, 0 outermost */
 };
 
 enum gt_sync_kind {
 	GT_SYNC_UNKNOWN = 0,
-	GT_SYNC_EVENT,	       /* cudaEventSynchronize */
-	GT_SYNC_STREAM_WAIT,   /* cudaStreamWaitEvent */
-	GT_SYNC_STREAM,	       /* cudaStreamSynchronize */
-	GT_SYNC_CONTEXT,       /* cudaDeviceSynchronize / cuCtxSynchronize */
+	GT_SYNC_EVENT,       /* cudaEventSynchronize */
+	GT_SYNC_STREAM_WAIT, /* cudaStreamWaitEvent */
+	GT_SYNC_STREAM,      /* cudaStreamSynchronize */
+	GT_SYNC_CONTEXT,     /* cudaDeviceSynchronize / cuCtxSynchronize */
 	GT_SYNC_KIND_MAX
 };
 
@@ -304,7 +304,7 @@ struct gt_rec_sync {
 	struct gt_rec_hdr hdr;
 	struct gt_gpu_span span; /* host-side wait interval */
 	uint32_t tid;
-	uint32_t kind;	   /* enum gt_sync_kind */
+	uint32_t kind;     /* enum gt_sync_kind */
 	uint32_t event_id; /* for event syncs */
 	uint32_t _pad;
 };
@@ -333,29 +333,29 @@ struct gt_rec_overhead {
 	struct gt_rec_hdr hdr;
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint32_t kind;	    /* enum gt_overhead_kind */
-	uint32_t object_id; /* thread id or device id */
+	uint32_t kind;        /* enum gt_overhead_kind */
+	uint32_t object_id;   /* thread id or device id */
 	uint32_t object_kind; /* 1 thread, 2 device */
 	uint32_t _pad;
 };
 
 enum gt_loss_source {
 	GT_LOSS_CUPTI_DROPPED = 0, /* cuptiActivityGetNumDroppedRecords */
-	GT_LOSS_RING_FULL,	   /* producer found the ring full */
-	GT_LOSS_TORN,		   /* producer died between reserve and commit */
-	GT_LOSS_CORRUPT,	   /* consumer rejected ring bytes */
-	GT_LOSS_BUFFER_POOL,	   /* no free CUPTI buffer in the pool */
-	GT_LOSS_FLUSH_WINDOW,	   /* records still in CUPTI when the process was killed (estimate) */
-	GT_LOSS_FILE,		   /* chunks skipped while reading a damaged file */
+	GT_LOSS_RING_FULL,         /* producer found the ring full */
+	GT_LOSS_TORN,              /* producer died between reserve and commit */
+	GT_LOSS_CORRUPT,           /* consumer rejected ring bytes */
+	GT_LOSS_BUFFER_POOL,       /* no free CUPTI buffer in the pool */
+	GT_LOSS_FLUSH_WINDOW, /* records still in CUPTI when the process was killed (estimate) */
+	GT_LOSS_FILE,         /* chunks skipped while reading a damaged file */
 	GT_LOSS_SOURCE_MAX
 };
 
 struct gt_rec_loss {
 	struct gt_rec_hdr hdr;
 	uint64_t ts_ns;
-	uint64_t count;	 /* records lost */
+	uint64_t count;  /* records lost */
 	uint32_t source; /* enum gt_loss_source */
-	uint32_t kind;	 /* enum gt_rec_type of what was lost; GT_REC_NONE if unknown/mixed */
+	uint32_t kind;   /* enum gt_rec_type of what was lost; GT_REC_NONE if unknown/mixed */
 };
 
 enum gt_clock_id {
@@ -383,12 +383,12 @@ enum gt_notice_severity {
 enum gt_notice_code {
 	GT_NOTICE_GENERIC = 0,
 	GT_NOTICE_CUPTI_SUBSCRIBE_FAILED, /* another profiler holds CUPTI, or no permission */
-	GT_NOTICE_CUPTI_ERROR,		  /* a CUPTI call failed; detail = CUptiResult */
-	GT_NOTICE_DETACHED,		  /* tracing stopped; the app runs on untraced */
-	GT_NOTICE_SESSION_LOST,		  /* could not reach the gputrace session */
+	GT_NOTICE_CUPTI_ERROR,            /* a CUPTI call failed; detail = CUptiResult */
+	GT_NOTICE_DETACHED,               /* tracing stopped; the app runs on untraced */
+	GT_NOTICE_SESSION_LOST,           /* could not reach the gputrace session */
 	GT_NOTICE_CAPTURE_START,
 	GT_NOTICE_CAPTURE_STOP,
-	GT_NOTICE_FLUSH_WINDOW,		  /* ended before its final flush: the last interval may be lost */
+	GT_NOTICE_FLUSH_WINDOW, /* ended before its final flush: the last interval may be lost */
 	GT_NOTICE_CODE_MAX
 };
 
@@ -396,9 +396,9 @@ struct gt_rec_notice {
 	struct gt_rec_hdr hdr;
 	uint64_t ts_ns;
 	uint32_t severity;   /* enum gt_notice_severity */
-	uint32_t code;	     /* enum gt_notice_code */
+	uint32_t code;       /* enum gt_notice_code */
 	uint32_t message_id; /* string, human-readable */
-	int32_t detail;	     /* e.g. the CUptiResult */
+	int32_t detail;      /* e.g. the CUptiResult */
 };
 
 /* Largest fixed-size record; a buffer of this size holds any decoded non-string record. */
@@ -428,22 +428,22 @@ union gt_record {
 
 /* Field descriptions drive the file codec, the ring validator and string-id remapping. */
 enum gt_field_flags {
-	GT_FIELD_DELTA = 1u << 0,  /* encoded as the difference to the previous record of its type */
+	GT_FIELD_DELTA = 1u << 0, /* encoded as the difference to the previous record of its type */
 	GT_FIELD_SIGNED = 1u << 1, /* sign-extend when widening */
 	GT_FIELD_STRING = 1u << 2, /* a string id: remapped when processes are merged */
 	GT_FIELD_TIME = 1u << 3,   /* a trace-clock timestamp */
 };
 
 struct gt_field {
-	const char *name;  /* column name used by csv and docs */
-	uint16_t offset;   /* bytes from the start of the record */
-	uint8_t width;	   /* 1, 2, 4 or 8 bytes */
-	uint8_t flags;	   /* enum gt_field_flags */
+	const char *name; /* column name used by csv and docs */
+	uint16_t offset;  /* bytes from the start of the record */
+	uint8_t width;    /* 1, 2, 4 or 8 bytes */
+	uint8_t flags;    /* enum gt_field_flags */
 };
 
 struct gt_record_desc {
-	const char *name;	    /* "kernel", "memcpy", ... */
-	uint16_t size;		    /* sizeof the struct; strings: the fixed part */
+	const char *name; /* "kernel", "memcpy", ... */
+	uint16_t size;    /* sizeof the struct; strings: the fixed part */
 	uint16_t nfields;
 	const struct gt_field *fields; /* every field after the header, in order */
 };

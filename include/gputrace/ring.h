@@ -12,23 +12,23 @@
 
 #include "gputrace/record.h"
 
-#define GT_RING_MAGIC 0x474e495254475455ull /* "UTGTRING" little-endian */
-#define GT_RING_VERSION 1u
+#define GT_RING_MAGIC         0x474e495254475455ull /* "UTGTRING" little-endian */
+#define GT_RING_VERSION       1u
 #define GT_RING_DEFAULT_BYTES (32u << 20)
-#define GT_RING_MIN_BYTES (4u << 10)
-#define GT_RING_MAX_BYTES (1u << 30)
-#define GT_CACHELINE 64
+#define GT_RING_MIN_BYTES     (4u << 10)
+#define GT_RING_MAX_BYTES     (1u << 30)
+#define GT_CACHELINE          64
 
 /* The shared header, at offset 0 of the mapping; data follows at data_offset.
  * Fixed-width fields only; offsets, never pointers. */
 struct gt_ring_header {
 	/* Written once by the creator before the mapping is shared; read-only afterwards. */
-	uint64_t magic;	      /* GT_RING_MAGIC */
-	uint32_t version;     /* GT_RING_VERSION */
+	uint64_t magic;        /* GT_RING_MAGIC */
+	uint32_t version;      /* GT_RING_VERSION */
 	uint32_t header_bytes; /* sizeof(struct gt_ring_header) */
 	uint64_t data_offset;  /* bytes from the mapping start to the data area */
 	uint64_t data_bytes;   /* power of two */
-	uint32_t pid;	       /* creator */
+	uint32_t pid;          /* creator */
 	uint32_t flags;
 	uint8_t _pad0[GT_CACHELINE - 40];
 
@@ -43,8 +43,8 @@ struct gt_ring_header {
 
 	/* Loss counters, by record type, written by producers. */
 	_Alignas(GT_CACHELINE) _Atomic uint64_t dropped[GT_REC_MAX]; /* ring full */
-	_Atomic uint64_t wakeups;  /* times a producer signalled the consumer */
-	_Atomic uint64_t waits;	   /* times a blocking producer waited for space */
+	_Atomic uint64_t wakeups; /* times a producer signalled the consumer */
+	_Atomic uint64_t waits;   /* times a blocking producer waited for space */
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomics must be lock-free 64-bit words");
@@ -111,18 +111,18 @@ enum gt_ring_next {
 typedef int (*gt_ring_record_fn)(void *ctx, const struct gt_rec_hdr *rec);
 
 /* Consume every committed record in order, calling fn for each (the record is a private,
- * validated copy, valid only during the call). An uncommitted slot is waited for up to wait_ns (0: do not wait);
- * with `producers_dead`, or after the wait, it is skipped as torn and later committed
+ * validated copy, valid only during the call). An uncommitted slot is waited for up to wait_ns (0:
+ * do not wait); with `producers_dead`, or after the wait, it is skipped as torn and later committed
  * records are still found. Corrupt bytes are skipped and counted.
  * Returns records consumed (>= 0), -errno from fn, or -EBADMSG when the producers' head
  * index is impossible (the ring header was overwritten: stop reading this ring). */
 long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint64_t wait_ns,
-		     bool producers_dead);
+                     bool producers_dead);
 
 /* Consumer-side counts of what it skipped. */
 struct gt_ring_stats {
-	uint64_t torn;	      /* records skipped after their producer never committed */
-	uint64_t corrupt;     /* records that failed validation */
+	uint64_t torn;    /* records skipped after their producer never committed */
+	uint64_t corrupt; /* records that failed validation */
 	uint64_t corrupt_bytes;
 	uint64_t consumed;
 };

@@ -27,7 +27,7 @@ struct gt_session_options {
  * every process go to `writer` (borrowed; must outlive the session).
  * Returns 0 and *ret, or -errno. */
 int gt_session_new(struct gt_writer *writer, const struct gt_session_options *opts,
-		   struct gt_session **ret);
+                   struct gt_session **ret);
 const char *gt_session_address(const struct gt_session *s);
 
 /* Accept, drain and finish processes until `timeout_ns` passes or gt_session_stop() was
@@ -52,10 +52,10 @@ void gt_session_free(struct gt_session *s);
 struct gt_session_stats {
 	uint64_t processes;
 	uint64_t records;
-	uint64_t dropped;  /* ring full, all processes */
+	uint64_t dropped; /* ring full, all processes */
 	uint64_t torn;
 	uint64_t corrupt;
-	uint64_t refused;  /* peers refused (other uid, bad handshake) */
+	uint64_t refused; /* peers refused (other uid, bad handshake) */
 };
 void gt_session_stats(const struct gt_session *s, struct gt_session_stats *out);
 
@@ -79,7 +79,7 @@ int gt_process_info_self(struct gt_process_info *info, char *buf, size_t buf_byt
  * Returns a connected close-on-exec socket fd (>= 0; keep it open until exit), -EINVAL (no
  * eventfd), -ENAMETOOLONG, or -errno from connect/sendmsg. */
 int gt_session_connect(const char *address, const struct gt_process_info *info,
-		       struct gt_ring *ring);
+                       struct gt_ring *ring);
 
 /* Tell the server the process is exiting normally with exit code `status`
  * (GT_SESSION_STATUS_UNKNOWN if it does not know it), before closing. Never blocks.

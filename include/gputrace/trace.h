@@ -10,16 +10,16 @@
 
 #include "gputrace/record.h"
 
-#define GT_TRACE_MAGIC "GTRACE\r\n" /* 8 bytes, no NUL */
+#define GT_TRACE_MAGIC   "GTRACE\r\n" /* 8 bytes, no NUL */
 #define GT_TRACE_VERSION 1u
 
 /* What the header says about the run. Strings are owned by whoever filled the struct. */
 struct gt_trace_info {
-	uint32_t clock_id;	/* enum gt_clock_id of every timestamp in the file */
+	uint32_t clock_id;          /* enum gt_clock_id of every timestamp in the file */
 	uint64_t start_realtime_ns; /* wall clock when the trace started */
 	uint64_t start_trace_ns;    /* trace clock at the same moment */
 	const char *hostname;
-	const char *cmdline;	/* what was traced */
+	const char *cmdline;      /* what was traced */
 	const char *tool_version; /* gputrace version that wrote it */
 	const char *cuda_version; /* e.g. "13.0"; NULL or "" if unknown */
 	const char *cupti_version;
@@ -29,22 +29,22 @@ struct gt_trace_info {
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {
 	uint64_t records[GT_REC_MAX]; /* by enum gt_rec_type */
-	uint64_t first_ts_ns;	      /* smallest timestamp seen; UINT64_MAX if none */
-	uint64_t last_ts_ns;	      /* largest */
+	uint64_t first_ts_ns;         /* smallest timestamp seen; UINT64_MAX if none */
+	uint64_t last_ts_ns;          /* largest */
 	uint64_t chunks;
 };
 
 struct gt_writer;
 
 struct gt_writer_options {
-	int zstd_level;		/* 0 = default (1) */
-	size_t chunk_bytes;	/* uncompressed bytes per chunk; 0 = default (1 MiB) */
+	int zstd_level;     /* 0 = default (1) */
+	size_t chunk_bytes; /* uncompressed bytes per chunk; 0 = default (1 MiB) */
 };
 
 /* Create PATH.tmp-<pid>; gt_writer_close() renames it to PATH. opts may be NULL.
  * Returns 0 and *ret, or -errno (-EEXIST never: the caller decides about overwriting). */
 int gt_writer_open(const char *path, const struct gt_trace_info *info,
-		   const struct gt_writer_options *opts, struct gt_writer **ret);
+                   const struct gt_writer_options *opts, struct gt_writer **ret);
 
 /* Append one record (any type, strings included). The record is copied.
  * Returns 0, -EINVAL for a malformed record, or -errno from I/O. */
@@ -75,10 +75,10 @@ struct gt_trace_header {
 
 /* How the reader got through the file. */
 struct gt_reader_status {
-	bool recovered;		 /* no valid footer: chunks were found by scanning */
-	uint64_t chunks_read;	 /* valid chunks decoded so far */
-	uint64_t chunks_skipped; /* damaged chunks passed over */
-	uint64_t bytes_skipped;	 /* bytes of the file not accounted for by valid chunks */
+	bool recovered;           /* no valid footer: chunks were found by scanning */
+	uint64_t chunks_read;     /* valid chunks decoded so far */
+	uint64_t chunks_skipped;  /* damaged chunks passed over */
+	uint64_t bytes_skipped;   /* bytes of the file not accounted for by valid chunks */
 	uint64_t records_skipped; /* unknown or malformed records inside valid chunks */
 };
 

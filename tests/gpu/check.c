@@ -195,7 +195,8 @@ static void check_common(size_t processes)
 		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_FLUSH_WINDOW &&
 		    flush_notice_ok) {
 			flush_notices++;
-			if (!strstr(str(r->notice.message_id), "(the flush interval) may be missing"))
+			if (!strstr(str(r->notice.message_id),
+			            "(the flush interval) may be missing"))
 				fail("flush-window notice '%s'", str(r->notice.message_id));
 			continue;
 		}
@@ -799,7 +800,8 @@ static void check_crash(const char *w, long k)
 		/* API records come from CUPTI's activity buffers by default: the second K were
 		 * still there at _exit, so any number of them may be missing too */
 		if (launches < (size_t)k || launches > 2 * (size_t)k)
-			fail("%zu cudaLaunchKernel API records, want %ld to %ld", launches, k, 2 * k);
+			fail("%zu cudaLaunchKernel API records, want %ld to %ld", launches, k,
+			     2 * k);
 		check_end(GT_END_EXIT, 5, "exited with status 5");
 	} else if (!strcmp(w, "crash-illegal")) {
 		if (count_kernels("_Z7gt_pokePi") > 1)
@@ -813,8 +815,7 @@ static void check_crash(const char *w, long k)
 	check_losses_printed();
 	/* abort, SIGSEGV, SIGKILL and _exit skip the exit handler and its goodbye: the session
 	 * says the last interval may be missing; exit(3) after the illegal address does not */
-	EXPECT_EQ("flush-window notices", flush_notices,
-	          strcmp(w, "crash-illegal") ? 1ull : 0ull);
+	EXPECT_EQ("flush-window notices", flush_notices, strcmp(w, "crash-illegal") ? 1ull : 0ull);
 }
 
 /* overload-gpu N: N launches through a 64 KiB ring. The CUPTI buffer thread waits (bounded)

@@ -506,8 +506,13 @@ START_TEST(test_overload_exact_accounting)
 	ck_assert_uint_eq(h.lost[GT_LOSS_RING_FULL][GT_REC_NVTX], c.nvtx_dropped);
 	ck_assert_uint_eq(h.records[GT_REC_KERNEL], c.wait_ok);
 	ck_assert_uint_eq(h.lost[GT_LOSS_RING_FULL][GT_REC_KERNEL], c.wait_dropped);
+	/* Beyond the producer's own records, the client's clock anchor at close (or a string)
+	 * may find the ring full too: counted under its own kind, never unaccounted. */
 	lost = lost_total(&h, GT_LOSS_RING_FULL);
-	ck_assert_uint_eq(lost, c.nvtx_dropped + c.wait_dropped);
+	ck_assert_uint_eq(lost, c.nvtx_dropped + c.wait_dropped +
+	                                h.lost[GT_LOSS_RING_FULL][GT_REC_CLOCK] +
+	                                h.lost[GT_LOSS_RING_FULL][GT_REC_STRING]);
+	ck_assert_uint_le(h.lost[GT_LOSS_RING_FULL][GT_REC_CLOCK], 1);
 	/* Everything committed was read: nothing torn, nothing corrupt. */
 	ck_assert_uint_eq(lost_total(&h, GT_LOSS_TORN), 0);
 	ck_assert_uint_eq(lost_total(&h, GT_LOSS_CORRUPT), 0);

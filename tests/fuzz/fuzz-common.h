@@ -16,15 +16,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* A property of the code under test failed: report it and abort, so libFuzzer keeps the
  * input as a crash (the code under test itself must never abort). */
-#define FUZZ_CHECK(cond, ...)                                                                  \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "fuzz check failed at %s:%d: %s: ", __FILE__, __LINE__,  \
-			        #cond);                                                        \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fputc('\n', stderr);                                                   \
-			abort();                                                               \
-		}                                                                              \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "fuzz check failed at %s:%d: %s: ", __FILE__, __LINE__,    \
+			        #cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* A memfd holding `len` bytes, reopened by path through /proc/self/fd: the reader takes a

@@ -30,7 +30,7 @@ enum {
 };
 
 static char workdir[] = "/tmp/gputrace-fuzz-export-XXXXXX";
-static char *out;     /* the output of one input, in memory */
+static char *out; /* the output of one input, in memory */
 static size_t out_len;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -72,16 +72,14 @@ static void parse_values(const char *s)
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "gt_opt_size %d", r);
 	r = gt_opt_duration(s, 3600ull * 1000000000ull, &v);
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "gt_opt_duration %d", r);
-	FUZZ_CHECK(r < 0 || v <= 3600ull * 1000000000ull, "duration %llu",
-	           (unsigned long long)v);
+	FUZZ_CHECK(r < 0 || v <= 3600ull * 1000000000ull, "duration %llu", (unsigned long long)v);
 	r = gt_opt_duration(s, UINT64_MAX, &v);
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "gt_opt_duration %d", r);
 	r = gt_opt_uint(s, 1, 1000, &v);
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "gt_opt_uint %d", r);
 	FUZZ_CHECK(r < 0 || (v >= 1 && v <= 1000), "uint %llu", (unsigned long long)v);
 	r = gt_opt_choice(s, choices);
-	FUZZ_CHECK(r == -EINVAL || (r >= 0 && r < 3 && strcmp(s, choices[r]) == 0), "choice %d",
-	           r);
+	FUZZ_CHECK(r == -EINVAL || (r >= 0 && r < 3 && strcmp(s, choices[r]) == 0), "choice %d", r);
 }
 
 static int known_exit(int code)
@@ -135,8 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)getopt(1, none, "");
 	}
 	code = gputrace_main(argc, argv);
-	FUZZ_CHECK(known_exit(code), "'%s %s' exited %d", argv[0], argc > 1 ? argv[1] : "",
-	           code);
+	FUZZ_CHECK(known_exit(code), "'%s %s' exited %d", argv[0], argc > 1 ? argv[1] : "", code);
 	check_nothing_written(argc > 1 ? argv[1] : "");
 out:
 	free(copy);

@@ -12,8 +12,8 @@
 #include "fuzz-common.h"
 #include "gputrace/pattern.h"
 
-#define FUZZ_PID  4242
-#define ROOMY     (1u << 16)
+#define FUZZ_PID 4242
+#define ROOMY    (1u << 16)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -73,14 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(r == rr && memcmp(out, roomy, (size_t)rr + 1) == 0,
 			           "%d with %zu bytes, %d with room", r, bytes, rr);
 		} else {
-			FUZZ_CHECK(r == -ENAMETOOLONG, "%d bytes fit in %zu: returned %d", rr, bytes,
-			           r);
+			FUZZ_CHECK(r == -ENAMETOOLONG, "%d bytes fit in %zu: returned %d", rr,
+			           bytes, r);
 			FUZZ_CHECK(pos < plen || bytes == 0, "overflow position %zu", pos);
 		}
 	} else if (rr != -ENAMETOOLONG) {
 		/* a malformed pattern or an unset variable is that whatever the room */
-		FUZZ_CHECK(r == rr && pos == pos_roomy, "%d at %zu with %zu bytes, %d at %zu",
-		           r, pos, bytes, rr, pos_roomy);
+		FUZZ_CHECK(r == rr && pos == pos_roomy, "%d at %zu with %zu bytes, %d at %zu", r,
+		           pos, bytes, rr, pos_roomy);
 		FUZZ_CHECK(pos < plen, "error position %zu past the pattern", pos);
 	}
 
@@ -89,9 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rr >= 0 && r2 >= 0) {
 		bool same = rr == r2 && strcmp(roomy, roomy2) == 0;
 
-		FUZZ_CHECK(same == !gt_pattern_has_seq(pattern),
-		           "has_seq %d but expansions %s", gt_pattern_has_seq(pattern),
-		           same ? "equal" : "differ");
+		FUZZ_CHECK(same == !gt_pattern_has_seq(pattern), "has_seq %d but expansions %s",
+		           gt_pattern_has_seq(pattern), same ? "equal" : "differ");
 	}
 out:
 	free(pattern);

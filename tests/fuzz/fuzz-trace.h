@@ -21,12 +21,19 @@
 #include "codec.h"
 #include "fuzz-common.h"
 
-#define FUZZ_SEP        "\xff" "CHK" /* chunk separator in "built" inputs */
+#define FUZZ_SEP                                                                                   \
+	"\xff"                                                                                     \
+	"CHK" /* chunk separator in "built" inputs */
 #define FUZZ_MAX_CHUNKS 64u
 
-enum { FUZZ_MODE_RAW, FUZZ_MODE_FIXUP, FUZZ_MODE_BUILT, FUZZ_MODE_MAX };
+enum {
+	FUZZ_MODE_RAW,
+	FUZZ_MODE_FIXUP,
+	FUZZ_MODE_BUILT,
+	FUZZ_MODE_MAX
+};
 
-static uint8_t *buf;   /* the file being assembled; grows */
+static uint8_t *buf; /* the file being assembled; grows */
 static size_t buf_cap;
 
 static bool reserve(size_t need)
@@ -90,7 +97,8 @@ static void fixup(uint8_t *f, size_t n)
 			fix_chunks(f, start, end);
 			/* Index entries carry a copy of their chunk's checksum: keep it in step
 			 * with the chunk, so mutated payloads are decoded in index mode too. */
-			for (uint64_t k = 0; len >= 16 && k < count && 16 + (k + 1) * 40 <= len; k++) {
+			for (uint64_t k = 0; len >= 16 && k < count && 16 + (k + 1) * 40 <= len;
+			     k++) {
 				uint8_t *e = f + off + 16 + k * 40;
 				uint64_t at = gt_get_le64(e);
 

@@ -18,8 +18,8 @@
 
 static const char *root;
 
-static int put(const char *target, const char *name, const void *a, size_t alen,
-               const void *b, size_t blen)
+static int put(const char *target, const char *name, const void *a, size_t alen, const void *b,
+               size_t blen)
 {
 	char path[PATH_MAX];
 	FILE *f;
@@ -70,7 +70,10 @@ static int built_seed(const char *name, const uint8_t *f, size_t len, uint8_t fl
 		size_t raw;
 
 		if (o > 2) {
-			memcpy(out + o, "\xff" "CHK", 4);
+			memcpy(out + o,
+			       "\xff"
+			       "CHK",
+			       4);
 			o += 4;
 		}
 		raw = ZSTD_decompress(out + o, sizeof(out) - o, f + pos + GT_CHUNK_HDR_BYTES, comp);
@@ -116,7 +119,8 @@ static int reader_seeds(void)
 		struct fx_opts o;
 	} traces[] = {
 	        {"fixture-hostile", {.procs = 1, .iters = 2, .gpu_batch = 1, .kernels = 2}},
-	        {"fixture-2proc", {.procs = 2, .iters = 3, .gpu_batch = 2, .kernels = 3, .names = 4}},
+	        {"fixture-2proc",
+	         {.procs = 2, .iters = 3, .gpu_batch = 2, .kernels = 3, .names = 4}},
 	};
 	char tmp[] = "/tmp/gputrace-mkseeds-XXXXXX", path[64];
 	int fd = mkstemp(tmp), r = 0;
@@ -167,31 +171,54 @@ static int reader_seeds(void)
 static int ring_seeds(void)
 {
 	const uint8_t clean[] = {
-	        0,                                /* 4 KiB */
-	        0, GT_REC_NVTX, NVTX_LO, NVTX_HI, 0, /* write an nvtx record, committed */
-	        0, GT_REC_CONTEXT, CTX_LO, 0, 0,   /* and a context */
-	        4,                                /* attach */
-	        0, GT_REC_NVTX, NVTX_LO, NVTX_HI, 1, /* reserved, never committed */
-	        0, GT_REC_NVTX, NVTX_LO, NVTX_HI, 0,
-	        5, 0,                             /* consume, producers alive */
-	        5, 1,                             /* consume, producers dead: skips the torn slot */
+	        0, /* 4 KiB */
+	        0,       GT_REC_NVTX,
+	        NVTX_LO, NVTX_HI,
+	        0, /* write an nvtx record, committed */
+	        0,       GT_REC_CONTEXT,
+	        CTX_LO,  0,
+	        0, /* and a context */
+	        4, /* attach */
+	        0,       GT_REC_NVTX,
+	        NVTX_LO, NVTX_HI,
+	        1, /* reserved, never committed */
+	        0,       GT_REC_NVTX,
+	        NVTX_LO, NVTX_HI,
+	        0,       5,
+	        0,          /* consume, producers alive */
+	        5,       1, /* consume, producers dead: skips the torn slot */
 	};
 	const uint8_t forged[] = {
-	        3,                                  /* 128 KiB */
-	        4,                                  /* attach */
-	        0, GT_REC_NVTX, NVTX_LO, NVTX_HI, 0,
-	        1, 0, 0, 0, 16, GT_REC_KERNEL, 0,   /* a committed word forged at head */
-	        3, 7, 16, 0, 0, 0, 0, 0, 0, 0,      /* and head moved past it */
+	        3, /* 128 KiB */
+	        4, /* attach */
+	        0, GT_REC_NVTX, NVTX_LO, NVTX_HI, 0, 1, 0, 0, 0, 16, GT_REC_KERNEL,
+	        0, /* a committed word forged at head */
+	        3, 7,           16,      0,       0, 0, 0, 0, 0, 0, /* and head moved past it */
 	        5, 1,
 	};
 	const uint8_t header[] = {
-	        1,                                    /* 8 KiB */
-	        0, GT_REC_CONTEXT, CTX_LO, 0, 0,
-	        4,                                    /* attach */
-	        3, 4, 0, 0, 0, 0, 0, 0, 1, 0,         /* data_bytes = 2^48 after attach */
-	        3, 6, 8, 0, 0, 0, 0, 0, 0, 0,         /* tail = 8 */
-	        2, 16, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* poke */
-	        5, 2,
+	        1, /* 8 KiB */
+	        0,      GT_REC_CONTEXT,
+	        CTX_LO, 0,
+	        0,      4, /* attach */
+	        3,      4,
+	        0,      0,
+	        0,      0,
+	        0,      0,
+	        1,      0, /* data_bytes = 2^48 after attach */
+	        3,      6,
+	        8,      0,
+	        0,      0,
+	        0,      0,
+	        0,      0, /* tail = 8 */
+	        2,      16,
+	        0,      0,
+	        8,      0xff,
+	        0xff,   0xff,
+	        0xff,   0xff,
+	        0xff,   0xff,
+	        0xff, /* poke */
+	        5,      2,
 	};
 	int r = put("fuzz-ring", "clean", clean, sizeof(clean), NULL, 0);
 
@@ -231,9 +258,16 @@ static int export_seeds(void)
 static int pattern_seeds(void)
 {
 	static const char *const pats[] = {
-	        "gputrace-%p.gtrace", "rank%q{RANK}-%n.gtrace", "%h-%%-%n", "%q{EMPTY}%q{PCT}",
-	        "trace-%x",           "%q{UNSET}",              "%q{RANK",  "%",
-	        "%q{LONG}%q{LONG}",   "%%n%n%%%p",
+	        "gputrace-%p.gtrace",
+	        "rank%q{RANK}-%n.gtrace",
+	        "%h-%%-%n",
+	        "%q{EMPTY}%q{PCT}",
+	        "trace-%x",
+	        "%q{UNSET}",
+	        "%q{RANK",
+	        "%",
+	        "%q{LONG}%q{LONG}",
+	        "%%n%n%%%p",
 	};
 	int r = 0;
 
@@ -264,9 +298,9 @@ static int options_seeds(void)
 		const char *name, *argv;
 		size_t len;
 	} seeds[] = {
-	        {"run-1", run1, sizeof(run1) - 1},     {"run-2", run2, sizeof(run2) - 1},
-	        {"stats", stats, sizeof(stats) - 1},   {"export", exp, sizeof(exp) - 1},
-	        {"info", info, sizeof(info) - 1},      {"help", help, sizeof(help) - 1},
+	        {"run-1", run1, sizeof(run1) - 1},   {"run-2", run2, sizeof(run2) - 1},
+	        {"stats", stats, sizeof(stats) - 1}, {"export", exp, sizeof(exp) - 1},
+	        {"info", info, sizeof(info) - 1},    {"help", help, sizeof(help) - 1},
 	};
 	int r = 0;
 

@@ -53,6 +53,8 @@ _Static_assert(GT_REC_MAX <= W_TYPE_MASK, "record types fit the commit word");
 /* How a GT_RING_WAIT producer sleeps while it waits for space. */
 #define WAIT_STEP_MIN_NS 20000u
 #define WAIT_STEP_MAX_NS 2000000u
+/* A probe of a consumer that freed nothing since a wait gave up: a kick and this long. */
+#define WAIT_PROBE_NS (50u * 1000u * 1000u)
 
 /* How often the consumer publishes `tail` while it reads (a fraction of the data area):
  * fewer stores to the consumer's line, which every producer reads in reserve. */
@@ -80,6 +82,12 @@ struct gt_ring {
 	uint64_t torn_timeout_ns;
 	struct gt_ring_stats stats;
 	uint8_t *buf; /* private copy of the record being delivered, RECORD_MAX_BYTES */
+
+	/* Producer-private, for GT_RING_WAIT: the tail at which a wait last gave up (UINT64_MAX:
+	 * none yet) and when a reservation last probed a consumer that had not moved since
+	 * (trace clock, 0: never). */
+	_Atomic uint64_t wait_gave_up_tail;
+	_Atomic uint64_t wait_probe_ns;
 };
 
 static inline uint32_t slot_check(uint64_t pos, unsigned type, unsigned units)
@@ -180,9 +188,28 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 				goto drop;
 			now = gt_now_ns();
 			if (!deadline) {
-				deadline = now + GT_RING_WAIT_MAX_NS;
+				uint64_t limit = GT_RING_WAIT_MAX_NS, last;
+
+				/* Nothing freed since a wait last gave up: the consumer is gone
+				 * or stuck. Probe it (a kick, a short wait) at most once per
+				 * GT_RING_WAIT_MAX_NS and otherwise drop at once, so a dead
+				 * consumer costs CUPTI's thread a few waits, not one per record.
+				 * Relaxed: these are hints private to this process. */
+				if (tail == atomic_load_explicit(&ring->wait_gave_up_tail,
+				                                 memory_order_relaxed)) {
+					last = atomic_load_explicit(&ring->wait_probe_ns,
+					                            memory_order_relaxed);
+					if (last && now - last < GT_RING_WAIT_MAX_NS)
+						goto drop;
+					atomic_store_explicit(&ring->wait_probe_ns, now,
+					                      memory_order_relaxed);
+					limit = WAIT_PROBE_NS;
+				}
+				deadline = now + limit;
 				atomic_fetch_add_explicit(&h->waits, 1, memory_order_relaxed);
 			} else if (now >= deadline) {
+				atomic_store_explicit(&ring->wait_gave_up_tail, tail,
+				                      memory_order_relaxed);
 				goto drop;
 			}
 			if (now >= next_kick) {
@@ -267,6 +294,8 @@ static int ring_alloc(int fd, void *map, size_t map_bytes, struct gt_ring **ret)
 	ring->map_bytes = map_bytes;
 	ring->fd = fd;
 	ring->wakeup_fd = -1;
+	atomic_init(&ring->wait_gave_up_tail, UINT64_MAX);
+	atomic_init(&ring->wait_probe_ns, 0);
 	*ret = ring;
 	return 0;
 }

@@ -54,7 +54,10 @@ struct gt_ring;
 /* Reserve flags. */
 #define GT_RING_WAIT (1u << 0) /* may wait a bounded time for space (CUPTI's buffer thread) */
 
-/* Longest a GT_RING_WAIT reservation waits for space before it drops and counts. */
+/* Longest a GT_RING_WAIT reservation waits for space before it drops and counts. After one
+ * has given up, later ones wait again only once the consumer has freed space; until then
+ * they drop at once, but for a short probe (a kick and 50 ms) at most once per this
+ * interval: a consumer that died costs CUPTI's thread a few waits, not one per record. */
 #define GT_RING_WAIT_MAX_NS (200u * 1000u * 1000u)
 
 /* Producer side. A reservation is a record-sized slot in the data area; write the record

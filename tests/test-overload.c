@@ -175,25 +175,28 @@ static bool exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-/* `test-overload orphan RESULT READY GO BEFORE AFTER`: write BEFORE marks in bursts the
- * drainer keeps up with, create READY once all are drained, wait for GO (the test kills
- * the CLI in between), then write AFTER marks into a ring nobody drains any more, close
- * and report. */
+/* `test-overload orphan RESULT READY GO BEFORE AFTER WAITREC`: write BEFORE marks in bursts
+ * the drainer keeps up with, create READY once all are drained, wait for GO (the test kills
+ * the CLI in between), then write AFTER marks into a ring nobody drains any more and
+ * WAITREC kernel records with GT_RING_WAIT (as CUPTI's buffer thread would), close and
+ * report. */
 static int orphan(int argc, char **argv)
 {
 	struct gt_client_options opts = {0};
 	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
 	struct gt_client *c;
 	struct gt_ring *ring;
-	uint64_t before, after, ok = 0, dropped = 0, deadline;
+	uint64_t before, after, waitrec, ok = 0, dropped = 0, deadline, t0;
+	struct producer w = {0};
 	uint32_t id;
 	int closed;
 	FILE *f;
 
-	if (argc != 7)
+	if (argc != 8)
 		return 2;
 	before = strtoull(argv[5], NULL, 10);
 	after = strtoull(argv[6], NULL, 10);
+	waitrec = strtoull(argv[7], NULL, 10);
 	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
 	if (gt_client_open(&opts, &c, &err) < 0) {
 		fprintf(stderr, "test-overload: %s\n", err);
@@ -231,14 +234,26 @@ static int orphan(int argc, char **argv)
 		else
 			dropped++;
 	}
+	/* CUPTI's buffer thread, delivering a buffer into the full ring nobody drains. */
+	w.ring = ring;
+	w.pid = (uint32_t)getpid();
+	w.msg_id = id;
+	w.wait = true;
+	w.records = waitrec;
+	t0 = gt_now_ns();
+	produce_thread(&w);
+	w.elapsed_ns = gt_now_ns() - t0;
 	gt_client_set_exit_status(c, 0);
 	/* The session is gone: goodbye fails quietly, the close must still be bounded. */
 	closed = gt_client_close(c, NULL);
 	f = fopen(argv[2], "w");
 	if (!f)
 		return 7;
-	fprintf(f, "pid %d\nnvtx %" PRIu64 " %" PRIu64 " 0 0\nclosed %d\nsession %s\n",
-	        (int)getpid(), ok, dropped, closed, getenv(GT_ENV_SESSION));
+	fprintf(f,
+	        "pid %d\nnvtx %" PRIu64 " %" PRIu64 " 0 0\nwait %" PRIu64 " %" PRIu64 " %" PRIu64
+	        " %" PRIu64 "\nclosed %d\nsession %s\n",
+	        (int)getpid(), ok, dropped, w.ok, w.dropped, w.elapsed_ns, w.max_call_ns, closed,
+	        getenv(GT_ENV_SESSION));
 	return fclose(f) != 0 ? 7 : 0;
 }
 
@@ -599,6 +614,7 @@ START_TEST(test_cli_killed)
 	const char *gputrace = getenv("GPUTRACE_EXE"), *msg = NULL;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	uint64_t deadline, ok = 0, dropped = 0, held = 0, ign;
+	uint64_t wok = 0, wdropped = 0, welapsed = 0;
 	const union gt_record *rec;
 	struct gt_reader *r;
 	int st, pid = 0, closed = -1, got;
@@ -619,7 +635,7 @@ START_TEST(test_cli_killed)
 		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(tmpdir) < 0)
 			_exit(120);
 		execl(gputrace, gputrace, "run", "-q", "-o", "orphan", "--buffer-size", "4M", "--",
-		      self, "orphan", result, ready, go, "300000", "200000", (char *)NULL);
+		      self, "orphan", result, ready, go, "300000", "200000", "20", (char *)NULL);
 		_exit(121);
 	}
 	/* The CLI has drained 300000 marks; kill it the way the OOM killer would. */
@@ -646,7 +662,9 @@ START_TEST(test_cli_killed)
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		got = sscanf(l, "pid %d", &pid) + sscanf(l, "closed %d", &closed) +
 		      sscanf(l, "session %199s", session) +
-		      sscanf(l, "nvtx %" SCNu64 " %" SCNu64 " %" SCNu64, &ok, &dropped, &ign);
+		      sscanf(l, "nvtx %" SCNu64 " %" SCNu64 " %" SCNu64, &ok, &dropped, &ign) +
+		      sscanf(l, "wait %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &wok, &wdropped,
+		             &welapsed, &ign);
 		ck_assert_int_ge(got, 1);
 	}
 	free(text);
@@ -657,6 +675,13 @@ START_TEST(test_cli_killed)
 	ck_assert_uint_eq(ok + dropped, 500000);
 	/* With nobody draining, the 4 MiB ring filled: the rest was dropped, not waited for. */
 	ck_assert_uint_gt(dropped, 0);
+	ck_assert_uint_eq(wok + wdropped, 20);
+	fprintf(stderr, "cli killed: %" PRIu64 " waiting writes into the full ring took %.1f ms\n",
+	        wok + wdropped, (double)welapsed / 1e6);
+	/* CUPTI's thread waits for a dead consumer once (and probes it briefly), not 200 ms
+	 * per record: 20 records would otherwise take 4 s, a CUPTI buffer minutes. */
+	ck_assert_uint_eq(wdropped, 20);
+	ck_assert_uint_lt(welapsed, 2 * GT_RING_WAIT_MAX_NS + WAIT_SLACK_NS);
 
 	/* No trace under the final name; the temporary one opens, recovered chunk by chunk,
 	 * with the marks of every chunk written before the kill and nothing damaged. */

@@ -265,14 +265,16 @@ struct counted {
 	uint64_t nvtx_ns, nvtx_records, max_wait_ns;
 };
 
-static char tmpdir[64];
+/* One directory per test under one per run: main() removes the run's whole directory at
+ * the end, so a failed test (whose teardown never runs) leaves nothing behind. */
+static char basedir[64], tmpdir[96];
 
 static void setup(void)
 {
 	char lib[128];
 	int fd;
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-overload-XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/XXXXXX", basedir);
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	/* A placeholder injection library: nothing here initializes CUDA, so the driver
 	 * never opens it, but `gputrace run` refuses to start without one. */
@@ -663,11 +665,18 @@ START_TEST(test_cli_killed)
 		got = sscanf(l, "pid %d", &pid) + sscanf(l, "closed %d", &closed) +
 		      sscanf(l, "session %199s", session) +
 		      sscanf(l, "nvtx %" SCNu64 " %" SCNu64 " %" SCNu64, &ok, &dropped, &ign) +
-		      sscanf(l, "wait %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &wok, &wdropped,
-		             &welapsed, &ign);
+		      sscanf(l, "wait %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &wok,
+		             &wdropped, &welapsed, &ign);
 		ck_assert_int_ge(got, 1);
 	}
 	free(text);
+	/* The killed CLI could not remove its session directory: clean it up (first, so a
+	 * failure below leaves nothing behind). */
+	if (session[0] && strrchr(session, '/')) {
+		snprintf(line, sizeof(line), "rm -rf '%.*s'",
+		         (int)(strrchr(session, '/') - session), session);
+		ck_assert_int_eq(system(line), 0);
+	}
 	ck_assert_int_gt(pid, 0);
 	/* goodbye found nobody (-EPIPE): reported, and no SIGPIPE killed the program */
 	ck_assert_msg(closed == 0 || closed == -EPIPE || closed == -ECONNRESET, "close: %d",
@@ -702,13 +711,6 @@ START_TEST(test_cli_killed)
 	ck_assert_uint_gt(held, 0);
 	ck_assert_uint_le(held, 300000);
 	gt_reader_close(r);
-
-	/* The killed CLI could not remove its session directory: clean it up here. */
-	if (session[0] && strrchr(session, '/')) {
-		snprintf(line, sizeof(line), "rm -rf '%.*s'",
-		         (int)(strrchr(session, '/') - session), session);
-		ck_assert_int_eq(system(line), 0);
-	}
 }
 END_TEST
 
@@ -800,6 +802,7 @@ static Suite *overload_suite(void)
 
 int main(int argc, char **argv)
 {
+	char cmd[96];
 	SRunner *sr;
 	int failed;
 
@@ -807,9 +810,17 @@ int main(int argc, char **argv)
 		return produce(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "orphan") == 0)
 		return orphan(argc, argv);
+	snprintf(basedir, sizeof(basedir), "/tmp/test-overload-XXXXXX");
+	if (!mkdtemp(basedir)) {
+		perror("test-overload: mkdtemp");
+		return 1;
+	}
 	sr = srunner_create(overload_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test-overload: could not remove %s\n", basedir);
 	return failed ? 1 : 0;
 }

@@ -33,6 +33,13 @@ static char workdir[] = "/tmp/gputrace-fuzz-export-XXXXXX";
 static char *out; /* the output of one input, in memory */
 static size_t out_len;
 
+/* At exit: the private directory is empty between inputs, so rmdir is enough. */
+static void remove_workdir(void)
+{
+	if (chdir("/") == 0)
+		rmdir(workdir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -41,6 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror("fuzz-export: private directory");
 		exit(1);
 	}
+	atexit(remove_workdir);
 	return 0;
 }
 

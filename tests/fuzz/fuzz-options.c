@@ -29,6 +29,13 @@ int gputrace_main(int argc, char **argv);
 
 static char workdir[] = "/tmp/gputrace-fuzz-options-XXXXXX";
 
+/* At exit: the private directory is empty between inputs, so rmdir is enough. */
+static void remove_workdir(void)
+{
+	if (chdir("/") == 0)
+		rmdir(workdir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -37,6 +44,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror("fuzz-options: private directory");
 		exit(1);
 	}
+	atexit(remove_workdir);
 	setenv("GPUTRACE_INJECT_LIB", "/nonexistent/gputrace-fuzz/libgputrace-inject.so", 1);
 	unsetenv("GPUTRACE_SESSION");
 	setenv("RANK", "0", 1);

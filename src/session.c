@@ -102,6 +102,7 @@ struct proc {
 
 struct gt_session {
 	struct gt_writer *writer; /* borrowed */
+	uint64_t flushed_ns;      /* trace clock of the last writer flush */
 	struct gt_drain *drain;
 	struct gt_session_options opts;
 	char dir[PATH_MAX];
@@ -265,6 +266,20 @@ static void proc_unlink_free(struct gt_session *s, struct proc *p)
 	}
 	close_fds(s, p);
 	free(p);
+}
+
+/* Compress what was drained into a chunk at least once a second, so that a CLI killed
+ * outright loses at most a second of drained records, not a whole chunk's worth. */
+#define WRITER_FLUSH_NS (1000ull * 1000u * 1000u)
+
+static int flush_if_due(struct gt_session *s)
+{
+	uint64_t now = gt_now_ns();
+
+	if (now - s->flushed_ns < WRITER_FLUSH_NS)
+		return 0;
+	s->flushed_ns = now;
+	return gt_writer_flush(s->writer);
 }
 
 /* Write PROCESS_END from what we know, and forget the process. */
@@ -654,6 +669,8 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 				rd = read(s->tfd, &v, sizeof(v));
 				(void)rd;
 				r = drain_all(s);
+				if (r >= 0)
+					r = flush_if_due(s);
 				break;
 			case TAG_STOP:
 				rd = read(s->stopfd, &v, sizeof(v));

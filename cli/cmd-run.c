@@ -115,7 +115,7 @@ static void usage(FILE *out)
 	      "                           %n lowest free sequence number, %% a percent "
 	      "sign\n"
 	      "  -f, --force              overwrite an existing trace file\n"
-	      "  -q, --quiet              no summary, no live status line\n"
+	      "  -q, --quiet              no summary, no live status line (losses still warned)\n"
 	      "  -t, --trace LIST         what to record, comma-separated: kernel, "
 	      "memcpy, memset,\n"
 	      "                           memory, api, nvtx, sync, graph, overhead, or "
@@ -750,6 +750,23 @@ out:
 	return ret;
 }
 
+/* Records the trace says were lost (the sum of its LOSS records); reads the file only when
+ * its footer counts any LOSS record. */
+static uint64_t quiet_losses(struct gt_reader *r)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	const union gt_record *rec;
+	uint64_t lost = 0;
+
+	if (fc && !fc->records[GT_REC_LOSS])
+		return 0;
+	while (gt_reader_next(r, &rec) > 0)
+		if (rec->hdr.type == GT_REC_LOSS)
+			lost += rec->loss.count;
+	gt_reader_rewind(r);
+	return lost;
+}
+
 /* Summary, --stats and --export, once the file is complete. Returns a GT_EXIT_*
  * code. */
 static int after_trace(struct run *run)
@@ -763,14 +780,23 @@ static int after_trace(struct run *run)
 		fprintf(stderr, "gputrace: trace written to %s (%s records, %s)\n", run->path,
 		        gt_fmt_count(run->last.records, rec, sizeof(rec)),
 		        gt_fmt_bytes(file_bytes(run->path), size, sizeof(size)));
-	if (run->o.quiet && !run->o.stats && !run->o.export_name)
-		return GT_EXIT_OK;
 	ret = gt_reader_open(run->path, &r, &msg);
 	if (ret < 0) {
 		gt_cli_error("cannot read back %s: %s", run->path, msg ? msg : strerror(-ret));
 		return GT_EXIT_BAD_TRACE;
 	}
-	if (!run->o.quiet) {
+	/* -q leaves out the summary, never the losses: a trace is not silently partial */
+	if (run->o.quiet) {
+		uint64_t lost = quiet_losses(r);
+
+		if (lost)
+			gt_cli_warn("%s records were lost; `gputrace info %s` lists them by source",
+			            gt_fmt_count(lost, rec, sizeof(rec)), run->path);
+		if (!run->o.stats && !run->o.export_name) {
+			gt_reader_close(r);
+			return GT_EXIT_OK;
+		}
+	} else {
 		fputc('\n', stderr);
 		if (gt_stats_summary(r, stderr, &msg) < 0)
 			gt_cli_warn("no summary: %s", msg ? msg : "unknown error");

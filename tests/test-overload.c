@@ -458,6 +458,9 @@ static void grouped(uint64_t v, char *out, size_t bytes)
 	out[o] = '\0';
 }
 
+/* Set by a test to run `gputrace run -q` instead of the default verbosity. */
+static bool run_quiet;
+
 /* gputrace run with the producer; returns what the producer counted and the trace holds. */
 static void overload_run(const char *buffer, const char *threads, const char *records,
                          const char *waitrec, struct counted *c, struct held *h, char **err)
@@ -475,6 +478,7 @@ static void overload_run(const char *buffer, const char *threads, const char *re
 	{
 		char *argv[] = {(char *)gputrace,
 		                "run",
+		                run_quiet ? "-q" : "-f",
 		                "-f",
 		                "-o",
 		                "overload",
@@ -780,6 +784,31 @@ START_TEST(test_disk_full)
 }
 END_TEST
 
+/* -q drops the summary but never the losses: one warning line with their total. */
+START_TEST(test_quiet_still_reports_losses)
+{
+	struct counted c;
+	struct held h;
+	char *err, want[256], n[32];
+	uint64_t lost = 0;
+
+	run_quiet = true;
+	overload_run("4K", "2", "100000", "0", &c, &h, &err);
+	run_quiet = false;
+	for (unsigned src = 0; src < GT_LOSS_SOURCE_MAX; src++)
+		lost += lost_total(&h, src);
+	ck_assert_uint_gt(lost, 0);
+	grouped(lost, n, sizeof(n));
+	snprintf(want, sizeof(want),
+	         "gputrace: warning: %s records were lost; `gputrace info overload.gtrace` "
+	         "lists them by source\n",
+	         n);
+	ck_assert_msg(strstr(err, want) != NULL, "want '%s' in:\n%s", want, err);
+	ck_assert_ptr_null(strstr(err, "Lost records"));
+	free(err);
+}
+END_TEST
+
 static Suite *overload_suite(void)
 {
 	Suite *s = suite_create("reliability");
@@ -790,6 +819,7 @@ static Suite *overload_suite(void)
 	tcase_add_test(tc, test_overload_exact_accounting);
 	tcase_add_test(tc, test_overload_info_prints_losses);
 	tcase_add_test(tc, test_overload_control_no_loss);
+	tcase_add_test(tc, test_quiet_still_reports_losses);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("failures");
 	tcase_add_checked_fixture(tc, setup, teardown);

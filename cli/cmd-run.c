@@ -115,7 +115,7 @@ static void usage(FILE *out)
 	      "                           %n lowest free sequence number, %% a percent "
 	      "sign\n"
 	      "  -f, --force              overwrite an existing trace file\n"
-	      "  -q, --quiet              no summary, no live status line (losses still warned)\n"
+	      "  -q, --quiet              no summary or status line; losses still warned\n"
 	      "  -t, --trace LIST         what to record, comma-separated: kernel, "
 	      "memcpy, memset,\n"
 	      "                           memory, api, nvtx, sync, graph, overhead, or "

@@ -18,7 +18,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
-all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches fork pytorch
+all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -125,6 +125,29 @@ run_test() {
 			else
 				result cuptifirst-stderr pass "(one line on stderr)"
 			fi
+		fi ;;
+	example)
+		# the bundled example under `gputrace run`, as the README's first command runs it:
+		# 20 steps of 2 matmul, 1 relu and 1 reduce_sum kernels (examples/example.cu)
+		local out="$work/example.gtrace" rc got
+		if [ ! -x "$cli" ]; then result example skip "(no gputrace CLI)"; return; fi
+		if [ ! -x "$build/examples/gputrace-example" ]; then
+			result example skip "(example not built)"; return
+		fi
+		rm -f "$out"
+		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" --export perfetto -- \
+			"$build/examples/gputrace-example" >"$work/example.log" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ] || [ ! -s "$out" ] || [ ! -s "${out%.gtrace}.pftrace" ]; then
+			result example fail "(gputrace run exit $rc)"; sed 's/^/    /' "$work/example.log"; return
+		fi
+		got=$("$cli" stats "$out" --report kernels -f csv | tail -n +2 | awk -F, '{print $3}' |
+			sort -n | tr '\n' ' ')
+		if [ "$got" = "20 20 40 " ] && grep -q '^losses: *none$' <("$cli" info "$out"); then
+			result example pass "(kernel instances: $got)"
+		else
+			result example fail "(kernel instances '$got', want '20 20 40 ')"
+			"$cli" info "$out" | sed 's/^/    /'
 		fi ;;
 	fork)
 		# a fork+exec child traced in the same session: needs `gputrace run`

@@ -1074,20 +1074,14 @@ static int64_t pick_base(struct gt_reader *r)
 
 static int dispatch(struct chrome *c, const union gt_record *rec)
 {
+	if (!gt_xmodel_drawn(rec))
+		return 0;
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
-		/* CUPTI gives no times for work the GPU never finished (the kernel that hit an
-		 * illegal address): counted in the trace, not drawn at time zero */
-		if (!rec->kernel.span.start_ns)
-			return 0;
 		return emit_kernel(c, &rec->kernel);
 	case GT_REC_MEMCPY:
-		if (!rec->memcpy.span.start_ns)
-			return 0;
 		return emit_memcpy(c, &rec->memcpy);
 	case GT_REC_MEMSET:
-		if (!rec->memset.span.start_ns)
-			return 0;
 		return emit_memset(c, &rec->memset);
 	case GT_REC_API:
 		return emit_api(c, &rec->api);
@@ -1100,8 +1094,6 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 	case GT_REC_OVERHEAD:
 		return emit_overhead(c, &rec->overhead);
 	case GT_REC_MEMORY:
-		if (!gt_xmodel_mem_on_gpu(rec->memory.mem_kind))
-			return 0;
 		return emit_memory(c, &rec->memory);
 	case GT_REC_LOSS:
 		return emit_loss(c, &rec->loss);

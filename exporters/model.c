@@ -654,7 +654,7 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 		const struct gt_rec_memory *r = &rec->memory;
 		struct gt_xgpu *g;
 
-		if (!gt_xmodel_mem_on_gpu(r->mem_kind))
+		if (!gt_xmodel_drawn(rec))
 			return 0;
 		g = gt_xmodel_gpu(m, r->hdr.pid, r->device_id);
 		if (!g)
@@ -996,4 +996,21 @@ struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t c
 	g->lane = (uint8_t)lane;
 	g->state = 1;
 	return NULL;
+}
+
+bool gt_xmodel_drawn(const union gt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return rec->kernel.span.start_ns != 0;
+	case GT_REC_MEMCPY:
+		return rec->memcpy.span.start_ns != 0;
+	case GT_REC_MEMSET:
+		return rec->memset.span.start_ns != 0;
+	case GT_REC_MEMORY:
+		return rec->memory.mem_kind != GT_MEM_PINNED &&
+		       rec->memory.mem_kind != GT_MEM_PAGEABLE;
+	default:
+		return true;
+	}
 }

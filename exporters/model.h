@@ -305,11 +305,10 @@ struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t c
 /* Base name of a path ("/usr/bin/python3" -> "python3"). */
 const char *gt_xbasename(const char *path);
 
-/* Whether an allocation of this kind counts toward a GPU's "memory in use": pinned and
- * pageable host memory does not (stats reports it on a host row of its own). */
-static inline bool gt_xmodel_mem_on_gpu(unsigned mem_kind)
-{
-	return mem_kind != GT_MEM_PINNED && mem_kind != GT_MEM_PAGEABLE;
-}
+/* Whether a record appears on the timeline at all. Not drawn: GPU work CUPTI gave no times
+ * for (the kernel that hit an illegal address; counted in the trace, not drawn at time zero),
+ * and pinned or pageable host allocations, which are not GPU memory and so stay off a GPU's
+ * "memory in use" counter (stats reports them on a host row of its own). */
+bool gt_xmodel_drawn(const union gt_record *rec);
 
 #endif /* GPUTRACE_EXPORTERS_MODEL_H */

@@ -1126,20 +1126,14 @@ static int emit_process_end(struct pf *f, const struct gt_rec_process_end *r)
 
 static int dispatch(struct pf *f, const union gt_record *rec)
 {
+	if (!gt_xmodel_drawn(rec))
+		return 0;
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
-		/* CUPTI gives no times for work the GPU never finished (the kernel that hit an
-		 * illegal address): counted in the trace, not drawn at time zero */
-		if (!rec->kernel.span.start_ns)
-			return 0;
 		return emit_kernel(f, &rec->kernel);
 	case GT_REC_MEMCPY:
-		if (!rec->memcpy.span.start_ns)
-			return 0;
 		return emit_memcpy(f, &rec->memcpy);
 	case GT_REC_MEMSET:
-		if (!rec->memset.span.start_ns)
-			return 0;
 		return emit_memset(f, &rec->memset);
 	case GT_REC_API:
 		return emit_api(f, &rec->api);
@@ -1152,8 +1146,6 @@ static int dispatch(struct pf *f, const union gt_record *rec)
 	case GT_REC_OVERHEAD:
 		return emit_overhead(f, &rec->overhead);
 	case GT_REC_MEMORY:
-		if (!gt_xmodel_mem_on_gpu(rec->memory.mem_kind))
-			return 0;
 		return emit_memory(f, &rec->memory);
 	case GT_REC_LOSS:
 		return emit_loss(f, &rec->loss);

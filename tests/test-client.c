@@ -14,59 +14,7 @@
 #include "gputrace/env.h"
 #include "gputrace/session.h"
 #include "gputrace/trace.h"
-
-struct trace {
-	struct gt_reader *r;
-	union gt_record **recs;
-	size_t n;
-};
-
-static void trace_load(struct trace *t, const char *path)
-{
-	const union gt_record *rec;
-	const char *msg = NULL;
-	int r;
-
-	memset(t, 0, sizeof(*t));
-	ck_assert_msg(gt_reader_open(path, &t->r, &msg) == 0, "open %s: %s", path, msg);
-	while ((r = gt_reader_next(t->r, &rec)) == 1) {
-		t->recs = realloc(t->recs, (t->n + 1) * sizeof(*t->recs));
-		t->recs[t->n] = malloc(rec->hdr.size);
-		memcpy(t->recs[t->n], rec, rec->hdr.size);
-		t->n++;
-	}
-	ck_assert_int_eq(r, 0);
-}
-
-static void trace_free(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->recs[i]);
-	free(t->recs);
-	gt_reader_close(t->r);
-}
-
-static unsigned count(struct trace *t, unsigned type)
-{
-	unsigned n = 0;
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		n += t->recs[i]->hdr.type == type;
-	return n;
-}
-
-static long find(struct trace *t, unsigned type)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->recs[i]->hdr.type == type)
-			return (long)i;
-	return -1;
-}
+#include "trace-load.h"
 
 static char tmpdir[64];
 
@@ -162,15 +110,15 @@ START_TEST(test_standalone_threads)
 	ck_assert_str_eq(out, want);
 
 	trace_load(&t, want);
-	k = find(&t, GT_REC_PROCESS);
+	k = find(&t, GT_REC_PROCESS, 0, 0);
 	ck_assert_int_ge(k, 0);
 	ck_assert_uint_eq(t.recs[k]->hdr.pid, (uint32_t)getpid());
 	ck_assert_uint_eq(t.recs[k]->process.ppid, (uint32_t)getppid());
 	ck_assert_uint_eq(t.recs[k]->process.flags, GT_PROCESS_STANDALONE);
-	ck_assert_uint_eq(count(&t, GT_REC_PROCESS), 1);
-	ck_assert_uint_eq(count(&t, GT_REC_CLOCK), 2);
-	ck_assert_uint_eq(count(&t, GT_REC_NVTX), THREADS * PER_THREAD);
-	ck_assert_uint_eq(count(&t, GT_REC_LOSS), 0);
+	ck_assert_uint_eq(count(&t, GT_REC_PROCESS, 0), 1);
+	ck_assert_uint_eq(count(&t, GT_REC_CLOCK, 0), 2);
+	ck_assert_uint_eq(count(&t, GT_REC_NVTX, 0), THREADS * PER_THREAD);
+	ck_assert_uint_eq(count(&t, GT_REC_LOSS, 0), 0);
 	for (i = 0; i < t.n; i++) {
 		const struct gt_rec_nvtx *n = &t.recs[i]->nvtx;
 
@@ -191,7 +139,7 @@ START_TEST(test_standalone_threads)
 			        memcmp(t.recs[i]->string.str, buf, (size_t)len) == 0;
 		ck_assert_uint_eq(defs, 1);
 	}
-	k = find(&t, GT_REC_PROCESS_END);
+	k = find(&t, GT_REC_PROCESS_END, 0, 0);
 	ck_assert_uint_eq(t.recs[k]->process_end.how, GT_END_EXIT);
 	ck_assert_int_eq(t.recs[k]->process_end.code, 7);
 	ck_assert_int_eq(k, (long)t.n - 1);
@@ -230,9 +178,9 @@ START_TEST(test_fork_forget)
 	ck_assert_str_eq(out, want);
 	ck_assert_int_ne(access(child_file, F_OK), 0);
 	trace_load(&t, want);
-	k = find(&t, GT_REC_PROCESS_END);
+	k = find(&t, GT_REC_PROCESS_END, 0, 0);
 	ck_assert_uint_eq(t.recs[k]->process_end.how, GT_END_UNKNOWN);
-	ck_assert_uint_eq(count(&t, GT_REC_STRING) >= 1, 1);
+	ck_assert_uint_eq(count(&t, GT_REC_STRING, 0) >= 1, 1);
 	trace_free(&t);
 	unlink(want);
 	rmdir(tmpdir);

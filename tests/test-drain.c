@@ -10,70 +10,9 @@
 
 #include "gputrace/drain.h"
 #include "gputrace/trace.h"
+#include "trace-load.h"
 
 /* Every record of a trace file, copied. */
-struct trace {
-	struct gt_reader *r;
-	union gt_record **recs;
-	size_t n;
-};
-
-static void trace_load(struct trace *t, const char *path)
-{
-	const union gt_record *rec;
-	const char *msg = NULL;
-	int r;
-
-	memset(t, 0, sizeof(*t));
-	ck_assert_msg(gt_reader_open(path, &t->r, &msg) == 0, "open %s: %s", path, msg);
-	while ((r = gt_reader_next(t->r, &rec)) == 1) {
-		t->recs = realloc(t->recs, (t->n + 1) * sizeof(*t->recs));
-		t->recs[t->n] = malloc(rec->hdr.size);
-		memcpy(t->recs[t->n], rec, rec->hdr.size);
-		t->n++;
-	}
-	ck_assert_int_eq(r, 0);
-	ck_assert_uint_eq(gt_reader_status(t->r)->records_skipped, 0);
-}
-
-static void trace_free(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->recs[i]);
-	free(t->recs);
-	gt_reader_close(t->r);
-}
-
-static const char *str(struct trace *t, uint32_t id)
-{
-	const char *s = gt_reader_string(t->r, id, NULL);
-
-	return s ? s : "(missing)";
-}
-
-/* Index of the n-th (0-based) record of `type` from `pid`, or -1. */
-static long find(struct trace *t, unsigned type, uint32_t pid, unsigned nth)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->recs[i]->hdr.type == type && t->recs[i]->hdr.pid == pid && nth-- == 0)
-			return (long)i;
-	return -1;
-}
-
-static unsigned count(struct trace *t, unsigned type, uint32_t pid)
-{
-	unsigned n = 0;
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		n += t->recs[i]->hdr.type == type && t->recs[i]->hdr.pid == pid;
-	return n;
-}
-
 /* Index of the STRING record defining global id `id`, or -1. */
 static long find_string(struct trace *t, uint32_t id)
 {

@@ -20,67 +20,7 @@
 #include "gputrace/env.h"
 #include "gputrace/session.h"
 #include "gputrace/trace.h"
-
-struct trace {
-	struct gt_reader *r;
-	union gt_record **recs;
-	size_t n;
-};
-
-static void trace_load(struct trace *t, const char *path)
-{
-	const union gt_record *rec;
-	const char *msg = NULL;
-	int r;
-
-	memset(t, 0, sizeof(*t));
-	ck_assert_msg(gt_reader_open(path, &t->r, &msg) == 0, "open %s: %s", path, msg);
-	while ((r = gt_reader_next(t->r, &rec)) == 1) {
-		t->recs = realloc(t->recs, (t->n + 1) * sizeof(*t->recs));
-		t->recs[t->n] = malloc(rec->hdr.size);
-		memcpy(t->recs[t->n], rec, rec->hdr.size);
-		t->n++;
-	}
-	ck_assert_int_eq(r, 0);
-}
-
-static void trace_free(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->recs[i]);
-	free(t->recs);
-	gt_reader_close(t->r);
-}
-
-static const char *str(struct trace *t, uint32_t id)
-{
-	const char *s = gt_reader_string(t->r, id, NULL);
-
-	return s ? s : "(missing)";
-}
-
-static long find(struct trace *t, unsigned type, uint32_t pid, unsigned nth)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->recs[i]->hdr.type == type && (!pid || t->recs[i]->hdr.pid == pid) &&
-		    nth-- == 0)
-			return (long)i;
-	return -1;
-}
-
-static unsigned count(struct trace *t, unsigned type, uint32_t pid)
-{
-	unsigned n = 0;
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		n += t->recs[i]->hdr.type == type && (!pid || t->recs[i]->hdr.pid == pid);
-	return n;
-}
+#include "trace-load.h"
 
 static char tmpdir[64], path[128];
 

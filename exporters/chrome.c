@@ -422,6 +422,33 @@ static char *span_args(char *p, const struct gt_gpu_span *s)
 	return ARG(p, "correlation", s->correlation_id);
 }
 
+/* Open the slice of GPU-side work (or a host wait) on track t: place it in a lane that keeps
+ * the track nested, write the head and the span's args. *lane gets the lane, for the flow. */
+static char *span_slice(struct chrome *c, struct gt_xtrack *t, const struct gt_gpu_span *s,
+                        const char *cat, const char *name, size_t nlen, size_t extra,
+                        unsigned *lane)
+{
+	char *p;
+
+	*lane = gt_xtrack_place(&c->m, t, s->start_ns, s->end_ns);
+	p = slice_head(c, t, *lane, cat, name, nlen, s->start_ns, s->end_ns, extra);
+	return span_args(p, s);
+}
+
+static uint64_t span_dur_ns(const struct gt_gpu_span *s)
+{
+	return s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+}
+
+/* Copy a NUL-terminated string without its NUL; returns the end. */
+static char *put_str(char *p, const char *str)
+{
+	size_t len = strlen(str);
+
+	memcpy(p, str, len);
+	return p + len;
+}
+
 static int emit_kernel(struct chrome *c, const struct gt_rec_kernel *k)
 {
 	struct gt_xtrack *t = stream_track(c, k->hdr.pid, &k->span);
@@ -433,9 +460,7 @@ static int emit_kernel(struct chrome *c, const struct gt_rec_kernel *k)
 	if (!t)
 		return -ENOMEM;
 	name = text(c, k->name_id, true, &nlen);
-	lane = gt_xtrack_place(&c->m, t, k->span.start_ns, k->span.end_ns);
-	p = slice_head(c, t, lane, "kernel", name, nlen, k->span.start_ns, k->span.end_ns, 700);
-	p = span_args(p, &k->span);
+	p = span_slice(c, t, &k->span, "kernel", name, nlen, 700, &lane);
 	p = LIT(p, ",");
 	p = arg_dim3(p, "grid", 4, k->grid_x, k->grid_y, k->grid_z);
 	p = LIT(p, ",");
@@ -500,26 +525,19 @@ static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
 	if (!t)
 		return -ENOMEM;
 	n = LIT(n, "Memcpy ");
-	memcpy(n, gt_memcpy_kind_name(r->copy_kind), strlen(gt_memcpy_kind_name(r->copy_kind)));
-	n += strlen(gt_memcpy_kind_name(r->copy_kind));
+	n = put_str(n, gt_memcpy_kind_name(r->copy_kind));
 	n = LIT(n, " (");
 	n = cap_kind(n, r->src_kind);
 	n = LIT(n, " -> ");
 	n = cap_kind(n, r->dst_kind);
 	*n++ = ')';
-	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
-	p = slice_head(c, t, lane, "gpu_memcpy", name, (size_t)(n - name), r->span.start_ns,
-	               r->span.end_ns, 400);
-	p = span_args(p, &r->span);
+	p = span_slice(c, t, &r->span, "gpu_memcpy", name, (size_t)(n - name), 400, &lane);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
 	p = LIT(p, ",\"kind\":\"");
-	memcpy(p, gt_memcpy_kind_name(r->copy_kind), strlen(gt_memcpy_kind_name(r->copy_kind)));
-	p += strlen(gt_memcpy_kind_name(r->copy_kind));
+	p = put_str(p, gt_memcpy_kind_name(r->copy_kind));
 	*p++ = '"';
-	p = put_bandwidth(p, r->bytes,
-	                  r->span.end_ns > r->span.start_ns ? r->span.end_ns - r->span.start_ns
-	                                                    : 0);
+	p = put_bandwidth(p, r->bytes, span_dur_ns(&r->span));
 	if (r->copy_kind == GT_MEMCPY_PTOP) {
 		p = LIT(p, ",");
 		p = ARG(p, "src device", r->src_device);
@@ -544,17 +562,12 @@ static int emit_memset(struct chrome *c, const struct gt_rec_memset *r)
 	n = LIT(n, "Memset (");
 	n = cap_kind(n, r->mem_kind);
 	*n++ = ')';
-	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
-	p = slice_head(c, t, lane, "gpu_memset", name, (size_t)(n - name), r->span.start_ns,
-	               r->span.end_ns, 300);
-	p = span_args(p, &r->span);
+	p = span_slice(c, t, &r->span, "gpu_memset", name, (size_t)(n - name), 300, &lane);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
 	p = LIT(p, ",");
 	p = ARG(p, "value", r->value);
-	p = put_bandwidth(p, r->bytes,
-	                  r->span.end_ns > r->span.start_ns ? r->span.end_ns - r->span.start_ns
-	                                                    : 0);
+	p = put_bandwidth(p, r->bytes, span_dur_ns(&r->span));
 	end_event(c, p);
 	gpu_flow(c, &r->span, r->hdr.pid, t, lane);
 	return 0;
@@ -572,10 +585,7 @@ static int emit_graph(struct chrome *c, const struct gt_rec_graph *r)
 		return -ENOMEM;
 	n = LIT(n, "CUDA graph ");
 	n = gt_fmt_u64(n, r->graph_id);
-	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
-	p = slice_head(c, t, lane, "cuda_graph", name, (size_t)(n - name), r->span.start_ns,
-	               r->span.end_ns, 300);
-	p = span_args(p, &r->span);
+	p = span_slice(c, t, &r->span, "cuda_graph", name, (size_t)(n - name), 300, &lane);
 	p = LIT(p, ",");
 	p = ARG(p, "graph id", r->graph_id);
 	end_event(c, p);
@@ -726,10 +736,7 @@ static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 
 	if (!t)
 		return -ENOMEM;
-	lane = gt_xtrack_place(&c->m, t, r->span.start_ns, r->span.end_ns);
-	p = slice_head(c, t, lane, "cuda_sync", name, strlen(name), r->span.start_ns,
-	               r->span.end_ns, 300);
-	p = span_args(p, &r->span);
+	p = span_slice(c, t, &r->span, "cuda_sync", name, strlen(name), 300, &lane);
 	if (r->kind == GT_SYNC_EVENT || r->kind == GT_SYNC_STREAM_WAIT) {
 		p = LIT(p, ",");
 		p = ARG(p, "event", r->event_id);

@@ -12,54 +12,9 @@
 #include <unistd.h>
 
 #include "../exporters/model.h"
-#include "export-fixture.h"
+#define FX_TEST_TAG "chrome"
+#include "export-test.h"
 #include "gputrace/exporter.h"
-
-static char dir[64];
-static char trace_path[128];
-static const struct fx_opts fxo = {.procs = 2, .iters = 50, .gpu_batch = 4, .kernels = 3};
-static struct fx_expect fxe;
-
-static void setup_once(void)
-{
-	strcpy(dir, "/tmp/gt-chrome-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
-	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
-	fx_expect(&fxo, &fxe);
-}
-
-/* The recorded traces need only a directory for their exports. */
-static void setup_dir(void)
-{
-	strcpy(dir, "/tmp/gt-chrome-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown_once(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static int export(const char *fmt, const char *out, uint64_t max_bytes, int demangle,
-                  struct gt_export_result *res)
-{
-	struct gt_reader *r;
-	const char *err = NULL;
-	struct gt_export_options o = {.output = out, .max_bytes = max_bytes, .demangle = demangle};
-	int ret;
-
-	memset(res, 0, sizeof(*res));
-	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
-	if (ret < 0)
-		fprintf(stderr, "export failed: %s\n", err);
-	gt_reader_close(r);
-	return ret;
-}
 
 static char *slurp(const char *path, size_t *len)
 {

@@ -11,53 +11,9 @@
 #include <unistd.h>
 
 #include "../exporters/protobuf.h"
-#include "export-fixture.h"
+#define FX_TEST_TAG "perfetto"
+#include "export-test.h"
 #include "gputrace/exporter.h"
-
-static char dir[64];
-static char trace_path[128];
-static const struct fx_opts fxo = {.procs = 2, .iters = 50, .gpu_batch = 4, .kernels = 3};
-static struct fx_expect fxe;
-
-static void setup_once(void)
-{
-	strcpy(dir, "/tmp/gt-perfetto-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(trace_path, sizeof(trace_path), "%s/in.gtrace", dir);
-	ck_assert_int_eq(fx_write(trace_path, &fxo), 0);
-	fx_expect(&fxo, &fxe);
-}
-
-/* The recorded traces need only a directory for their exports. */
-static void setup_dir(void)
-{
-	strcpy(dir, "/tmp/gt-perfetto-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown_once(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static int export(const char *fmt, const char *out, struct gt_export_result *res)
-{
-	struct gt_reader *r;
-	const char *err = NULL;
-	struct gt_export_options o = {.output = out, .demangle = 1};
-	int ret;
-
-	memset(res, 0, sizeof(*res));
-	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
-	if (ret < 0)
-		fprintf(stderr, "export failed: %s\n", err);
-	gt_reader_close(r);
-	return ret;
-}
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -545,7 +501,7 @@ START_TEST(test_structure_and_counts)
 	size_t len;
 
 	snprintf(out, sizeof(out), "%s/out.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
 	ck_assert_uint_eq(res.events, fxe.events);
 	ck_assert_uint_eq(res.files, 1);
 	buf = slurp(out, &len);
@@ -592,7 +548,7 @@ START_TEST(test_tracks)
 	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, counters = 0, nvtx = 0;
 
 	snprintf(out, sizeof(out), "%s/tracks.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
 	buf = slurp(out, &len);
 	decode(&d, buf, len);
 	for (size_t i = 0; i < d.ntracks; i++) {
@@ -650,7 +606,7 @@ START_TEST(test_flows)
 	size_t len;
 
 	snprintf(out, sizeof(out), "%s/flows.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
 	buf = slurp(out, &len);
 	decode(&d, buf, len);
 	/* every API call with a correlation id opens a flow; the GPU work ends one each */
@@ -681,7 +637,7 @@ START_TEST(test_names)
 	bool quote = false, bad = false, longname = false, dem = false;
 
 	snprintf(out, sizeof(out), "%s/names.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
 	buf = slurp(out, &len);
 	decode(&d, buf, len);
 	for (unsigned i = 1; i < MAX_IIDS; i++) {
@@ -710,7 +666,7 @@ START_TEST(test_protoc_decode_raw)
 		return;
 	}
 	snprintf(out, sizeof(out), "%s/raw.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &res), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
 	snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s > %s/raw.txt 2>&1", out, dir);
 	ck_assert_int_eq(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "grep -q 'quote\\\\\"kernel' %s/raw.txt", dir);
@@ -724,9 +680,9 @@ START_TEST(test_smaller_than_json)
 	struct gt_export_result pf, js;
 
 	snprintf(out, sizeof(out), "%s/size.pftrace", dir);
-	ck_assert_int_eq(export("perfetto", out, &pf), 0);
+	ck_assert_int_eq(export("perfetto", out, 0, 1, &pf), 0);
 	snprintf(out, sizeof(out), "%s/size.json", dir);
-	ck_assert_int_eq(export("chrome", out, &js), 0);
+	ck_assert_int_eq(export("chrome", out, 0, 1, &js), 0);
 	ck_assert_uint_eq(pf.events, js.events);
 	ck_assert_msg(pf.bytes * 3 < js.bytes, "perfetto %llu bytes, json %llu",
 	              (unsigned long long)pf.bytes, (unsigned long long)js.bytes);

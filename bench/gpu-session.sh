@@ -1,7 +1,7 @@
 #!/bin/bash
 # Everything to run on a GPU machine in one go, from a build directory made elsewhere:
-# environment facts, the GPU suite (API records through callbacks and through activity
-# records), the PyTorch workload bare, the launch/NVTX overhead benchmark and the PyTorch
+# environment facts, the GPU suite (API records through activity records, the default, and
+# through callbacks), the PyTorch workload bare, the launch/NVTX overhead benchmark and the PyTorch
 # small-op loop benchmark. Logs go to OUT_DIR (at most 8 files).
 # Usage: bench/gpu-session.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: default "env suite torch overhead torchloop"
 set -u
@@ -25,15 +25,17 @@ for s in $steps; do
 			grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x -E 'constant_tsc|nonstop_tsc|tsc_known_freq' | tr '\n' ' '
 			echo
 			nproc
+			grep -m1 "model name" /proc/cpuinfo
+			grep -E "^(MemTotal|Hugepagesize)" /proc/meminfo
 			"$build/cli/gputrace" doctor
 		} >"$out/env.log" 2>&1
 		;;
 	suite)
 		stamp suite >"$out/suite.log"
 		bash "$src/tests/gpu/run.sh" "$build" >>"$out/suite.log" 2>&1
-		stamp "suite, API through activity records" >>"$out/suite.log"
-		GPUTRACE_API_SOURCE=activity bash "$src/tests/gpu/run.sh" "$build" \
-			${ACTIVITY_TESTS:-} >>"$out/suite.log" 2>&1
+		stamp "suite, API through callbacks" >>"$out/suite.log"
+		GPUTRACE_API_SOURCE=callback bash "$src/tests/gpu/run.sh" "$build" \
+			${CALLBACK_TESTS:-} >>"$out/suite.log" 2>&1
 		;;
 	torch)
 		{
@@ -53,14 +55,20 @@ for s in $steps; do
 		cp /tmp/torch.gtrace "$out/torch.gtrace" 2>/dev/null
 		;;
 	nvtxcpu)
-		# NVTX handlers alone (no CUDA): tells the handler's cost from CUPTI's presence
-		if [ -x "$src/.carry/nvtxbench" ]; then
+		# NVTX handlers alone (no CUDA): tells the handler's cost from CUPTI's presence, and
+		# shows what the machine's clock reads cost
+		{
+			stamp "bench-nvtx, no injection"
+			"$build/bench/bench-nvtx"
 			for i in 1 2 3; do
+				stamp "bench-nvtx under gputrace (standalone), run $i"
 				NVTX_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
-					GPUTRACE_OUTPUT=/tmp/nvtx-cpu.gtrace "$src/.carry/nvtxbench"
-			done >"$out/nvtxcpu.log" 2>&1
-			"$build/cli/gputrace" info /tmp/nvtx-cpu.gtrace | grep -E 'nvtx|loss|  ' >>"$out/nvtxcpu.log" 2>&1
-		fi
+					GPUTRACE_OUTPUT=/tmp/nvtx-cpu.gtrace "$build/bench/bench-nvtx"
+			done
+			"$build/cli/gputrace" info /tmp/nvtx-cpu.gtrace | grep -E 'nvtx|loss|  '
+			stamp "bench-ring, 1 producer, 20 M records, 32 MiB"
+			"$build/bench/bench-ring" 1 20000000 32
+		} >"$out/nvtxcpu.log" 2>&1
 		;;
 	overhead)
 		BENCH_CONFIGS=${OVERHEAD_CONFIGS:-"bare floor gputrace gputrace-activity nsys"} \

@@ -9,10 +9,6 @@
 #include "gputrace/env.h"
 #include "inject.h"
 
-/* Internal knob, kept out of env.h on purpose: which CUPTI mechanism delivers API records.
- * Only the overhead benchmark sets it, to compare the two (docs/collectors.md). */
-#define GT_ENV_API_SOURCE "GPUTRACE_API_SOURCE"
-
 static const struct {
 	const char *name;
 	unsigned bit;

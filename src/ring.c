@@ -56,6 +56,12 @@ _Static_assert(GT_REC_MAX <= W_TYPE_MASK, "record types fit the commit word");
 /* A probe of a consumer that freed nothing since a wait gave up: a kick and this long. */
 #define WAIT_PROBE_NS (50u * 1000u * 1000u)
 
+/* How far ahead of its slot a producer asks for the next lines in exclusive state. The lines
+ * a producer writes were last read by the consumer on another core (or have left the caches
+ * after a lap); without this each record's first store misses, and the next reservation's
+ * locked compare-exchange waits for that store to drain. */
+#define PREFETCH_AHEAD_BYTES 1024u
+
 /* How often the consumer publishes `tail` while it reads (a fraction of the data area):
  * fewer stores to the consumer's line, which every producer reads in reserve. */
 #define PUBLISH_SHIFT 3
@@ -129,6 +135,17 @@ static inline enum word_state word_classify(uint64_t pos, uint64_t w)
 static inline _Atomic uint64_t *word_at(const struct gt_ring *ring, uint64_t pos)
 {
 	return (_Atomic uint64_t *)(void *)(ring->data + (pos & ring->mask));
+}
+
+/* A hint to fetch the line at p for writing; never faults. PREFETCHW decodes as a NOP on x86
+ * processors that lack it. */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
 }
 
 static void sleep_ns(uint64_t ns)
@@ -246,6 +263,11 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 		                      memory_order_release);
 	}
 	pos = head + pad;
+	/* The lines of this reservation's span, PREFETCH_AHEAD_BYTES on: later reservations
+	 * will write them, and consecutive spans leave no line out. */
+	for (uint64_t a = (head + PREFETCH_AHEAD_BYTES) & ~(uint64_t)(GT_CACHELINE - 1);
+	     a < head + need + PREFETCH_AHEAD_BYTES; a += GT_CACHELINE)
+		prefetch_for_write(ring->data + (a & ring->mask));
 	/* Relaxed: a pending word publishes nothing; it carries the check to commit. */
 	atomic_store_explicit(word_at(ring, pos),
 	                      make_word(pos, type, (unsigned)(slot / 8)) | W_PENDING,
@@ -328,7 +350,9 @@ int gt_ring_create(size_t data_bytes, uint32_t pid, struct gt_ring **ret)
 		r = -errno;
 		goto out;
 	}
-	map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Populated now, at start-up: otherwise the application's threads take the page faults
+	 * (a VM exit each on some hypervisors) on their first lap through the ring. */
+	map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
 		r = -errno;
 		goto out;

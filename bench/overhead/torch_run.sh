@@ -2,6 +2,10 @@
 # PyTorch small-op loop (bench/overhead/torch_loop.py) bare, under gputrace run (default
 # settings), under Nsight Systems (-t cuda,nvtx) and under PyTorch's profiler (CUDA activities),
 # in interleaved rounds; prints each configuration's median µs per step with its spread.
+# BENCH_CONFIGS picks configurations; besides those four: floor (the CUPTI floor library of
+# bench/overhead), gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none),
+# gputrace-nosync (default kinds but sync), gputrace-nomem (default kinds but memory),
+# gputrace-nonvtx (default kinds but nvtx), gputrace-cb (API records through callbacks).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
 set -u
 build=$(cd "${1:?usage: torch_run.sh BUILD_DIR [ROUNDS]}" && pwd)
@@ -22,16 +26,30 @@ for r in $(seq 1 "$rounds"); do
 		out="$work/$c-$r.out"
 		case $c in
 		bare) "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+		floor) CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
+			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
 		gputrace) "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" -- \
 			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
-		gputrace-activity) GPUTRACE_API_SOURCE=activity "$build/cli/gputrace" run -q -f \
-			-o "$work/ta.gtrace" -- "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
-		nsys) "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" --force-overwrite=true \
-			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+		gputrace-*)
+			opts=()
+			case $c in
+			gputrace-kms) opts=(-t kernel,memcpy,memset) ;;
+			gputrace-noapi) opts=(--api none) ;;
+			gputrace-nosync) opts=(-t kernel,memcpy,memset,memory,api,nvtx,graph) ;;
+			gputrace-nomem) opts=(-t kernel,memcpy,memset,api,nvtx,sync,graph) ;;
+			gputrace-nonvtx) opts=(-t kernel,memcpy,memset,memory,api,sync,graph) ;;
+			esac
+			if [ "$c" = gputrace-cb ]; then export GPUTRACE_API_SOURCE=callback; fi
+			"$build/cli/gputrace" run -q -f -o "$work/$c.gtrace" "${opts[@]}" -- \
+				"$py" "$src/torch_loop.py" >"$out" 2>&1
+			unset GPUTRACE_API_SOURCE ;;
+		# the loop prints its figure before Nsight Systems post-processes; bound that part
+		nsys) timeout "${NSYS_TIMEOUT:-90}" "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" \
+			--force-overwrite=true "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
 		torch-profiler) "$py" "$src/torch_loop.py" --torch-profiler >"$out" 2>&1 ;;
 		esac
 		v=$(awk '/^step_us/{print $2}' "$out")
-		if [ -n "$v" ]; then echo "$c $v" >>"$work/results"; else
+		if [ -n "$v" ]; then echo "$c $v" >>"$work/results"; echo "round $r: $c $v us/step"; else
 			echo "$c round $r failed:"; tail -n 5 "$out"; fi
 	done
 	echo "round $r of $rounds done" >&2

@@ -553,6 +553,89 @@ static void check_launches(long n)
 	check_kernel_after_launch(true);
 }
 
+static size_t count_nvtx(const char *message)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < all.n; i++)
+		if (all.v[i].hdr.type == GT_REC_NVTX && !strcmp(str(all.v[i].nvtx.message_id), message))
+			n++;
+	return n;
+}
+
+static size_t count_notices(unsigned code)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < all.n; i++)
+		n += all.v[i].hdr.type == GT_REC_NOTICE && all.v[i].notice.code == code;
+	return n;
+}
+
+/* Capture ranges: the kernels inside each range, all of them (including those still running
+ * when the range closed), and nothing from outside; one start and one stop notice per range. */
+static void check_capture_profiler(void)
+{
+	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), 11);
+	EXPECT_EQ("_Z8gt_scalePfi kernels (range 1)", count_kernels("_Z8gt_scalePfi"), 7);
+	EXPECT_EQ("_Z6gt_tagPii kernels (range 2, in flight at the stop)",
+	          count_kernels("_Z6gt_tagPii"), 4);
+	EXPECT_EQ("_Z6gt_addPfi kernels (outside)", count_kernels("_Z6gt_addPfi"), 0);
+	EXPECT_EQ("_Z8gt_emptyv kernels (outside)", count_kernels("_Z8gt_emptyv"), 0);
+	EXPECT_EQ("memcpy records", count_type(GT_REC_MEMCPY), 1);
+	EXPECT_EQ("HtoD 64 KiB pageable", count_memcpy(GT_MEMCPY_HTOD, 64 << 10, GT_MEM_PAGEABLE, false),
+	          1);
+	EXPECT_EQ("memory records (allocations happen outside)", count_type(GT_REC_MEMORY), 0);
+	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0), 11);
+	EXPECT_EQ("cudaMemcpy API records", count_api("cudaMemcpy", 0), 1);
+	EXPECT_EQ("capture start notices", count_notices(GT_NOTICE_CAPTURE_START), 2);
+	EXPECT_EQ("capture stop notices", count_notices(GT_NOTICE_CAPTURE_STOP), 2);
+	check_kernel_after_launch(true);
+}
+
+static void check_capture_nvtx(void)
+{
+	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), 9);
+	EXPECT_EQ("_Z8gt_scalePfi kernels (train)", count_kernels("_Z8gt_scalePfi"), 6);
+	EXPECT_EQ("_Z8gt_emptyv kernels (train/inner)", count_kernels("_Z8gt_emptyv"), 2);
+	EXPECT_EQ("_Z6gt_addPfi kernels (second train)", count_kernels("_Z6gt_addPfi"), 1);
+	EXPECT_EQ("_Z6gt_tagPii kernels (outside)", count_kernels("_Z6gt_tagPii"), 0);
+	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0), 9);
+	EXPECT_EQ("NVTX records", count_type(GT_REC_NVTX), 3);
+	EXPECT_EQ("NVTX train ranges", count_nvtx("train"), 2);
+	EXPECT_EQ("NVTX inner ranges", count_nvtx("inner"), 1);
+	EXPECT_EQ("memory records (allocations happen outside)", count_type(GT_REC_MEMORY), 0);
+	EXPECT_EQ("capture start notices", count_notices(GT_NOTICE_CAPTURE_START), 2);
+	EXPECT_EQ("capture stop notices", count_notices(GT_NOTICE_CAPTURE_STOP), 2);
+	check_kernel_after_launch(true);
+}
+
+/* Peer copies: kind PtoP with both devices. */
+static void check_p2p(void)
+{
+	size_t i, sync = 0, async = 0;
+
+	EXPECT_EQ("memcpy records", count_type(GT_REC_MEMCPY), 2);
+	EXPECT_EQ("DEVICE records", count_type(GT_REC_DEVICE), 2);
+	for (i = 0; i < all.n; i++) {
+		const struct gt_rec_memcpy *m = &all.v[i].memcpy;
+
+		if (m->hdr.type != GT_REC_MEMCPY)
+			continue;
+		if (m->copy_kind != GT_MEMCPY_PTOP || m->src_device != 0 || m->dst_device != 1) {
+			fail("memcpy of %" PRIu64 " bytes: kind %u, device %u -> %u; want PtoP 0 -> 1",
+			     m->bytes, m->copy_kind, m->src_device, m->dst_device);
+			continue;
+		}
+		sync += m->bytes == 1u << 20 && !(m->flags & GT_COPY_ASYNC);
+		async += m->bytes == 512u << 10 && (m->flags & GT_COPY_ASYNC);
+	}
+	EXPECT_EQ("PtoP 1 MiB (cudaMemcpyPeer)", sync, 1);
+	EXPECT_EQ("PtoP 512 KiB async (cudaMemcpyPeerAsync)", async, 1);
+	EXPECT_EQ("cudaMemcpyPeer API records", count_api("cudaMemcpyPeer", 0), 1);
+	EXPECT_EQ("cudaMemcpyPeerAsync API records", count_api("cudaMemcpyPeerAsync", 0), 1);
+}
+
 /* PyTorch training loop (tests/gpu/torch_train.py): 20 eager steps in NVTX "step" ranges,
  * then 10 replays of a captured graph in "graph-step" ranges. */
 static void check_pytorch(void)
@@ -818,9 +901,11 @@ static void check_crash(const char *w, long k)
 	EXPECT_EQ("flush-window notices", flush_notices, strcmp(w, "crash-illegal") ? 1ull : 0ull);
 }
 
-/* overload-gpu N: N launches through a 64 KiB ring. The CUPTI buffer thread waits (bounded)
- * for ring space and the launching thread never does, so records are dropped - and every
- * dropped record is counted:
+/* overload-gpu N: N launches, each followed by an NVTX push+pop, through a 64 KiB ring. The
+ * CUPTI buffer thread waits (bounded) for ring space and the launching thread never does, so
+ * records are dropped - and every dropped record is counted:
+ * - NVTX ranges: in the trace + ring_full of kind nvtx, exactly N, and some were dropped
+ *   (written by the launching thread whichever way API records arrive).
  * - kernels: in the trace + ring_full of kind kernel + cupti_dropped. CUPTI's dropped count
  *   is not per kind (the LOSS says GT_REC_NONE): it may include the few non-kernel activity
  *   records of this program (context, stream, the final synchronization), so when CUPTI
@@ -837,16 +922,18 @@ static void check_overload(long n)
 	uint64_t kernels = count_type(GT_REC_KERNEL), launches = count_api("cudaLaunchKernel", 0);
 	uint64_t ring_k = lost_by[GT_LOSS_RING_FULL][GT_REC_KERNEL];
 	uint64_t ring_api = lost_by[GT_LOSS_RING_FULL][GT_REC_API];
+	uint64_t nvtx = count_nvtx("ovl"), ring_nvtx = lost_by[GT_LOSS_RING_FULL][GT_REC_NVTX];
 	uint64_t cupti = lost_source(GT_LOSS_CUPTI_DROPPED), total = 0,
 	         apis = count_type(GT_REC_API);
 	unsigned s;
 
 	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++)
 		total += lost_source(s);
-	printf("overload: %ld launched; kernels %" PRIu64 " + ring_full %" PRIu64
+	printf("overload: %ld launched; NVTX %" PRIu64 " + ring_full %" PRIu64 "; kernels %" PRIu64
+	       " + ring_full %" PRIu64
 	       " + cupti_dropped %" PRIu64 "; launch calls %" PRIu64 " + ring_full(api) %" PRIu64
 	       "; buffer_pool %" PRIu64 ", all losses %" PRIu64 "\n",
-	       n, kernels, ring_k, cupti, launches, ring_api, lost_source(GT_LOSS_BUFFER_POOL),
+	       n, nvtx, ring_nvtx, kernels, ring_k, cupti, launches, ring_api, lost_source(GT_LOSS_BUFFER_POOL),
 	       total);
 	if (kernels > (uint64_t)n)
 		fail("%" PRIu64 " kernel records, only %ld launched", kernels, n);
@@ -866,6 +953,10 @@ static void check_overload(long n)
 		     " in all, + ring_full(api) %" PRIu64
 		     ": want %ld launches accounted for (+ at most %d other calls)",
 		     launches, apis, ring_api, n, GT_OVERLOAD_OTHER_MAX);
+	/* the launching thread's own records: never waited for, so dropped and counted */
+	EXPECT_EQ("NVTX records + ring_full(nvtx)", nvtx + ring_nvtx, (unsigned long long)n);
+	if (!ring_nvtx)
+		fail("no NVTX record dropped with a 64 KiB ring: the case did not overload it");
 	if (!total)
 		fail("no loss with a 64 KiB ring: the case did not overload the ring (make it "
 		     "smaller)");
@@ -948,6 +1039,12 @@ int main(int argc, char **argv)
 		check_launches(argc > 3 ? atol(argv[3]) : 1000000);
 	else if (!strcmp(w, "fork"))
 		check_fork();
+	else if (!strcmp(w, "capture-profiler"))
+		check_capture_profiler();
+	else if (!strcmp(w, "capture-nvtx"))
+		check_capture_nvtx();
+	else if (!strcmp(w, "p2p"))
+		check_p2p();
 	else if (!strcmp(w, "pytorch"))
 		check_pytorch();
 	else if (!strcmp(w, "crash-abort") || !strcmp(w, "crash-segv") ||

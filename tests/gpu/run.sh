@@ -19,6 +19,7 @@ work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
+capture-profiler capture-nvtx p2p
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -108,6 +109,14 @@ run_test() {
 		run_standalone "$1" "$1" "" -- -- "$1" ;;
 	graph-nodes)
 		run_standalone graph-nodes graph-nodes "" -- GPUTRACE_GRAPH=node -- graph ;;
+	capture-profiler)
+		run_standalone capture-profiler capture-profiler "" -- \
+			GPUTRACE_CAPTURE_RANGE=cudaProfilerApi -- capture-profiler ;;
+	capture-nvtx)
+		run_standalone capture-nvtx capture-nvtx "" -- GPUTRACE_CAPTURE_RANGE=nvtx:train -- \
+			capture-nvtx ;;
+	p2p)
+		run_standalone p2p p2p "" -- -- p2p ;;
 	launches)
 		run_standalone launches launches 1000000 -- -- launches 1000000 ;;
 	cuptifirst)

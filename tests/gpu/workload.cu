@@ -1,6 +1,7 @@
 // GPU suite workloads: one small CUDA program per scenario, chosen by argv[1]; each does an
 // exactly known set of GPU operations that tests/gpu/check.c then finds record by record.
 // Runs on the GPU machine under libgputrace-inject.so. Exits 77 (meson's skip) without a GPU.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
@@ -277,6 +278,122 @@ static int run_launches(long n)
 	return 0;
 }
 
+// capture-profiler (GPUTRACE_CAPTURE_RANGE=cudaProfilerApi): 5 x gt_add outside any range;
+// range 1: 7 x gt_scale and a 64 KiB host-to-device copy; 3 x gt_empty outside; range 2:
+// 4 x gt_tag, stopped without synchronizing (kernels still in flight at cudaProfilerStop);
+// 6 x gt_add after it.
+static int run_capture_profiler(void)
+{
+	static char host[64 << 10];
+	float *x;
+	int *t, i;
+
+	CK(cudaMalloc(&x, 1 << 20));
+	CK(cudaMalloc(&t, 64 * sizeof(int)));
+	for (i = 0; i < 5; i++)
+		gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	CK(cudaDeviceSynchronize());
+	CK(cudaProfilerStart());
+	for (i = 0; i < 7; i++)
+		gt_scale<<<dim3(8, 1, 1), dim3(32, 4, 1), 256>>>(x, 1024);
+	CK(cudaMemcpy(x, host, sizeof(host), cudaMemcpyHostToDevice));
+	CK(cudaProfilerStop());
+	for (i = 0; i < 3; i++)
+		gt_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	CK(cudaProfilerStart());
+	for (i = 0; i < 4; i++)
+		gt_tag<<<1, 32>>>(t, i);
+	CK(cudaProfilerStop());
+	for (i = 0; i < 6; i++)
+		gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(t));
+	CK(cudaFree(x));
+	return 0;
+}
+
+// capture-nvtx (GPUTRACE_CAPTURE_RANGE=nvtx:train): 3 x gt_add outside; "train" holding
+// 6 x gt_scale and "inner" with 2 x gt_empty, closed without synchronizing; 4 x gt_tag
+// outside; a second "train" with 1 x gt_add.
+static int run_capture_nvtx(void)
+{
+	float *x;
+	int *t, i;
+
+	CK(cudaMalloc(&x, 1 << 20));
+	CK(cudaMalloc(&t, 64 * sizeof(int)));
+	for (i = 0; i < 3; i++)
+		gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	CK(cudaDeviceSynchronize());
+	nvtxRangePushA("train");
+	for (i = 0; i < 6; i++)
+		gt_scale<<<dim3(8, 1, 1), dim3(32, 4, 1), 256>>>(x, 1024);
+	nvtxRangePushA("inner");
+	for (i = 0; i < 2; i++)
+		gt_empty<<<1, 1>>>();
+	nvtxRangePop();
+	nvtxRangePop();
+	for (i = 0; i < 4; i++)
+		gt_tag<<<1, 32>>>(t, i);
+	CK(cudaDeviceSynchronize());
+	nvtxRangePushA("train");
+	gt_add<<<dim3(4, 2, 1), dim3(128, 1, 1)>>>(x, 1024);
+	nvtxRangePop();
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(t));
+	CK(cudaFree(x));
+	return 0;
+}
+
+// p2p: device 0 to device 1 with peer access enabled: cudaMemcpyPeer of 1 MiB, then
+// cudaMemcpyPeerAsync of 512 KiB on device 0's legacy stream. Exits 77 with fewer than two GPUs.
+static int run_p2p(void)
+{
+	void *a, *b;
+	int n = 0, can = 0;
+
+	CK(cudaGetDeviceCount(&n));
+	if (n < 2) {
+		fprintf(stderr, "p2p: %d GPU here, two needed: skipping\n", n);
+		return 77;
+	}
+	CK(cudaDeviceCanAccessPeer(&can, 0, 1));
+	if (!can) {
+		fprintf(stderr, "p2p: device 0 cannot access device 1\n");
+		return 1;
+	}
+	CK(cudaSetDevice(1));
+	CK(cudaMalloc(&b, 1 << 20));
+	CK(cudaSetDevice(0));
+	CK(cudaMalloc(&a, 1 << 20));
+	CK(cudaDeviceEnablePeerAccess(1, 0));
+	CK(cudaMemcpyPeer(b, 1, a, 0, 1 << 20));
+	CK(cudaMemcpyPeerAsync(b, 1, a, 0, 512 << 10, 0));
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(a));
+	CK(cudaSetDevice(1));
+	CK(cudaFree(b));
+	return 0;
+}
+
+// overload-gpu N: N x (gt_empty<<<1,1>>>, then an NVTX "ovl" push+pop), back to back. The
+// NVTX records come from this thread, which never waits for ring space: with a tiny ring they
+// are dropped and counted whichever way API records arrive.
+static int run_overload(long n)
+{
+	long i;
+
+	CK(cudaFree(0)); // InitializeInjection points NVTX at the library first
+	for (i = 0; i < n; i++) {
+		gt_empty<<<1, 1>>>();
+		nvtxRangePushA("ovl");
+		nvtxRangePop();
+	}
+	CK(cudaDeviceSynchronize());
+	return 0;
+}
+
 // fork: 2 kernels here, then fork+exec of ourselves running "kernels" in the child.
 static int run_fork(const char *self)
 {
@@ -414,7 +531,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s kernels|memcpy|memset|alloc|nvtx|streams8|graph|apierror|"
-				"launches N|fork|cuptifirst|overload-gpu N|crash-abort K|crash-segv K|"
+				"launches N|fork|cuptifirst|capture-profiler|capture-nvtx|p2p|overload-gpu N|crash-abort K|crash-segv K|"
 				"crash-kill K|crash-exit K|crash-illegal K\n",
 			argv[0]);
 		return 2;
@@ -445,9 +562,14 @@ int main(int argc, char **argv)
 		return run_fork(argv[0]);
 	if (!strcmp(argv[1], "cuptifirst"))
 		return run_cuptifirst();
-	// overload-gpu N: the same back-to-back launches, run with a tiny ring
 	if (!strcmp(argv[1], "overload-gpu"))
-		return run_launches(argc > 2 ? atol(argv[2]) : 200000);
+		return run_overload(argc > 2 ? atol(argv[2]) : 200000);
+	if (!strcmp(argv[1], "capture-profiler"))
+		return run_capture_profiler();
+	if (!strcmp(argv[1], "capture-nvtx"))
+		return run_capture_nvtx();
+	if (!strcmp(argv[1], "p2p"))
+		return run_p2p();
 	if (!strcmp(argv[1], "crash-abort") || !strcmp(argv[1], "crash-segv") ||
 	    !strcmp(argv[1], "crash-kill") || !strcmp(argv[1], "crash-exit") ||
 	    !strcmp(argv[1], "crash-illegal"))

@@ -44,10 +44,12 @@ static const char *const trace_kinds[] = {"kernel", "memcpy", "memset", "memory"
                                           "nvtx",   "sync",   "graph",  "overhead", NULL};
 #define KINDS_ALL     ((1u << 9) - 1)
 #define KIND_NVTX     (1u << 5)
+#define KIND_SYNC     (1u << 6)
 #define KIND_OVERHEAD (1u << 8)
-/* Everything but CUPTI's overhead records, which help only when debugging CUPTI
- * itself; the same default as the injection library's. */
-#define KINDS_DEFAULT (KINDS_ALL & ~KIND_OVERHEAD)
+/* Everything but CUPTI's overhead records (they help only when debugging CUPTI itself) and
+ * its synchronization records (costly; the synchronizing calls are API records anyway): the
+ * same default as the injection library's. */
+#define KINDS_DEFAULT (KINDS_ALL & ~(KIND_OVERHEAD | KIND_SYNC))
 /* Nsight Systems' "-t cuda": the CUDA kinds without NVTX. */
 #define KINDS_CUDA (KINDS_DEFAULT & ~KIND_NVTX)
 
@@ -120,7 +122,8 @@ static void usage(FILE *out)
 	      "memcpy, memset,\n"
 	      "                           memory, api, nvtx, sync, graph, overhead, or "
 	      "all, cuda,\n"
-	      "                           default (all but overhead; the default)\n"
+	      "                           default (all but sync and overhead; the "
+	      "default)\n"
 	      "      --api WHICH          API calls to record: launch (calls that "
 	      "launch, copy, set,\n"
 	      "                           allocate, free or synchronize; default), "

@@ -27,8 +27,10 @@ enum gt_trace_bit {
 	GT_TRACE_ALL = (1u << 9) - 1,
 };
 
-/* "default": everything but CUPTI's overhead records, which help only when debugging CUPTI. */
-#define GT_TRACE_DEFAULT (GT_TRACE_ALL & ~GT_TRACE_OVERHEAD)
+/* "default": everything but CUPTI's overhead records, which help only when debugging CUPTI,
+ * and CUPTI's SYNCHRONIZATION records, which cost a PyTorch small-op loop about a fifth of its
+ * step time on the H200 (docs/performance.md); the synchronizing calls are API records anyway. */
+#define GT_TRACE_DEFAULT (GT_TRACE_ALL & ~(GT_TRACE_OVERHEAD | GT_TRACE_SYNC))
 
 enum gt_api_filter {
 	GT_API_FILTER_LAUNCH = 0, /* launch, copy, set, allocate, free, synchronize, graph launch */

@@ -111,7 +111,7 @@ expect_rc 0 run -q -o env1 -- /bin/sh -c "$show"
 expect_out "$lib|$lib|||||||pid|session"
 expect_rc 0 run -q -o env2 -t cuda --api all --buffer-size 64M --flush-interval 250 \
 	--capture-range nvtx:train --graph node -- /bin/sh -c "$show"
-expect_out "$lib||kernel,memcpy,memset,memory,api,sync,graph|all|67108864|250|nvtx:train|node|pid|session"
+expect_out "$lib||kernel,memcpy,memset,memory,api,graph|all|67108864|250|nvtx:train|node|pid|session"
 expect_rc 0 run -q -o env3 -t nvtx,kernel,kernel -- /bin/sh -c "$show"
 expect_out "$lib|$lib|kernel,nvtx||||||pid|session"
 expect_rc 0 run -q -o env4 -- /bin/sh -c '[ -S "$GPUTRACE_SESSION" ] && echo socket'

@@ -49,6 +49,8 @@ START_TEST(trace_words)
 	ck_assert_int_eq(gt_inject_parse_trace("all", &m), 0);
 	ck_assert_uint_eq(m, 0x1ffu);
 	ck_assert_int_eq(gt_inject_parse_trace("default", &m), 0);
+	ck_assert_uint_eq(m, 0x0bfu); /* all but sync (bit 6) and overhead (bit 8) */
+	ck_assert_int_eq(gt_inject_parse_trace("default,sync", &m), 0);
 	ck_assert_uint_eq(m, 0x0ffu);
 	ck_assert_int_eq(gt_inject_parse_trace("none", &m), 0);
 	ck_assert_uint_eq(m, 0);

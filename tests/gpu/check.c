@@ -572,6 +572,49 @@ static size_t count_notices(unsigned code)
 	return n;
 }
 
+/* Synchronization records (on request): one of each kind, each joined by its correlation id
+ * to the API call that waited. */
+static void check_sync(void)
+{
+	static const struct {
+		unsigned kind;
+		const char *call;
+	} want[] = {{GT_SYNC_EVENT, "cudaEventSynchronize"},
+	            {GT_SYNC_STREAM_WAIT, "cudaStreamWaitEvent"},
+	            {GT_SYNC_STREAM, "cudaStreamSynchronize"},
+	            {GT_SYNC_CONTEXT, "cudaDeviceSynchronize"}};
+	size_t i, j, k, seen[4] = {0};
+
+	EXPECT_EQ("SYNC records", count_type(GT_REC_SYNC), 4);
+	for (i = 0; i < all.n; i++) {
+		const struct gt_rec_sync *s = &all.v[i].sync;
+		const char *call = NULL;
+
+		if (s->hdr.type != GT_REC_SYNC)
+			continue;
+		for (j = 0; j < all.n; j++)
+			if (all.v[j].hdr.type == GT_REC_API &&
+			    all.v[j].api.correlation_id == s->span.correlation_id &&
+			    all.v[j].api.domain == GT_API_RUNTIME)
+				call = str(all.v[j].api.name_id);
+		for (k = 0; k < 4 && want[k].kind != s->kind; k++)
+			;
+		if (k == 4) {
+			fail("SYNC record of kind %u", s->kind);
+			continue;
+		}
+		seen[k]++;
+		if (!call || strcmp(call, want[k].call))
+			fail("SYNC kind %u, correlation %u: API call %s, want %s", s->kind,
+			     s->span.correlation_id, call ? call : "(none)", want[k].call);
+		if (s->span.end_ns < s->span.start_ns)
+			fail("SYNC kind %u ends before it starts", s->kind);
+	}
+	for (k = 0; k < 4; k++)
+		if (seen[k] != 1)
+			fail("%zu SYNC records for %s, want 1", seen[k], want[k].call);
+}
+
 /* Capture ranges: the kernels inside each range, all of them (including those still running
  * when the range closed), and nothing from outside; one start and one stop notice per range. */
 static void check_capture_profiler(void)
@@ -1039,6 +1082,8 @@ int main(int argc, char **argv)
 		check_launches(argc > 3 ? atol(argv[3]) : 1000000);
 	else if (!strcmp(w, "fork"))
 		check_fork();
+	else if (!strcmp(w, "sync"))
+		check_sync();
 	else if (!strcmp(w, "capture-profiler"))
 		check_capture_profiler();
 	else if (!strcmp(w, "capture-nvtx"))

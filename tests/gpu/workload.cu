@@ -278,6 +278,28 @@ static int run_launches(long n)
 	return 0;
 }
 
+// sync (GPUTRACE_TRACE=default,sync): gt_empty and an event on stream 1; stream 2 waits on
+// the event; then cudaEventSynchronize, cudaStreamSynchronize(stream 1), cudaDeviceSynchronize.
+static int run_sync(void)
+{
+	cudaStream_t s1, s2;
+	cudaEvent_t e;
+
+	CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+	CK(cudaEventCreate(&e));
+	gt_empty<<<1, 1, 0, s1>>>();
+	CK(cudaEventRecord(e, s1));
+	CK(cudaStreamWaitEvent(s2, e, 0));
+	CK(cudaEventSynchronize(e));
+	CK(cudaStreamSynchronize(s1));
+	CK(cudaDeviceSynchronize());
+	CK(cudaEventDestroy(e));
+	CK(cudaStreamDestroy(s2));
+	CK(cudaStreamDestroy(s1));
+	return 0;
+}
+
 // capture-profiler (GPUTRACE_CAPTURE_RANGE=cudaProfilerApi): 5 x gt_add outside any range;
 // range 1: 7 x gt_scale and a 64 KiB host-to-device copy; 3 x gt_empty outside; range 2:
 // 4 x gt_tag, stopped without synchronizing (kernels still in flight at cudaProfilerStop);
@@ -531,7 +553,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s kernels|memcpy|memset|alloc|nvtx|streams8|graph|apierror|"
-				"launches N|fork|cuptifirst|capture-profiler|capture-nvtx|p2p|overload-gpu N|crash-abort K|crash-segv K|"
+				"launches N|fork|cuptifirst|sync|capture-profiler|capture-nvtx|p2p|overload-gpu N|crash-abort K|crash-segv K|"
 				"crash-kill K|crash-exit K|crash-illegal K\n",
 			argv[0]);
 		return 2;
@@ -564,6 +586,8 @@ int main(int argc, char **argv)
 		return run_cuptifirst();
 	if (!strcmp(argv[1], "overload-gpu"))
 		return run_overload(argc > 2 ? atol(argv[2]) : 200000);
+	if (!strcmp(argv[1], "sync"))
+		return run_sync();
 	if (!strcmp(argv[1], "capture-profiler"))
 		return run_capture_profiler();
 	if (!strcmp(argv[1], "capture-nvtx"))

@@ -39,8 +39,9 @@ run_one() { # config round
 		GPUTRACE_API=none "$app" $sizes >"$out" 2>&1 ;;
 	cupti-markers) CUDA_INJECTION64_PATH="$floor" FLOOR_MARKERS=1 NVTX_INJECTION64_PATH="$cupti" \
 		"$app" $sizes >"$out" 2>&1 ;;
-	nsys) "$nsys" profile -t cuda,nvtx -o "$work/nsys-$2" --force-overwrite=true \
-		"$app" $sizes >"$out" 2>&1 ;;
+	# the program prints its figures before Nsight Systems post-processes; bound that part
+	nsys) timeout "${NSYS_TIMEOUT:-120}" "$nsys" profile -t cuda,nvtx -o "$work/nsys-$2" \
+		--force-overwrite=true "$app" $sizes >"$out" 2>&1 ;;
 	esac
 	rc=$?
 	if [ $rc -eq 77 ]; then echo "no GPU: skipping the benchmark"; exit 77; fi
@@ -51,7 +52,7 @@ run_one() { # config round
 
 : >"$results"
 for r in $(seq 1 "$rounds"); do
-	for c in $configs; do run_one "$c" "$r"; done
+	for c in $configs; do run_one "$c" "$r" && tail -n 1 "$results"; done
 	echo "round $r of $rounds done" >&2
 done
 ls -l "$work"/t.gtrace 2>/dev/null | awk '{print "last gputrace trace: " $5 " bytes"}'

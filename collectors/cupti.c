@@ -256,6 +256,7 @@ static void *flush_main(void *arg)
 			/* non-forced: completes full buffers and those with finished records only
 			 */
 			gt_cupti_flush(false);
+			gt_nvtx_publish_all();
 			gt_tsc_anchor();
 			pthread_mutex_lock(&flush_lock);
 		}

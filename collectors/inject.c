@@ -69,6 +69,13 @@ void gt_emit(struct gt_rec_hdr *rec, bool wait)
 	gt_ring_write(gt_inj.ring, rec, wait ? GT_RING_WAIT : 0);
 }
 
+void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n)
+{
+	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
+		return;
+	gt_ring_write_batch(gt_inj.ring, first, bytes, n, 0);
+}
+
 uint32_t gt_intern_len(const char *s, size_t len)
 {
 	if (!s || !atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
@@ -244,9 +251,11 @@ static void on_exit_flush(int status, void *arg)
 	(void)arg;
 	if (!c || !atomic_load(&gt_inj.active))
 		return;
-	/* everything CUPTI still holds reaches the ring before the file is closed */
+	/* everything CUPTI and the threads' NVTX stages still hold reaches the ring before the
+	 * file is closed */
 	gt_flush_stop();
 	gt_cupti_stop();
+	gt_nvtx_publish_all();
 	gt_client_set_exit_status(c, status);
 	atomic_store(&gt_inj.active, 0);
 	/* a callback that passed the `active` check just before may still be writing its

@@ -129,6 +129,10 @@ static inline void gt_hdr(struct gt_rec_hdr *h, unsigned type, size_t bytes)
  * ring space); application threads never wait and the ring counts a drop instead. */
 void gt_emit(struct gt_rec_hdr *rec, bool wait);
 
+/* Write n records of one type and size, back to back at first, with one ring reservation;
+ * never waits (a full ring drops and counts all n). */
+void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n);
+
 /* Intern a string for this process; GT_STRING_NONE if s is NULL or tracing is off. */
 uint32_t gt_intern(const char *s);
 uint32_t gt_intern_len(const char *s, size_t len);
@@ -235,5 +239,8 @@ void gt_meta_thread_seen(uint32_t tid);
 
 /* NVTX: whether our NVTX handlers are installed (nvtx.c). */
 extern _Atomic int gt_nvtx_installed;
+/* Publish every thread's staged NVTX records (the flush thread, each period; the exit flush).
+ * Takes a mutex; never on a record's path. */
+void gt_nvtx_publish_all(void);
 
 #endif /* GT_COLLECTORS_INJECT_H */

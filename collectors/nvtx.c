@@ -2,8 +2,9 @@
  * InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH names this library; gputrace run and
  * InitializeInjection set it). Push/pop, start/end, marks, domains, registered strings, colors,
  * categories, thread names -> GT_REC_NVTX / GT_REC_THREAD. A push+pop costs two clock reads, a
- * per-thread message cache lookup and one ring write: no locks, no allocation after a thread's
- * first call.
+ * per-thread message cache lookup and one record staged in the thread's own buffer, published
+ * to the ring in batches: no locks, no locked instruction per record, no allocation after a
+ * thread's first call.
  * Runs inside the traced application, on the threads calling NVTX. */
 #include <pthread.h>
 #include <stdint.h>
@@ -23,6 +24,8 @@
 #define GT_NVTX_CACHE      64   /* per-thread message cache entries, power of two */
 #define GT_NVTX_CACHE_TEXT 48   /* strings shorter than this are cached */
 #define GT_NVTX_RANGES     4096 /* open start/end ranges tracked at once, power of two */
+#define GT_NVTX_STAGE      32   /* records a thread stages before it publishes them */
+#define GT_NVTX_THREADS    1024 /* threads whose stages the flush thread can reach */
 
 _Atomic int gt_nvtx_installed;
 
@@ -43,12 +46,32 @@ struct nvtx_cache_entry {
 	char text[GT_NVTX_CACHE_TEXT];
 };
 
-/* Per-thread: the push/pop stack and the message cache. Lives as long as the thread. */
+/*
+ * A thread's staged records. Writing a record to the shared ring takes a locked instruction on
+ * its head, which costs 20-25 ns on some server processors; staged, a record costs a copy to
+ * memory the thread owns. The thread publishes its stage with one ring reservation when it is
+ * full, and the flush thread publishes whatever an idle thread holds every flush interval, so
+ * a record waits in a stage no longer than a CUPTI record waits in CUPTI's buffers.
+ * Records are published exactly once: a publisher first takes `busy` (compare-exchange), then
+ * copies [taken, count) and advances `taken`. The owner writes only at `count`, and only while
+ * count - taken < GT_NVTX_STAGE, so it never overwrites a record not yet copied out.
+ */
+struct nvtx_stage {
+	_Atomic uint32_t busy;  /* 1 while a publisher (the owner or the flush thread) copies */
+	_Atomic uint32_t count; /* records staged so far; stored by the owner only */
+	_Atomic uint32_t taken; /* records published so far; stored by the holder of busy only */
+	struct gt_rec_nvtx rec[GT_NVTX_STAGE]; /* record i at rec[i % GT_NVTX_STAGE] */
+};
+
+/* Per-thread: the push/pop stack, the message cache and the stage. Lives as long as the
+ * thread (freed by the TLS key's destructor after the stage is published). */
 struct nvtx_thread {
 	uint32_t tid;
 	uint32_t depth; /* frames pushed, including those past GT_NVTX_DEPTH_MAX */
+	int slot;       /* index in `registry`, or -1: records go to the ring one by one */
 	struct nvtx_frame stack[GT_NVTX_DEPTH_MAX];
 	struct nvtx_cache_entry cache[GT_NVTX_CACHE];
+	struct nvtx_stage stage;
 };
 /* Only a pointer is thread-local, in the initial-exec model (a few bytes of static TLS, read
  * with one instruction); the state itself is allocated on a thread's first NVTX call and freed
@@ -59,9 +82,44 @@ static pthread_key_t nt_key;
 static pthread_once_t nt_key_once = PTHREAD_ONCE_INIT;
 static bool nt_key_ok;
 
+/* Threads with a stage, for the flush thread and the exit flush. A slot is taken at a
+ * thread's first NVTX call and freed when it ends: never on a record's path. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nvtx_thread *registry[GT_NVTX_THREADS]; /* under registry_lock */
+
+static void stage_publish(struct nvtx_stage *st);
+
+/* A thread ends: publish its stage, leave the registry, free its state. */
+static void nt_free(void *p)
+{
+	struct nvtx_thread *t = p;
+
+	nt_self = NULL; /* a later destructor's NVTX call on this thread starts afresh */
+	if (t->slot >= 0) {
+		pthread_mutex_lock(&registry_lock);
+		/* the flush thread, holding the lock, may be publishing this stage: wait */
+		stage_publish(&t->stage);
+		registry[t->slot] = NULL;
+		pthread_mutex_unlock(&registry_lock);
+	}
+	free(t);
+}
+
+/* fork(): the lock must not be held by a thread that does not exist in the child */
+static void registry_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void registry_release(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void nt_key_create(void)
 {
-	nt_key_ok = pthread_key_create(&nt_key, free) == 0;
+	nt_key_ok = pthread_key_create(&nt_key, nt_free) == 0 &&
+	            pthread_atfork(registry_prepare, registry_release, registry_release) == 0;
 }
 
 /* First NVTX call on this thread: may allocate. NULL when memory or a TLS key is lacking;
@@ -76,8 +134,18 @@ static struct nvtx_thread *nt_new(void)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->slot = -1;
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < GT_NVTX_THREADS; i++) {
+		if (!registry[i]) {
+			registry[i] = t;
+			t->slot = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
 	if (pthread_setspecific(nt_key, t) != 0) {
-		free(t);
+		nt_free(t);
 		return NULL;
 	}
 	nt_self = t;
@@ -227,11 +295,81 @@ static inline uint32_t domain_id(nvtxDomainHandle_t d)
 	return (uint32_t)(uintptr_t)d;
 }
 
+/* Publish [taken, count) of a stage in one ring reservation (two when the records wrap around
+ * the stage). Returns without doing anything while another publisher holds it.
+ * Context: the owner thread, the flush thread, or a thread flushing at exit. */
+static void stage_publish(struct nvtx_stage *st)
+{
+	uint32_t zero = 0, t, c, i0, n, first;
+
+	/* Acquire pairs with the release of busy below, by the previous publisher. */
+	if (!atomic_compare_exchange_strong_explicit(&st->busy, &zero, 1, memory_order_acquire,
+	                                             memory_order_relaxed))
+		return;
+	t = atomic_load_explicit(&st->taken, memory_order_relaxed);
+	/* Acquire pairs with the owner's release store of count: the records are written. */
+	c = atomic_load_explicit(&st->count, memory_order_acquire);
+	n = c - t;
+	if (n) {
+		i0 = t % GT_NVTX_STAGE;
+		first = n < GT_NVTX_STAGE - i0 ? n : GT_NVTX_STAGE - i0;
+		gt_emit_batch(&st->rec[i0].hdr, sizeof(st->rec[0]), first);
+		if (n > first)
+			gt_emit_batch(&st->rec[0].hdr, sizeof(st->rec[0]), n - first);
+		/* Release pairs with the owner's acquire load of taken: the copies are done
+		 * before the owner reuses those entries. */
+		atomic_store_explicit(&st->taken, c, memory_order_release);
+	}
+	atomic_store_explicit(&st->busy, 0, memory_order_release);
+}
+
+/* Stage a record on the calling thread; publish the stage when it is full. */
+static void stage_write(struct nvtx_thread *nt, const struct gt_rec_nvtx *r)
+{
+	struct nvtx_stage *st;
+	uint32_t c, t;
+
+	if (!nt || nt->slot < 0) {
+		struct gt_rec_nvtx copy = *r;
+
+		gt_emit(&copy.hdr, false);
+		return;
+	}
+	st = &nt->stage;
+	c = atomic_load_explicit(&st->count, memory_order_relaxed);
+	/* Acquire pairs with the publisher's release store of taken. */
+	t = atomic_load_explicit(&st->taken, memory_order_acquire);
+	if (c - t >= GT_NVTX_STAGE) {
+		/* full, and the flush thread is copying it out this moment: go around it */
+		struct gt_rec_nvtx copy = *r;
+
+		gt_emit(&copy.hdr, false);
+		return;
+	}
+	st->rec[c % GT_NVTX_STAGE] = *r;
+	/* Release pairs with the publisher's acquire load of count. */
+	atomic_store_explicit(&st->count, c + 1, memory_order_release);
+	if (c + 1 - t >= GT_NVTX_STAGE)
+		stage_publish(st);
+}
+
+void gt_nvtx_publish_all(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < GT_NVTX_THREADS; i++)
+		if (registry[i])
+			stage_publish(&registry[i]->stage);
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t range_id,
                       uint32_t open_tid, uint32_t dom, uint32_t msg, uint32_t color, uint32_t cat,
                       uint32_t depth)
 {
 	struct gt_rec_nvtx r;
+
+	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
+		return;
 
 	gt_hdr(&r.hdr, GT_REC_NVTX, sizeof(r));
 	r.start_ns = start;
@@ -245,7 +383,7 @@ static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t rang
 	r.color = color;
 	r.kind = kind;
 	r.depth = depth;
-	gt_emit(&r.hdr, false);
+	stage_write(nt_get(), &r);
 }
 
 /* ---- push/pop ---- */

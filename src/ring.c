@@ -167,25 +167,21 @@ void gt_ring_kick(struct gt_ring *ring)
 	}
 }
 
-static void count_drop(struct gt_ring *ring, unsigned type)
+static void count_drops(struct gt_ring *ring, unsigned type, uint64_t n)
 {
-	atomic_fetch_add_explicit(&ring->hdr->dropped[type < GT_REC_MAX ? type : GT_REC_NONE], 1,
+	atomic_fetch_add_explicit(&ring->hdr->dropped[type < GT_REC_MAX ? type : GT_REC_NONE], n,
 	                          memory_order_relaxed);
 }
 
-void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigned flags)
+/* Claim `span` bytes (whole slots) at head, after a padding slot to the end of the data area
+ * when they would straddle it. Returns the position of the first byte, or UINT64_MAX when
+ * there is no room (after a bounded wait with GT_RING_WAIT); the caller counts the drop. */
+static uint64_t claim(struct gt_ring *ring, uint64_t span, unsigned flags)
 {
 	struct gt_ring_header *h = ring->hdr;
 	const uint64_t n = ring->data_bytes, half = n / 2;
-	uint64_t head, tail, idx, pad, need, slot, pos, deadline = 0, next_kick = 0;
+	uint64_t head, tail, idx, pad, need, deadline = 0, next_kick = 0;
 	uint64_t step = WAIT_STEP_MIN_NS;
-
-	if (type == GT_REC_NONE || type >= GT_REC_MAX || bytes < sizeof(struct gt_rec_hdr) ||
-	    bytes > RECORD_MAX_BYTES)
-		goto drop;
-	slot = SLOT_HDR_BYTES + gt_record_align(bytes);
-	if (slot > n)
-		goto drop;
 
 	head = atomic_load_explicit(&h->head, memory_order_relaxed);
 	for (;;) {
@@ -195,14 +191,22 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 		idx = head & ring->mask;
 		/* Records never straddle the end: the same CAS takes the rest of the area as
 		 * a padding slot and the record starts at offset 0. */
-		pad = idx + slot > n ? n - idx : 0;
-		need = pad + slot;
+		pad = idx + span > n ? n - idx : 0;
+		need = pad + span;
 		/* Unsigned: a tail ahead of head (corrupt) also reads as full. */
 		if (need > n || head - tail > n - need) {
-			uint64_t now;
+			uint64_t now, fresh;
 
+			/* Our head may be stale: the consumer may since have read past it and
+			 * published a tail ahead of it, which reads as full. Look again; the
+			 * retry is bounded, since a new head means another producer progressed. */
+			fresh = atomic_load_explicit(&h->head, memory_order_relaxed);
+			if (fresh != head) {
+				head = fresh;
+				continue;
+			}
 			if (!(flags & GT_RING_WAIT))
-				goto drop;
+				return UINT64_MAX;
 			now = gt_now_ns();
 			if (!deadline) {
 				uint64_t limit = GT_RING_WAIT_MAX_NS, last;
@@ -217,7 +221,7 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 					last = atomic_load_explicit(&ring->wait_probe_ns,
 					                            memory_order_relaxed);
 					if (last && now - last < GT_RING_WAIT_MAX_NS)
-						goto drop;
+						return UINT64_MAX;
 					atomic_store_explicit(&ring->wait_probe_ns, now,
 					                      memory_order_relaxed);
 					limit = WAIT_PROBE_NS;
@@ -227,7 +231,7 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 			} else if (now >= deadline) {
 				atomic_store_explicit(&ring->wait_gave_up_tail, tail,
 				                      memory_order_relaxed);
-				goto drop;
+				return UINT64_MAX;
 			}
 			if (now >= next_kick) {
 				gt_ring_kick(ring);
@@ -262,21 +266,68 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 		                      make_word(head, GT_REC_NONE, (unsigned)(pad / 8)),
 		                      memory_order_release);
 	}
-	pos = head + pad;
 	/* The lines of this reservation's span, PREFETCH_AHEAD_BYTES on: later reservations
 	 * will write them, and consecutive spans leave no line out. */
 	for (uint64_t a = (head + PREFETCH_AHEAD_BYTES) & ~(uint64_t)(GT_CACHELINE - 1);
 	     a < head + need + PREFETCH_AHEAD_BYTES; a += GT_CACHELINE)
 		prefetch_for_write(ring->data + (a & ring->mask));
+	return head + pad;
+}
+
+/* Bytes of the slot that carries a record of `bytes`, or 0 if no slot can. */
+static uint64_t slot_bytes(const struct gt_ring *ring, unsigned type, size_t bytes)
+{
+	uint64_t slot;
+
+	if (type == GT_REC_NONE || type >= GT_REC_MAX || bytes < sizeof(struct gt_rec_hdr) ||
+	    bytes > RECORD_MAX_BYTES)
+		return 0;
+	slot = SLOT_HDR_BYTES + gt_record_align(bytes);
+	return slot > ring->data_bytes ? 0 : slot;
+}
+
+void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigned flags)
+{
+	uint64_t slot = slot_bytes(ring, type, bytes), pos;
+
+	if (!slot || (pos = claim(ring, slot, flags)) == UINT64_MAX) {
+		count_drops(ring, type, 1);
+		return NULL;
+	}
 	/* Relaxed: a pending word publishes nothing; it carries the check to commit. */
 	atomic_store_explicit(word_at(ring, pos),
 	                      make_word(pos, type, (unsigned)(slot / 8)) | W_PENDING,
 	                      memory_order_relaxed);
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
+}
 
-drop:
-	count_drop(ring, type);
-	return NULL;
+int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
+                        unsigned flags)
+{
+	const struct gt_rec_hdr *first = recs;
+	uint64_t slot, pos;
+	unsigned i;
+
+	if (!n)
+		return 0;
+	slot = slot_bytes(ring, first->type, bytes);
+	if (!slot || (uint64_t)n * slot > ring->data_bytes ||
+	    (pos = claim(ring, (uint64_t)n * slot, flags)) == UINT64_MAX) {
+		count_drops(ring, first->type, n);
+		return -ENOSPC;
+	}
+	for (i = 0; i < n; i++, pos += slot) {
+		const uint8_t *rec = (const uint8_t *)recs + (size_t)i * bytes;
+
+		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, rec, bytes);
+		/* Release pairs with the consumer's acquire load of the word: the body first.
+		 * Until this store the consumer sees an old word there and waits, as for a
+		 * reservation whose pending word is not written yet. */
+		atomic_store_explicit(word_at(ring, pos),
+		                      make_word(pos, first->type, (unsigned)(slot / 8)),
+		                      memory_order_release);
+	}
+	return 0;
 }
 
 void gt_ring_commit(struct gt_ring *ring, void *slot)

@@ -261,6 +261,13 @@ if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
 	got=$(tail -n +2 nvtx-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11 "," $12}' | sort | uniq -c |
 		awk '{print $1 "x" $2}' | paste -sd' ' -)
 	[ "$got" = "3xinner,0,1 3xouter,0,0 1xtick,2,0" ] || fail "NVTX through gputrace run: $got"
+	# Killed half a second after its last NVTX call: the records were still in the thread's
+	# stage (fewer than it holds), and the flush thread published them within the interval.
+	expect_rc 137 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nvtxkill -- "$nvtx_app" 3 kill
+	expect_rc 0 "$gputrace" export nvtxkill.gtrace -f csv -q
+	got=$(tail -n +2 nvtxkill-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11 "," $12}' |
+		sort | uniq -c | awk '{print $1 "x" $2}' | paste -sd' ' -)
+	[ "$got" = "3xinner,0,1 3xouter,0,0 1xtick,2,0" ] || fail "NVTX of a killed program: $got"
 	# Without nvtx in --trace, NVTX_INJECTION64_PATH is not set and nothing is recorded.
 	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nonvtx -t kernel -- "$nvtx_app" 3
 	expect_rc 0 "$gputrace" export nonvtx.gtrace -f csv -q

@@ -734,6 +734,65 @@ START_TEST(test_sigkill_producers)
 }
 END_TEST
 
+/* Batches: one reservation for n records; each record is its own slot, read in order. Batches
+ * that would straddle the end of the data area start after a padding slot; one larger than
+ * the ring, or one that finds it full, is dropped whole and counted whole. */
+START_TEST(test_batch)
+{
+	struct gt_rec_nvtx recs[40];
+	struct gt_ring *ring;
+	struct seen s = {0};
+	uint64_t seq = 0;
+	unsigned i, round;
+
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	/* 4 KiB holds 56 slots of 72 bytes: batches of 7 wrap at a different offset each lap */
+	for (round = 0; round < 100; round++) {
+		for (i = 0; i < 7; i++)
+			make_rec(&recs[i], 0, seq++);
+		ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 7, 0), 0);
+		if (round % 3 == 2)
+			ck_assert_int_ge(gt_ring_consume(ring, check_rec, &s, 0, false), 7);
+	}
+	gt_ring_consume(ring, check_rec, &s, 0, false);
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.count[0], 700);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 0);
+	gt_ring_free(ring);
+
+	/* a fresh ring, head at 0: 40 slots fit and leave room for 16 */
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	for (i = 0; i < 40; i++)
+		make_rec(&recs[i], 0, i);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 40, 0), 0);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 40, 0), -ENOSPC);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 17, 0), -ENOSPC);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 57);
+	ck_assert_int_eq(gt_ring_write_batch(ring, &recs[0], sizeof(recs[0]), 0, 0), 0);
+	for (i = 0; i < 16; i++)
+		make_rec(&recs[i], 0, 40 + i);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 16, 0), 0);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.count[0], 56);
+	gt_ring_free(ring);
+
+	/* more slots than the ring holds: 57 x 72 bytes > 4 KiB */
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	{
+		static struct gt_rec_nvtx many[57];
+
+		for (i = 0; i < 57; i++)
+			make_rec(&many[i], 0, i);
+		ck_assert_int_eq(gt_ring_write_batch(ring, many, sizeof(many[0]), 57, 0),
+		                 -ENOSPC);
+	}
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 57);
+	gt_ring_free(ring);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -742,6 +801,7 @@ static Suite *ring_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_create_attach);
 	tcase_add_test(tc, test_wrap_variable_sizes);
+	tcase_add_test(tc, test_batch);
 	tcase_add_test(tc, test_threads_no_loss);
 	tcase_add_test(tc, test_threads_exact_drops);
 	tcase_add_test(tc, test_wait_bounded);

@@ -70,6 +70,15 @@ void gt_ring_commit(struct gt_ring *ring, void *slot);
 /* Reserve, copy `rec` (rec->size bytes) and commit. Returns 0 or -ENOSPC (counted). */
 int gt_ring_write(struct gt_ring *ring, const struct gt_rec_hdr *rec, unsigned flags);
 
+/* Write n records of one type and one size (`bytes`, each record's hdr.size), laid out back to
+ * back at recs, with a single reservation: one atomic operation on the shared head for the
+ * whole batch instead of one per record. Each record still gets its own slot and commit word,
+ * so the consumer reads them like any others. When the batch does not fit (n slots larger
+ * than the ring, or no room after the optional GT_RING_WAIT), all n are dropped and counted.
+ * Returns 0 or -ENOSPC. Context: any thread; no allocation, no locks. */
+int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
+                        unsigned flags);
+
 /* Create a ring of data_bytes (rounded up to a power of two) in a new memfd.
  * Returns 0 and *ret, or -errno. The fd is gt_ring_fd(); it is close-on-exec. */
 int gt_ring_create(size_t data_bytes, uint32_t pid, struct gt_ring **ret);

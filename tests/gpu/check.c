@@ -544,12 +544,15 @@ static void check_fork(void)
 	EXPECT_EQ("gt_add kernels (child)", count_kernels("_Z6gt_addPfi"), 10);
 }
 
-static void check_launches(long n)
+/* overhead_on: run with -t default,overhead (else none may appear) */
+static void check_launches(long n, bool overhead_on)
 {
 	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), (unsigned long long)n);
 	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0),
 	          (unsigned long long)n);
 	EXPECT_EQ("LOSS records", count_type(GT_REC_LOSS), 0);
+	if (!overhead_on)
+		EXPECT_EQ("OVERHEAD records (off by default)", count_type(GT_REC_OVERHEAD), 0);
 	check_kernel_after_launch(true);
 }
 
@@ -570,6 +573,34 @@ static size_t count_notices(unsigned code)
 	for (i = 0; i < all.n; i++)
 		n += all.v[i].hdr.type == GT_REC_NOTICE && all.v[i].notice.code == code;
 	return n;
+}
+
+/* CUPTI's overhead records (on request): some, each of a kind CUPTI documents, timed. */
+static void check_overhead(void)
+{
+	size_t i, n = 0, by_kind[GT_OVERHEAD_KIND_MAX] = {0};
+
+	for (i = 0; i < all.n; i++) {
+		const struct gt_rec_overhead *o = &all.v[i].overhead;
+
+		if (o->hdr.type != GT_REC_OVERHEAD)
+			continue;
+		n++;
+		if (o->kind == GT_OVERHEAD_UNKNOWN || o->kind >= GT_OVERHEAD_KIND_MAX)
+			fail("OVERHEAD record of kind %u", o->kind);
+		else
+			by_kind[o->kind]++;
+		if (!o->start_ns || o->end_ns < o->start_ns)
+			fail("OVERHEAD record timed %" PRIu64 "..%" PRIu64, o->start_ns, o->end_ns);
+		if (o->object_kind != 1 && o->object_kind != 2)
+			fail("OVERHEAD record on object kind %u", o->object_kind);
+	}
+	printf("overhead records: %zu (by kind:", n);
+	for (i = 1; i < GT_OVERHEAD_KIND_MAX; i++)
+		printf(" %zu", by_kind[i]);
+	printf(")\n");
+	if (!n)
+		fail("no OVERHEAD record with -t default,overhead");
 }
 
 /* Synchronization records (on request): one of each kind, each joined by its correlation id
@@ -1079,11 +1110,15 @@ int main(int argc, char **argv)
 	else if (!strcmp(w, "apierror"))
 		check_apierror();
 	else if (!strcmp(w, "launches"))
-		check_launches(argc > 3 ? atol(argv[3]) : 1000000);
+		check_launches(argc > 3 ? atol(argv[3]) : 1000000, false);
 	else if (!strcmp(w, "fork"))
 		check_fork();
 	else if (!strcmp(w, "sync"))
 		check_sync();
+	else if (!strcmp(w, "overhead")) {
+		check_launches(20000, true);
+		check_overhead();
+	}
 	else if (!strcmp(w, "capture-profiler"))
 		check_capture_profiler();
 	else if (!strcmp(w, "capture-nvtx"))

@@ -19,7 +19,7 @@ work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
-sync capture-profiler capture-nvtx p2p
+sync overhead capture-profiler capture-nvtx p2p
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -111,6 +111,9 @@ run_test() {
 		run_standalone graph-nodes graph-nodes "" -- GPUTRACE_GRAPH=node -- graph ;;
 	sync)
 		run_standalone sync sync "" -- GPUTRACE_TRACE=default,sync -- sync ;;
+	overhead)
+		run_standalone overhead overhead "" -- \
+			GPUTRACE_TRACE=default,overhead -- launches 20000 ;;
 	capture-profiler)
 		run_standalone capture-profiler capture-profiler "" -- \
 			GPUTRACE_CAPTURE_RANGE=cudaProfilerApi -- capture-profiler ;;

@@ -6,7 +6,8 @@
  * its callback only records that validate. Runs as a fuzz program.
  *
  * Input: byte 0 picks the data size, then operations, each an opcode byte and its operands
- * (see the OP_* list); missing operand bytes read as zero. */
+ * (see the OP_* list); missing operand bytes read as zero. Batches (OP_BATCH) go through
+ * gt_ring_write_batch. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ enum {
 	OP_ATTACH,  /* the consumer maps the ring now */
 	OP_CONSUME, /* flags u8: bit 0 producers dead, bit 1 wait 50 us, bit 2 stop early */
 	OP_TORN,    /* torn timeout u8 (microseconds) */
+	OP_BATCH,   /* count u8 (1-64), type u8, bytes u16 (8-512), then one body for all */
 	OP_MAX
 };
 
@@ -231,6 +233,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (cons)
 				gt_ring_set_torn_timeout(cons, take(&in, 1) * 1000u);
 			break;
+		case OP_BATCH: {
+			static uint8_t recs[64 * 512];
+			unsigned count = (unsigned)take(&in, 1) % 64 + 1;
+			unsigned type = (unsigned)take(&in, 1) % (GT_REC_MAX + 2);
+			size_t bytes = (size_t)take(&in, 2) % 505 + 8;
+			size_t have = (size_t)(in.end - in.p), body = have < bytes ? have : bytes;
+
+			if (atomic_load(&h->head) % 8)
+				break;
+			for (unsigned i = 0; i < count; i++) {
+				uint8_t *r = recs + i * bytes;
+				struct gt_rec_hdr rh = {(uint16_t)type, (uint16_t)bytes, 1234};
+
+				memset(r, 0, bytes);
+				memcpy(r, in.p, body);
+				memcpy(r, &rh, sizeof(rh));
+			}
+			in.p += body;
+			(void)gt_ring_write_batch(prod, recs, bytes, count, 0);
+			break;
+		}
 		}
 	}
 

@@ -86,6 +86,7 @@ struct run {
 	struct gt_writer *w;
 	struct gt_session *s;
 	struct gt_session_stats last; /* totals as of the last look (kept after the session) */
+	uint64_t file_records;        /* records in the closed file, as `gputrace info` counts */
 	uint64_t start_ns;            /* trace clock when the program was let go */
 	bool main_done, tree_done;
 	int main_status; /* wait status of the program */
@@ -610,6 +611,13 @@ static void finish_collection(struct run *run)
 		run->s = NULL;
 	}
 	if (run->w) {
+		/* everything the file holds: the drained records and those the session wrote
+		 * itself (processes, their ends, clock anchors, notices) */
+		const struct gt_trace_counts *c = gt_writer_counts(run->w);
+
+		run->file_records = 0;
+		for (unsigned t = 0; t < GT_REC_MAX; t++)
+			run->file_records += c->records[t];
 		r = gt_writer_close(run->w);
 		run->w = NULL;
 		if (r < 0 && !run->trace_err)
@@ -781,7 +789,7 @@ static int after_trace(struct run *run)
 
 	if (!run->o.quiet)
 		fprintf(stderr, "gputrace: trace written to %s (%s records, %s)\n", run->path,
-		        gt_fmt_count(run->last.records, rec, sizeof(rec)),
+		        gt_fmt_count(run->file_records, rec, sizeof(rec)),
 		        gt_fmt_bytes(file_bytes(run->path), size, sizeof(size)));
 	ret = gt_reader_open(run->path, &r, &msg);
 	if (ret < 0) {

@@ -261,6 +261,15 @@ if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
 	got=$(tail -n +2 nvtx-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11 "," $12}' | sort | uniq -c |
 		awk '{print $1 "x" $2}' | paste -sd' ' -)
 	[ "$got" = "3xinner,0,1 3xouter,0,0 1xtick,2,0" ] || fail "NVTX through gputrace run: $got"
+	# The summary's record count is the file's, as `gputrace info` gives it: the drained
+	# records and those the session wrote itself (the process, its end, clock anchors).
+	env -u GPUTRACE_INJECT_LIB "$gputrace" run -o nvcount -- "$nvtx_app" 3 >/dev/null 2>nvcount.err ||
+		fail "run nvtx-app: $(cat nvcount.err)"
+	said=$(sed -n 's/^gputrace: trace written to nvcount\.gtrace (\([0-9,]*\) records.*/\1/p' nvcount.err |
+		tr -d ,)
+	"$gputrace" info nvcount.gtrace >nvcount.info 2>&1 || fail "info: $(cat nvcount.info)"
+	has=$(awk '/^records:/ {print $2}' nvcount.info)
+	[ -n "$said" ] && [ "$said" = "$has" ] || fail "run said '$said' records, info says '$has'"
 	# Killed half a second after its last NVTX call: the records were still in the thread's
 	# stage (fewer than it holds), and the flush thread published them within the interval.
 	expect_rc 137 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nvtxkill -- "$nvtx_app" 3 kill

@@ -791,6 +791,36 @@ static int emit_memory(struct chrome *c, const struct gt_rec_memory *r)
 	return 0;
 }
 
+/* A memory pool created, trimmed or destroyed: an instant across its GPU's rows. */
+static int emit_memory_pool(struct chrome *c, const struct gt_rec_memory_pool *r)
+{
+	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
+	char *p;
+
+	if (!g)
+		return -ENOMEM;
+	announce_gpu(c, g);
+	p = ev_begin(c, 400);
+	p = LIT(p, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"memory_pool\",\"name\":\"memory pool ");
+	p = put_str(p, gt_pool_op_name(r->op));
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, r->ts_ns);
+	p = LIT(p, ",\"args\":{\"address\":\"");
+	p = gt_fmt_hex(p, r->address);
+	p = LIT(p, "\",\"reserved bytes\":");
+	p = gt_fmt_u64(p, r->reserved_bytes);
+	p = LIT(p, ",\"release threshold bytes\":");
+	p = gt_fmt_u64(p, r->release_threshold_bytes);
+	p = LIT(p, ",\"pool type\":\"");
+	p = put_str(p, gt_pool_type_name(r->pool_type));
+	p = LIT(p, "\",\"correlation\":");
+	p = gt_fmt_u64(p, r->correlation_id);
+	end_event(c, p);
+	return 0;
+}
+
 /* Process-scoped or global instant on a process's main row. */
 static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, const char *cat,
                           const char *name, size_t nlen, uint64_t ts, size_t extra)
@@ -1102,6 +1132,8 @@ static int dispatch(struct chrome *c, const union gt_record *rec)
 		return emit_overhead(c, &rec->overhead);
 	case GT_REC_MEMORY:
 		return emit_memory(c, &rec->memory);
+	case GT_REC_MEMORY_POOL:
+		return emit_memory_pool(c, &rec->memory_pool);
 	case GT_REC_LOSS:
 		return emit_loss(c, &rec->loss);
 	case GT_REC_NOTICE:

@@ -104,6 +104,20 @@ static const char digits2[201] = "0001020304050607080910111213141516171819202122
                                  "50515253545556575859606162636465666768697071727374"
                                  "75767778798081828384858687888990919293949596979899";
 
+char *gt_fmt_hex(char *p, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	int shift = 60;
+
+	*p++ = '0';
+	*p++ = 'x';
+	while (shift > 0 && !(v >> shift))
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = hex[(v >> shift) & 0xf];
+	return p;
+}
+
 char *gt_fmt_u64(char *p, uint64_t v)
 {
 	char tmp[20];
@@ -1010,6 +1024,8 @@ bool gt_xmodel_drawn(const union gt_record *rec)
 	case GT_REC_MEMORY:
 		return rec->memory.mem_kind != GT_MEM_PINNED &&
 		       rec->memory.mem_kind != GT_MEM_PAGEABLE;
+	case GT_REC_MEMORY_POOL:
+		return rec->memory_pool.ts_ns != 0;
 	default:
 		return true;
 	}

@@ -67,6 +67,8 @@ static inline void gt_xout_str(struct gt_xout *o, const char *s)
 char *gt_fmt_u64(char *p, uint64_t v);
 /* At most 20 bytes. */
 char *gt_fmt_i64(char *p, int64_t v);
+/* "0x" and lowercase hex digits of v, no leading zeros; at most 18 bytes. */
+char *gt_fmt_hex(char *p, uint64_t v);
 /* ns as microseconds with exactly three decimals ("-12.345"); at most 22 bytes. */
 char *gt_fmt_us3(char *p, int64_t ns);
 /* v / 1000 with exactly three decimals, for a value already scaled by 1000. */

@@ -101,10 +101,12 @@ enum cat {
 	CAT_LOSS,
 	CAT_NOTICE,
 	CAT_PROCESS,
+	CAT_MEMORY_POOL,
 };
 static const char *const cat_names[] = {
         "cuda_runtime", "cuda_driver", "kernel",   "gpu_memcpy", "gpu_memset", "user_annotation",
         "cuda_sync",    "cuda_graph",  "overhead", "loss",       "notice",     "process",
+        "memory_pool",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -143,6 +145,10 @@ enum ann {
 	A_DST_DEVICE,
 	A_CLUSTER,
 	A_HOW,
+	A_ADDRESS,
+	A_RESERVED,
+	A_RELEASE_THRESHOLD,
+	A_POOL_TYPE,
 };
 static const char *const ann_names[] = {
         "device",
@@ -179,6 +185,10 @@ static const char *const ann_names[] = {
         "dst device",
         "cluster",
         "how",
+        "address",
+        "reserved bytes",
+        "release threshold bytes",
+        "pool type",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -1040,6 +1050,37 @@ static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
 	return 0;
 }
 
+/* A memory pool created, trimmed or destroyed: an instant on its GPU's track. */
+static int emit_memory_pool(struct pf *f, const struct gt_rec_memory_pool *r)
+{
+	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
+	const char *type = gt_pool_type_name(r->pool_type);
+	struct ev e = {0};
+	char name[48], addr[24];
+	char *n, *a, *p, *pm, *tm;
+
+	if (!g)
+		return -ENOMEM;
+	announce_gpu(f, g);
+	n = stpcpy(name, "memory pool ");
+	n = stpcpy(n, gt_pool_op_name(r->op));
+	e.literal = name;
+	e.literal_len = (size_t)(n - name);
+	e.ts_ns = r->ts_ns;
+	e.uuid = g->uuid_track;
+	e.type = TYPE_INSTANT;
+	e.cat = CAT_MEMORY_POOL;
+	p = ev_open(f, &e, 160, &pm, &tm);
+	a = gt_fmt_hex(addr, r->address);
+	p = ann_str(p, A_ADDRESS, addr, (size_t)(a - addr));
+	p = ann_u64(p, A_RESERVED, r->reserved_bytes);
+	p = ann_u64(p, A_RELEASE_THRESHOLD, r->release_threshold_bytes);
+	p = ann_str(p, A_POOL_TYPE, type, strlen(type));
+	p = ann_u64(p, A_CORRELATION, r->correlation_id);
+	ev_close(f, p, pm, tm);
+	return 0;
+}
+
 /* An instant on a process track. */
 static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat, uint64_t ts,
                           size_t extra, char **pm, char **tm)
@@ -1147,6 +1188,8 @@ static int dispatch(struct pf *f, const union gt_record *rec)
 		return emit_overhead(f, &rec->overhead);
 	case GT_REC_MEMORY:
 		return emit_memory(f, &rec->memory);
+	case GT_REC_MEMORY_POOL:
+		return emit_memory_pool(f, &rec->memory_pool);
 	case GT_REC_LOSS:
 		return emit_loss(f, &rec->loss);
 	case GT_REC_NOTICE:

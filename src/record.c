@@ -333,6 +333,19 @@ const char *gt_sync_kind_name(unsigned kind)
 	return NAME_OF(names, kind);
 }
 
+const char *gt_pool_op_name(unsigned op)
+{
+	static const char *const names[GT_POOL_OP_MAX] = {"created", "destroyed", "trimmed"};
+
+	return NAME_OF(names, op);
+}
+
+const char *gt_pool_type_name(unsigned type)
+{
+	/* CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL and _IMPORTED */
+	return type == 1 ? "local" : type == 2 ? "imported" : "unknown";
+}
+
 const char *gt_process_end_name(unsigned how)
 {
 	static const char *const names[GT_END_MAX] = {

@@ -655,6 +655,7 @@ static const char *data_dir; /* from argv[1] */
 static const struct real_trace {
 	const char *file;
 	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
+	uint64_t pools;   /* memory pool instants: the first created, the others trimmed */
 	uint64_t meta;    /* "M" events */
 	uint64_t events;  /* counted in the result: all but metadata and flows */
 	size_t tracks;    /* distinct (pid, tid) carrying "X" slices */
@@ -669,7 +670,8 @@ static const struct real_trace {
         {
                 /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
                  * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-                 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
+                 * (52 of them on the GPU, 2 pinned host memory: no counter event), 21
+                 * memory_pool (the pool of cudaMallocAsync created once, trimmed each step) */
                 .file = "example.gtrace",
                 .kernel = 80,
                 .memcpy = 42,
@@ -679,10 +681,11 @@ static const struct real_trace {
                 .nvtx = 60,
                 .counters = 52,
                 .flows = 162,
+                .pools = 21,
                 .meta = 15,
-                .events = 573,
+                .events = 594,
                 .tracks = 5,
-                .ts_fields = 1417,
+                .ts_fields = 1438,
                 .pid = 660,
                 .process = "gputrace-example",
                 .thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
@@ -784,18 +787,25 @@ static size_t check_flows(const cJSON *ev)
 	return ns;
 }
 
-static uint64_t count_named(const cJSON *events, const char *cat, const char *name)
+/* Events of phase ph, category cat and name `name`. */
+static uint64_t count_ph_named(const cJSON *events, const char *ph, const char *cat,
+                               const char *name)
 {
 	uint64_t n = 0;
 	const cJSON *e;
 
 	cJSON_ArrayForEach(e, events)
 	{
-		if (strcmp(str(e, "ph"), "X") == 0 && strcmp(str(e, "cat"), cat) == 0 &&
+		if (strcmp(str(e, "ph"), ph) == 0 && strcmp(str(e, "cat"), cat) == 0 &&
 		    strcmp(str(e, "name"), name) == 0)
 			n++;
 	}
 	return n;
+}
+
+static uint64_t count_named(const cJSON *events, const char *cat, const char *name)
+{
+	return count_ph_named(events, "X", cat, name);
 }
 
 /* Number of thread_name events of pid; each must name a tid of ids[0..n) or extra. */
@@ -859,6 +869,11 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(count(ev, "i", "loss"), 0);
 	ck_assert_uint_eq(count(ev, "i", "notice"), 0);
 	ck_assert_uint_eq(count(ev, "i", "process"), 1);
+	ck_assert_uint_eq(count(ev, "i", "memory_pool"), x->pools);
+	ck_assert_uint_eq(count_ph_named(ev, "i", "memory_pool", "memory pool created"),
+	                  x->pools ? 1 : 0);
+	ck_assert_uint_eq(count_ph_named(ev, "i", "memory_pool", "memory pool trimmed"),
+	                  x->pools ? x->pools - 1 : 0);
 	ck_assert_uint_eq(count(ev, "C", NULL), x->counters);
 	ck_assert_uint_eq(count(ev, "s", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "f", NULL), x->flows);
@@ -894,6 +909,21 @@ START_TEST(test_real_trace)
 	}
 	ck_assert_uint_eq(counters, x->counters);
 	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(last, "args"), "bytes"), 0);
+
+	/* the pool's creation, on GPU 0, as the MEMORY_POOL record says */
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "name"), "memory pool created") != 0)
+			continue;
+		a = cJSON_GetObjectItemCaseSensitive(e, "args");
+		ck_assert_str_eq(str(e, "s"), "p");
+		ck_assert_double_eq(num(e, "pid"), 5000000);
+		ck_assert_str_eq(str(a, "address"), "0x302000000");
+		ck_assert_double_eq(num(a, "reserved bytes"), 33554432);
+		ck_assert_double_eq(num(a, "release threshold bytes"), 0);
+		ck_assert_str_eq(str(a, "pool type"), "local");
+		ck_assert_double_eq(num(a, "correlation"), 143);
+	}
 
 	/* names of the traced process, its threads, the GPU and its streams */
 	a = find_meta(ev, "process_name", x->pid, -1);

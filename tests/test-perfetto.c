@@ -737,6 +737,7 @@ static const char *data_dir; /* from argv[1] */
 static const struct real_trace {
 	const char *file;
 	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
+	uint64_t pools;  /* memory pool instants */
 	uint64_t events; /* slices, instants and counter values */
 	unsigned threads, streams;
 	int64_t pid;
@@ -745,7 +746,8 @@ static const struct real_trace {
         {
                 /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
                  * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-                 * (52 of them on the GPU, 2 pinned host memory: no counter event) */
+                 * (52 of them on the GPU, 2 pinned host memory: no counter event), 21
+                 * memory_pool */
                 .file = "example.gtrace",
                 .kernel = 80,
                 .memcpy = 42,
@@ -755,7 +757,8 @@ static const struct real_trace {
                 .nvtx = 60,
                 .counters = 52,
                 .flows = 162,
-                .events = 573,
+                .pools = 21,
+                .events = 594,
                 .threads = 1,
                 .streams = 3,
                 .pid = 660,
@@ -883,6 +886,7 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(cat_count(&d, counts, "cuda_sync"), x->sync);
 	ck_assert_uint_eq(cat_count(&d, counts, "user_annotation"), x->nvtx);
 	ck_assert_uint_eq(cat_count(&d, counts, "process"), 1);
+	ck_assert_uint_eq(cat_count(&d, counts, "memory_pool"), x->pools);
 	ck_assert_uint_eq(counters, x->counters);
 	ck_assert_uint_eq(slices + counters, x->events);
 

@@ -460,6 +460,10 @@ const char *gt_mem_kind_name(unsigned kind);
 const char *gt_loss_source_name(unsigned source);
 const char *gt_sync_kind_name(unsigned kind);
 const char *gt_process_end_name(unsigned how);
+/* "created", "destroyed", "trimmed" (enum gt_pool_op); "unknown" otherwise. */
+const char *gt_pool_op_name(unsigned op);
+/* CUPTI's memory pool types: 1 "local", 2 "imported"; "unknown" otherwise. */
+const char *gt_pool_type_name(unsigned type);
 
 /* Validate a record as read from untrusted memory: type known, size exact for fixed types,
  * string length within size. Returns 0 or -EINVAL. */

@@ -312,14 +312,14 @@ static int proc_finish(struct gt_session *s, struct proc *p, bool producers_dead
 
 		if (how == GT_END_SIGNAL)
 			snprintf(msg, sizeof(msg),
-			         "killed by signal %d before its final flush: GPU activity and API "
-			         "calls of its last %" PRIu64
+			         "killed by signal %d before its final flush: GPU activity, API "
+			         "calls and NVTX ranges of its last %" PRIu64
 			         " ms (the flush interval) may be missing",
 			         (int)code, window_ms);
 		else
 			snprintf(msg, sizeof(msg),
-			         "ended without its final flush: GPU activity and API calls of its "
-			         "last %" PRIu64 " ms (the flush interval) may be missing",
+			         "ended without its final flush: GPU activity, API calls and NVTX "
+			         "ranges of its last %" PRIu64 " ms (the flush interval) may be missing",
 			         window_ms);
 		r = gt_drain_proc_notice(p->dp, GT_NOTICE_WARNING, GT_NOTICE_FLUSH_WINDOW, msg);
 	}

@@ -236,7 +236,7 @@ if [ -n "$session_child" ] && [ -x "$session_child" ]; then
 	rc=$?
 	[ "$rc" -eq 137 ] || fail "session-child kill: exit $rc, expected 137: $(cat "$tmp/err")"
 	"$gputrace" info killed.gtrace >"$tmp/info" 2>&1 || fail "info killed.gtrace: $(cat "$tmp/info")"
-	grep -qx "  pid [0-9]*: killed by signal 9 before its final flush: GPU activity and API calls of its last 250 ms (the flush interval) may be missing" \
+	grep -qx "  pid [0-9]*: killed by signal 9 before its final flush: GPU activity, API calls and NVTX ranges of its last 250 ms (the flush interval) may be missing" \
 		"$tmp/info" || fail "no flush-window notice in info: $(cat "$tmp/info")"
 	[ "$(grep -c '^notices:$' "$tmp/info")" -eq 1 ] || fail "info: notices header: $(cat "$tmp/info")"
 

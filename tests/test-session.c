@@ -333,8 +333,8 @@ START_TEST(test_killed_mid_record)
 	ck_assert_uint_eq(t.recs[i]->notice.code, GT_NOTICE_FLUSH_WINDOW);
 	ck_assert_uint_eq(t.recs[i]->notice.severity, GT_NOTICE_WARNING);
 	ck_assert_str_eq(str(&t, t.recs[i]->notice.message_id),
-	                 "killed by signal 9 before its final flush: GPU activity and API calls of "
-	                 "its last 100 ms (the flush interval) may be missing");
+	                 "killed by signal 9 before its final flush: GPU activity, API calls and "
+	                 "NVTX ranges of its last 100 ms (the flush interval) may be missing");
 	trace_free(&t);
 	cleanup();
 }

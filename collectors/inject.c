@@ -224,13 +224,24 @@ static void emit_notice(unsigned severity, unsigned code, int detail, const char
 	gt_emit(&r.hdr, false);
 }
 
+/* Before the ring goes away: stop the flush thread (it writes to the ring too), send NVTX
+ * records straight to the ring from now on, and publish what the threads have staged. */
+static void flush_for_close(void)
+{
+	gt_flush_stop();
+	gt_nvtx_stage_off();
+	gt_nvtx_publish_all();
+}
+
 void gt_inject_detach(unsigned code, int detail, const char *message)
 {
 	struct gt_rec_process_end end = {0};
 	struct gt_client *c = gt_inj.client;
+	struct timespec ts = {0, 1000000};
 
 	if (!c || !atomic_load(&gt_inj.active))
 		return;
+	flush_for_close();
 	emit_notice(GT_NOTICE_ERROR, code, detail, message);
 	gt_hdr(&end.hdr, GT_REC_PROCESS_END, sizeof(end));
 	end.ts_ns = gt_now_ns();
@@ -238,6 +249,8 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	end.code = detail;
 	gt_emit(&end.hdr, false);
 	atomic_store(&gt_inj.active, 0);
+	/* as at exit: a writer that passed the `active` check may still be writing */
+	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
 	gt_client_close(c, NULL);
 }
@@ -255,7 +268,7 @@ static void on_exit_flush(int status, void *arg)
 	 * file is closed */
 	gt_flush_stop();
 	gt_cupti_stop();
-	gt_nvtx_publish_all();
+	flush_for_close();
 	gt_client_set_exit_status(c, status);
 	atomic_store(&gt_inj.active, 0);
 	/* a callback that passed the `active` check just before may still be writing its

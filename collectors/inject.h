@@ -242,5 +242,8 @@ extern _Atomic int gt_nvtx_installed;
 /* Publish every thread's staged NVTX records (the flush thread, each period; the exit flush).
  * Takes a mutex; never on a record's path. */
 void gt_nvtx_publish_all(void);
+/* From now on NVTX records go to the ring one by one, not through the threads' stages (the
+ * exit flush and detach call it before their last publish, so nothing is staged after). */
+void gt_nvtx_stage_off(void);
 
 #endif /* GT_COLLECTORS_INJECT_H */

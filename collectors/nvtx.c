@@ -86,6 +86,7 @@ static bool nt_key_ok;
  * thread's first NVTX call and freed when it ends: never on a record's path. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nvtx_thread *registry[GT_NVTX_THREADS]; /* under registry_lock */
+static _Atomic bool stage_off; /* set for the last flush: records go to the ring directly */
 
 static void stage_publish(struct nvtx_stage *st);
 
@@ -329,7 +330,7 @@ static void stage_write(struct nvtx_thread *nt, const struct gt_rec_nvtx *r)
 	struct nvtx_stage *st;
 	uint32_t c, t;
 
-	if (!nt || nt->slot < 0) {
+	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed)) {
 		struct gt_rec_nvtx copy = *r;
 
 		gt_emit(&copy.hdr, false);
@@ -351,6 +352,11 @@ static void stage_write(struct nvtx_thread *nt, const struct gt_rec_nvtx *r)
 	atomic_store_explicit(&st->count, c + 1, memory_order_release);
 	if (c + 1 - t >= GT_NVTX_STAGE)
 		stage_publish(st);
+}
+
+void gt_nvtx_stage_off(void)
+{
+	atomic_store(&stage_off, true);
 }
 
 void gt_nvtx_publish_all(void)

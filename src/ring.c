@@ -305,27 +305,52 @@ int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, un
                         unsigned flags)
 {
 	const struct gt_rec_hdr *first = recs;
-	uint64_t slot, pos;
-	unsigned i;
+	uint64_t slot = n ? slot_bytes(ring, first->type, bytes) : 0, pos, w;
+	unsigned i, most;
+	int ret = 0;
 
 	if (!n)
 		return 0;
-	slot = slot_bytes(ring, first->type, bytes);
-	if (!slot || (uint64_t)n * slot > ring->data_bytes ||
-	    (pos = claim(ring, (uint64_t)n * slot, flags)) == UINT64_MAX) {
+	if (!slot) {
 		count_drops(ring, first->type, n);
 		return -ENOSPC;
 	}
+	/* Spans of at most half the area, which an empty ring always takes (with the padding
+	 * before a span that would straddle the end, at most the whole area). */
+	most = (unsigned)(ring->data_bytes / 2 / slot);
+	if (!most)
+		most = 1;
+	if (n > most) {
+		for (i = 0; i < n; i += most) {
+			unsigned k = n - i < most ? n - i : most;
+
+			if (gt_ring_write_batch(ring, (const uint8_t *)recs + (size_t)i * bytes,
+			                        bytes, k, flags) < 0)
+				ret = -ENOSPC;
+		}
+		return ret;
+	}
+	pos = claim(ring, (uint64_t)n * slot, flags);
+	if (pos == UINT64_MAX) {
+		count_drops(ring, first->type, n);
+		return -ENOSPC;
+	}
+	/* Every slot's word first, pending, as a single reservation writes its own: a
+	 * consumer that gives up on one of them and scans forward stops at the next. Relaxed,
+	 * as there: a pending word publishes nothing. */
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(word_at(ring, pos + (uint64_t)i * slot),
+		                      make_word(pos + (uint64_t)i * slot, first->type,
+		                                (unsigned)(slot / 8)) |
+		                              W_PENDING,
+		                      memory_order_relaxed);
 	for (i = 0; i < n; i++, pos += slot) {
 		const uint8_t *rec = (const uint8_t *)recs + (size_t)i * bytes;
 
 		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, rec, bytes);
-		/* Release pairs with the consumer's acquire load of the word: the body first.
-		 * Until this store the consumer sees an old word there and waits, as for a
-		 * reservation whose pending word is not written yet. */
-		atomic_store_explicit(word_at(ring, pos),
-		                      make_word(pos, first->type, (unsigned)(slot / 8)),
-		                      memory_order_release);
+		w = make_word(pos, first->type, (unsigned)(slot / 8));
+		/* Release pairs with the consumer's acquire load of the word: the body first. */
+		atomic_store_explicit(word_at(ring, pos), w, memory_order_release);
 	}
 	return 0;
 }

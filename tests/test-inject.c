@@ -442,6 +442,86 @@ START_TEST(nvtx_standalone)
 }
 END_TEST
 
+/* Staging under load: 8 threads x 5000 ranges, each thread exiting when done (its stage
+ * published by its TLS destructor), 2000 more on the main thread, and 5 left staged at exit
+ * (published by the exit flush): every range once, none lost, none twice. */
+static void *stage_worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 5000; i++) {
+		nvtxRangePushA("w");
+		nvtxRangePop();
+	}
+	return NULL;
+}
+
+static void stage_child(const char *lib, const char *out)
+{
+	pthread_t th[8];
+
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+	setenv("GPUTRACE_OUTPUT", out, 1);
+	setenv("GPUTRACE_BUFFER_SIZE", "64M", 1);
+	unsetenv("GPUTRACE_SESSION");
+	nvtxMarkA("start"); /* loads the library before the threads race to */
+	for (int t = 0; t < 8; t++)
+		pthread_create(&th[t], NULL, stage_worker, NULL);
+	for (int i = 0; i < 2005; i++) {
+		nvtxRangePushA("m");
+		nvtxRangePop();
+	}
+	for (int t = 0; t < 8; t++)
+		pthread_join(th[t], NULL);
+	exit(0);
+}
+
+START_TEST(nvtx_staged_threads)
+{
+	const char *lib = getenv("GT_INJECT_LIB");
+	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	const union gt_record *rec;
+	struct gt_reader *r;
+	unsigned w = 0, m = 0, other = 0, losses = 0;
+	int status, ret;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(lib);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/stage.gtrace", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		stage_child(lib, out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *msg;
+
+		if (rec->hdr.type == GT_REC_LOSS)
+			losses++;
+		if (rec->hdr.type != GT_REC_NVTX)
+			continue;
+		msg = gt_reader_string(r, rec->nvtx.message_id, NULL);
+		if (msg && strcmp(msg, "w") == 0)
+			w++;
+		else if (msg && strcmp(msg, "m") == 0)
+			m++;
+		else
+			other++;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(w, 8 * 5000);
+	ck_assert_uint_eq(m, 2005);
+	ck_assert_uint_eq(other, 1); /* the mark */
+	ck_assert_uint_eq(losses, 0);
+	gt_reader_close(r);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -459,6 +539,7 @@ static Suite *inject_suite(void)
 	tc = tcase_create("library");
 	tcase_add_test(tc, exports);
 	tcase_add_test(tc, nvtx_standalone);
+	tcase_add_test(tc, nvtx_staged_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

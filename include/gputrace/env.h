@@ -12,8 +12,9 @@
 #define GT_ENV_TRACE "GPUTRACE_TRACE"
 /* API filter: launch (default), all, none. */
 #define GT_ENV_API "GPUTRACE_API"
-/* Where API records come from: activity (default: CUPTI's RUNTIME/DRIVER activity records,
- * measured cheaper) or callback (CUPTI's callback API with our own timestamps). */
+/* Where API records come from: activity (CUPTI's RUNTIME/DRIVER activity records, measured
+ * cheaper: the default) or callback (CUPTI's callback API with our own timestamps: the
+ * default under a capture range, which must cut at the call that opens it). */
 #define GT_ENV_API_SOURCE "GPUTRACE_API_SOURCE"
 /* Ring size in bytes, with optional K/M/G suffix. */
 #define GT_ENV_BUFFER_SIZE "GPUTRACE_BUFFER_SIZE"

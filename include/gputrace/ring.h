@@ -73,9 +73,10 @@ int gt_ring_write(struct gt_ring *ring, const struct gt_rec_hdr *rec, unsigned f
 /* Write n records of one type and one size (`bytes`, each record's hdr.size), laid out back to
  * back at recs, with a single reservation: one atomic operation on the shared head for the
  * whole batch instead of one per record. Each record still gets its own slot and commit word,
- * so the consumer reads them like any others. When the batch does not fit (n slots larger
- * than the ring, or no room after the optional GT_RING_WAIT), all n are dropped and counted.
- * Returns 0 or -ENOSPC. Context: any thread; no allocation, no locks. */
+ * so the consumer reads them like any others. A batch larger than half the ring goes in
+ * spans of at most half. A span that finds no room (after the optional GT_RING_WAIT) is
+ * dropped and counted whole. Returns 0, or -ENOSPC if anything was dropped.
+ * Context: any thread; no allocation, no locks. */
 int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
                         unsigned flags);
 

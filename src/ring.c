@@ -301,18 +301,16 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
 }
 
-int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
-                        unsigned flags)
+/* gt_ring_write_batch for records of `type`; recs need not be aligned. */
+static int write_batch(struct gt_ring *ring, unsigned type, const uint8_t *recs, size_t bytes,
+                       unsigned n, unsigned flags)
 {
-	const struct gt_rec_hdr *first = recs;
-	uint64_t slot = n ? slot_bytes(ring, first->type, bytes) : 0, pos, w;
+	uint64_t slot = slot_bytes(ring, type, bytes), pos;
 	unsigned i, most;
 	int ret = 0;
 
-	if (!n)
-		return 0;
 	if (!slot) {
-		count_drops(ring, first->type, n);
+		count_drops(ring, type, n);
 		return -ENOSPC;
 	}
 	/* Spans of at most half the area, which an empty ring always takes (with the padding
@@ -324,15 +322,14 @@ int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, un
 		for (i = 0; i < n; i += most) {
 			unsigned k = n - i < most ? n - i : most;
 
-			if (gt_ring_write_batch(ring, (const uint8_t *)recs + (size_t)i * bytes,
-			                        bytes, k, flags) < 0)
+			if (write_batch(ring, type, recs + (size_t)i * bytes, bytes, k, flags) < 0)
 				ret = -ENOSPC;
 		}
 		return ret;
 	}
 	pos = claim(ring, (uint64_t)n * slot, flags);
 	if (pos == UINT64_MAX) {
-		count_drops(ring, first->type, n);
+		count_drops(ring, type, n);
 		return -ENOSPC;
 	}
 	/* Every slot's word first, pending, as a single reservation writes its own: a
@@ -340,19 +337,29 @@ int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, un
 	 * as there: a pending word publishes nothing. */
 	for (i = 0; i < n; i++)
 		atomic_store_explicit(word_at(ring, pos + (uint64_t)i * slot),
-		                      make_word(pos + (uint64_t)i * slot, first->type,
+		                      make_word(pos + (uint64_t)i * slot, type,
 		                                (unsigned)(slot / 8)) |
 		                              W_PENDING,
 		                      memory_order_relaxed);
 	for (i = 0; i < n; i++, pos += slot) {
-		const uint8_t *rec = (const uint8_t *)recs + (size_t)i * bytes;
-
-		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, rec, bytes);
-		w = make_word(pos, first->type, (unsigned)(slot / 8));
+		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, recs + (size_t)i * bytes,
+		       bytes);
 		/* Release pairs with the consumer's acquire load of the word: the body first. */
-		atomic_store_explicit(word_at(ring, pos), w, memory_order_release);
+		atomic_store_explicit(word_at(ring, pos), make_word(pos, type, (unsigned)(slot / 8)),
+		                      memory_order_release);
 	}
 	return 0;
+}
+
+int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
+                        unsigned flags)
+{
+	struct gt_rec_hdr first;
+
+	if (!n)
+		return 0;
+	memcpy(&first, recs, sizeof(first));
+	return write_batch(ring, first.type, recs, bytes, n, flags);
 }
 
 void gt_ring_commit(struct gt_ring *ring, void *slot)

@@ -449,8 +449,9 @@ static char *put_str(char *p, const char *str)
 	return p + len;
 }
 
-static int emit_kernel(struct chrome *c, const struct gt_rec_kernel *k)
+static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t = stream_track(c, k->hdr.pid, &k->span);
 	size_t nlen;
 	const char *name;
@@ -514,8 +515,9 @@ static char *cap_kind(char *p, unsigned kind)
 	return p + strlen(s);
 }
 
-static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
+static int emit_memcpy(void *ctx, const struct gt_rec_memcpy *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
 	char name[128];
 	char *n = name;
@@ -549,8 +551,9 @@ static int emit_memcpy(struct chrome *c, const struct gt_rec_memcpy *r)
 	return 0;
 }
 
-static int emit_memset(struct chrome *c, const struct gt_rec_memset *r)
+static int emit_memset(void *ctx, const struct gt_rec_memset *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
 	char name[64];
 	char *n = name;
@@ -573,8 +576,9 @@ static int emit_memset(struct chrome *c, const struct gt_rec_memset *r)
 	return 0;
 }
 
-static int emit_graph(struct chrome *c, const struct gt_rec_graph *r)
+static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
 	char name[48];
 	char *n = name;
@@ -593,8 +597,9 @@ static int emit_graph(struct chrome *c, const struct gt_rec_graph *r)
 	return 0;
 }
 
-static int emit_api(struct chrome *c, const struct gt_rec_api *r)
+static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
 	const struct gt_xflow_slot *gpu = NULL;
 	size_t nlen;
@@ -675,8 +680,9 @@ static char *nvtx_args(struct chrome *c, char *p, const struct gt_rec_nvtx *r)
 	return p;
 }
 
-static int emit_nvtx(struct chrome *c, const struct gt_rec_nvtx *r)
+static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xtrack *t;
 	size_t nlen, dlen = 0;
 	const char *name;
@@ -723,8 +729,9 @@ static int emit_nvtx(struct chrome *c, const struct gt_rec_nvtx *r)
 	return 0;
 }
 
-static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
+static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 {
+	struct chrome *c = ctx;
 	static const char *const names[GT_SYNC_KIND_MAX] = {
 	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
 	        "Stream Synchronize", "Context Synchronize",
@@ -745,8 +752,9 @@ static int emit_sync(struct chrome *c, const struct gt_rec_sync *r)
 	return 0;
 }
 
-static int emit_overhead(struct chrome *c, const struct gt_rec_overhead *r)
+static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 {
+	struct chrome *c = ctx;
 	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
 	        "CUPTI overhead",
 	        "CUPTI overhead: driver compiler",
@@ -772,8 +780,9 @@ static int emit_overhead(struct chrome *c, const struct gt_rec_overhead *r)
 	return 0;
 }
 
-static int emit_memory(struct chrome *c, const struct gt_rec_memory *r)
+static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
 	char *p;
 
@@ -792,8 +801,9 @@ static int emit_memory(struct chrome *c, const struct gt_rec_memory *r)
 }
 
 /* A memory pool created, trimmed or destroyed: an instant across its GPU's rows. */
-static int emit_memory_pool(struct chrome *c, const struct gt_rec_memory_pool *r)
+static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
+	struct chrome *c = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
 	char *p;
 
@@ -846,8 +856,9 @@ static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, con
 	return p;
 }
 
-static int emit_loss(struct chrome *c, const struct gt_rec_loss *r)
+static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 {
+	struct chrome *c = ctx;
 	const char *src = gt_loss_source_name(r->source);
 	char name[128];
 	char *n = name, *p;
@@ -873,8 +884,9 @@ static int emit_loss(struct chrome *c, const struct gt_rec_loss *r)
 	return 0;
 }
 
-static int emit_notice(struct chrome *c, const struct gt_rec_notice *r)
+static int emit_notice(void *ctx, const struct gt_rec_notice *r)
 {
+	struct chrome *c = ctx;
 	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
 	size_t nlen;
 	const char *msg = text(c, r->message_id, false, &nlen);
@@ -893,8 +905,9 @@ static int emit_notice(struct chrome *c, const struct gt_rec_notice *r)
 	return 0;
 }
 
-static int emit_process_end(struct chrome *c, const struct gt_rec_process_end *r)
+static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 {
+	struct chrome *c = ctx;
 	char name[96];
 	char *n = name, *p;
 
@@ -1109,66 +1122,47 @@ static int64_t pick_base(struct gt_reader *r)
 	return h ? (int64_t)h->info.start_trace_ns : 0;
 }
 
-static int dispatch(struct chrome *c, const union gt_record *rec)
+static void chrome_process_info(void *ctx, uint32_t pid)
 {
-	if (!gt_xmodel_drawn(rec))
-		return 0;
-	switch (rec->hdr.type) {
-	case GT_REC_KERNEL:
-		return emit_kernel(c, &rec->kernel);
-	case GT_REC_MEMCPY:
-		return emit_memcpy(c, &rec->memcpy);
-	case GT_REC_MEMSET:
-		return emit_memset(c, &rec->memset);
-	case GT_REC_API:
-		return emit_api(c, &rec->api);
-	case GT_REC_NVTX:
-		return emit_nvtx(c, &rec->nvtx);
-	case GT_REC_SYNC:
-		return emit_sync(c, &rec->sync);
-	case GT_REC_GRAPH:
-		return emit_graph(c, &rec->graph);
-	case GT_REC_OVERHEAD:
-		return emit_overhead(c, &rec->overhead);
-	case GT_REC_MEMORY:
-		return emit_memory(c, &rec->memory);
-	case GT_REC_MEMORY_POOL:
-		return emit_memory_pool(c, &rec->memory_pool);
-	case GT_REC_LOSS:
-		return emit_loss(c, &rec->loss);
-	case GT_REC_NOTICE:
-		return emit_notice(c, &rec->notice);
-	case GT_REC_PROCESS_END:
-		return emit_process_end(c, &rec->process_end);
-	case GT_REC_PROCESS:
-		if (c->m.procs && c->m.nprocs) {
-			struct gt_xproc *p = gt_xmodel_proc(&c->m, rec->hdr.pid);
+	struct chrome *c = ctx;
+	struct gt_xproc *p;
 
-			if (p && p->announced)
-				announce_proc(c, p);
-		}
-		return 0;
-	case GT_REC_THREAD: {
-		struct gt_xtrack *t =
-		        gt_xmodel_track(&c->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
-
-		if (t && t->name_changed)
-			for (unsigned k = 0; k < t->nlanes; k++)
-				if (t->lanes[k].announced) {
-					announce_lane(c, t, k);
-					break;
-				}
-		return 0;
-	}
-	case GT_REC_DEVICE:
-		for (uint32_t i = 0; i < c->m.ngpus; i++)
-			if (c->m.gpus[i]->info_changed)
-				announce_gpu(c, c->m.gpus[i]);
-		return 0;
-	default:
-		return 0;
-	}
+	/* described with its first event; described again once its details arrive */
+	if (!c->m.procs || !c->m.nprocs)
+		return;
+	p = gt_xmodel_proc(&c->m, pid);
+	if (p && p->announced)
+		announce_proc(c, p);
 }
+
+static void chrome_announce_lane(void *ctx, struct gt_xtrack *t, unsigned lane)
+{
+	announce_lane(ctx, t, lane);
+}
+
+static void chrome_announce_gpu(void *ctx, struct gt_xgpu *g)
+{
+	announce_gpu(ctx, g);
+}
+
+static const struct gt_xsink_ops chrome_sink = {
+        .kernel = emit_kernel,
+        .memcpy = emit_memcpy,
+        .memset = emit_memset,
+        .api = emit_api,
+        .nvtx = emit_nvtx,
+        .sync = emit_sync,
+        .graph = emit_graph,
+        .overhead = emit_overhead,
+        .memory = emit_memory,
+        .memory_pool = emit_memory_pool,
+        .loss = emit_loss,
+        .notice = emit_notice,
+        .process_end = emit_process_end,
+        .process_info = chrome_process_info,
+        .announce_lane = chrome_announce_lane,
+        .announce_gpu = chrome_announce_gpu,
+};
 
 static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
                       struct gt_export_result *res, const char **errmsg)
@@ -1193,7 +1187,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 		ret = gt_xmodel_observe(&c.m, rec);
 		if (ret < 0)
 			goto out;
-		ret = dispatch(&c, rec);
+		ret = gt_xmodel_dispatch(&c.m, &chrome_sink, &c, rec);
 		if (ret < 0)
 			goto out;
 		if (opts->max_bytes) {

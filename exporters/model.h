@@ -313,4 +313,88 @@ const char *gt_xbasename(const char *path);
  * "memory in use" counter (stats reports them on a host row of its own). */
 bool gt_xmodel_drawn(const union gt_record *rec);
 
+/* A timeline format's drawing functions, one per record kind that has a shape on the
+ * timeline; ctx is the exporter's own state. Each returns 0 or -errno. */
+struct gt_xsink_ops {
+	int (*kernel)(void *ctx, const struct gt_rec_kernel *r);
+	int (*memcpy)(void *ctx, const struct gt_rec_memcpy *r);
+	int (*memset)(void *ctx, const struct gt_rec_memset *r);
+	int (*api)(void *ctx, const struct gt_rec_api *r);
+	int (*nvtx)(void *ctx, const struct gt_rec_nvtx *r);
+	int (*sync)(void *ctx, const struct gt_rec_sync *r);
+	int (*graph)(void *ctx, const struct gt_rec_graph *r);
+	int (*overhead)(void *ctx, const struct gt_rec_overhead *r);
+	int (*memory)(void *ctx, const struct gt_rec_memory *r);
+	int (*memory_pool)(void *ctx, const struct gt_rec_memory_pool *r);
+	int (*loss)(void *ctx, const struct gt_rec_loss *r);
+	int (*notice)(void *ctx, const struct gt_rec_notice *r);
+	int (*process_end)(void *ctx, const struct gt_rec_process_end *r);
+	/* A PROCESS record arrived (the model has read it): describe the process again if the
+	 * format needs to. */
+	void (*process_info)(void *ctx, uint32_t pid);
+	/* Describe a lane or a GPU again: its name changed after it was first described. */
+	void (*announce_lane)(void *ctx, struct gt_xtrack *t, unsigned lane);
+	void (*announce_gpu)(void *ctx, struct gt_xgpu *g);
+};
+
+/* Hand one record, after gt_xmodel_observe(), to the format's function for its kind; names
+ * learnt late (a thread named, a device described) re-announce what was already drawn.
+ * Records not drawn (gt_xmodel_drawn) are skipped. Returns 0 or the function's -errno.
+ * Inline, so that with an exporter's constant ops table the calls are direct. */
+static inline int gt_xmodel_dispatch(struct gt_xmodel *m, const struct gt_xsink_ops *ops,
+                                     void *ctx, const union gt_record *rec)
+{
+	if (!gt_xmodel_drawn(rec))
+		return 0;
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return ops->kernel(ctx, &rec->kernel);
+	case GT_REC_MEMCPY:
+		return ops->memcpy(ctx, &rec->memcpy);
+	case GT_REC_MEMSET:
+		return ops->memset(ctx, &rec->memset);
+	case GT_REC_API:
+		return ops->api(ctx, &rec->api);
+	case GT_REC_NVTX:
+		return ops->nvtx(ctx, &rec->nvtx);
+	case GT_REC_SYNC:
+		return ops->sync(ctx, &rec->sync);
+	case GT_REC_GRAPH:
+		return ops->graph(ctx, &rec->graph);
+	case GT_REC_OVERHEAD:
+		return ops->overhead(ctx, &rec->overhead);
+	case GT_REC_MEMORY:
+		return ops->memory(ctx, &rec->memory);
+	case GT_REC_MEMORY_POOL:
+		return ops->memory_pool(ctx, &rec->memory_pool);
+	case GT_REC_LOSS:
+		return ops->loss(ctx, &rec->loss);
+	case GT_REC_NOTICE:
+		return ops->notice(ctx, &rec->notice);
+	case GT_REC_PROCESS_END:
+		return ops->process_end(ctx, &rec->process_end);
+	case GT_REC_PROCESS:
+		ops->process_info(ctx, rec->hdr.pid);
+		return 0;
+	case GT_REC_THREAD: {
+		struct gt_xtrack *t = gt_xmodel_track(m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+
+		if (t && t->name_changed)
+			for (unsigned k = 0; k < t->nlanes; k++)
+				if (t->lanes[k].announced) {
+					ops->announce_lane(ctx, t, k);
+					break;
+				}
+		return 0;
+	}
+	case GT_REC_DEVICE:
+		for (uint32_t i = 0; i < m->ngpus; i++)
+			if (m->gpus[i]->info_changed)
+				ops->announce_gpu(ctx, m->gpus[i]);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 #endif /* GPUTRACE_EXPORTERS_MODEL_H */

@@ -755,8 +755,9 @@ static char *span_anns(char *p, const struct gt_gpu_span *s)
 	return ann_u64(p, A_CORRELATION, s->correlation_id);
 }
 
-static int emit_kernel(struct pf *f, const struct gt_rec_kernel *k)
+static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 {
+	struct pf *f = ctx;
 	struct ev e = {0};
 	uint32_t grid, block, cluster = 0;
 	char *p, *pm, *tm;
@@ -802,8 +803,9 @@ static uint64_t span_end(const struct gt_gpu_span *s)
 	return s->end_ns > s->start_ns ? s->end_ns : s->start_ns;
 }
 
-static int emit_memcpy(struct pf *f, const struct gt_rec_memcpy *r)
+static int emit_memcpy(void *ctx, const struct gt_rec_memcpy *r)
 {
+	struct pf *f = ctx;
 	uint64_t key = KEY_MEMCPY | (uint64_t)(r->copy_kind & 0xff) << 16 |
 	               (uint64_t)(r->src_kind & 0xff) << 8 | (r->dst_kind & 0xff);
 	struct ev e = {0};
@@ -840,8 +842,9 @@ static int emit_memcpy(struct pf *f, const struct gt_rec_memcpy *r)
 	return 0;
 }
 
-static int emit_memset(struct pf *f, const struct gt_rec_memset *r)
+static int emit_memset(void *ctx, const struct gt_rec_memset *r)
 {
+	struct pf *f = ctx;
 	struct ev e = {0};
 	char name[64];
 	char *n = name, *p, *pm, *tm;
@@ -864,8 +867,9 @@ static int emit_memset(struct pf *f, const struct gt_rec_memset *r)
 	return 0;
 }
 
-static int emit_graph(struct pf *f, const struct gt_rec_graph *r)
+static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 {
+	struct pf *f = ctx;
 	struct ev e = {0};
 	char name[48];
 	char *n = name, *p, *pm, *tm;
@@ -904,8 +908,9 @@ static struct gt_xtrack *cpu_begin(struct pf *f, enum gt_xtrack_kind kind, uint3
 	return t;
 }
 
-static int emit_api(struct pf *f, const struct gt_rec_api *r)
+static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
+	struct pf *f = ctx;
 	struct ev e = {0};
 	struct gt_xtrack *t;
 	unsigned lane;
@@ -933,8 +938,9 @@ static int emit_api(struct pf *f, const struct gt_rec_api *r)
 	return 0;
 }
 
-static int emit_nvtx(struct pf *f, const struct gt_rec_nvtx *r)
+static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
+	struct pf *f = ctx;
 	struct ev e = {0};
 	struct gt_xtrack *t;
 	size_t dlen = 0;
@@ -980,8 +986,9 @@ static int emit_nvtx(struct pf *f, const struct gt_rec_nvtx *r)
 	return 0;
 }
 
-static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
+static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 {
+	struct pf *f = ctx;
 	static const char *const names[GT_SYNC_KIND_MAX] = {
 	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
 	        "Stream Synchronize", "Context Synchronize",
@@ -1004,8 +1011,9 @@ static int emit_sync(struct pf *f, const struct gt_rec_sync *r)
 	return 0;
 }
 
-static int emit_overhead(struct pf *f, const struct gt_rec_overhead *r)
+static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 {
+	struct pf *f = ctx;
 	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
 	        "CUPTI overhead",
 	        "CUPTI overhead: driver compiler",
@@ -1032,8 +1040,9 @@ static int emit_overhead(struct pf *f, const struct gt_rec_overhead *r)
 	return 0;
 }
 
-static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
+static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
+	struct pf *f = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
 	char *p, *pm, *tm;
 
@@ -1051,8 +1060,9 @@ static int emit_memory(struct pf *f, const struct gt_rec_memory *r)
 }
 
 /* A memory pool created, trimmed or destroyed: an instant on its GPU's track. */
-static int emit_memory_pool(struct pf *f, const struct gt_rec_memory_pool *r)
+static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
+	struct pf *f = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
 	const char *type = gt_pool_type_name(r->pool_type);
 	struct ev e = {0};
@@ -1097,8 +1107,9 @@ static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat
 	return ev_open(f, e, extra, pm, tm);
 }
 
-static int emit_loss(struct pf *f, const struct gt_rec_loss *r)
+static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 {
+	struct pf *f = ctx;
 	const char *src = gt_loss_source_name(r->source);
 	const char *kind = gt_record_name(r->kind);
 	struct ev e = {0};
@@ -1122,8 +1133,9 @@ static int emit_loss(struct pf *f, const struct gt_rec_loss *r)
 	return 0;
 }
 
-static int emit_notice(struct pf *f, const struct gt_rec_notice *r)
+static int emit_notice(void *ctx, const struct gt_rec_notice *r)
 {
+	struct pf *f = ctx;
 	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
 	const char *s = r->severity < GT_NOTICE_SEVERITY_MAX ? sev[r->severity] : "unknown";
 	struct ev e = {0};
@@ -1141,8 +1153,9 @@ static int emit_notice(struct pf *f, const struct gt_rec_notice *r)
 	return 0;
 }
 
-static int emit_process_end(struct pf *f, const struct gt_rec_process_end *r)
+static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 {
+	struct pf *f = ctx;
 	const char *how = gt_process_end_name(r->how);
 	struct ev e = {0};
 	char name[96];
@@ -1165,65 +1178,44 @@ static int emit_process_end(struct pf *f, const struct gt_rec_process_end *r)
 	return 0;
 }
 
-static int dispatch(struct pf *f, const union gt_record *rec)
+static void pf_process_info(void *ctx, uint32_t pid)
 {
-	if (!gt_xmodel_drawn(rec))
-		return 0;
-	switch (rec->hdr.type) {
-	case GT_REC_KERNEL:
-		return emit_kernel(f, &rec->kernel);
-	case GT_REC_MEMCPY:
-		return emit_memcpy(f, &rec->memcpy);
-	case GT_REC_MEMSET:
-		return emit_memset(f, &rec->memset);
-	case GT_REC_API:
-		return emit_api(f, &rec->api);
-	case GT_REC_NVTX:
-		return emit_nvtx(f, &rec->nvtx);
-	case GT_REC_SYNC:
-		return emit_sync(f, &rec->sync);
-	case GT_REC_GRAPH:
-		return emit_graph(f, &rec->graph);
-	case GT_REC_OVERHEAD:
-		return emit_overhead(f, &rec->overhead);
-	case GT_REC_MEMORY:
-		return emit_memory(f, &rec->memory);
-	case GT_REC_MEMORY_POOL:
-		return emit_memory_pool(f, &rec->memory_pool);
-	case GT_REC_LOSS:
-		return emit_loss(f, &rec->loss);
-	case GT_REC_NOTICE:
-		return emit_notice(f, &rec->notice);
-	case GT_REC_PROCESS_END:
-		return emit_process_end(f, &rec->process_end);
-	case GT_REC_PROCESS: {
-		struct gt_xproc *p = gt_xmodel_proc(&f->m, rec->hdr.pid);
+	struct pf *f = ctx;
+	struct gt_xproc *p = gt_xmodel_proc(&f->m, pid);
 
-		if (p && p->info_changed)
-			announce_proc(f, p);
-		return 0;
-	}
-	case GT_REC_THREAD: {
-		struct gt_xtrack *t =
-		        gt_xmodel_track(&f->m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
-
-		if (t && t->name_changed)
-			for (unsigned k = 0; k < t->nlanes; k++)
-				if (t->lanes[k].announced) {
-					announce_lane(f, t, k);
-					break;
-				}
-		return 0;
-	}
-	case GT_REC_DEVICE:
-		for (uint32_t i = 0; i < f->m.ngpus; i++)
-			if (f->m.gpus[i]->info_changed)
-				announce_gpu(f, f->m.gpus[i]);
-		return 0;
-	default:
-		return 0;
-	}
+	/* described as soon as its details arrive */
+	if (p && p->info_changed)
+		announce_proc(f, p);
 }
+
+static void pf_announce_lane(void *ctx, struct gt_xtrack *t, unsigned lane)
+{
+	announce_lane(ctx, t, lane);
+}
+
+static void pf_announce_gpu(void *ctx, struct gt_xgpu *g)
+{
+	announce_gpu(ctx, g);
+}
+
+static const struct gt_xsink_ops pf_sink = {
+        .kernel = emit_kernel,
+        .memcpy = emit_memcpy,
+        .memset = emit_memset,
+        .api = emit_api,
+        .nvtx = emit_nvtx,
+        .sync = emit_sync,
+        .graph = emit_graph,
+        .overhead = emit_overhead,
+        .memory = emit_memory,
+        .memory_pool = emit_memory_pool,
+        .loss = emit_loss,
+        .notice = emit_notice,
+        .process_end = emit_process_end,
+        .process_info = pf_process_info,
+        .announce_lane = pf_announce_lane,
+        .announce_gpu = pf_announce_gpu,
+};
 
 static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opts,
                         struct gt_export_result *res, const char **errmsg)
@@ -1261,7 +1253,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		ret = gt_xmodel_observe(&f.m, rec);
 		if (ret < 0)
 			goto out;
-		ret = dispatch(&f, rec);
+		ret = gt_xmodel_dispatch(&f.m, &pf_sink, &f, rec);
 		if (ret < 0)
 			goto out;
 		if (f.out.err) {

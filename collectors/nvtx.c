@@ -291,6 +291,26 @@ static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, ch
 	}
 }
 
+/* The attributes of a plain ASCII or wide message, for the entry points without an
+ * attributes structure; the message is interned only when `intern` (see want_text). */
+static void attr_a(struct nvtx_attr *a, const char *message, bool intern)
+{
+	memset(a, 0, sizeof(*a));
+	a->text = message;
+	if (intern)
+		a->message_id = message_a(message);
+}
+
+static void attr_w(struct nvtx_attr *a, const wchar_t *message, bool intern, char *buf,
+                   size_t bytes)
+{
+	memset(a, 0, sizeof(*a));
+	if (intern) {
+		a->message_id = message_w(message, buf, bytes);
+		a->text = buf;
+	}
+}
+
 static inline uint32_t domain_id(nvtxDomainHandle_t d)
 {
 	return (uint32_t)(uintptr_t)d;
@@ -459,22 +479,18 @@ static int pop(uint32_t dom)
 
 static int NVTX_API range_push_a(const char *message)
 {
-	struct nvtx_attr a = {0, 0, 0, message};
+	struct nvtx_attr a;
 
-	if (want_text())
-		a.message_id = message_a(message);
+	attr_a(&a, message, want_text());
 	return push(0, &a);
 }
 
 static int NVTX_API range_push_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = {0, 0, 0, NULL};
+	struct nvtx_attr a;
 
-	if (want_text()) {
-		a.message_id = message_w(message, buf, sizeof(buf));
-		a.text = buf;
-	}
+	attr_w(&a, message, want_text(), buf, sizeof(buf));
 	return push(0, &a);
 }
 
@@ -551,22 +567,18 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 
 static nvtxRangeId_t NVTX_API range_start_a(const char *message)
 {
-	struct nvtx_attr a = {0, 0, 0, message};
+	struct nvtx_attr a;
 
-	if (want_text())
-		a.message_id = message_a(message);
+	attr_a(&a, message, want_text());
 	return range_start(0, &a);
 }
 
 static nvtxRangeId_t NVTX_API range_start_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = {0, 0, 0, NULL};
+	struct nvtx_attr a;
 
-	if (want_text()) {
-		a.message_id = message_w(message, buf, sizeof(buf));
-		a.text = buf;
-	}
+	attr_w(&a, message, want_text(), buf, sizeof(buf));
 	return range_start(0, &a);
 }
 
@@ -608,22 +620,22 @@ static void mark(uint32_t dom, const struct nvtx_attr *a)
 
 static void NVTX_API mark_a(const char *message)
 {
-	struct nvtx_attr a = {0, 0, 0, NULL};
+	struct nvtx_attr a;
 
 	if (!tracing())
 		return;
-	a.message_id = message_a(message);
+	attr_a(&a, message, true);
 	mark(0, &a);
 }
 
 static void NVTX_API mark_w(const wchar_t *message)
 {
 	char buf[1024];
-	struct nvtx_attr a = {0, 0, 0, NULL};
+	struct nvtx_attr a;
 
 	if (!tracing())
 		return;
-	a.message_id = message_w(message, buf, sizeof(buf));
+	attr_w(&a, message, true, buf, sizeof(buf));
 	mark(0, &a);
 }
 

@@ -13,6 +13,7 @@
 #include "cuptilib.h"
 #include "gputrace/clock.h"
 #include "inject.h"
+#include "tsc.h"
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million
  * launches per second at the default 100 ms flush period; pages are touched only by CUPTI. */

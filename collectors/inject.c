@@ -21,6 +21,7 @@
 #include "gputrace/sysinfo.h"
 #include "gt-config.h"
 #include "inject.h"
+#include "tsc.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
 

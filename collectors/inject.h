@@ -144,17 +144,6 @@ uint32_t gt_thread_id(void);
 bool gt_guard_enter(void);
 void gt_guard_leave(void);
 
-/* ---- the NVTX handlers' clock (tsc.c) ---- */
-
-/* Trace-clock nanoseconds, from the TSC when gt_tsc_enabled, else clock_gettime. Any thread,
- * lock-free, async-signal-safe. */
-uint64_t gt_fast_ns(void);
-extern _Atomic int gt_tsc_enabled;
-/* Calibrate (about 2 ms) and enable the TSC clock if the kernel and CPU trust the TSC. */
-void gt_tsc_init(void);
-/* Re-anchor to CLOCK_MONOTONIC by slewing; from one thread (the flush thread), each period. */
-void gt_tsc_anchor(void);
-
 /* ---- CUPTI side (cupti.c, cuptilib.c) ---- */
 
 /* Load libcupti (dlopen with a search list). Returns 0, or -ENOENT with *why describing where

@@ -17,6 +17,7 @@
 
 #include "gputrace/clock.h"
 #include "inject.h"
+#include "tsc.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
 
@@ -193,6 +194,16 @@ static inline uint32_t tid(void)
 	return nt->tid;
 }
 
+/* `s` is the cached `text`. Compared inline: a library call would cost more than the short
+ * strings cached; never reads `s` past its terminator. */
+static inline bool cached_text_is(const char *text, const char *s)
+{
+	for (size_t i = 0; text[i] == s[i]; i++)
+		if (!text[i])
+			return true;
+	return false;
+}
+
 /* Interned id of an ASCII message, through the thread's cache. */
 static uint32_t message_a(const char *s)
 {
@@ -207,7 +218,7 @@ static uint32_t message_a(const char *s)
 	if (!nt)
 		return gt_intern_len(s, strnlen(s, GT_STRING_MAX));
 	e = &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
-	if (e->ptr == s && e->id && strcmp(e->text, s) == 0)
+	if (e->ptr == s && e->id && cached_text_is(e->text, s))
 		return e->id;
 	len = strnlen(s, GT_STRING_MAX);
 	id = gt_intern_len(s, len);
@@ -344,33 +355,47 @@ static void stage_publish(struct nvtx_stage *st)
 	atomic_store_explicit(&st->busy, 0, memory_order_release);
 }
 
-/* Stage a record on the calling thread; publish the stage when it is full. */
-static void stage_write(struct nvtx_thread *nt, const struct gt_rec_nvtx *r)
+/*
+ * Where the calling thread writes its next record: the next entry of its stage, or `spare`
+ * when the record goes to the ring directly (no stage, the last flush has run, or the stage is
+ * full while the flush thread copies it out). The caller fills it in place, field by field,
+ * then calls stage_commit. A record built on the stack and then copied into the stage would
+ * be read back with wide loads while its narrow stores are still in flight: the processor
+ * cannot forward those, and each such load waits 10-20 cycles.
+ */
+static inline struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare)
 {
 	struct nvtx_stage *st;
 	uint32_t c, t;
 
-	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed)) {
-		struct gt_rec_nvtx copy = *r;
+	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed))
+		return spare;
+	st = &nt->stage;
+	c = atomic_load_explicit(&st->count, memory_order_relaxed);
+	/* Acquire pairs with the publisher's release store of taken: its copy of this entry
+	 * is done before the entry is overwritten. */
+	t = atomic_load_explicit(&st->taken, memory_order_acquire);
+	if (c - t >= GT_NVTX_STAGE)
+		return spare;
+	return &st->rec[c % GT_NVTX_STAGE];
+}
 
-		gt_emit(&copy.hdr, false);
+/* Make the record stage_slot gave out visible; publish the stage when it is full. */
+static inline void stage_commit(struct nvtx_thread *nt, struct gt_rec_nvtx *r,
+                                struct gt_rec_nvtx *spare)
+{
+	struct nvtx_stage *st;
+	uint32_t c;
+
+	if (r == spare) {
+		gt_emit(&r->hdr, false);
 		return;
 	}
 	st = &nt->stage;
-	c = atomic_load_explicit(&st->count, memory_order_relaxed);
-	/* Acquire pairs with the publisher's release store of taken. */
-	t = atomic_load_explicit(&st->taken, memory_order_acquire);
-	if (c - t >= GT_NVTX_STAGE) {
-		/* full, and the flush thread is copying it out this moment: go around it */
-		struct gt_rec_nvtx copy = *r;
-
-		gt_emit(&copy.hdr, false);
-		return;
-	}
-	st->rec[c % GT_NVTX_STAGE] = *r;
+	c = atomic_load_explicit(&st->count, memory_order_relaxed) + 1;
 	/* Release pairs with the publisher's acquire load of count. */
-	atomic_store_explicit(&st->count, c + 1, memory_order_release);
-	if (c + 1 - t >= GT_NVTX_STAGE)
+	atomic_store_explicit(&st->count, c, memory_order_release);
+	if (c - atomic_load_explicit(&st->taken, memory_order_relaxed) >= GT_NVTX_STAGE)
 		stage_publish(st);
 }
 
@@ -388,28 +413,30 @@ void gt_nvtx_publish_all(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-static void emit_nvtx(uint32_t kind, uint64_t start, uint64_t end, uint64_t range_id,
-                      uint32_t open_tid, uint32_t dom, uint32_t msg, uint32_t color, uint32_t cat,
-                      uint32_t depth)
+/* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated). */
+static void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
+                      uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
+                      uint32_t color, uint32_t cat, uint32_t depth)
 {
-	struct gt_rec_nvtx r;
+	struct gt_rec_nvtx spare, *r;
 
 	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 		return;
 
-	gt_hdr(&r.hdr, GT_REC_NVTX, sizeof(r));
-	r.start_ns = start;
-	r.end_ns = end;
-	r.range_id = range_id;
-	r.tid = open_tid;
-	r.end_tid = tid();
-	r.domain_id = dom;
-	r.message_id = msg;
-	r.category = cat;
-	r.color = color;
-	r.kind = kind;
-	r.depth = depth;
-	stage_write(nt_get(), &r);
+	r = stage_slot(nt, &spare);
+	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
+	r->start_ns = start;
+	r->end_ns = end;
+	r->range_id = range_id;
+	r->tid = open_tid;
+	r->end_tid = tid();
+	r->domain_id = dom;
+	r->message_id = msg;
+	r->category = cat;
+	r->color = color;
+	r->kind = kind;
+	r->depth = depth;
+	stage_commit(nt, r, &spare);
 }
 
 /* ---- push/pop ---- */
@@ -470,8 +497,8 @@ static int pop(uint32_t dom)
 		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
 	nt->depth--;
 	if (tracing())
-		emit_nvtx(GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id, f.message_id,
-		          f.color, f.category, f.depth);
+		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id,
+		          f.message_id, f.color, f.category, f.depth);
 	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 	return (int)f.depth;
@@ -559,8 +586,8 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 	if (atomic_load_explicit(&r->id, memory_order_acquire) != id)
 		return; /* unknown, already ended, or overwritten by a newer range */
 	if (tracing())
-		emit_nvtx(GT_NVTX_START_END, r->start_ns, end, id, r->tid, r->domain_id,
-		          r->message_id, r->color, r->category, 0);
+		emit_nvtx(nt_get(), GT_NVTX_START_END, r->start_ns, end, id, r->tid,
+		          r->domain_id, r->message_id, r->color, r->category, 0);
 	if (atomic_compare_exchange_strong(&r->id, &expected, 0) && r->capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 }
@@ -615,7 +642,8 @@ static void mark(uint32_t dom, const struct nvtx_attr *a)
 {
 	uint64_t now = gt_fast_ns();
 
-	emit_nvtx(GT_NVTX_MARK, now, now, 0, tid(), dom, a->message_id, a->color, a->category, 0);
+	emit_nvtx(nt_get(), GT_NVTX_MARK, now, now, 0, tid(), dom, a->message_id, a->color,
+	          a->category, 0);
 }
 
 static void NVTX_API mark_a(const char *message)

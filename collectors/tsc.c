@@ -10,26 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/clock.h"
 #include "inject.h"
+#include "tsc.h"
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#define GT_HAVE_TSC 1
-#else
-#define GT_HAVE_TSC 0
-#endif
+struct gt_tsc_conv gt_tsc;
 
-__extension__ typedef unsigned __int128 gt_u128;
-
-/* Conversion tsc -> ns: base_ns + ((tsc - base_tsc) * mult) >> 32. Written only by
- * gt_tsc_anchor (one thread); readers retry while seq is odd or changed (a seqlock). */
+/* The anchoring thread's own state: the long baseline the rate is measured over. */
 static struct {
-	_Atomic uint32_t seq;
-	_Atomic uint64_t base_tsc;
-	_Atomic uint64_t base_ns;
-	_Atomic uint64_t mult;        /* ns per tick << 32 */
-	uint64_t first_tsc, first_ns; /* the long baseline the rate is measured over */
+	uint64_t first_tsc, first_ns;
 	uint64_t last_anchor_ns;
 } tsc;
 
@@ -107,43 +95,18 @@ static void pair_now(uint64_t *t, uint64_t *ns)
 }
 #endif
 
-uint64_t gt_fast_ns(void)
-{
-#if GT_HAVE_TSC
-	uint32_t s0, s1;
-	uint64_t bt, bn, m, t;
-
-	if (!atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed))
-		return gt_now_ns();
-	do {
-		/* acquire: pairs with the release stores of seq in gt_tsc_anchor */
-		s0 = atomic_load_explicit(&tsc.seq, memory_order_acquire);
-		bt = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
-		bn = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
-		m = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
-		s1 = atomic_load_explicit(&tsc.seq, memory_order_relaxed);
-	} while ((s0 & 1u) || s0 != s1);
-	t = __rdtsc();
-	/* a reading just before the base (another core, a hair behind) counts as the base */
-	return bn + (t > bt ? (uint64_t)(((gt_u128)(t - bt) * m) >> 32) : 0);
-#else
-	return gt_now_ns();
-#endif
-}
-
 static void publish(uint64_t bt, uint64_t bn, uint64_t m)
 {
-	uint32_t s = atomic_load_explicit(&tsc.seq, memory_order_relaxed);
+	uint32_t s = atomic_load_explicit(&gt_tsc.seq, memory_order_relaxed);
 
-	atomic_store_explicit(&tsc.seq, s + 1, memory_order_relaxed);
+	atomic_store_explicit(&gt_tsc.seq, s + 1, memory_order_relaxed);
 	/* release: the odd seq is visible before the new fields (pairs with readers' fence) */
 	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&tsc.base_tsc, bt, memory_order_relaxed);
-	atomic_store_explicit(&tsc.base_ns, bn, memory_order_relaxed);
-	atomic_store_explicit(&tsc.mult, m, memory_order_relaxed);
+	atomic_store_explicit(&gt_tsc.base_tsc, bt, memory_order_relaxed);
+	atomic_store_explicit(&gt_tsc.base_ns, bn, memory_order_relaxed);
+	atomic_store_explicit(&gt_tsc.mult, m, memory_order_relaxed);
 	/* release: pairs with the readers' acquire load of seq */
-	atomic_store_explicit(&tsc.seq, s + 2, memory_order_release);
+	atomic_store_explicit(&gt_tsc.seq, s + 2, memory_order_release);
 }
 
 void gt_tsc_init(void)
@@ -186,8 +149,8 @@ void gt_tsc_anchor(void)
 	rate = (uint64_t)(((gt_u128)(n - tsc.first_ns) << 32) / (t - tsc.first_tsc));
 	/* continue from where the current conversion is now, and slew so that the error is
 	 * gone by the next anchor (one period ahead): never a step, never backwards */
-	fn = atomic_load(&tsc.base_ns) +
-	     (uint64_t)(((gt_u128)(t - atomic_load(&tsc.base_tsc)) * atomic_load(&tsc.mult)) >> 32);
+	fn = atomic_load(&gt_tsc.base_ns) +
+	     (uint64_t)(((gt_u128)(t - atomic_load(&gt_tsc.base_tsc)) * atomic_load(&gt_tsc.mult)) >> 32);
 	err = (int64_t)(n - fn);
 	limit = (int64_t)(period / 4);
 	if (err > limit)

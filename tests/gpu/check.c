@@ -648,19 +648,43 @@ static void check_sync(void)
 
 /* Capture ranges: the kernels inside each range, all of them (including those still running
  * when the range closed), and nothing from outside; one start and one stop notice per range. */
+/* The ts of the n-th (from 1) notice with this code, or 0. */
+static uint64_t notice_ts(unsigned code, size_t nth)
+{
+	size_t i;
+
+	for (i = 0; i < all.n; i++)
+		if (all.v[i].hdr.type == GT_REC_NOTICE && all.v[i].notice.code == code && !--nth)
+			return all.v[i].notice.ts_ns;
+	return 0;
+}
+
 static void check_capture_profiler(void)
 {
-	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), 11);
+	const struct gt_rec_kernel *spin = find_kernel("_Z7gt_spiny");
+	uint64_t stop2 = notice_ts(GT_NOTICE_CAPTURE_STOP, 2);
+
+	EXPECT_EQ("kernel records", count_type(GT_REC_KERNEL), 12);
 	EXPECT_EQ("_Z8gt_scalePfi kernels (range 1)", count_kernels("_Z8gt_scalePfi"), 7);
+	EXPECT_EQ("_Z7gt_spiny kernels (range 2, in flight at the stop)",
+	          count_kernels("_Z7gt_spiny"), 1);
 	EXPECT_EQ("_Z6gt_tagPii kernels (range 2, in flight at the stop)",
 	          count_kernels("_Z6gt_tagPii"), 4);
+	/* the 50 ms kernel ran on after the second stop, and its record is whole */
+	if (!spin || !stop2)
+		fail("no gt_spin kernel or no second capture stop notice");
+	else if (spin->span.start_ns == 0 || spin->span.end_ns < spin->span.start_ns + 40000000u ||
+	         spin->span.end_ns <= stop2)
+		fail("gt_spin: start %" PRIu64 ", end %" PRIu64 ", second stop at %" PRIu64
+		     "; want a 50 ms span ending after the stop",
+		     spin->span.start_ns, spin->span.end_ns, stop2);
 	EXPECT_EQ("_Z6gt_addPfi kernels (outside)", count_kernels("_Z6gt_addPfi"), 0);
 	EXPECT_EQ("_Z8gt_emptyv kernels (outside)", count_kernels("_Z8gt_emptyv"), 0);
 	EXPECT_EQ("memcpy records", count_type(GT_REC_MEMCPY), 1);
 	EXPECT_EQ("HtoD 64 KiB pageable", count_memcpy(GT_MEMCPY_HTOD, 64 << 10, GT_MEM_PAGEABLE, false),
 	          1);
 	EXPECT_EQ("memory records (allocations happen outside)", count_type(GT_REC_MEMORY), 0);
-	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0), 11);
+	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0), 12);
 	EXPECT_EQ("cudaMemcpy API records", count_api("cudaMemcpy", 0), 1);
 	EXPECT_EQ("capture start notices", count_notices(GT_NOTICE_CAPTURE_START), 2);
 	EXPECT_EQ("capture stop notices", count_notices(GT_NOTICE_CAPTURE_STOP), 2);

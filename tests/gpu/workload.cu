@@ -54,6 +54,17 @@ __global__ void gt_tag(int *out, int tag)
 		out[tag] += 1;
 }
 
+// Runs for `ns` nanoseconds of the GPU's global timer: a kernel certain to be in flight.
+__global__ void gt_spin(unsigned long long ns)
+{
+	unsigned long long t0, t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	do
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	while (t - t0 < ns);
+}
+
 // Writes through whatever pointer it is given: nullptr makes an illegal-address fault.
 __global__ void gt_poke(int *p)
 {
@@ -302,8 +313,8 @@ static int run_sync(void)
 
 // capture-profiler (GPUTRACE_CAPTURE_RANGE=cudaProfilerApi): 5 x gt_add outside any range;
 // range 1: 7 x gt_scale and a 64 KiB host-to-device copy; 3 x gt_empty outside; range 2:
-// 4 x gt_tag, stopped without synchronizing (kernels still in flight at cudaProfilerStop);
-// 6 x gt_add after it.
+// 1 x gt_spin of 50 ms and 4 x gt_tag queued behind it, stopped without synchronizing (so all
+// five are in flight at cudaProfilerStop); 6 x gt_add after it.
 static int run_capture_profiler(void)
 {
 	static char host[64 << 10];
@@ -324,6 +335,7 @@ static int run_capture_profiler(void)
 		gt_empty<<<1, 1>>>();
 	CK(cudaDeviceSynchronize());
 	CK(cudaProfilerStart());
+	gt_spin<<<1, 1>>>(50ull * 1000 * 1000);
 	for (i = 0; i < 4; i++)
 		gt_tag<<<1, 32>>>(t, i);
 	CK(cudaProfilerStop());

@@ -20,6 +20,9 @@
 #include "tsc.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
+/* The push/pop path is inlined into each NVTX entry point: calls between its parts would save
+ * and restore registers for as long as the work itself takes. */
+#define GT_HOT inline __attribute__((always_inline))
 
 #define GT_NVTX_DEPTH_MAX  128  /* deeper pushes are counted in depth but not recorded */
 #define GT_NVTX_CACHE      64   /* per-thread message cache entries, power of two */
@@ -204,30 +207,35 @@ static inline bool cached_text_is(const char *text, const char *s)
 	return false;
 }
 
-/* Interned id of an ASCII message, through the thread's cache. */
-static uint32_t message_a(const char *s)
+/* Intern `s` and remember it in cache entry `e` when it is short enough. */
+static uint32_t message_miss(struct nvtx_cache_entry *e, const char *s)
 {
-	struct nvtx_cache_entry *e;
-	size_t len;
-	uint32_t id;
+	size_t len = strnlen(s, GT_STRING_MAX);
+	uint32_t id = gt_intern_len(s, len);
 
-	struct nvtx_thread *nt = nt_get();
-
-	if (!s)
-		return GT_STRING_NONE;
-	if (!nt)
-		return gt_intern_len(s, strnlen(s, GT_STRING_MAX));
-	e = &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
-	if (e->ptr == s && e->id && cached_text_is(e->text, s))
-		return e->id;
-	len = strnlen(s, GT_STRING_MAX);
-	id = gt_intern_len(s, len);
-	if (id && len < GT_NVTX_CACHE_TEXT) {
+	if (e && id && len < GT_NVTX_CACHE_TEXT) {
 		e->ptr = s;
 		e->id = id;
 		memcpy(e->text, s, len + 1);
 	}
 	return id;
+}
+
+/* Interned id of an ASCII message, through the thread's cache; inline, since it is on every
+ * push of a named range. */
+static GT_HOT uint32_t message_a(const char *s)
+{
+	struct nvtx_thread *nt = nt_get();
+	struct nvtx_cache_entry *e;
+
+	if (!s)
+		return GT_STRING_NONE;
+	if (!nt)
+		return message_miss(NULL, s);
+	e = &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
+	if (e->ptr == s && e->id && cached_text_is(e->text, s))
+		return e->id;
+	return message_miss(e, s);
 }
 
 /* Wide strings: converted to UTF-8 on the stack, not cached (rare in practice). */
@@ -304,7 +312,7 @@ static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, ch
 
 /* The attributes of a plain ASCII or wide message, for the entry points without an
  * attributes structure; the message is interned only when `intern` (see want_text). */
-static void attr_a(struct nvtx_attr *a, const char *message, bool intern)
+static GT_HOT void attr_a(struct nvtx_attr *a, const char *message, bool intern)
 {
 	memset(a, 0, sizeof(*a));
 	a->text = message;
@@ -363,7 +371,7 @@ static void stage_publish(struct nvtx_stage *st)
  * be read back with wide loads while its narrow stores are still in flight: the processor
  * cannot forward those, and each such load waits 10-20 cycles.
  */
-static inline struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare)
+static GT_HOT struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare)
 {
 	struct nvtx_stage *st;
 	uint32_t c, t;
@@ -381,7 +389,7 @@ static inline struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_r
 }
 
 /* Make the record stage_slot gave out visible; publish the stage when it is full. */
-static inline void stage_commit(struct nvtx_thread *nt, struct gt_rec_nvtx *r,
+static GT_HOT void stage_commit(struct nvtx_thread *nt, struct gt_rec_nvtx *r,
                                 struct gt_rec_nvtx *spare)
 {
 	struct nvtx_stage *st;
@@ -414,7 +422,7 @@ void gt_nvtx_publish_all(void)
 }
 
 /* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated). */
-static void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
+static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
                       uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
                       uint32_t color, uint32_t cat, uint32_t depth)
 {
@@ -441,7 +449,7 @@ static void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uin
 
 /* ---- push/pop ---- */
 
-static int push(uint32_t dom, const struct nvtx_attr *a)
+static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 {
 	struct nvtx_thread *nt = nt_get();
 	uint32_t d;
@@ -472,7 +480,7 @@ static int push(uint32_t dom, const struct nvtx_attr *a)
 	return (int)depth_in_domain;
 }
 
-static int pop(uint32_t dom)
+static GT_HOT int pop(uint32_t dom)
 {
 	uint64_t end = gt_fast_ns();
 	struct nvtx_thread *nt = nt_self; /* NULL: nothing was pushed on this thread */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -522,6 +523,91 @@ START_TEST(nvtx_staged_threads)
 }
 END_TEST
 
+/* The message cache keys on the caller's pointer and compares the text: one buffer reused for
+ * texts that differ only in their last byte, around the 8-byte word boundaries, shorter after
+ * longer, and at the very end of a page followed by an inaccessible one (the byte-by-byte
+ * path; reading past the terminator there would fault). Every range must carry the text its
+ * buffer held when it was pushed. */
+static const char *const cache_texts[] = {
+	"abcdefg", "abcdefh", "abcdefgh", "abcdefgi", "abcdefghijklmno", "abcdefghijklmnp",
+	"abcdefghijklmnop", "abcdefghijklmnoq", "abc", "abcdefghijklmnop", "abcdefghijklmnop",
+	"x", "",
+};
+static const char *const cache_tail_texts[] = {"tail1", "tail1", "tail2", "tai", "tail2"};
+#define CACHE_N (sizeof(cache_texts) / sizeof(cache_texts[0]))
+#define CACHE_TAIL_N (sizeof(cache_tail_texts) / sizeof(cache_tail_texts[0]))
+
+static void cache_child(const char *lib, const char *out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *map, *mid, *tail;
+	size_t i;
+
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+	setenv("GPUTRACE_OUTPUT", out, 1);
+	unsetenv("GPUTRACE_SESSION");
+	map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	           -1, 0);
+	if (map == MAP_FAILED || mprotect(map + page, (size_t)page, PROT_NONE) != 0)
+		exit(3);
+	mid = map + 1000;
+	for (i = 0; i < CACHE_N; i++) {
+		memset(mid, 'z', 64); /* no stray terminator after the text */
+		strcpy(mid, cache_texts[i]);
+		nvtxRangePushA(mid);
+		nvtxRangePop();
+	}
+	tail = map + page - 6; /* room for "tail1" and its terminator, the page's last byte */
+	for (i = 0; i < CACHE_TAIL_N; i++) {
+		strcpy(tail, cache_tail_texts[i]);
+		nvtxRangePushA(tail);
+		nvtxRangePop();
+	}
+	exit(0);
+}
+
+START_TEST(nvtx_message_cache)
+{
+	const char *lib = getenv("GT_INJECT_LIB");
+	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	const union gt_record *rec;
+	struct gt_reader *r;
+	size_t n = 0;
+	int status, ret;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(lib);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/cache.gtrace", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		cache_child(lib, out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	/* one thread's records keep their order */
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *want, *msg;
+
+		if (rec->hdr.type != GT_REC_NVTX)
+			continue;
+		ck_assert_uint_lt(n, CACHE_N + CACHE_TAIL_N);
+		want = n < CACHE_N ? cache_texts[n] : cache_tail_texts[n - CACHE_N];
+		msg = gt_reader_string(r, rec->nvtx.message_id, NULL);
+		ck_assert_msg(msg && strcmp(msg, want) == 0, "range %zu: '%s', want '%s'", n,
+		              msg ? msg : "(none)", want);
+		n++;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, CACHE_N + CACHE_TAIL_N);
+	gt_reader_close(r);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -540,6 +626,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, exports);
 	tcase_add_test(tc, nvtx_standalone);
 	tcase_add_test(tc, nvtx_staged_threads);
+	tcase_add_test(tc, nvtx_message_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -141,6 +141,7 @@ static struct nvtx_thread *nt_new(void)
 	if (!t)
 		return NULL;
 	t->slot = -1;
+	t->tid = gt_thread_id();
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < GT_NVTX_THREADS; i++) {
 		if (!registry[i]) {
@@ -187,15 +188,10 @@ static inline bool want_text(void)
 	return tracing() || gt_inj.cfg.capture == GT_CAPTURE_NVTX;
 }
 
-static inline uint32_t tid(void)
+/* The calling thread's id, from its state `nt` when it has one. */
+static inline uint32_t tid(const struct nvtx_thread *nt)
 {
-	struct nvtx_thread *nt = nt_get();
-
-	if (!nt)
-		return gt_thread_id();
-	if (!nt->tid)
-		nt->tid = gt_thread_id();
-	return nt->tid;
+	return nt ? nt->tid : gt_thread_id();
 }
 
 /*
@@ -446,23 +442,20 @@ void gt_nvtx_publish_all(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-/* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated). */
+/* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated).
+ * The caller has checked that tracing is on. */
 static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
                       uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
                       uint32_t color, uint32_t cat, uint32_t depth)
 {
-	struct gt_rec_nvtx spare, *r;
+	struct gt_rec_nvtx spare, *r = stage_slot(nt, &spare);
 
-	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		return;
-
-	r = stage_slot(nt, &spare);
 	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
 	r->start_ns = start;
 	r->end_ns = end;
 	r->range_id = range_id;
 	r->tid = open_tid;
-	r->end_tid = tid();
+	r->end_tid = tid(nt);
 	r->domain_id = dom;
 	r->message_id = msg;
 	r->category = cat;
@@ -530,7 +523,7 @@ static GT_HOT int pop(uint32_t dom)
 		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
 	nt->depth--;
 	if (tracing())
-		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, tid(), f.domain_id,
+		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, nt->tid, f.domain_id,
 		          f.message_id, f.color, f.category, f.depth);
 	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
@@ -598,7 +591,7 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 		gt_capture_nvtx(a->text, true);
 		r->capture = 1;
 	}
-	r->tid = tid();
+	r->tid = tid(nt_get());
 	r->message_id = a->message_id;
 	r->domain_id = dom;
 	r->color = a->color;
@@ -673,9 +666,10 @@ static void NVTX_API domain_range_end(nvtxDomainHandle_t domain, nvtxRangeId_t i
 
 static void mark(uint32_t dom, const struct nvtx_attr *a)
 {
+	struct nvtx_thread *nt = nt_get();
 	uint64_t now = gt_fast_ns();
 
-	emit_nvtx(nt_get(), GT_NVTX_MARK, now, now, 0, tid(), dom, a->message_id, a->color,
+	emit_nvtx(nt, GT_NVTX_MARK, now, now, 0, tid(nt), dom, a->message_id, a->color,
 	          a->category, 0);
 }
 

@@ -301,33 +301,19 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
 }
 
-/* gt_ring_write_batch for records of `type`; recs need not be aligned. */
-static int write_batch(struct gt_ring *ring, unsigned type, const uint8_t *recs, size_t bytes,
-                       unsigned n, unsigned flags)
+/* Slots of a span whose words are computed once; a longer span computes each twice. */
+#define SPAN_WORDS 64u
+
+/* n records of `type`, `bytes` each, in n slots of `slot` bytes with one reservation; recs
+ * need not be aligned. Inline, so that the common record size below gets a copy of constant
+ * size instead of a library call per record. */
+static inline __attribute__((always_inline)) int
+write_span(struct gt_ring *ring, unsigned type, const uint8_t *recs,
+                             size_t bytes, uint64_t slot, unsigned n, unsigned flags)
 {
-	uint64_t slot = slot_bytes(ring, type, bytes), pos;
-	unsigned i, most;
-	int ret = 0;
+	uint64_t pos = claim(ring, (uint64_t)n * slot, flags), words[SPAN_WORDS];
+	unsigned i, units = (unsigned)(slot / 8);
 
-	if (!slot) {
-		count_drops(ring, type, n);
-		return -ENOSPC;
-	}
-	/* Spans of at most half the area, which an empty ring always takes (with the padding
-	 * before a span that would straddle the end, at most the whole area). */
-	most = (unsigned)(ring->data_bytes / 2 / slot);
-	if (!most)
-		most = 1;
-	if (n > most) {
-		for (i = 0; i < n; i += most) {
-			unsigned k = n - i < most ? n - i : most;
-
-			if (write_batch(ring, type, recs + (size_t)i * bytes, bytes, k, flags) < 0)
-				ret = -ENOSPC;
-		}
-		return ret;
-	}
-	pos = claim(ring, (uint64_t)n * slot, flags);
 	if (pos == UINT64_MAX) {
 		count_drops(ring, type, n);
 		return -ENOSPC;
@@ -335,17 +321,20 @@ static int write_batch(struct gt_ring *ring, unsigned type, const uint8_t *recs,
 	/* Every slot's word first, pending, as a single reservation writes its own: a
 	 * consumer that gives up on one of them and scans forward stops at the next. Relaxed,
 	 * as there: a pending word publishes nothing. */
-	for (i = 0; i < n; i++)
-		atomic_store_explicit(word_at(ring, pos + (uint64_t)i * slot),
-		                      make_word(pos + (uint64_t)i * slot, type,
-		                                (unsigned)(slot / 8)) |
-		                              W_PENDING,
+	for (i = 0; i < n; i++) {
+		uint64_t w = make_word(pos + (uint64_t)i * slot, type, units);
+
+		if (i < SPAN_WORDS)
+			words[i] = w;
+		atomic_store_explicit(word_at(ring, pos + (uint64_t)i * slot), w | W_PENDING,
 		                      memory_order_relaxed);
+	}
 	for (i = 0; i < n; i++, pos += slot) {
 		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, recs + (size_t)i * bytes,
 		       bytes);
 		/* Release pairs with the consumer's acquire load of the word: the body first. */
-		atomic_store_explicit(word_at(ring, pos), make_word(pos, type, (unsigned)(slot / 8)),
+		atomic_store_explicit(word_at(ring, pos),
+		                      i < SPAN_WORDS ? words[i] : make_word(pos, type, units),
 		                      memory_order_release);
 	}
 	return 0;
@@ -354,12 +343,35 @@ static int write_batch(struct gt_ring *ring, unsigned type, const uint8_t *recs,
 int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
                         unsigned flags)
 {
+	const uint8_t *p = recs;
 	struct gt_rec_hdr first;
+	uint64_t slot;
+	unsigned i, k, most;
+	int ret = 0;
 
 	if (!n)
 		return 0;
 	memcpy(&first, recs, sizeof(first));
-	return write_batch(ring, first.type, recs, bytes, n, flags);
+	slot = slot_bytes(ring, first.type, bytes);
+	if (!slot) {
+		count_drops(ring, first.type, n);
+		return -ENOSPC;
+	}
+	/* Spans of at most half the area, which an empty ring always takes (with the padding
+	 * before a span that would straddle the end, at most the whole area). */
+	most = (unsigned)(ring->data_bytes / 2 / slot);
+	if (!most)
+		most = 1;
+	for (i = 0; i < n; i += k) {
+		k = n - i < most ? n - i : most;
+		/* NVTX records, which threads stage and publish in batches, are 64 bytes */
+		if ((bytes == 64 ? write_span(ring, first.type, p + (size_t)i * 64, 64, slot, k,
+		                              flags)
+		                 : write_span(ring, first.type, p + (size_t)i * bytes, bytes, slot,
+		                              k, flags)) < 0)
+			ret = -ENOSPC;
+	}
+	return ret;
 }
 
 void gt_ring_commit(struct gt_ring *ring, void *slot)

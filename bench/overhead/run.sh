@@ -24,6 +24,9 @@ done
 configs="bare floor gputrace gputrace-activity gputrace-noapi"
 [ -n "$cupti" ] && configs="$configs cupti-markers"
 [ -x "$nsys" ] && configs="$configs nsys"
+# BENCH_LIB_B=path/to/libgputrace-inject.so adds config gputrace-b: another build of the
+# library, run like gputrace, for A/B comparisons of two builds in the same rounds
+[ -n "${BENCH_LIB_B:-}" ] && configs="$configs gputrace-b"
 configs=${BENCH_CONFIGS:-$configs} # e.g. BENCH_CONFIGS="bare floor gputrace"
 
 run_one() { # config round
@@ -32,6 +35,8 @@ run_one() { # config round
 	bare) "$app" $sizes >"$out" 2>&1 ;;
 	floor) CUDA_INJECTION64_PATH="$floor" "$app" $sizes >"$out" 2>&1 ;;
 	gputrace) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		"$app" $sizes >"$out" 2>&1 ;;
+	gputrace-b) CUDA_INJECTION64_PATH="$BENCH_LIB_B" GPUTRACE_OUTPUT="$work/t.gtrace" \
 		"$app" $sizes >"$out" 2>&1 ;;
 	gputrace-activity) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
 		GPUTRACE_API_SOURCE=activity "$app" $sizes >"$out" 2>&1 ;;
@@ -81,5 +86,18 @@ for c in data:
     ratio = added / floor_add if floor_add and c not in ("bare", "floor") else float("nan")
     print("%-18s %8.3f (%.3f-%.3f) %9.3f %8.2f %14.3f %10.1f (%.1f-%.1f) %10.1f" %
           (c, l, lo, hi, added, ratio, m, n, nlo, nhi, med(c, 3)))
+# The ratio within each round (bare, floor and the config run back to back), then its median:
+# steadier than the ratio of medians when the machine drifts between rounds.
+by_round = {}
+for c, r, l, m, n, b in rows:
+    by_round.setdefault(r, {})[c] = float(l)
+for c in data:
+    if c in ("bare", "floor"):
+        continue
+    ratios = [(v[c] - v["bare"]) / (v["floor"] - v["bare"]) for v in by_round.values()
+              if c in v and "bare" in v and "floor" in v and v["floor"] > v["bare"]]
+    if ratios:
+        print("%-18s launch cost added, x floor within each round: median %.2f (%.2f-%.2f), %d rounds" %
+              (c, statistics.median(ratios), min(ratios), max(ratios), len(ratios)))
 PY
 rm -rf "$work"

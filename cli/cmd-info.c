@@ -34,6 +34,10 @@ struct info {
 	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* sum of LOSS records' counts by source */
 	uint64_t losses_other;               /* LOSS records with a source we do not know */
 	uint64_t first_ts_ns, last_ts_ns;
+	/* the distinct CUPTI versions the processes reported loading (GT_NOTICE_CUPTI_LOADED),
+	 * for traces whose header does not name one (gputrace run writes it before any CUDA) */
+	int32_t cupti[LIST_MAX];
+	size_t ncupti, more_cupti;
 	/* warnings and errors from NOTICE records, text copied when read */
 	struct {
 		uint32_t pid;
@@ -154,6 +158,16 @@ static int add_record(struct info *in, struct gt_reader *rd, const union gt_reco
 			in->more_devs++;
 		break;
 	case GT_REC_NOTICE:
+		if (rec->notice.code == GT_NOTICE_CUPTI_LOADED && rec->notice.detail > 0) {
+			size_t i = 0;
+
+			while (i < in->ncupti && in->cupti[i] != rec->notice.detail)
+				i++;
+			if (i == in->ncupti && in->ncupti < LIST_MAX)
+				in->cupti[in->ncupti++] = rec->notice.detail;
+			else if (i == in->ncupti)
+				in->more_cupti++;
+		}
 		if (rec->notice.severity < GT_NOTICE_WARNING)
 			break;
 		if (in->nnotes == NOTES_MAX) {
@@ -264,9 +278,18 @@ static void print_info(const char *path, const struct gt_reader *r, const struct
 	printf("host:        %s\n", or_unknown(h->info.hostname));
 	printf("started:     %s\n", when);
 	printf("command:     %s\n", or_unknown(h->info.cmdline));
-	printf("versions:    gputrace %s, CUDA %s, CUPTI %s, driver %s\n",
-	       or_unknown(h->info.tool_version), or_unknown(h->info.cuda_version),
-	       or_unknown(h->info.cupti_version), or_unknown(h->info.driver_version));
+	printf("versions:    gputrace %s, CUDA %s, CUPTI ", or_unknown(h->info.tool_version),
+	       or_unknown(h->info.cuda_version));
+	if ((!h->info.cupti_version || !h->info.cupti_version[0]) && in->ncupti) {
+		/* what the processes loaded, in the order they said so */
+		for (size_t i = 0; i < in->ncupti; i++)
+			printf("%s%" PRId32, i ? " and " : "", in->cupti[i]);
+		if (in->more_cupti)
+			printf(" and %zu more", in->more_cupti);
+	} else {
+		printf("%s", or_unknown(h->info.cupti_version));
+	}
+	printf(", driver %s\n", or_unknown(h->info.driver_version));
 
 	printf("processes:   %zu\n", in->nprocs);
 	for (size_t i = 0; i < in->nprocs && i < LIST_MAX; i++) {

@@ -341,7 +341,7 @@ GT_EXPORT int InitializeInjection(void);
 int InitializeInjection(void)
 {
 	const char *why = NULL;
-	char msg[512];
+	char msg[512], loaded[sizeof(gt_cupti_path) + 64];
 	int ret;
 
 	if (atomic_flag_test_and_set(&cuda_once))
@@ -373,6 +373,12 @@ int InitializeInjection(void)
 		return 1;
 	}
 	set_nvtx_injection();
-	gt_debug("CUPTI %s from %s", cupti_ver_buf, gt_cupti_path);
+	/* which CUPTI traces this process, in the trace: under gputrace run the CLI writes the
+	 * file's header and cannot know */
+	snprintf(loaded, sizeof(loaded), "CUPTI %s from %s", cupti_ver_buf[0] ? cupti_ver_buf : "?",
+	         gt_cupti_path);
+	emit_notice(GT_NOTICE_INFO, GT_NOTICE_CUPTI_LOADED, (int)strtol(cupti_ver_buf, NULL, 10),
+	            loaded);
+	gt_debug("%s", loaded);
 	return 1;
 }

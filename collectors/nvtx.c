@@ -445,8 +445,8 @@ void gt_nvtx_publish_all(void)
 /* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated).
  * The caller has checked that tracing is on. */
 static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
-                      uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
-                      uint32_t color, uint32_t cat, uint32_t depth)
+                             uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
+                             uint32_t color, uint32_t cat, uint32_t depth)
 {
 	struct gt_rec_nvtx spare, *r = stage_slot(nt, &spare);
 
@@ -612,8 +612,8 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 	if (atomic_load_explicit(&r->id, memory_order_acquire) != id)
 		return; /* unknown, already ended, or overwritten by a newer range */
 	if (tracing())
-		emit_nvtx(nt_get(), GT_NVTX_START_END, r->start_ns, end, id, r->tid,
-		          r->domain_id, r->message_id, r->color, r->category, 0);
+		emit_nvtx(nt_get(), GT_NVTX_START_END, r->start_ns, end, id, r->tid, r->domain_id,
+		          r->message_id, r->color, r->category, 0);
 	if (atomic_compare_exchange_strong(&r->id, &expected, 0) && r->capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 }
@@ -669,8 +669,8 @@ static void mark(uint32_t dom, const struct nvtx_attr *a)
 	struct nvtx_thread *nt = nt_get();
 	uint64_t now = gt_fast_ns();
 
-	emit_nvtx(nt, GT_NVTX_MARK, now, now, 0, tid(nt), dom, a->message_id, a->color,
-	          a->category, 0);
+	emit_nvtx(nt, GT_NVTX_MARK, now, now, 0, tid(nt), dom, a->message_id, a->color, a->category,
+	          0);
 }
 
 static void NVTX_API mark_a(const char *message)

@@ -150,7 +150,9 @@ void gt_tsc_anchor(void)
 	/* continue from where the current conversion is now, and slew so that the error is
 	 * gone by the next anchor (one period ahead): never a step, never backwards */
 	fn = atomic_load(&gt_tsc.base_ns) +
-	     (uint64_t)(((gt_u128)(t - atomic_load(&gt_tsc.base_tsc)) * atomic_load(&gt_tsc.mult)) >> 32);
+	     (uint64_t)(((gt_u128)(t - atomic_load(&gt_tsc.base_tsc)) *
+	                 atomic_load(&gt_tsc.mult)) >>
+	                32);
 	err = (int64_t)(n - fn);
 	limit = (int64_t)(period / 4);
 	if (err > limit)

@@ -691,7 +691,9 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 		return 0;
 	}
 	case GT_REC_NOTICE:
-		if (st->nnotices < GT_STATS_NOTICES)
+		/* warnings and errors; informational notices (a capture range's ends, which CUPTI
+		 * each process loaded) stay in the trace and would crowd them out */
+		if (rec->notice.severity >= GT_NOTICE_WARNING && st->nnotices < GT_STATS_NOTICES)
 			st->notices[st->nnotices++] = rec->notice;
 		return 0;
 	default:

@@ -109,7 +109,7 @@ struct gt_stats_device {
 	uint64_t global_mem_bytes;
 };
 
-#define GT_STATS_NOTICES 8u /* notices kept for the summary */
+#define GT_STATS_NOTICES 8u /* warning and error notices kept for the summary */
 
 /* Everything one pass over a trace learns. Memory grows with distinct names, processes,
  * devices and live allocations, never with the number of events. */

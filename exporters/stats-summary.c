@@ -297,7 +297,7 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 }
 
 /* Warnings and errors the traced processes or the session recorded (a detach, a missed
- * final flush); informational notices stay in the trace. */
+ * final flush); informational notices stay in the trace (the collector keeps no others). */
 static void print_notices(FILE *out, const struct gt_stats *st)
 {
 	char buf[256];
@@ -306,8 +306,6 @@ static void print_notices(FILE *out, const struct gt_stats *st)
 	for (size_t i = 0; i < st->nnotices; i++) {
 		const struct gt_rec_notice *n = &st->notices[i];
 
-		if (n->severity < GT_NOTICE_WARNING)
-			continue;
 		if (first)
 			fputs("Notices:\n", out);
 		first = false;

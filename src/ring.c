@@ -307,9 +307,10 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 /* n records of `type`, `bytes` each, in n slots of `slot` bytes with one reservation; recs
  * need not be aligned. Inline, so that the common record size below gets a copy of constant
  * size instead of a library call per record. */
-static inline __attribute__((always_inline)) int
-write_span(struct gt_ring *ring, unsigned type, const uint8_t *recs,
-                             size_t bytes, uint64_t slot, unsigned n, unsigned flags)
+static inline __attribute__((always_inline)) int write_span(struct gt_ring *ring, unsigned type,
+                                                            const uint8_t *recs, size_t bytes,
+                                                            uint64_t slot, unsigned n,
+                                                            unsigned flags)
 {
 	uint64_t pos = claim(ring, (uint64_t)n * slot, flags), words[SPAN_WORDS];
 	unsigned i, units = (unsigned)(slot / 8);
@@ -365,10 +366,10 @@ int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, un
 	for (i = 0; i < n; i += k) {
 		k = n - i < most ? n - i : most;
 		/* NVTX records, which threads stage and publish in batches, are 64 bytes */
-		if ((bytes == 64 ? write_span(ring, first.type, p + (size_t)i * 64, 64, slot, k,
-		                              flags)
-		                 : write_span(ring, first.type, p + (size_t)i * bytes, bytes, slot,
-		                              k, flags)) < 0)
+		if ((bytes == 64
+		             ? write_span(ring, first.type, p + (size_t)i * 64, 64, slot, k, flags)
+		             : write_span(ring, first.type, p + (size_t)i * bytes, bytes, slot, k,
+		                          flags)) < 0)
 			ret = -ENOSPC;
 	}
 	return ret;

@@ -1,8 +1,11 @@
 /* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
- *           [--losses N] [--chunk-bytes B] [--no-footer]
- * --no-footer leaves the file as a killed writer would: every chunk, no footer. */
+ *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ * --no-footer leaves the file as a killed writer would: every chunk, no footer.
+ * --cupti-notices leaves the header's CUPTI version out and has each process report the
+ * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
+ * 130001 - 100 * (p % 2). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -30,6 +33,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
+	      "               [--cupti-notices]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -63,13 +67,15 @@ int main(int argc, char **argv)
 	        {"losses", required_argument, NULL, 'l'},
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
+	        {"cupti-notices", no_argument, NULL, 'C'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	struct synth_opts o = {.kernels = 1000, .names = 100, .processes = 1, .seed = 1};
 	struct gt_writer_options wo = {0};
 	const char *path = NULL;
-	bool footer = true;
+	bool footer = true, cupti_notices = false;
+	struct gt_trace_info hinfo = info;
 	struct gt_writer *w;
 	union synth_buf b;
 	struct synth s;
@@ -118,6 +124,10 @@ int main(int argc, char **argv)
 		case 'F':
 			footer = false;
 			break;
+		case 'C':
+			cupti_notices = true;
+			hinfo.cupti_version = NULL;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -130,7 +140,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
-	r = gt_writer_open(path, &info, &wo, &w);
+	r = gt_writer_open(path, &hinfo, &wo, &w);
 	if (r < 0) {
 		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
 		return 73;
@@ -141,6 +151,23 @@ int main(int argc, char **argv)
 		if (r < 0)
 			goto fail;
 		n++;
+	}
+	for (unsigned p = 0; cupti_notices && p < o.processes; p++) {
+		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid(p)}};
+		char text[96];
+		int len;
+
+		nr.ts_ns = SYNTH_START_NS + 1000;
+		nr.severity = GT_NOTICE_INFO;
+		nr.code = GT_NOTICE_CUPTI_LOADED;
+		nr.detail = 130001 - 100 * (int)(p % 2);
+		nr.message_id = 900000 + p; /* above every id the synthesis uses */
+		len = snprintf(text, sizeof(text), "CUPTI %d from /usr/local/cuda/lib64/libcupti.so.13",
+		               nr.detail);
+		r = gt_writer_string(w, nr.hdr.pid, nr.message_id, text, (size_t)len);
+		if (r < 0 || (r = gt_writer_write(w, &nr.hdr)) < 0)
+			goto fail;
+		n += 2;
 	}
 	if (footer) {
 		r = gt_writer_close(w);

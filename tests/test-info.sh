@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI test for `gputrace info`: usage errors (64), a missing (66) and unreadable (65) traces
-# with their one-line reasons, the whole report on a synthetic trace, a recovered trace
+# with their one-line reasons, the whole report on a synthetic trace, CUPTI versions from the
+# processes' notices when the header has none, a recovered trace
 # (no footer), a truncated one and one with a damaged chunk.
 # Usage: test-info.sh PATH/TO/gputrace PATH/TO/mktrace
 set -u
@@ -85,6 +86,19 @@ expect_err "gputrace: $tmp/header-only.gtrace: no data: the file ends after its 
 head -c 30 "$tmp/t.gtrace" >"$tmp/short.gtrace"
 expect_rc 65 "$gputrace" info "$tmp/short.gtrace"
 expect_err "gputrace: $tmp/short.gtrace: truncated header"
+
+# A gputrace run trace: the CLI wrote the header without a CUPTI version, and each process
+# named the CUPTI it loaded in an informational notice (not listed under notices).
+"$mktrace" -o "$tmp/run.gtrace" --kernels 10 --processes 3 --cupti-notices >/dev/null \
+	2>"$tmp/err" || fail "mktrace --cupti-notices: $(cat "$tmp/err")"
+expect_rc 0 "$gputrace" info "$tmp/run.gtrace"
+out_has_line "versions:    gputrace $version, CUDA 13.0, CUPTI 130001 and 129901, driver 580.65.06"
+out_has_line "  notice       3"
+grep -q '^notices:' "$tmp/out" && fail "informational notices listed: $(cat "$tmp/out")"
+"$mktrace" -o "$tmp/run1.gtrace" --kernels 10 --cupti-notices >/dev/null 2>"$tmp/err" ||
+	fail "mktrace --cupti-notices: $(cat "$tmp/err")"
+expect_rc 0 "$gputrace" info "$tmp/run1.gtrace"
+out_has_line "versions:    gputrace $version, CUDA 13.0, CUPTI 130001, driver 580.65.06"
 
 # A writer killed after its last chunk: no footer, every chunk recovered.
 "$mktrace" -o "$tmp/r.gtrace" --kernels 2000 --names 20 --api --chunk-bytes 16384 \

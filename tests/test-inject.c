@@ -529,12 +529,22 @@ END_TEST
  * path; reading past the terminator there would fault). Every range must carry the text its
  * buffer held when it was pushed. */
 static const char *const cache_texts[] = {
-	"abcdefg", "abcdefh", "abcdefgh", "abcdefgi", "abcdefghijklmno", "abcdefghijklmnp",
-	"abcdefghijklmnop", "abcdefghijklmnoq", "abc", "abcdefghijklmnop", "abcdefghijklmnop",
-	"x", "",
+        "abcdefg",
+        "abcdefh",
+        "abcdefgh",
+        "abcdefgi",
+        "abcdefghijklmno",
+        "abcdefghijklmnp",
+        "abcdefghijklmnop",
+        "abcdefghijklmnoq",
+        "abc",
+        "abcdefghijklmnop",
+        "abcdefghijklmnop",
+        "x",
+        "",
 };
 static const char *const cache_tail_texts[] = {"tail1", "tail1", "tail2", "tai", "tail2"};
-#define CACHE_N (sizeof(cache_texts) / sizeof(cache_texts[0]))
+#define CACHE_N      (sizeof(cache_texts) / sizeof(cache_texts[0]))
 #define CACHE_TAIL_N (sizeof(cache_tail_texts) / sizeof(cache_tail_texts[0]))
 
 static void cache_child(const char *lib, const char *out)
@@ -546,8 +556,8 @@ static void cache_child(const char *lib, const char *out)
 	setenv("NVTX_INJECTION64_PATH", lib, 1);
 	setenv("GPUTRACE_OUTPUT", out, 1);
 	unsetenv("GPUTRACE_SESSION");
-	map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-	           -1, 0);
+	map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+	           0);
 	if (map == MAP_FAILED || mprotect(map + page, (size_t)page, PROT_NONE) != 0)
 		exit(3);
 	mid = map + 1000;

@@ -389,6 +389,7 @@ enum gt_notice_code {
 	GT_NOTICE_CAPTURE_START,
 	GT_NOTICE_CAPTURE_STOP,
 	GT_NOTICE_FLUSH_WINDOW, /* ended before its final flush: the last interval may be lost */
+	GT_NOTICE_CUPTI_LOADED, /* tracing started; detail = cuptiGetVersion, message its path */
 	GT_NOTICE_CODE_MAX
 };
 

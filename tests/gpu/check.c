@@ -167,12 +167,13 @@ static void check_kernel_after_launch(bool require_api)
 	free(api_start);
 }
 
-/* What every trace must hold: its processes, their devices, no losses, no warnings. */
+/* What every trace must hold: its processes, the CUPTI each loaded, their devices, no losses,
+ * no warnings. */
 static void check_common(size_t processes)
 {
 	size_t i;
 	uint64_t lost = 0;
-	size_t devices = 0;
+	size_t devices = 0, loaded = 0;
 
 	EXPECT_EQ("PROCESS records", count_type(GT_REC_PROCESS), processes);
 	for (i = 0; i < all.n; i++) {
@@ -192,6 +193,18 @@ static void check_common(size_t processes)
 				     r->device.sm_count, r->device.cc_major,
 				     r->device.global_mem_bytes);
 		}
+		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_CUPTI_LOADED) {
+			char want[32];
+
+			loaded++;
+			snprintf(want, sizeof(want), "CUPTI %d from ", r->notice.detail);
+			if (r->notice.severity != GT_NOTICE_INFO || r->notice.detail < 10000 ||
+			    strncmp(str(r->notice.message_id), want, strlen(want)) != 0 ||
+			    !strstr(str(r->notice.message_id), "libcupti"))
+				fail("CUPTI_LOADED notice: severity %u, detail %d, '%s'",
+				     r->notice.severity, r->notice.detail, str(r->notice.message_id));
+			continue;
+		}
 		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_FLUSH_WINDOW &&
 		    flush_notice_ok) {
 			flush_notices++;
@@ -204,6 +217,7 @@ static void check_common(size_t processes)
 			fail("NOTICE %u: %s (detail %d)", r->notice.code, str(r->notice.message_id),
 			     r->notice.detail);
 	}
+	EXPECT_EQ("CUPTI_LOADED notices (one per process)", loaded, processes);
 	if (devices < 1)
 		fail("no DEVICE record");
 	if (count_type(GT_REC_CONTEXT) < 1)
@@ -561,7 +575,8 @@ static size_t count_nvtx(const char *message)
 	size_t i, n = 0;
 
 	for (i = 0; i < all.n; i++)
-		if (all.v[i].hdr.type == GT_REC_NVTX && !strcmp(str(all.v[i].nvtx.message_id), message))
+		if (all.v[i].hdr.type == GT_REC_NVTX &&
+		    !strcmp(str(all.v[i].nvtx.message_id), message))
 			n++;
 	return n;
 }
@@ -681,8 +696,8 @@ static void check_capture_profiler(void)
 	EXPECT_EQ("_Z6gt_addPfi kernels (outside)", count_kernels("_Z6gt_addPfi"), 0);
 	EXPECT_EQ("_Z8gt_emptyv kernels (outside)", count_kernels("_Z8gt_emptyv"), 0);
 	EXPECT_EQ("memcpy records", count_type(GT_REC_MEMCPY), 1);
-	EXPECT_EQ("HtoD 64 KiB pageable", count_memcpy(GT_MEMCPY_HTOD, 64 << 10, GT_MEM_PAGEABLE, false),
-	          1);
+	EXPECT_EQ("HtoD 64 KiB pageable",
+	          count_memcpy(GT_MEMCPY_HTOD, 64 << 10, GT_MEM_PAGEABLE, false), 1);
 	EXPECT_EQ("memory records (allocations happen outside)", count_type(GT_REC_MEMORY), 0);
 	EXPECT_EQ("cudaLaunchKernel API records", count_api("cudaLaunchKernel", 0), 12);
 	EXPECT_EQ("cudaMemcpy API records", count_api("cudaMemcpy", 0), 1);
@@ -721,7 +736,8 @@ static void check_p2p(void)
 		if (m->hdr.type != GT_REC_MEMCPY)
 			continue;
 		if (m->copy_kind != GT_MEMCPY_PTOP || m->src_device != 0 || m->dst_device != 1) {
-			fail("memcpy of %" PRIu64 " bytes: kind %u, device %u -> %u; want PtoP 0 -> 1",
+			fail("memcpy of %" PRIu64
+			     " bytes: kind %u, device %u -> %u; want PtoP 0 -> 1",
 			     m->bytes, m->copy_kind, m->src_device, m->dst_device);
 			continue;
 		}
@@ -1028,11 +1044,10 @@ static void check_overload(long n)
 	for (s = 0; s < GT_LOSS_SOURCE_MAX; s++)
 		total += lost_source(s);
 	printf("overload: %ld launched; NVTX %" PRIu64 " + ring_full %" PRIu64 "; kernels %" PRIu64
-	       " + ring_full %" PRIu64
-	       " + cupti_dropped %" PRIu64 "; launch calls %" PRIu64 " + ring_full(api) %" PRIu64
-	       "; buffer_pool %" PRIu64 ", all losses %" PRIu64 "\n",
-	       n, nvtx, ring_nvtx, kernels, ring_k, cupti, launches, ring_api, lost_source(GT_LOSS_BUFFER_POOL),
-	       total);
+	       " + ring_full %" PRIu64 " + cupti_dropped %" PRIu64 "; launch calls %" PRIu64
+	       " + ring_full(api) %" PRIu64 "; buffer_pool %" PRIu64 ", all losses %" PRIu64 "\n",
+	       n, nvtx, ring_nvtx, kernels, ring_k, cupti, launches, ring_api,
+	       lost_source(GT_LOSS_BUFFER_POOL), total);
 	if (kernels > (uint64_t)n)
 		fail("%" PRIu64 " kernel records, only %ld launched", kernels, n);
 	if (!cupti)
@@ -1142,8 +1157,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(w, "overhead")) {
 		check_launches(20000, true);
 		check_overhead();
-	}
-	else if (!strcmp(w, "capture-profiler"))
+	} else if (!strcmp(w, "capture-profiler"))
 		check_capture_profiler();
 	else if (!strcmp(w, "capture-nvtx"))
 		check_capture_nvtx();

@@ -170,11 +170,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	buffer_release(buffer);
 }
 
-/* CUPTI asks for this on every API record's start and end, on the launching thread: the TSC
- * reading the NVTX handlers use costs about half a clock_gettime on the H200 machines. */
+/* CLOCK_MONOTONIC itself, not the NVTX handlers' TSC reading: API records from callbacks,
+ * notices and the session's records read it directly, and a kernel must never appear to start
+ * before its launch call, which the TSC reading (calibrated over 2 ms, then slewed) cannot
+ * promise in its first flush period. Tried in the third session: the saving did not show
+ * above the launch benchmark's noise. */
 static uint64_t CUPTIAPI trace_clock(void)
 {
-	return gt_fast_ns();
+	return gt_now_ns();
 }
 
 /* The one subscriber callback. Application threads, inside CUDA calls. */

@@ -193,9 +193,13 @@ static void do_start(void)
 	atomic_store(&gt_inj.active, 1);
 	/* (the client writes the clock anchors, at open and close) */
 	if (gt_inj.cfg.flush_ms) {
-		gt_tsc_init();
+		/* the TSC clock only with the thread that re-anchors it: alone it would drift */
 		if (gt_flush_start() < 0)
-			gt_debug("no flush thread; records arrive when CUPTI's buffers fill");
+			gt_debug("no flush thread; records arrive when CUPTI's buffers fill, and "
+			         "the "
+			         "NVTX handlers read clock_gettime");
+		else
+			gt_tsc_init();
 	}
 	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too;
 	 * on_exit rather than atexit: the exit status goes into PROCESS_END */

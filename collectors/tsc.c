@@ -135,7 +135,7 @@ void gt_tsc_init(void)
 void gt_tsc_anchor(void)
 {
 #if GT_HAVE_TSC
-	uint64_t t, n, fn, rate, period, ticks, target;
+	uint64_t t, n, bt, fn, rate, period, ticks, target;
 	int64_t err, limit;
 
 	if (!atomic_load(&gt_tsc_enabled))
@@ -149,10 +149,10 @@ void gt_tsc_anchor(void)
 	rate = (uint64_t)(((gt_u128)(n - tsc.first_ns) << 32) / (t - tsc.first_tsc));
 	/* continue from where the current conversion is now, and slew so that the error is
 	 * gone by the next anchor (one period ahead): never a step, never backwards */
+	bt = atomic_load(&gt_tsc.base_tsc);
+	/* a TSC behind the base (moved back, as a migrated VM's may be) reads as the base */
 	fn = atomic_load(&gt_tsc.base_ns) +
-	     (uint64_t)(((gt_u128)(t - atomic_load(&gt_tsc.base_tsc)) *
-	                 atomic_load(&gt_tsc.mult)) >>
-	                32);
+	     (t > bt ? (uint64_t)(((gt_u128)(t - bt) * atomic_load(&gt_tsc.mult)) >> 32) : 0);
 	err = (int64_t)(n - fn);
 	limit = (int64_t)(period / 4);
 	if (err > limit)

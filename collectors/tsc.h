@@ -35,7 +35,8 @@ void gt_tsc_init(void);
 void gt_tsc_anchor(void);
 
 /* Trace-clock nanoseconds, from the TSC when gt_tsc_enabled, else clock_gettime. Any thread,
- * lock-free, async-signal-safe. */
+ * lock-free, async-signal-safe. Used by the NVTX handlers only: everything else reads
+ * CLOCK_MONOTONIC itself. */
 static inline uint64_t gt_fast_ns(void)
 {
 #if GT_HAVE_TSC
@@ -50,10 +51,12 @@ static inline uint64_t gt_fast_ns(void)
 		bt = atomic_load_explicit(&gt_tsc.base_tsc, memory_order_relaxed);
 		bn = atomic_load_explicit(&gt_tsc.base_ns, memory_order_relaxed);
 		m = atomic_load_explicit(&gt_tsc.mult, memory_order_relaxed);
+		/* inside the loop: a thread stopped here while the anchor moves must not
+		 * convert a reading from after the new anchor with the old rate */
+		t = __rdtsc();
 		atomic_thread_fence(memory_order_acquire);
 		s1 = atomic_load_explicit(&gt_tsc.seq, memory_order_relaxed);
 	} while ((s0 & 1u) || s0 != s1);
-	t = __rdtsc();
 	/* a reading just before the base (another core, a hair behind) counts as the base */
 	return bn + (t > bt ? (uint64_t)(((gt_u128)(t - bt) * m) >> 32) : 0);
 #else

@@ -301,8 +301,9 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
 }
 
-/* Slots of a span whose words are computed once; a longer span computes each twice. */
-#define SPAN_WORDS 64u
+/* Slots of a span whose words are computed once (an NVTX stage's worth: this runs on
+ * application threads, so the array stays small); a longer span computes each twice. */
+#define SPAN_WORDS 32u
 
 /* n records of `type`, `bytes` each, in n slots of `slot` bytes with one reservation; recs
  * need not be aligned. Inline, so that the common record size below gets a copy of constant

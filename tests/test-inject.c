@@ -532,10 +532,13 @@ static const char *const cache_texts[] = {
         "abcdefg",
         "abcdefh",
         "abcdefgh",
+        "abcdefghij", /* the cached text's terminator, on the next word, tells these apart */
+        "abcdefgh",
         "abcdefgi",
         "abcdefghijklmno",
         "abcdefghijklmnp",
         "abcdefghijklmnop",
+        "abcdefghijklmnopq",
         "abcdefghijklmnoq",
         "abc",
         "abcdefghijklmnop",
@@ -560,7 +563,7 @@ static void cache_child(const char *lib, const char *out)
 	           0);
 	if (map == MAP_FAILED || mprotect(map + page, (size_t)page, PROT_NONE) != 0)
 		exit(3);
-	mid = map + 1000;
+	mid = map + 1000; /* every text and the words read after it lie on this page */
 	for (i = 0; i < CACHE_N; i++) {
 		memset(mid, 'z', 64); /* no stray terminator after the text */
 		strcpy(mid, cache_texts[i]);

@@ -74,6 +74,9 @@ struct nvtx_thread {
 	uint32_t tid;
 	uint32_t depth; /* frames pushed, including those past GT_NVTX_DEPTH_MAX */
 	int slot;       /* index in `registry`, or -1: records go to the ring one by one */
+	/* 1 while the thread fills and commits a stage entry: an NVTX call from a signal handler
+	 * that interrupts it must not take the same entry, and writes to the ring instead */
+	_Atomic uint32_t staging;
 	struct nvtx_frame stack[GT_NVTX_DEPTH_MAX];
 	struct nvtx_cache_entry cache[GT_NVTX_CACHE];
 	struct nvtx_stage stage;
@@ -386,46 +389,59 @@ static void stage_publish(struct nvtx_stage *st)
 
 /*
  * Where the calling thread writes its next record: the next entry of its stage, or `spare`
- * when the record goes to the ring directly (no stage, the last flush has run, or the stage is
- * full while the flush thread copies it out). The caller fills it in place, field by field,
- * then calls stage_commit. A record built on the stack and then copied into the stage would
- * be read back with wide loads while its narrow stores are still in flight: the processor
- * cannot forward those, and each such load waits 10-20 cycles.
+ * when the record goes to the ring directly (no stage, the last flush has run, the stage is
+ * full while the flush thread copies it out, or this call interrupted the thread's own use of
+ * its stage: NVTX from a signal handler). The caller fills it in place, field by field,
+ * then calls stage_commit with *count. A record built on the stack and then copied into the
+ * stage would be read back with wide loads while its narrow stores are still in flight: the
+ * processor cannot forward those, and each such load waits 10-20 cycles.
  */
-static GT_HOT struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare)
+static GT_HOT struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare,
+                                             uint32_t *count)
 {
 	struct nvtx_stage *st;
 	uint32_t c, t;
 
-	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed))
+	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed) ||
+	    atomic_load_explicit(&nt->staging, memory_order_relaxed))
 		return spare;
+	/* Relaxed, then a signal fence: only a handler on this thread reads it, and it must
+	 * see the flag before any write to the entry. */
+	atomic_store_explicit(&nt->staging, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 	st = &nt->stage;
 	c = atomic_load_explicit(&st->count, memory_order_relaxed);
+	*count = c;
 	/* Acquire pairs with the publisher's release store of taken: its copy of this entry
 	 * is done before the entry is overwritten. */
 	t = atomic_load_explicit(&st->taken, memory_order_acquire);
-	if (c - t >= GT_NVTX_STAGE)
+	if (c - t >= GT_NVTX_STAGE) {
+		atomic_signal_fence(memory_order_seq_cst);
+		atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
 		return spare;
+	}
 	return &st->rec[c % GT_NVTX_STAGE];
 }
 
-/* Make the record stage_slot gave out visible; publish the stage when it is full. */
+/* Make the record stage_slot gave out (entry `count`) visible; publish the stage when it is
+ * full. */
 static GT_HOT void stage_commit(struct nvtx_thread *nt, struct gt_rec_nvtx *r,
-                                struct gt_rec_nvtx *spare)
+                                struct gt_rec_nvtx *spare, uint32_t count)
 {
 	struct nvtx_stage *st;
-	uint32_t c;
+	uint32_t c = count + 1;
 
 	if (r == spare) {
 		gt_emit(&r->hdr, false);
 		return;
 	}
 	st = &nt->stage;
-	c = atomic_load_explicit(&st->count, memory_order_relaxed) + 1;
 	/* Release pairs with the publisher's acquire load of count. */
 	atomic_store_explicit(&st->count, c, memory_order_release);
 	if (c - atomic_load_explicit(&st->taken, memory_order_relaxed) >= GT_NVTX_STAGE)
 		stage_publish(st);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
 }
 
 void gt_nvtx_stage_off(void)
@@ -448,8 +464,10 @@ static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t sta
                              uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
                              uint32_t color, uint32_t cat, uint32_t depth)
 {
-	struct gt_rec_nvtx spare, *r = stage_slot(nt, &spare);
+	struct gt_rec_nvtx spare, *r;
+	uint32_t count = 0;
 
+	r = stage_slot(nt, &spare, &count);
 	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
 	r->start_ns = start;
 	r->end_ns = end;
@@ -462,7 +480,7 @@ static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t sta
 	r->color = color;
 	r->kind = kind;
 	r->depth = depth;
-	stage_commit(nt, r, &spare);
+	stage_commit(nt, r, &spare, count);
 }
 
 /* ---- push/pop ---- */

@@ -4,10 +4,12 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -621,6 +623,100 @@ START_TEST(nvtx_message_cache)
 }
 END_TEST
 
+/* NVTX from a signal handler on the thread it interrupts: a timer fires every 20 us while the
+ * thread pushes and pops 2,000,000 ranges, and the handler records an unnamed range of its
+ * own. A handler that interrupts a pop between taking its stage entry and committing it must
+ * not take the same entry (the program crashed on a stage count that went backwards): every
+ * range of both is recorded once. */
+#define SIG_PAIRS 2000000
+static volatile sig_atomic_t sig_ranges;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	nvtxRangePushA(NULL);
+	nvtxRangePop();
+	sig_ranges++;
+}
+
+static void signal_child(const char *lib, const char *out)
+{
+	struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
+	struct sigaction sa;
+	char note[64];
+
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+	setenv("GPUTRACE_OUTPUT", out, 1);
+	setenv("GPUTRACE_BUFFER_SIZE", "256M", 1);
+	unsetenv("GPUTRACE_SESSION");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	nvtxMarkA("start"); /* loads the library and makes this thread's state */
+	if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every, NULL) != 0)
+		exit(3);
+	for (int i = 0; i < SIG_PAIRS; i++) {
+		nvtxRangePushA("m");
+		nvtxRangePop();
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	snprintf(note, sizeof(note), "signals %d", (int)sig_ranges);
+	nvtxMarkA(note);
+	exit(0);
+}
+
+START_TEST(nvtx_signal_reentry)
+{
+	const char *lib = getenv("GT_INJECT_LIB");
+	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	const union gt_record *rec;
+	struct gt_reader *r;
+	unsigned long m = 0, unnamed = 0, losses = 0, sigs = 0;
+	int status, ret;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(lib);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/signal.gtrace", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		signal_child(lib, out);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *msg;
+
+		if (rec->hdr.type == GT_REC_LOSS)
+			losses += rec->loss.count;
+		if (rec->hdr.type != GT_REC_NVTX)
+			continue;
+		if (rec->nvtx.message_id == GT_STRING_NONE) {
+			unnamed++;
+			continue;
+		}
+		msg = gt_reader_string(r, rec->nvtx.message_id, NULL);
+		ck_assert_ptr_nonnull(msg);
+		if (strcmp(msg, "m") == 0)
+			m++;
+		else
+			ck_assert_int_eq(sscanf(msg, "signals %lu", &sigs) == 1 ||
+			                         strcmp(msg, "start") == 0,
+			                 1);
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(losses, 0);
+	ck_assert_uint_gt(sigs, 100); /* the timer did interrupt the loop */
+	ck_assert_uint_eq(m, SIG_PAIRS);
+	ck_assert_uint_eq(unnamed, sigs);
+	gt_reader_close(r);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -640,6 +736,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, nvtx_standalone);
 	tcase_add_test(tc, nvtx_staged_threads);
 	tcase_add_test(tc, nvtx_message_cache);
+	tcase_add_test(tc, nvtx_signal_reentry);
 	suite_add_tcase(s, tc);
 	return s;
 }

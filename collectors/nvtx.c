@@ -496,6 +496,9 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	if (!nt)
 		return -1;
 	d = nt->depth++;
+	/* the new depth before the frame: a signal handler's push on this thread takes the
+	 * next frame, not this one (a compiler barrier only) */
+	atomic_signal_fence(memory_order_seq_cst);
 	if (d >= GT_NVTX_DEPTH_MAX)
 		return (int)d;
 	for (i = 0; i < d; i++)
@@ -539,6 +542,8 @@ static GT_HOT int pop(uint32_t dom)
 	f = nt->stack[i];
 	if (i != top)
 		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
+	/* the frame is read before it is given up: a signal handler's push may reuse it */
+	atomic_signal_fence(memory_order_seq_cst);
 	nt->depth--;
 	if (tracing())
 		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, nt->tid, f.domain_id,

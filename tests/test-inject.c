@@ -295,6 +295,49 @@ START_TEST(exports)
 }
 END_TEST
 
+/* A standalone trace from a child process: `child` runs in a forked process with the library
+ * as its NVTX injection, `name` in a fresh directory as its output and `buffer_size` as
+ * GPUTRACE_BUFFER_SIZE (NULL: the default), and must exit 0; the trace is then open in `r`. */
+struct child_trace {
+	char dir[32], out[64];
+	pid_t pid;
+	struct gt_reader *r;
+};
+
+static void child_trace_run(struct child_trace *t, const char *name, void (*child)(void),
+                            const char *buffer_size)
+{
+	const char *lib = getenv("GT_INJECT_LIB");
+	int status;
+
+	ck_assert_ptr_nonnull(lib);
+	snprintf(t->dir, sizeof(t->dir), "/tmp/gt-inject-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(t->dir));
+	snprintf(t->out, sizeof(t->out), "%s/%s", t->dir, name);
+	t->pid = fork();
+	ck_assert_int_ge(t->pid, 0);
+	if (t->pid == 0) {
+		setenv("NVTX_INJECTION64_PATH", lib, 1);
+		setenv("GPUTRACE_OUTPUT", t->out, 1);
+		if (buffer_size)
+			setenv("GPUTRACE_BUFFER_SIZE", buffer_size, 1);
+		unsetenv("GPUTRACE_SESSION");
+		child();
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(t->pid, &status, 0), t->pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(gt_reader_open(t->out, &t->r, NULL), 0);
+}
+
+static void child_trace_end(struct child_trace *t)
+{
+	gt_reader_close(t->r);
+	unlink(t->out);
+	rmdir(t->dir);
+}
+
 /* NVTX needs no GPU: a child process loads the library through NVTX_INJECTION64_PATH, makes
  * known NVTX calls and exits; its standalone trace must hold exactly those ranges. */
 static nvtxRangeId_t handoff;
@@ -308,16 +351,13 @@ static void *end_handoff(void *arg)
 	return NULL;
 }
 
-static void nvtx_child(const char *lib, const char *out)
+static void nvtx_child(void)
 {
 	nvtxEventAttributes_t a;
 	nvtxDomainHandle_t dom;
 	pthread_t th;
 	int i;
 
-	setenv("NVTX_INJECTION64_PATH", lib, 1);
-	setenv("GPUTRACE_OUTPUT", out, 1);
-	unsetenv("GPUTRACE_SESSION");
 	for (i = 0; i < 3; i++) {
 		if (nvtxRangePushA("outer") != 0)
 			_exit(3);
@@ -348,34 +388,23 @@ static void nvtx_child(const char *lib, const char *out)
 
 START_TEST(nvtx_standalone)
 {
-	const char *lib = getenv("GT_INJECT_LIB");
-	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	struct child_trace t;
 	const union gt_record *rec;
 	struct gt_reader *r;
 	unsigned outer = 0, inner = 0, ticks = 0, handoff_n = 0, dom_n = 0, inside = 0, ends = 0;
 	unsigned processes = 0, in_thread = 0;
 	uint32_t main_tid = 0, thread_tid = 0;
-	int status, ret;
-	pid_t pid;
+	int ret;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/nvtx.gtrace", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		nvtx_child(lib, out);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-
-	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	child_trace_run(&t, "nvtx.gtrace", nvtx_child, NULL);
+	r = t.r;
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		const struct gt_rec_nvtx *n = &rec->nvtx;
 		const char *msg;
 
 		if (rec->hdr.type == GT_REC_PROCESS) {
 			processes++;
-			ck_assert_uint_eq(rec->hdr.pid, (uint32_t)pid);
+			ck_assert_uint_eq(rec->hdr.pid, (uint32_t)t.pid);
 		}
 		if (rec->hdr.type == GT_REC_PROCESS_END) {
 			ends++;
@@ -439,9 +468,7 @@ START_TEST(nvtx_standalone)
 			ck_assert_uint_eq(rec->nvtx.end_tid, thread_tid);
 		}
 	}
-	gt_reader_close(r);
-	unlink(out);
-	rmdir(dir);
+	child_trace_end(&t);
 }
 END_TEST
 
@@ -458,14 +485,10 @@ static void *stage_worker(void *arg)
 	return NULL;
 }
 
-static void stage_child(const char *lib, const char *out)
+static void stage_child(void)
 {
 	pthread_t th[8];
 
-	setenv("NVTX_INJECTION64_PATH", lib, 1);
-	setenv("GPUTRACE_OUTPUT", out, 1);
-	setenv("GPUTRACE_BUFFER_SIZE", "64M", 1);
-	unsetenv("GPUTRACE_SESSION");
 	nvtxMarkA("start"); /* loads the library before the threads race to */
 	for (int t = 0; t < 8; t++)
 		pthread_create(&th[t], NULL, stage_worker, NULL);
@@ -480,25 +503,14 @@ static void stage_child(const char *lib, const char *out)
 
 START_TEST(nvtx_staged_threads)
 {
-	const char *lib = getenv("GT_INJECT_LIB");
-	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	struct child_trace t;
 	const union gt_record *rec;
 	struct gt_reader *r;
 	unsigned w = 0, m = 0, other = 0, losses = 0;
-	int status, ret;
-	pid_t pid;
+	int ret;
 
-	ck_assert_ptr_nonnull(lib);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/stage.gtrace", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		stage_child(lib, out);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	child_trace_run(&t, "stage.gtrace", stage_child, "64M");
+	r = t.r;
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		const char *msg;
 
@@ -519,9 +531,7 @@ START_TEST(nvtx_staged_threads)
 	ck_assert_uint_eq(m, 2005);
 	ck_assert_uint_eq(other, 1); /* the mark */
 	ck_assert_uint_eq(losses, 0);
-	gt_reader_close(r);
-	unlink(out);
-	rmdir(dir);
+	child_trace_end(&t);
 }
 END_TEST
 
@@ -552,15 +562,12 @@ static const char *const cache_tail_texts[] = {"tail1", "tail1", "tail2", "tai",
 #define CACHE_N      (sizeof(cache_texts) / sizeof(cache_texts[0]))
 #define CACHE_TAIL_N (sizeof(cache_tail_texts) / sizeof(cache_tail_texts[0]))
 
-static void cache_child(const char *lib, const char *out)
+static void cache_child(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char *map, *mid, *tail;
 	size_t i;
 
-	setenv("NVTX_INJECTION64_PATH", lib, 1);
-	setenv("GPUTRACE_OUTPUT", out, 1);
-	unsetenv("GPUTRACE_SESSION");
 	map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 	           0);
 	if (map == MAP_FAILED || mprotect(map + page, (size_t)page, PROT_NONE) != 0)
@@ -583,25 +590,14 @@ static void cache_child(const char *lib, const char *out)
 
 START_TEST(nvtx_message_cache)
 {
-	const char *lib = getenv("GT_INJECT_LIB");
-	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	struct child_trace t;
 	const union gt_record *rec;
 	struct gt_reader *r;
 	size_t n = 0;
-	int status, ret;
-	pid_t pid;
+	int ret;
 
-	ck_assert_ptr_nonnull(lib);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/cache.gtrace", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		cache_child(lib, out);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	child_trace_run(&t, "cache.gtrace", cache_child, NULL);
+	r = t.r;
 	/* one thread's records keep their order */
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		const char *want, *msg;
@@ -617,9 +613,7 @@ START_TEST(nvtx_message_cache)
 	}
 	ck_assert_int_eq(ret, 0);
 	ck_assert_uint_eq(n, CACHE_N + CACHE_TAIL_N);
-	gt_reader_close(r);
-	unlink(out);
-	rmdir(dir);
+	child_trace_end(&t);
 }
 END_TEST
 
@@ -639,16 +633,12 @@ static void on_alarm(int sig)
 	sig_ranges++;
 }
 
-static void signal_child(const char *lib, const char *out)
+static void signal_child(void)
 {
 	struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
 	struct sigaction sa;
 	char note[64];
 
-	setenv("NVTX_INJECTION64_PATH", lib, 1);
-	setenv("GPUTRACE_OUTPUT", out, 1);
-	setenv("GPUTRACE_BUFFER_SIZE", "256M", 1);
-	unsetenv("GPUTRACE_SESSION");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
@@ -667,25 +657,14 @@ static void signal_child(const char *lib, const char *out)
 
 START_TEST(nvtx_signal_reentry)
 {
-	const char *lib = getenv("GT_INJECT_LIB");
-	char dir[] = "/tmp/gt-inject-XXXXXX", out[64];
+	struct child_trace t;
 	const union gt_record *rec;
 	struct gt_reader *r;
 	unsigned long m = 0, unnamed = 0, losses = 0, sigs = 0;
-	int status, ret;
-	pid_t pid;
+	int ret;
 
-	ck_assert_ptr_nonnull(lib);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/signal.gtrace", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		signal_child(lib, out);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_int_eq(gt_reader_open(out, &r, NULL), 0);
+	child_trace_run(&t, "signal.gtrace", signal_child, "256M");
+	r = t.r;
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		const char *msg;
 
@@ -711,9 +690,7 @@ START_TEST(nvtx_signal_reentry)
 	ck_assert_uint_gt(sigs, 100); /* the timer did interrupt the loop */
 	ck_assert_uint_eq(m, SIG_PAIRS);
 	ck_assert_uint_eq(unnamed, sigs);
-	gt_reader_close(r);
-	unlink(out);
-	rmdir(dir);
+	child_trace_end(&t);
 }
 END_TEST
 

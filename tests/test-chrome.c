@@ -644,50 +644,23 @@ END_TEST
 /* ------------------------------------------------------------------------------------ */
 /* The traces recorded on an H200 (tests/data)                                           */
 
-static const char *data_dir; /* from argv[1] */
-
-/* What each recorded trace must export to. Derived independently of this exporter:
- * `gputrace info` for the record counts; `gputrace export -f csv` read with Python's csv
- * module for the rest: flows are the kernel, memcpy and memset rows whose (pid,
- * correlation_id) matches an api row, tracks are the distinct (pid, tid) of API and NVTX
- * rows, the sync rows' tid and the GPU rows' stream_id, and "ts"/"dur" fields are 2 per
- * slice and 1 per counter, instant and flow end. */
-static const struct real_trace {
-	const char *file;
-	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
-	uint64_t pools;   /* memory pool instants: the first created, the others trimmed */
-	uint64_t meta;    /* "M" events */
-	uint64_t events;  /* counted in the result: all but metadata and flows */
-	size_t tracks;    /* distinct (pid, tid) carrying "X" slices */
-	size_t ts_fields; /* "ts" and "dur" values */
-	double pid;
-	const char *process, *thread; /* process_name and the main thread's thread_name */
-	uint32_t streams[9];          /* the streams used, 0-terminated */
-	uint32_t threads[9];          /* tids of API calls, 0-terminated */
-	const char *kernels[3];       /* every kernel's demangled name, with its instances */
+/* What each recorded trace's JSON must hold besides real_traces. Derived like those: tracks
+ * are the distinct (pid, tid) of API and NVTX rows, the sync rows' tid and the GPU rows'
+ * stream_id, and "ts"/"dur" fields are 2 per slice and 1 per counter, instant and flow end. */
+static const struct chrome_real {
+	uint64_t meta;          /* "M" events */
+	size_t tracks;          /* distinct (pid, tid) carrying "X" slices */
+	size_t ts_fields;       /* "ts" and "dur" values */
+	const char *thread;     /* the main thread's thread_name */
+	uint32_t streams[9];    /* the streams used, 0-terminated */
+	uint32_t threads[9];    /* tids of API calls, 0-terminated */
+	const char *kernels[3]; /* every kernel's demangled name, with its instances */
 	uint64_t instances[3];
-} real_traces[] = {
+} chrome_real[REAL_TRACES] = {
         {
-                /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
-                 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-                 * (52 of them on the GPU, 2 pinned host memory: no counter event), 21
-                 * memory_pool (the pool of cudaMallocAsync created once, trimmed each step) */
-                .file = "example.gtrace",
-                .kernel = 80,
-                .memcpy = 42,
-                .memset = 40,
-                .runtime = 257,
-                .sync = 41,
-                .nvtx = 60,
-                .counters = 52,
-                .flows = 162,
-                .pools = 21,
                 .meta = 15,
-                .events = 594,
                 .tracks = 5,
                 .ts_fields = 1438,
-                .pid = 660,
-                .process = "gputrace-example",
                 .thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
                 .streams = {7, 13, 14},
                 .threads = {660},
@@ -696,24 +669,9 @@ static const struct real_trace {
                 .instances = {40, 20, 20},
         },
         {
-                /* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
-                 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
-                 * 9 sync, 2 memory */
-                .file = "multistream.gtrace",
-                .kernel = 800,
-                .memcpy = 0,
-                .memset = 1,
-                .runtime = 812,
-                .sync = 9,
-                .nvtx = 8,
-                .counters = 2,
-                .flows = 801,
                 .meta = 43,
-                .events = 1633,
                 .tracks = 19,
                 .ts_fields = 4865,
-                .pid = 508,
-                .process = "gt-gpu-workload",
                 .thread = "gt-gpu-workload",
                 .streams = {7, 13, 14, 15, 16, 17, 18, 19, 20},
                 .threads = {508, 518, 519, 520, 521, 522, 523, 524, 525},
@@ -721,26 +679,6 @@ static const struct real_trace {
                 .instances = {800},
         },
 };
-
-static int export_real(const char *file, const char *fmt, const char *out,
-                       struct gt_export_result *res)
-{
-	struct gt_reader *r;
-	const char *err = NULL;
-	struct gt_export_options o = {.output = out, .demangle = 1};
-	char path[4096];
-	int ret;
-
-	ck_assert_msg(data_dir != NULL, "pass the tests/data directory as the argument");
-	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
-	memset(res, 0, sizeof(*res));
-	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
-	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
-	if (ret < 0)
-		fprintf(stderr, "export failed: %s\n", err);
-	gt_reader_close(r);
-	return ret;
-}
 
 /* Every flow start has exactly one end with its id and the other way round; starts sit
  * on a traced process, ends on a GPU. Returns the number of pairs. */
@@ -834,6 +772,7 @@ static size_t thread_names(const cJSON *events, double pid, const uint32_t *ids,
 START_TEST(test_real_trace)
 {
 	const struct real_trace *x = &real_traces[_i];
+	const struct chrome_real *xc = &chrome_real[_i];
 	char out[160], name[32];
 	struct gt_export_result res;
 	const cJSON *a, *e, *last = NULL;
@@ -848,7 +787,7 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(res.events, x->events);
 	ck_assert_ptr_null(res.warning);
 	text = slurp(out, NULL);
-	ck_assert_uint_eq(check_ts_format(text), x->ts_fields);
+	ck_assert_uint_eq(check_ts_format(text), xc->ts_fields);
 	j = cJSON_Parse(text);
 	ck_assert_msg(j != NULL, "%s is not valid JSON", x->file);
 	free(text);
@@ -877,17 +816,17 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(count(ev, "C", NULL), x->counters);
 	ck_assert_uint_eq(count(ev, "s", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "f", NULL), x->flows);
-	ck_assert_uint_eq(count(ev, "M", NULL), x->meta);
+	ck_assert_uint_eq(count(ev, "M", NULL), xc->meta);
 	ck_assert_uint_eq(count(ev, "X", NULL),
 	                  x->kernel + x->memcpy + x->memset + x->runtime + x->sync + x->nvtx);
-	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev), x->events + x->meta + 2 * x->flows);
+	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev), x->events + xc->meta + 2 * x->flows);
 	ck_assert_uint_eq(check_flows(ev), x->flows);
-	ck_assert_uint_eq(check_nesting(ev), x->tracks);
+	ck_assert_uint_eq(check_nesting(ev), xc->tracks);
 
 	/* kernels by their demangled names, and no other */
-	for (int k = 0; k < 3 && x->kernels[k]; k++) {
-		ck_assert_uint_eq(count_named(ev, "kernel", x->kernels[k]), x->instances[k]);
-		named += x->instances[k];
+	for (int k = 0; k < 3 && xc->kernels[k]; k++) {
+		ck_assert_uint_eq(count_named(ev, "kernel", xc->kernels[k]), xc->instances[k]);
+		named += xc->instances[k];
 	}
 	ck_assert_uint_eq(named, x->kernel);
 	cJSON_ArrayForEach(e, ev)
@@ -929,29 +868,29 @@ START_TEST(test_real_trace)
 	a = find_meta(ev, "process_name", x->pid, -1);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_str_eq(str(a, "name"), x->process);
-	for (n = 0; n < 9 && x->threads[n]; n++) {
-		a = find_meta(ev, "thread_name", x->pid, x->threads[n]);
-		ck_assert_msg(a != NULL, "no thread_name for tid %u", x->threads[n]);
-		ck_assert_str_eq(str(a, "name"), x->thread);
+	for (n = 0; n < 9 && xc->threads[n]; n++) {
+		a = find_meta(ev, "thread_name", x->pid, xc->threads[n]);
+		ck_assert_msg(a != NULL, "no thread_name for tid %u", xc->threads[n]);
+		ck_assert_str_eq(str(a, "name"), xc->thread);
 	}
 	/* and no other thread but the sync track CUPTI's sync records share (no tid) */
 	a = find_meta(ev, "thread_name", x->pid, 16u << 25); /* tid 0, sync lane */
 	ck_assert_ptr_nonnull(a);
 	ck_assert_str_eq(str(a, "name"), "thread 0 sync");
-	ck_assert_uint_eq(thread_names(ev, x->pid, x->threads, n, 16u << 25), n + 1);
+	ck_assert_uint_eq(thread_names(ev, x->pid, xc->threads, n, 16u << 25), n + 1);
 	a = find_meta(ev, "process_name", 5000000, -1);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_str_eq(str(a, "name"), "GPU 0");
 	a = find_meta(ev, "process_labels", 5000000, -1);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_str_eq(str(a, "labels"), "NVIDIA H200");
-	for (n = 0; n < 9 && x->streams[n]; n++) {
-		a = find_meta(ev, "thread_name", 5000000, x->streams[n]);
-		ck_assert_msg(a != NULL, "no thread_name for stream %u", x->streams[n]);
-		snprintf(name, sizeof(name), "stream %u", x->streams[n]);
+	for (n = 0; n < 9 && xc->streams[n]; n++) {
+		a = find_meta(ev, "thread_name", 5000000, xc->streams[n]);
+		ck_assert_msg(a != NULL, "no thread_name for stream %u", xc->streams[n]);
+		snprintf(name, sizeof(name), "stream %u", xc->streams[n]);
 		ck_assert_str_eq(str(a, "name"), name);
 	}
-	ck_assert_uint_eq(thread_names(ev, 5000000, x->streams, n, -1), n);
+	ck_assert_uint_eq(thread_names(ev, 5000000, xc->streams, n, -1), n);
 	ck_assert_ptr_null(find_meta(ev, "process_name", 5000001, -1));
 
 	a = cJSON_GetObjectItemCaseSensitive(j, "gputrace");
@@ -989,8 +928,7 @@ static Suite *chrome_suite(void)
 	tc = tcase_create("recorded");
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_real_trace, 0,
-	                    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	tcase_add_loop_test(tc, test_real_trace, 0, (int)REAL_TRACES);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -726,83 +726,12 @@ END_TEST
 /* ------------------------------------------------------------------------------------ */
 /* The traces recorded on an H200 (tests/data)                                           */
 
-static const char *data_dir; /* from argv[1] */
-
-/* What each recorded trace must export to. Derived independently of this exporter:
- * `gputrace info` for the record counts; `gputrace export -f csv` read with Python's csv
- * module for the rest: flow ends are the kernel, memcpy and memset rows whose (pid,
- * correlation_id) matches an api row, flow starts the api rows with a correlation id,
- * threads the distinct tids of api and nvtx rows, streams the distinct stream_id of
- * kernel, memcpy and memset rows. */
-static const struct real_trace {
-	const char *file;
-	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
-	uint64_t pools;  /* memory pool instants */
-	uint64_t events; /* slices, instants and counter values */
+/* What each recorded trace's protobuf must hold besides real_traces: threads are the
+ * distinct tids of api and nvtx rows, streams the distinct stream_id of kernel, memcpy and
+ * memset rows (from `gputrace export -f csv`). */
+static const struct perfetto_real {
 	unsigned threads, streams;
-	int64_t pid;
-	const char *process;
-} real_traces[] = {
-        {
-                /* examples/: matmul, relu, reduce_sum over 20 steps with NVTX ranges; records:
-                 * 80 kernel, 42 memcpy, 40 memset, 257 api, 60 nvtx, 41 sync, 54 memory
-                 * (52 of them on the GPU, 2 pinned host memory: no counter event), 21
-                 * memory_pool */
-                .file = "example.gtrace",
-                .kernel = 80,
-                .memcpy = 42,
-                .memset = 40,
-                .runtime = 257,
-                .sync = 41,
-                .nvtx = 60,
-                .counters = 52,
-                .flows = 162,
-                .pools = 21,
-                .events = 594,
-                .threads = 1,
-                .streams = 3,
-                .pid = 660,
-                .process = "gputrace-example",
-        },
-        {
-                /* tests/gpu workload streams8: 8 threads launch 100 kernels each on their own
-                 * stream inside an NVTX range; records: 800 kernel, 1 memset, 812 api, 8 nvtx,
-                 * 9 sync, 2 memory */
-                .file = "multistream.gtrace",
-                .kernel = 800,
-                .memcpy = 0,
-                .memset = 1,
-                .runtime = 812,
-                .sync = 9,
-                .nvtx = 8,
-                .counters = 2,
-                .flows = 801,
-                .events = 1633,
-                .threads = 9,
-                .streams = 9,
-                .pid = 508,
-                .process = "gt-gpu-workload",
-        },
-};
-
-static int export_real(const char *file, const char *out, struct gt_export_result *res)
-{
-	struct gt_reader *r;
-	const char *err = NULL;
-	struct gt_export_options o = {.output = out, .demangle = 1};
-	char path[4096];
-	int ret;
-
-	ck_assert_msg(data_dir != NULL, "pass the tests/data directory as the argument");
-	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
-	memset(res, 0, sizeof(*res));
-	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
-	ret = gt_exporter_find("perfetto")->run(r, &o, res, &err);
-	if (ret < 0)
-		fprintf(stderr, "export failed: %s\n", err);
-	gt_reader_close(r);
-	return ret;
-}
+} perfetto_real[REAL_TRACES] = {{.threads = 1, .streams = 3}, {.threads = 9, .streams = 9}};
 
 /* Slices of a category; 0 when the category was never interned. */
 static uint64_t cat_count(const struct decoded *d, const uint64_t *counts, const char *name)
@@ -818,6 +747,7 @@ static uint64_t cat_count(const struct decoded *d, const uint64_t *counts, const
 START_TEST(test_real_trace)
 {
 	const struct real_trace *x = &real_traces[_i];
+	const struct perfetto_real *xp = &perfetto_real[_i];
 	char out[160], cmd[400];
 	struct gt_export_result res;
 	struct decoded d;
@@ -827,7 +757,7 @@ START_TEST(test_real_trace)
 	size_t len;
 
 	snprintf(out, sizeof(out), "%s/real-%d.pftrace", dir, _i);
-	ck_assert_int_eq(export_real(x->file, out, &res), 0);
+	ck_assert_int_eq(export_real(x->file, "perfetto", out, &res), 0);
 	ck_assert_uint_eq(res.files, 1);
 	ck_assert_uint_eq(res.events, x->events);
 	buf = slurp(out, &len);
@@ -866,9 +796,9 @@ START_TEST(test_real_trace)
 		}
 	}
 	ck_assert_uint_eq(procs, 1);
-	ck_assert_uint_eq(threads, x->threads);
+	ck_assert_uint_eq(threads, xp->threads);
 	ck_assert_uint_eq(gpus, 1);
-	ck_assert_uint_eq(streams, x->streams);
+	ck_assert_uint_eq(streams, xp->streams);
 	ck_assert_uint_eq(memory, 1);
 	ck_assert_uint_eq(syncs, 1);
 
@@ -936,8 +866,7 @@ static Suite *perfetto_suite(void)
 	tc = tcase_create("recorded");
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_real_trace, 0,
-	                    (int)(sizeof(real_traces) / sizeof(real_traces[0])));
+	tcase_add_loop_test(tc, test_real_trace, 0, (int)REAL_TRACES);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -405,6 +405,21 @@ static void decoded_free(struct decoded *d)
 	free(d->flow_in);
 }
 
+/* Every flow end has exactly one start with its id, and no other end shares it. */
+static void check_flow_pairs(const struct decoded *d)
+{
+	for (size_t i = 0; i < d->nin; i++) {
+		size_t origins = 0, ends = 0;
+
+		for (size_t k = 0; k < d->nout; k++)
+			origins += d->flow_out[k] == d->flow_in[i];
+		for (size_t k = 0; k < d->nin; k++)
+			ends += d->flow_in[k] == d->flow_in[i];
+		ck_assert_uint_eq(origins, 1);
+		ck_assert_uint_eq(ends, 1);
+	}
+}
+
 static int ev_cmp(const void *a, const void *b)
 {
 	const struct event *x = a, *y = b;
@@ -612,16 +627,7 @@ START_TEST(test_flows)
 	/* every API call with a correlation id opens a flow; the GPU work ends one each */
 	ck_assert_uint_eq(d.nout, fxe.runtime + fxe.driver);
 	ck_assert_uint_eq(d.nin, fxe.flows);
-	for (size_t i = 0; i < d.nin; i++) {
-		size_t origins = 0, ends = 0;
-
-		for (size_t k = 0; k < d.nout; k++)
-			origins += d.flow_out[k] == d.flow_in[i];
-		for (size_t k = 0; k < d.nin; k++)
-			ends += d.flow_in[k] == d.flow_in[i];
-		ck_assert_uint_eq(origins, 1);
-		ck_assert_uint_eq(ends, 1);
-	}
+	check_flow_pairs(&d);
 	decoded_free(&d);
 	free(buf);
 }
@@ -824,16 +830,7 @@ START_TEST(test_real_trace)
 	 * exactly one that some API call opened */
 	ck_assert_uint_eq(d.nout, x->runtime);
 	ck_assert_uint_eq(d.nin, x->flows);
-	for (size_t i = 0; i < d.nin; i++) {
-		size_t origins = 0, ends = 0;
-
-		for (size_t k = 0; k < d.nout; k++)
-			origins += d.flow_out[k] == d.flow_in[i];
-		for (size_t k = 0; k < d.nin; k++)
-			ends += d.flow_in[k] == d.flow_in[i];
-		ck_assert_uint_eq(origins, 1);
-		ck_assert_uint_eq(ends, 1);
-	}
+	check_flow_pairs(&d);
 	decoded_free(&d);
 	free(buf);
 

@@ -1,0 +1,107 @@
+/* The least an NVTX handler that stamps ranges with the TSC can cost: an NVTX injection library
+ * for bench-nvtx whose push and pop do nothing but what any such tracer must. Mode from
+ * NVTX_FLOOR_MODE:
+ *   clock   push and pop each read the TSC into a thread-local variable, nothing else;
+ *   record  (default) push keeps the TSC reading and the message pointer on a thread-local
+ *           stack; pop reads the TSC and writes a 64-byte record into a thread-local array of
+ *           32, overwritten in turn and never published.
+ * Not a tracer: no message is copied, no record leaves the thread. gputrace's handler minus
+ * this floor is what its cache lookup, staging and publishing cost (docs/performance.md). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define DEPTH  128
+#define KEEP   32
+
+struct floor_rec {
+	uint64_t start, end;
+	const char *message;
+	uint32_t depth, pad[9];
+};
+_Static_assert(sizeof(struct floor_rec) == 64, "a record as large as gputrace's");
+
+struct floor_thread {
+	uint32_t depth, count;
+	uint64_t start[DEPTH];
+	const char *message[DEPTH];
+	struct floor_rec rec[KEEP];
+};
+
+/* a pointer, as in gputrace: a library loaded with dlopen has little static TLS */
+static __thread struct floor_thread *self __attribute__((tls_model("initial-exec")));
+static __thread uint64_t last __attribute__((tls_model("initial-exec")));
+
+static int NVTX_API clock_push(const char *message)
+{
+	(void)message;
+	last = __rdtsc();
+	return 0;
+}
+
+static int NVTX_API clock_pop(void)
+{
+	last = __rdtsc();
+	return 0;
+}
+
+static int NVTX_API record_push(const char *message)
+{
+	struct floor_thread *t = self;
+	uint32_t d;
+
+	if (__builtin_expect(!t, 0) && !(t = self = calloc(1, sizeof(*t))))
+		return -1;
+	d = t->depth++;
+
+	if (d >= DEPTH)
+		return (int)d;
+	t->message[d] = message;
+	t->start[d] = __rdtsc();
+	return (int)d;
+}
+
+static int NVTX_API record_pop(void)
+{
+	uint64_t end = __rdtsc();
+	struct floor_thread *t = self;
+	struct floor_rec *r;
+	uint32_t d;
+
+	if (!t || t->depth == 0)
+		return -1;
+	d = --t->depth;
+	if (d >= DEPTH)
+		return (int)d;
+	r = &t->rec[t->count++ % KEEP];
+	r->start = t->start[d];
+	r->end = end;
+	r->message = t->message[d];
+	r->depth = d;
+	return (int)d;
+}
+
+#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+	const NvtxExportTableCallbacks *etbl = get_export_table(NVTX_ETID_CALLBACKS);
+	const char *mode = getenv("NVTX_FLOOR_MODE");
+	int clock_only = mode && strcmp(mode, "clock") == 0;
+	NvtxFunctionTable table = NULL;
+	unsigned size = 0;
+
+	if (!etbl || etbl->struct_size < sizeof(*etbl) ||
+	    !etbl->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size) || !table ||
+	    size <= NVTX_CBID_CORE_RangePop)
+		return 0;
+	*table[NVTX_CBID_CORE_RangePushA] = clock_only ? FN(clock_push) : FN(record_push);
+	*table[NVTX_CBID_CORE_RangePop] = clock_only ? FN(clock_pop) : FN(record_pop);
+	return 1;
+}

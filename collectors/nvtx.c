@@ -72,8 +72,9 @@ struct nvtx_stage {
  * thread (freed by the TLS key's destructor after the stage is published). */
 struct nvtx_thread {
 	uint32_t tid;
-	uint32_t depth; /* frames pushed, including those past GT_NVTX_DEPTH_MAX */
-	int slot;       /* index in `registry`, or -1: records go to the ring one by one */
+	uint32_t depth;   /* frames pushed, including those past GT_NVTX_DEPTH_MAX */
+	uint32_t ndomain; /* frames of `stack` in a domain other than the default one */
+	int slot;         /* index in `registry`, or -1: records go to the ring one by one */
 	/* 1 while the thread fills and commits a stage entry: an NVTX call from a signal handler
 	 * that interrupts it must not take the same entry, and writes to the ring instead */
 	_Atomic uint32_t staging;
@@ -230,6 +231,11 @@ cached_text_is(const struct nvtx_cache_entry *e, const char *s)
 	return true;
 }
 
+static inline struct nvtx_cache_entry *cache_entry(struct nvtx_thread *nt, const char *s)
+{
+	return &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
+}
+
 /* Intern `s` and remember it in cache entry `e` when it is short enough. */
 static uint32_t message_miss(struct nvtx_cache_entry *e, const char *s)
 {
@@ -256,7 +262,7 @@ static GT_HOT uint32_t message_a(const char *s)
 		return GT_STRING_NONE;
 	if (!nt)
 		return message_miss(NULL, s);
-	e = &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
+	e = cache_entry(nt, s);
 	if (e->ptr == s && e->id && cached_text_is(e, s))
 		return e->id;
 	return message_miss(e, s);
@@ -515,13 +521,14 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	f->color = a->color;
 	f->category = a->category;
 	f->depth = depth_in_domain;
+	nt->ndomain += dom != 0;
 	f->start_ns = gt_fast_ns();
 	return (int)depth_in_domain;
 }
 
-static GT_HOT int pop(uint32_t dom)
+/* The pop of a range that ended at `end`. */
+static GT_HOT int pop(uint32_t dom, uint64_t end)
 {
-	uint64_t end = gt_fast_ns();
 	struct nvtx_thread *nt = nt_self; /* NULL: nothing was pushed on this thread */
 	struct nvtx_frame f;
 	uint32_t top, i;
@@ -544,6 +551,7 @@ static GT_HOT int pop(uint32_t dom)
 		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
 	/* the frame is read before it is given up: a signal handler's push may reuse it */
 	atomic_signal_fence(memory_order_seq_cst);
+	nt->ndomain -= f.domain_id != 0;
 	nt->depth--;
 	if (tracing())
 		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, nt->tid, f.domain_id,
@@ -553,12 +561,129 @@ static GT_HOT int pop(uint32_t dom)
 	return (int)f.depth;
 }
 
-static int NVTX_API range_push_a(const char *message)
+/*
+ * nvtxRangePushA and nvtxRangePop, the calls programs make most, have a fast path for the
+ * common case: tracing without an NVTX capture range, the TSC clock on, the thread's state
+ * made, only default-domain frames on its stack, the message in its cache and room in its
+ * stage. Anything else leaves by a tail call, before the fast path has changed anything, to
+ * the general path below. The fast paths are leaves: they save no registers and build no
+ * stack frame, which on the H200 machines' Xeons is a good part of what a call costs beyond
+ * its two TSC reads.
+ */
+static GT_HOT bool fast_path_on(const struct nvtx_thread *nt)
+{
+	return nt && !nt->ndomain && tracing() && gt_inj.cfg.capture != GT_CAPTURE_NVTX &&
+	       atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed);
+}
+
+static __attribute__((noinline)) int push_a_slow(const char *message)
 {
 	struct nvtx_attr a;
 
 	attr_a(&a, message, want_text());
 	return push(0, &a);
+}
+
+static int NVTX_API range_push_a(const char *message)
+{
+	struct nvtx_thread *nt = nt_self;
+	const struct nvtx_cache_entry *e;
+	struct nvtx_frame *f;
+	uint32_t d;
+
+	if (__builtin_expect(!fast_path_on(nt) || !message, 0))
+		return push_a_slow(message);
+	e = cache_entry(nt, message);
+	d = nt->depth;
+	if (__builtin_expect(d >= GT_NVTX_DEPTH_MAX || e->ptr != message || !e->id ||
+	                             !cached_text_is(e, message),
+	                     0))
+		return push_a_slow(message);
+	nt->depth = d + 1;
+	/* as in push: the depth before the frame */
+	atomic_signal_fence(memory_order_seq_cst);
+	f = &nt->stack[d];
+	f->message_id = e->id;
+	f->domain_id = 0;
+	f->color = 0;
+	f->category = 0;
+	f->depth = d;
+	f->capture = 0;
+	f->start_ns = gt_tsc_ns();
+	return (int)d;
+}
+
+static __attribute__((noinline)) int pop_slow(uint64_t end)
+{
+	return pop(0, end);
+}
+
+/* The fast pop's record filled the last free entry of the stage: publish it. */
+static __attribute__((noinline)) int pop_publish(struct nvtx_thread *nt, uint32_t depth)
+{
+	stage_publish(&nt->stage);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+	return (int)depth;
+}
+
+static int NVTX_API range_pop(void)
+{
+	struct nvtx_thread *nt;
+	struct nvtx_stage *st;
+	const struct nvtx_frame *f;
+	struct gt_rec_nvtx *r;
+	uint64_t end;
+	uint32_t d, c;
+
+	if (__builtin_expect(!atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed), 0))
+		return pop_slow(gt_now_ns());
+	end = gt_tsc_ns();
+	nt = nt_self;
+	/* d - 1 wraps for an empty stack */
+	if (__builtin_expect(!fast_path_on(nt) || (d = nt->depth) - 1 >= GT_NVTX_DEPTH_MAX ||
+	                             nt->slot < 0 ||
+	                             atomic_load_explicit(&stage_off, memory_order_relaxed) ||
+	                             atomic_load_explicit(&nt->staging, memory_order_relaxed),
+	                     0))
+		return pop_slow(end);
+	/* as in stage_slot and stage_commit, which this inlines */
+	atomic_store_explicit(&nt->staging, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	st = &nt->stage;
+	c = atomic_load_explicit(&st->count, memory_order_relaxed);
+	if (__builtin_expect(c - atomic_load_explicit(&st->taken, memory_order_acquire) >=
+	                             GT_NVTX_STAGE,
+	                     0)) {
+		atomic_signal_fence(memory_order_seq_cst);
+		atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+		return pop_slow(end);
+	}
+	f = &nt->stack[d - 1];
+	r = &st->rec[c % GT_NVTX_STAGE];
+	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
+	r->start_ns = f->start_ns;
+	r->end_ns = end;
+	r->range_id = 0;
+	r->tid = nt->tid;
+	r->end_tid = nt->tid;
+	r->domain_id = 0;
+	r->message_id = f->message_id;
+	r->category = f->category;
+	r->color = f->color;
+	r->kind = GT_NVTX_PUSH_POP;
+	r->depth = f->depth;
+	/* as in pop: the frame is read before it is given up */
+	atomic_signal_fence(memory_order_seq_cst);
+	nt->depth = d - 1;
+	atomic_store_explicit(&st->count, c + 1, memory_order_release);
+	if (__builtin_expect(c + 1 - atomic_load_explicit(&st->taken, memory_order_relaxed) >=
+	                             GT_NVTX_STAGE,
+	                     0))
+		return pop_publish(nt, d - 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+	return (int)(d - 1);
 }
 
 static int NVTX_API range_push_w(const wchar_t *message)
@@ -580,11 +705,6 @@ static int NVTX_API range_push_ex(const nvtxEventAttributes_t *attr)
 	return push(0, &a);
 }
 
-static int NVTX_API range_pop(void)
-{
-	return pop(0);
-}
-
 static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t domain,
                                          const nvtxEventAttributes_t *attr)
 {
@@ -598,7 +718,7 @@ static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t domain,
 
 static int NVTX_API domain_range_pop(nvtxDomainHandle_t domain)
 {
-	return pop(domain_id(domain));
+	return pop(domain_id(domain), gt_fast_ns());
 }
 
 /* ---- start/end ---- */

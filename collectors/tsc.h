@@ -34,17 +34,14 @@ void gt_tsc_init(void);
 /* Re-anchor to CLOCK_MONOTONIC by slewing; from one thread (the flush thread), each period. */
 void gt_tsc_anchor(void);
 
-/* Trace-clock nanoseconds, from the TSC when gt_tsc_enabled, else clock_gettime. Any thread,
- * lock-free, async-signal-safe. Used by the NVTX handlers only: everything else reads
- * CLOCK_MONOTONIC itself. */
-static inline uint64_t gt_fast_ns(void)
+/* Trace-clock nanoseconds from the TSC; only while gt_tsc_enabled (never set where there is
+ * no TSC). Any thread, lock-free, async-signal-safe. */
+static inline uint64_t gt_tsc_ns(void)
 {
 #if GT_HAVE_TSC
 	uint32_t s0, s1;
 	uint64_t bt, bn, m, t;
 
-	if (!atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed))
-		return gt_now_ns();
 	do {
 		/* acquire: pairs with the release stores of seq in gt_tsc_anchor */
 		s0 = atomic_load_explicit(&gt_tsc.seq, memory_order_acquire);
@@ -62,6 +59,16 @@ static inline uint64_t gt_fast_ns(void)
 #else
 	return gt_now_ns();
 #endif
+}
+
+/* Trace-clock nanoseconds, from the TSC when gt_tsc_enabled, else clock_gettime. Any thread,
+ * lock-free, async-signal-safe. Used by the NVTX handlers only: everything else reads
+ * CLOCK_MONOTONIC itself. */
+static inline uint64_t gt_fast_ns(void)
+{
+	if (atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed))
+		return gt_tsc_ns();
+	return gt_now_ns();
 }
 
 #endif /* GPUTRACE_COLLECTORS_TSC_H */

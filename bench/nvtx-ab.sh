@@ -1,0 +1,68 @@
+#!/bin/bash
+# NVTX push+pop cost of several handler libraries on one machine, in interleaved rounds, with
+# the machine's own floors (no CUDA needed):
+#   none          no injection library: NVTX's empty calls;
+#   floor-clock   a handler that only reads the TSC, twice per pair (bench/nvtx-floor.c);
+#   floor-record  a handler that stamps, stacks and stores a 64-byte record, never published;
+#   gputrace      BUILD's injection library (standalone: it drains its own ring);
+#   NAME=LIB      any further library, e.g. another gputrace build, for an A/B.
+# Each run prints the mean over 2,000,000 pairs, the best batch of 2,000 and one TSC read. Prints
+# each round, then per configuration the median and range of the best batches and the median of
+# the means, and per round each configuration's best batch over gputrace's.
+# Usage: bench/nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]
+set -eu
+build=$(cd "${1:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}" && pwd)
+rounds=${2:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}
+shift 2
+bench=$build/bench/bench-nvtx
+floor=$build/bench/libgt-nvtx-floor.so
+names=(none floor-clock floor-record gputrace)
+libs=("" "$floor" "$floor" "$build/collectors/libgputrace-inject.so")
+for a in "$@"; do
+	names+=("${a%%=*}")
+	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")
+done
+log=$(mktemp)
+trap 'rm -f "$log" /tmp/nvtx-ab.gtrace' EXIT
+
+run() { # name lib
+	local mode=record
+
+	[ "$1" = floor-clock ] && mode=clock
+	if [ -z "$2" ]; then
+		"$bench"
+	else
+		NVTX_FLOOR_MODE=$mode NVTX_INJECTION64_PATH=$2 GPUTRACE_OUTPUT=/tmp/nvtx-ab.gtrace \
+			"$bench"
+	fi | awk -v r="$3" -v n="$1" '{ v[$1] = $2 } END {
+		printf "%d %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"] }'
+}
+
+grep -m1 "model name" /proc/cpuinfo || true
+echo "round config mean_ns best_ns rdtsc_ns"
+for ((r = 1; r <= rounds; r++)); do
+	for i in "${!names[@]}"; do
+		run "${names[$i]}" "${libs[$i]}" "$r" | tee -a "$log"
+	done
+done
+
+python3 - "$log" "${names[@]}" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+names = sys.argv[2:]
+by = {n: [r for r in rows if r[1] == n] for n in names}
+print("\nconfig: best-batch median (min-max), mean median, TSC read median")
+for n in names:
+    best = [float(r[3]) for r in by[n]]
+    mean = [float(r[2]) for r in by[n]]
+    tsc = [float(r[4]) for r in by[n]]
+    print(f"{n}: {statistics.median(best):.1f} ({min(best):.1f}-{max(best):.1f}), "
+          f"{statistics.median(mean):.1f}, {statistics.median(tsc):.1f}")
+g = {r[0]: float(r[3]) for r in by["gputrace"]}
+print("\nper round, best batch / gputrace's: median (min-max)")
+for n in names:
+    if n == "gputrace":
+        continue
+    q = [float(r[3]) / g[r[0]] for r in by[n]]
+    print(f"{n}: {statistics.median(q):.2f} ({min(q):.2f}-{max(q):.2f})")
+EOF

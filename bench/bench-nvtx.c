@@ -3,11 +3,18 @@
  * the handler's cost can be told from the machine's. Run by hand or by bench/gpu-session.sh:
  *   bench-nvtx [pairs] [batches] [pairs per batch]
  * Prints "nvtx_ns" (mean over `pairs`), "nvtx_best_ns" (best batch), "rdtsc_ns" and
- * "clock_ns" (one TSC read, one clock_gettime(CLOCK_MONOTONIC)). */
+ * "clock_ns" (one TSC read, one clock_gettime(CLOCK_MONOTONIC)).
+ * BENCH_NVTX_ISOLATE=1: once the library is loaded, this thread stays on the CPU it runs on and
+ * every other thread of the process (the tracer's drainer and flush threads) is kept off that
+ * CPU's core, so that a busy drainer cannot share the core with the thread being timed. */
+#include <dirent.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -33,6 +40,72 @@ static double pairs_ns(long n)
 	return (now_s() - t0) * 1e9 / (double)n;
 }
 
+/* The CPUs of a list such as "0,8" or "0-1" (sysfs cpulist format) added to `set`. */
+static void add_cpulist(const char *list, cpu_set_t *set)
+{
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, set);
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+}
+
+/* See BENCH_NVTX_ISOLATE above. Prints the CPU and its core's siblings, or why not. */
+static void isolate(void)
+{
+	char path[128], list[256] = "";
+	cpu_set_t mine, core, others;
+	int cpu = sched_getcpu(), n = 0;
+	pid_t self = (pid_t)gettid();
+	struct dirent *d;
+	FILE *f;
+	DIR *dir;
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(others), &others) != 0) {
+		printf("isolate failed\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+	         cpu);
+	CPU_ZERO(&core);
+	CPU_SET(cpu, &core);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(list, sizeof(list), f)) {
+			list[strcspn(list, "\n")] = '\0';
+			add_cpulist(list, &core);
+		}
+		fclose(f);
+	}
+	CPU_ZERO(&mine);
+	CPU_SET(cpu, &mine);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &core))
+			CPU_CLR(c, &others);
+	if (sched_setaffinity(0, sizeof(mine), &mine) != 0 || !(dir = opendir("/proc/self/task"))) {
+		printf("isolate failed\n");
+		return;
+	}
+	while ((d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+
+		if (tid > 0 && tid != self && sched_setaffinity(tid, sizeof(others), &others) == 0)
+			n++;
+	}
+	closedir(dir);
+	printf("isolated_cpu %d core %s other_threads %d\n", cpu, list[0] ? list : "?", n);
+}
+
 int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 2000000;
@@ -49,6 +122,8 @@ int main(int argc, char **argv)
 	/* the first call loads the injection library */
 	nvtxRangePushA("warm-up");
 	nvtxRangePop();
+	if (getenv("BENCH_NVTX_ISOLATE"))
+		isolate();
 
 	printf("nvtx_ns %.2f\n", pairs_ns(pairs));
 	for (long b = 0; b < batches; b++) {

@@ -5,7 +5,10 @@
 #   floor-clock   a handler that only reads the TSC, twice per pair (bench/nvtx-floor.c);
 #   floor-record  a handler that stamps, stacks and stores a 64-byte record, never published;
 #   gputrace      BUILD's injection library (standalone: it drains its own ring);
-#   NAME=LIB      any further library, e.g. another gputrace build, for an A/B.
+#   gputrace-iso  the same, with the library's threads kept off the timed thread's core
+#                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
+#   NAME=LIB      any further library, e.g. another gputrace build, for an A/B; a NAME ending
+#                 in -iso runs isolated as above.
 # Each run prints the mean over 2,000,000 pairs, the best batch of 2,000 and one TSC read. Prints
 # each round, then per configuration the median and range of the best batches and the median of
 # the means, and per round each configuration's best batch over gputrace's.
@@ -16,8 +19,9 @@ rounds=${2:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}
 shift 2
 bench=$build/bench/bench-nvtx
 floor=$build/bench/libgt-nvtx-floor.so
-names=(none floor-clock floor-record gputrace)
-libs=("" "$floor" "$floor" "$build/collectors/libgputrace-inject.so")
+lib=$build/collectors/libgputrace-inject.so
+names=(none floor-clock floor-record gputrace gputrace-iso)
+libs=("" "$floor" "$floor" "$lib" "$lib")
 for a in "$@"; do
 	names+=("${a%%=*}")
 	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")
@@ -25,21 +29,27 @@ done
 log=$(mktemp)
 trap 'rm -f "$log" /tmp/nvtx-ab.gtrace' EXIT
 
-run() { # name lib
-	local mode=record
+run() { # name lib round
+	local mode=record iso=
 
 	[ "$1" = floor-clock ] && mode=clock
+	[ "${1%-iso}" != "$1" ] && iso=1
 	if [ -z "$2" ]; then
 		"$bench"
+	elif [ -n "$iso" ]; then
+		BENCH_NVTX_ISOLATE=1 NVTX_INJECTION64_PATH=$2 GPUTRACE_OUTPUT=/tmp/nvtx-ab.gtrace \
+			"$bench"
 	else
 		NVTX_FLOOR_MODE=$mode NVTX_INJECTION64_PATH=$2 GPUTRACE_OUTPUT=/tmp/nvtx-ab.gtrace \
 			"$bench"
-	fi | awk -v r="$3" -v n="$1" '{ v[$1] = $2 } END {
-		printf "%d %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"] }'
+	fi | awk -v r="$3" -v n="$1" '{ v[$1] = $2; if ($1 == "isolated_cpu") v["core"] = $4 } END {
+		printf "%d %s %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"],
+			v["isolated_cpu"] == "" ? "-" : "cpu" v["isolated_cpu"] "/" v["core"] }'
 }
 
 grep -m1 "model name" /proc/cpuinfo || true
-echo "round config mean_ns best_ns rdtsc_ns"
+echo "cpus $(nproc), cpu0's core: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)"
+echo "round config mean_ns best_ns rdtsc_ns isolated"
 for ((r = 1; r <= rounds; r++)); do
 	for i in "${!names[@]}"; do
 		run "${names[$i]}" "${libs[$i]}" "$r" | tee -a "$log"

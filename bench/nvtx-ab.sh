@@ -9,6 +9,10 @@
 #                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
 #   NAME=LIB      any further library, e.g. another gputrace build, for an A/B; a NAME ending
 #                 in -iso runs isolated as above.
+# gputrace runs with a ring that holds every record of a run (GPUTRACE_BUFFER_SIZE, 512M unless
+# set): with the default ring the drainer falls behind this flood, records are dropped (and
+# counted), and a dropped record costs less than one written. Each gputrace run's losses, from
+# `gputrace info`, are printed; they should be 0.
 # Each run prints the mean over 2,000,000 pairs, the best batch of 2,000 and one TSC read. Prints
 # each round, then per configuration the median and range of the best batches and the median of
 # the means, and per round each configuration's best batch over gputrace's.
@@ -26,14 +30,16 @@ for a in "$@"; do
 	names+=("${a%%=*}")
 	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")
 done
+export GPUTRACE_BUFFER_SIZE=${GPUTRACE_BUFFER_SIZE:-512M}
 log=$(mktemp)
-trap 'rm -f "$log" /tmp/nvtx-ab.gtrace' EXIT
+trap 'rm -f "$log" "$log.run" /tmp/nvtx-ab.gtrace' EXIT
 
 run() { # name lib round
 	local mode=record iso=
 
 	[ "$1" = floor-clock ] && mode=clock
 	[ "${1%-iso}" != "$1" ] && iso=1
+	rm -f /tmp/nvtx-ab.gtrace
 	if [ -z "$2" ]; then
 		"$bench"
 	elif [ -n "$iso" ]; then
@@ -42,14 +48,22 @@ run() { # name lib round
 	else
 		NVTX_FLOOR_MODE=$mode NVTX_INJECTION64_PATH=$2 GPUTRACE_OUTPUT=/tmp/nvtx-ab.gtrace \
 			"$bench"
-	fi | awk -v r="$3" -v n="$1" '{ v[$1] = $2; if ($1 == "isolated_cpu") v["core"] = $4 } END {
-		printf "%d %s %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"],
-			v["isolated_cpu"] == "" ? "-" : "cpu" v["isolated_cpu"] "/" v["core"] }'
+	fi >"$log.run"
+	# records lost: none without a trace (no tracer), else the trace's loss total
+	if [ -e /tmp/nvtx-ab.gtrace ]; then
+		"$build/cli/gputrace" info /tmp/nvtx-ab.gtrace |
+			awk '/^losses:/ { on = 1; next } on && /^  [a-z_]+ +[0-9]+$/ { n += $2 }
+			     on && !/^  / { on = 0 } END { print "lost", n + 0 }' >>"$log.run"
+	fi
+	awk -v r="$3" -v n="$1" '{ v[$1] = $2; if ($1 == "isolated_cpu") v["core"] = $4 } END {
+		printf "%d %s %s %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"],
+			v["isolated_cpu"] == "" ? "-" : "cpu" v["isolated_cpu"] "/" v["core"],
+			v["lost"] == "" ? "-" : v["lost"] }' "$log.run"
 }
 
 grep -m1 "model name" /proc/cpuinfo || true
 echo "cpus $(nproc), cpu0's core: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)"
-echo "round config mean_ns best_ns rdtsc_ns isolated"
+echo "round config mean_ns best_ns rdtsc_ns isolated lost"
 for ((r = 1; r <= rounds; r++)); do
 	for i in "${!names[@]}"; do
 		run "${names[$i]}" "${libs[$i]}" "$r" | tee -a "$log"

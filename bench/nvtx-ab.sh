@@ -4,6 +4,8 @@
 #   none          no injection library: NVTX's empty calls;
 #   floor-clock   a handler that only reads the TSC, twice per pair (bench/nvtx-floor.c);
 #   floor-record  a handler that stamps, stacks and stores a 64-byte record, never published;
+#   floor-store   that handler, also copying each record into a 512 MiB buffer (no consumer);
+#   floor-store-huge  the same buffer in transparent huge pages (when the kernel allows);
 #   gputrace      BUILD's injection library (standalone: it drains its own ring);
 #   gputrace-iso  the same, with the library's threads kept off the timed thread's core
 #                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
@@ -13,9 +15,11 @@
 # set): with the default ring the drainer falls behind this flood, records are dropped (and
 # counted), and a dropped record costs less than one written. Each gputrace run's losses, from
 # `gputrace info`, are printed; they should be 0.
-# Each run prints the mean over 2,000,000 pairs, the best batch of 2,000 and one TSC read. Prints
-# each round, then per configuration the median and range of the best batches and the median of
-# the means, and per round each configuration's best batch over gputrace's.
+# Each run gives (bench/bench-nvtx.c) the mean and best of 100 paced batches of 2,000 pairs
+# (1 ms of spinning before each), the mean over a flood of 2,000,000 pairs back to back and the
+# best of 100 batches right after it, and one TSC read. Prints each round, then per
+# configuration the median and range of each figure over the rounds, and per round each
+# configuration's figures over gputrace's.
 # Usage: bench/nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]
 set -eu
 build=$(cd "${1:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}" && pwd)
@@ -24,8 +28,8 @@ shift 2
 bench=$build/bench/bench-nvtx
 floor=$build/bench/libgt-nvtx-floor.so
 lib=$build/collectors/libgputrace-inject.so
-names=(none floor-clock floor-record gputrace gputrace-iso)
-libs=("" "$floor" "$floor" "$lib" "$lib")
+names=(none floor-clock floor-record floor-store floor-store-huge gputrace gputrace-iso)
+libs=("" "$floor" "$floor" "$floor" "$floor" "$lib" "$lib")
 for a in "$@"; do
 	names+=("${a%%=*}")
 	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")
@@ -38,6 +42,7 @@ run() { # name lib round
 	local mode=record iso=
 
 	[ "$1" = floor-clock ] && mode=clock
+	[ "${1#floor-store}" != "$1" ] && mode=${1#floor-}
 	[ "${1%-iso}" != "$1" ] && iso=1
 	rm -f /tmp/nvtx-ab.gtrace
 	if [ -z "$2" ]; then
@@ -56,14 +61,16 @@ run() { # name lib round
 			     on && !/^  / { on = 0 } END { print "lost", n + 0 }' >>"$log.run"
 	fi
 	awk -v r="$3" -v n="$1" '{ v[$1] = $2; if ($1 == "isolated_cpu") v["core"] = $4 } END {
-		printf "%d %s %s %s %s %s %s\n", r, n, v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"],
+		printf "%d %s %s %s %s %s %s %s %s\n", r, n, v["nvtx_paced_ns"], v["nvtx_paced_best_ns"],
+			v["nvtx_ns"], v["nvtx_best_ns"], v["rdtsc_ns"],
 			v["isolated_cpu"] == "" ? "-" : "cpu" v["isolated_cpu"] "/" v["core"],
 			v["lost"] == "" ? "-" : v["lost"] }' "$log.run"
 }
 
 grep -m1 "model name" /proc/cpuinfo || true
+echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null); shmem: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)"
 echo "cpus $(nproc), cpu0's core: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)"
-echo "round config mean_ns best_ns rdtsc_ns isolated lost"
+echo "round config paced_mean_ns paced_best_ns flood_mean_ns flood_best_ns rdtsc_ns isolated lost"
 for ((r = 1; r <= rounds; r++)); do
 	for i in "${!names[@]}"; do
 		run "${names[$i]}" "${libs[$i]}" "$r" | tee -a "$log"
@@ -74,19 +81,20 @@ python3 - "$log" "${names[@]}" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 names = sys.argv[2:]
+cols = {"paced mean": 2, "paced best": 3, "flood mean": 4, "flood best": 5, "TSC read": 6}
 by = {n: [r for r in rows if r[1] == n] for n in names}
-print("\nconfig: best-batch median (min-max), mean median, TSC read median")
+def fig(vals, d=1):
+    return f"{statistics.median(vals):.{d}f} ({min(vals):.{d}f}-{max(vals):.{d}f})"
+print("\nconfig: median (min-max) over the rounds, ns")
+print("config".ljust(18) + "".join(c.ljust(20) for c in cols))
 for n in names:
-    best = [float(r[3]) for r in by[n]]
-    mean = [float(r[2]) for r in by[n]]
-    tsc = [float(r[4]) for r in by[n]]
-    print(f"{n}: {statistics.median(best):.1f} ({min(best):.1f}-{max(best):.1f}), "
-          f"{statistics.median(mean):.1f}, {statistics.median(tsc):.1f}")
-g = {r[0]: float(r[3]) for r in by["gputrace"]}
-print("\nper round, best batch / gputrace's: median (min-max)")
+    print(n.ljust(18) + "".join(fig([float(r[i]) for r in by[n]]).ljust(20) for i in cols.values()))
+print("\nper round, over gputrace's: median (min-max)")
+g = {r[0]: r for r in by["gputrace"]}
+print("config".ljust(18) + "".join(c.ljust(20) for c in list(cols)[:4]))
 for n in names:
     if n == "gputrace":
         continue
-    q = [float(r[3]) / g[r[0]] for r in by[n]]
-    print(f"{n}: {statistics.median(q):.2f} ({min(q):.2f}-{max(q):.2f})")
+    print(n.ljust(18) + "".join(fig([float(r[i]) / float(g[r[0]][i]) for r in by[n]], 2).ljust(20)
+                                 for i in list(cols.values())[:4]))
 EOF

@@ -4,12 +4,18 @@
  *   clock   push and pop each read the TSC into a thread-local variable, nothing else;
  *   record  (default) push keeps the TSC reading and the message pointer on a thread-local
  *           stack; pop reads the TSC and writes a 64-byte record into a thread-local array of
- *           32, overwritten in turn and never published.
+ *           32, overwritten in turn and never published;
+ *   store   as record, and pop also copies each record, behind an 8-byte word, into a 512 MiB
+ *           buffer mapped and populated at start (72 bytes a record, as in gputrace's ring):
+ *           what keeping every record in memory costs, without a ring, a consumer or a file;
+ *   store-huge  as store, the buffer in transparent huge pages where the kernel allows
+ *           (madvise): tells what of that cost is TLB misses.
  * Not a tracer: no message is copied, no record leaves the thread. gputrace's handler minus
  * this floor is what its cache lookup, staging and publishing cost (docs/performance.md). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <x86intrin.h>
 
 #define NVTX_NO_IMPL
@@ -18,6 +24,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define DEPTH  128
 #define KEEP   32
+#define STORE  (512ul << 20)
 
 struct floor_rec {
 	uint64_t start, end;
@@ -36,6 +43,8 @@ struct floor_thread {
 /* a pointer, as in gputrace: a library loaded with dlopen has little static TLS */
 static __thread struct floor_thread *self __attribute__((tls_model("initial-exec")));
 static __thread uint64_t last __attribute__((tls_model("initial-exec")));
+static uint8_t *store;    /* mode store: the buffer */
+static uint64_t store_at; /* bytes used; one thread (bench-nvtx) */
 
 static int NVTX_API clock_push(const char *message)
 {
@@ -86,6 +95,22 @@ static int NVTX_API record_pop(void)
 	return (int)d;
 }
 
+static int NVTX_API store_pop(void)
+{
+	struct floor_thread *t = self;
+	int d = record_pop();
+	uint64_t word = store_at;
+
+	if (d >= 0 && d < DEPTH) {
+		if (store_at + 72 > STORE)
+			store_at = 0;
+		memcpy(store + store_at, &word, 8);
+		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], 64);
+		store_at += 72;
+	}
+	return d;
+}
+
 #define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
 
 EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
@@ -94,6 +119,8 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	const NvtxExportTableCallbacks *etbl = get_export_table(NVTX_ETID_CALLBACKS);
 	const char *mode = getenv("NVTX_FLOOR_MODE");
 	int clock_only = mode && strcmp(mode, "clock") == 0;
+	int keep = mode && strncmp(mode, "store", 5) == 0;
+	int huge = mode && strcmp(mode, "store-huge") == 0;
 	NvtxFunctionTable table = NULL;
 	unsigned size = 0;
 
@@ -102,6 +129,17 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	    size <= NVTX_CBID_CORE_RangePop)
 		return 0;
 	*table[NVTX_CBID_CORE_RangePushA] = clock_only ? FN(clock_push) : FN(record_push);
-	*table[NVTX_CBID_CORE_RangePop] = clock_only ? FN(clock_pop) : FN(record_pop);
+	if (keep) {
+		store = mmap(NULL, STORE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		             0);
+		if (store == MAP_FAILED)
+			return 0;
+		if (huge)
+			madvise(store, STORE, MADV_HUGEPAGE);
+		memset(store, 0, STORE); /* populated before timing */
+	}
+	*table[NVTX_CBID_CORE_RangePop] = clock_only ? FN(clock_pop)
+	                                  : keep     ? FN(store_pop)
+	                                             : FN(record_pop);
 	return 1;
 }

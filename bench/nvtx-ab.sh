@@ -6,6 +6,7 @@
 #   floor-record  a handler that stamps, stacks and stores a 64-byte record, never published;
 #   floor-store   that handler, also copying each record into a 512 MiB buffer (no consumer);
 #   floor-store-huge  the same buffer in transparent huge pages (when the kernel allows);
+#   floor-store-nt    the same buffer written with non-temporal stores;
 #   gputrace      BUILD's injection library (standalone: it drains its own ring);
 #   gputrace-iso  the same, with the library's threads kept off the timed thread's core
 #                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
@@ -28,8 +29,9 @@ shift 2
 bench=$build/bench/bench-nvtx
 floor=$build/bench/libgt-nvtx-floor.so
 lib=$build/collectors/libgputrace-inject.so
-names=(none floor-clock floor-record floor-store floor-store-huge gputrace gputrace-iso)
-libs=("" "$floor" "$floor" "$floor" "$floor" "$lib" "$lib")
+names=(none floor-clock floor-record floor-store floor-store-huge floor-store-nt gputrace
+	gputrace-iso)
+libs=("" "$floor" "$floor" "$floor" "$floor" "$floor" "$lib" "$lib")
 for a in "$@"; do
 	names+=("${a%%=*}")
 	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")

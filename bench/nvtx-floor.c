@@ -9,7 +9,10 @@
  *           buffer mapped and populated at start (72 bytes a record, as in gputrace's ring):
  *           what keeping every record in memory costs, without a ring, a consumer or a file;
  *   store-huge  as store, the buffer in transparent huge pages where the kernel allows
- *           (madvise): tells what of that cost is TLB misses.
+ *           (madvise): tells what of that cost is TLB misses;
+ *   store-nt  as store, with non-temporal stores (and a store fence every 32 records, as a
+ *           publisher would need before marking them written): tells what of that cost is
+ *           reading each line for ownership before writing it.
  * Not a tracer: no message is copied, no record leaves the thread. gputrace's handler minus
  * this floor is what its cache lookup, staging and publishing cost (docs/performance.md). */
 #include <stdint.h>
@@ -111,6 +114,28 @@ static int NVTX_API store_pop(void)
 	return d;
 }
 
+static int NVTX_API store_nt_pop(void)
+{
+	struct floor_thread *t = self;
+	int d = record_pop();
+
+	if (d >= 0 && d < DEPTH) {
+		long long *to, words[8];
+
+		if (store_at + 72 > STORE)
+			store_at = 0;
+		to = (long long *)(void *)(store + store_at);
+		memcpy(words, &t->rec[(t->count - 1) % KEEP], 64);
+		_mm_stream_si64(to, (long long)store_at);
+		for (int i = 0; i < 8; i++)
+			_mm_stream_si64(to + 1 + i, words[i]);
+		store_at += 72;
+		if (t->count % KEEP == 0)
+			_mm_sfence();
+	}
+	return d;
+}
+
 #define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
 
 EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
@@ -121,6 +146,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	int clock_only = mode && strcmp(mode, "clock") == 0;
 	int keep = mode && strncmp(mode, "store", 5) == 0;
 	int huge = mode && strcmp(mode, "store-huge") == 0;
+	int nt = mode && strcmp(mode, "store-nt") == 0;
 	NvtxFunctionTable table = NULL;
 	unsigned size = 0;
 
@@ -138,8 +164,13 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 			madvise(store, STORE, MADV_HUGEPAGE);
 		memset(store, 0, STORE); /* populated before timing */
 	}
-	*table[NVTX_CBID_CORE_RangePop] = clock_only ? FN(clock_pop)
-	                                  : keep     ? FN(store_pop)
-	                                             : FN(record_pop);
+	if (clock_only)
+		*table[NVTX_CBID_CORE_RangePop] = FN(clock_pop);
+	else if (nt)
+		*table[NVTX_CBID_CORE_RangePop] = FN(store_nt_pop);
+	else if (keep)
+		*table[NVTX_CBID_CORE_RangePop] = FN(store_pop);
+	else
+		*table[NVTX_CBID_CORE_RangePop] = FN(record_pop);
 	return 1;
 }

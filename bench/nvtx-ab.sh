@@ -1,6 +1,7 @@
 #!/bin/bash
 # NVTX push+pop cost of several handler libraries on one machine, in interleaved rounds, with
-# the machine's own floors (no CUDA needed):
+# the machine's own floors (no CUDA needed). Configurations (AB_CONFIGS, default
+# "none floor-clock floor-record floor-store gputrace"):
 #   none          no injection library: NVTX's empty calls;
 #   floor-clock   a handler that only reads the TSC, twice per pair (bench/nvtx-floor.c);
 #   floor-record  a handler that stamps, stacks and stores a 64-byte record, never published;
@@ -21,7 +22,7 @@
 # best of 100 batches right after it, and one TSC read. Prints each round, then per
 # configuration the median and range of each figure over the rounds, and per round each
 # configuration's figures over gputrace's.
-# Usage: bench/nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]
+# Usage: [AB_CONFIGS="..."] bench/nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]
 set -eu
 build=$(cd "${1:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}" && pwd)
 rounds=${2:?usage: nvtx-ab.sh BUILD ROUNDS [NAME=LIB ...]}
@@ -29,9 +30,17 @@ shift 2
 bench=$build/bench/bench-nvtx
 floor=$build/bench/libgt-nvtx-floor.so
 lib=$build/collectors/libgputrace-inject.so
-names=(none floor-clock floor-record floor-store floor-store-huge floor-store-nt gputrace
-	gputrace-iso)
-libs=("" "$floor" "$floor" "$floor" "$floor" "$floor" "$lib" "$lib")
+names=()
+libs=()
+for c in ${AB_CONFIGS:-none floor-clock floor-record floor-store gputrace}; do
+	names+=("$c")
+	case $c in
+	none) libs+=("") ;;
+	floor-*) libs+=("$floor") ;;
+	gputrace | gputrace-iso) libs+=("$lib") ;;
+	*) echo "nvtx-ab.sh: unknown configuration $c" >&2 && exit 64 ;;
+	esac
+done
 for a in "$@"; do
 	names+=("${a%%=*}")
 	libs+=("$(cd "$(dirname "${a#*=}")" && pwd)/$(basename "${a#*=}")")
@@ -59,8 +68,8 @@ run() { # name lib round
 	# records lost: none without a trace (no tracer), else the trace's loss total
 	if [ -e /tmp/nvtx-ab.gtrace ]; then
 		"$build/cli/gputrace" info /tmp/nvtx-ab.gtrace |
-			awk '/^losses:/ { on = 1; next } on && /^  [a-z_]+ +[0-9]+$/ { n += $2 }
-			     on && !/^  / { on = 0 } END { print "lost", n + 0 }' >>"$log.run"
+			awk '/^losses:/ { seen = on = 1; next } on && /^  [a-z_]+ +[0-9]+$/ { n += $2 }
+			     on && !/^  / { on = 0 } END { print "lost", seen ? n + 0 : "?" }' >>"$log.run"
 	fi
 	awk -v r="$3" -v n="$1" '{ v[$1] = $2; if ($1 == "isolated_cpu") v["core"] = $4 } END {
 		printf "%d %s %s %s %s %s %s %s %s\n", r, n, v["nvtx_paced_ns"], v["nvtx_paced_best_ns"],
@@ -92,6 +101,8 @@ print("config".ljust(18) + "".join(c.ljust(20) for c in cols))
 for n in names:
     print(n.ljust(18) + "".join(fig([float(r[i]) for r in by[n]]).ljust(20) for i in cols.values()))
 print("\nper round, over gputrace's: median (min-max)")
+if "gputrace" not in by:
+    sys.exit(0)
 g = {r[0]: r for r in by["gputrace"]}
 print("config".ljust(18) + "".join(c.ljust(20) for c in list(cols)[:4]))
 for n in names:

@@ -20,8 +20,9 @@
  *
  *   bits 63..48  units: slot bytes / 8, commit word included (>= 1)
  *   bit  47      pending: set while the producer writes the body
- *   bits 46..32  type: enum gt_rec_type; GT_REC_NONE for a padding slot to the end
- *   bits 31..0   check: slot_check(absolute position, type, units)
+ *   bit  46      packed: the slot holds several records of the type back to back
+ *   bits 45..32  type: enum gt_rec_type; GT_REC_NONE for a padding slot to the end
+ *   bits 31..0   check: slot_check(absolute position, type with packed, units)
  *
  * A word is accepted only when its check matches the position it is read at, so bytes left
  * over from an earlier lap, a dead producer's half-written slot and garbage never pass.
@@ -32,7 +33,8 @@
 #define SLOT_HDR_BYTES 8u
 #define W_UNITS_SHIFT  48
 #define W_TYPE_SHIFT   32
-#define W_TYPE_MASK    0x7fffu
+#define W_TYPE_MASK    0x7fffu /* the type with the packed bit */
+#define W_PACKED       0x4000u /* in the type field: bit 46 of the word */
 #define W_PENDING      (1ull << 47)
 
 /* Data starts on its own page; the header must fit before it. */
@@ -45,7 +47,7 @@ _Static_assert(offsetof(struct gt_ring_header, tail) - offsetof(struct gt_ring_h
                "producer and consumer indices on separate cache lines");
 _Static_assert(offsetof(struct gt_ring_header, dropped) % GT_CACHELINE == 0,
                "loss counters on their own line");
-_Static_assert(GT_REC_MAX <= W_TYPE_MASK, "record types fit the commit word");
+_Static_assert(GT_REC_MAX <= W_PACKED, "record types fit the commit word");
 
 /* Largest record a slot can carry: gt_rec_hdr.size is 16 bits and a multiple of 8. */
 #define RECORD_MAX_BYTES 65528u
@@ -301,44 +303,25 @@ void *gt_ring_reserve(struct gt_ring *ring, unsigned type, size_t bytes, unsigne
 	return ring->data + (pos & ring->mask) + SLOT_HDR_BYTES;
 }
 
-/* Slots of a span whose words are computed once (an NVTX stage's worth: this runs on
- * application threads, so the array stays small); a longer span computes each twice. */
-#define SPAN_WORDS 32u
-
-/* n records of `type`, `bytes` each, in n slots of `slot` bytes with one reservation; recs
- * need not be aligned. Inline, so that the common record size below gets a copy of constant
- * size instead of a library call per record. */
-static inline __attribute__((always_inline)) int write_span(struct gt_ring *ring, unsigned type,
-                                                            const uint8_t *recs, size_t bytes,
-                                                            uint64_t slot, unsigned n,
-                                                            unsigned flags)
+/* n records of `type`, `bytes` each (a multiple of 8), back to back at recs, in one packed
+ * slot: one commit word and one copy for all of them. */
+static int write_packed(struct gt_ring *ring, unsigned type, const void *recs, size_t bytes,
+                        unsigned n, unsigned flags)
 {
-	uint64_t pos = claim(ring, (uint64_t)n * slot, flags), words[SPAN_WORDS];
-	unsigned i, units = (unsigned)(slot / 8);
+	const uint64_t body = (uint64_t)n * bytes, slot = SLOT_HDR_BYTES + body;
+	const uint64_t pos = claim(ring, slot, flags);
+	uint64_t w;
 
 	if (pos == UINT64_MAX) {
 		count_drops(ring, type, n);
 		return -ENOSPC;
 	}
-	/* Every slot's word first, pending, as a single reservation writes its own: a
-	 * consumer that gives up on one of them and scans forward stops at the next. Relaxed,
-	 * as there: a pending word publishes nothing. */
-	for (i = 0; i < n; i++) {
-		uint64_t w = make_word(pos + (uint64_t)i * slot, type, units);
-
-		if (i < SPAN_WORDS)
-			words[i] = w;
-		atomic_store_explicit(word_at(ring, pos + (uint64_t)i * slot), w | W_PENDING,
-		                      memory_order_relaxed);
-	}
-	for (i = 0; i < n; i++, pos += slot) {
-		memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, recs + (size_t)i * bytes,
-		       bytes);
-		/* Release pairs with the consumer's acquire load of the word: the body first. */
-		atomic_store_explicit(word_at(ring, pos),
-		                      i < SPAN_WORDS ? words[i] : make_word(pos, type, units),
-		                      memory_order_release);
-	}
+	w = make_word(pos, type | W_PACKED, (unsigned)(slot / 8));
+	/* Relaxed, as in gt_ring_reserve: a pending word publishes nothing. */
+	atomic_store_explicit(word_at(ring, pos), w | W_PENDING, memory_order_relaxed);
+	memcpy(ring->data + (pos & ring->mask) + SLOT_HDR_BYTES, recs, body);
+	/* Release pairs with the consumer's acquire load of the word: the body first. */
+	atomic_store_explicit(word_at(ring, pos), w, memory_order_release);
 	return 0;
 }
 
@@ -347,30 +330,39 @@ int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, un
 {
 	const uint8_t *p = recs;
 	struct gt_rec_hdr first;
-	uint64_t slot;
-	unsigned i, k, most;
+	uint64_t most;
+	unsigned i, k;
 	int ret = 0;
 
 	if (!n)
 		return 0;
 	memcpy(&first, recs, sizeof(first));
-	slot = slot_bytes(ring, first.type, bytes);
-	if (!slot) {
+	if (!slot_bytes(ring, first.type, bytes)) {
 		count_drops(ring, first.type, n);
 		return -ENOSPC;
 	}
-	/* Spans of at most half the area, which an empty ring always takes (with the padding
-	 * before a span that would straddle the end, at most the whole area). */
-	most = (unsigned)(ring->data_bytes / 2 / slot);
-	if (!most)
-		most = 1;
+	/* Records per packed slot: its body fits the consumer's copy buffer, and the slot half
+	 * the area, which an empty ring always takes (with the padding before a slot that would
+	 * straddle the end, at most the whole area). */
+	most = ring->data_bytes / 2 - SLOT_HDR_BYTES;
+	most = (most < RECORD_MAX_BYTES ? most : RECORD_MAX_BYTES) / bytes;
+	if (gt_record_align(bytes) != bytes || most < 2) {
+		/* a size that cannot be packed, or a ring too small for two: one slot each */
+		for (i = 0; i < n; i++) {
+			void *slot = gt_ring_reserve(ring, first.type, bytes, flags);
+
+			if (!slot) {
+				ret = -ENOSPC;
+				continue;
+			}
+			memcpy(slot, p + (size_t)i * bytes, bytes);
+			gt_ring_commit(ring, slot);
+		}
+		return ret;
+	}
 	for (i = 0; i < n; i += k) {
-		k = n - i < most ? n - i : most;
-		/* NVTX records, which threads stage and publish in batches, are 64 bytes */
-		if ((bytes == 64
-		             ? write_span(ring, first.type, p + (size_t)i * 64, 64, slot, k, flags)
-		             : write_span(ring, first.type, p + (size_t)i * bytes, bytes, slot, k,
-		                          flags)) < 0)
+		k = n - i < most ? n - i : (unsigned)most;
+		if (write_packed(ring, first.type, p + (size_t)i * bytes, bytes, k, flags) < 0)
 			ret = -ENOSPC;
 	}
 	return ret;
@@ -636,11 +628,27 @@ static uint64_t scan_forward(const struct gt_ring *ring, uint64_t from, uint64_t
 	return q < head ? q : head;
 }
 
-/* Resume after an uncommitted slot the consumer gave up on: count one torn record. */
+/* Records an uncommitted slot was to hold: those of its type that fit a packed slot's body,
+ * else one (a single record, a string of any size, or a word that is not its own). */
+static uint64_t torn_records(const struct gt_ring *ring, uint64_t pos)
+{
+	uint64_t w = atomic_load_explicit(word_at(ring, pos), memory_order_relaxed);
+	unsigned wtype = (unsigned)(w >> W_TYPE_SHIFT) & W_TYPE_MASK;
+	const struct gt_record_desc *d = gt_record_desc(wtype & ~W_PACKED);
+	uint64_t body = (w >> W_UNITS_SHIFT) * 8 - SLOT_HDR_BYTES, each;
+
+	if (word_classify(pos, w) != WORD_PENDING || !(wtype & W_PACKED) || !d ||
+	    wtype == (GT_REC_STRING | W_PACKED) || d->size < sizeof(struct gt_rec_hdr))
+		return 1;
+	each = gt_record_align(d->size);
+	return body / each > 1 ? body / each : 1;
+}
+
+/* Resume after an uncommitted slot the consumer gave up on: count its records torn. */
 static void skip_torn(struct gt_ring *ring, uint64_t head)
 {
+	ring->stats.torn += torn_records(ring, ring->ctail);
 	ring->ctail = scan_forward(ring, ring->ctail + SLOT_HDR_BYTES, head);
-	ring->stats.torn++;
 	ring->stalled = false;
 }
 
@@ -658,6 +666,38 @@ static uint64_t load_head(const struct gt_ring *ring)
 {
 	/* Only a bound for reading: each slot is published by its own commit word. */
 	return atomic_load_explicit(&ring->hdr->head, memory_order_relaxed);
+}
+
+/* The records of a slot's body, copied to ring->buf (`bytes`): one record that fills it, or
+ * with `packed` records back to back. Each is validated (its type the word's, its size within
+ * the body) and handed to fn; the first that fails ends the slot, whose rest is counted
+ * corrupt. Returns fn's error, else 0. */
+static int deliver(struct gt_ring *ring, unsigned type, bool packed, uint64_t bytes,
+                   gt_ring_record_fn fn, void *ctx, long *count)
+{
+	uint64_t off = 0;
+
+	while (off < bytes) {
+		const struct gt_rec_hdr *rec = (const struct gt_rec_hdr *)(void *)(ring->buf + off);
+		uint64_t left = bytes - off, size = 0;
+		int r;
+
+		if (left >= sizeof(*rec))
+			size = gt_record_align(rec->size);
+		if (size < sizeof(*rec) || rec->type != type ||
+		    (packed ? size > left : size != left) || gt_record_validate(rec, size) < 0) {
+			ring->stats.corrupt++;
+			ring->stats.corrupt_bytes += left + (off ? 0 : SLOT_HDR_BYTES);
+			return 0;
+		}
+		ring->stats.consumed++;
+		(*count)++;
+		r = fn(ctx, rec);
+		if (r < 0)
+			return r;
+		off += size;
+	}
+	return 0;
 }
 
 long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint64_t wait_ns,
@@ -678,9 +718,10 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 		 * word in gt_ring_reserve()): the body is complete once the word says so. */
 		const uint64_t w = atomic_load_explicit(word_at(ring, pos), memory_order_acquire);
 		const uint64_t slot = (w >> W_UNITS_SHIFT) * 8;
-		const unsigned type = (unsigned)(w >> W_TYPE_SHIFT) & W_TYPE_MASK;
-		struct gt_rec_hdr *rec = (struct gt_rec_hdr *)(void *)ring->buf;
-		uint64_t now, waited, rec_bytes;
+		const unsigned wtype = (unsigned)(w >> W_TYPE_SHIFT) & W_TYPE_MASK;
+		const unsigned type = wtype & ~W_PACKED;
+		const bool packed = wtype & W_PACKED;
+		uint64_t now, waited;
 		int r;
 
 		if (word_classify(pos, w) != WORD_COMMITTED) {
@@ -718,9 +759,9 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 		/* A slot larger than any record would overflow ring->buf: the word's check is
 		 * computable, so a hostile producer can forge one (tests/fuzz/crashes). */
 		if (slot > n - idx || slot > head - pos ||
-		    (type != GT_REC_NONE && (slot < SLOT_HDR_BYTES + sizeof(*rec) ||
+		    (type != GT_REC_NONE && (slot < SLOT_HDR_BYTES + sizeof(struct gt_rec_hdr) ||
 		                             slot > SLOT_HDR_BYTES + RECORD_MAX_BYTES)) ||
-		    (type == GT_REC_NONE && idx + slot != n)) {
+		    (type == GT_REC_NONE && (packed || idx + slot != n))) {
 			skip_corrupt(ring, head);
 			continue;
 		}
@@ -729,19 +770,10 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 			continue;
 		/* Copy first, then validate the copy: the producer cannot change what we
 		 * checked. */
-		rec_bytes = slot - SLOT_HDR_BYTES;
-		memcpy(rec, ring->data + idx + SLOT_HDR_BYTES, rec_bytes);
-		if (rec->type != type || gt_record_align(rec->size) != rec_bytes ||
-		    gt_record_validate(rec, rec_bytes) < 0) {
-			ring->stats.corrupt++;
-			ring->stats.corrupt_bytes += slot;
-			continue;
-		}
-		ring->stats.consumed++;
-		count++;
+		memcpy(ring->buf, ring->data + idx + SLOT_HDR_BYTES, slot - SLOT_HDR_BYTES);
 		if (ring->ctail - ring->published >= n >> PUBLISH_SHIFT)
 			publish_tail(ring);
-		r = fn(ctx, rec);
+		r = deliver(ring, type, packed, slot - SLOT_HDR_BYTES, fn, ctx, &count);
 		if (r < 0) {
 			publish_tail(ring);
 			return r;

@@ -17,6 +17,7 @@
 
 #include "gputrace/clock.h"
 #include "gputrace/ring.h"
+#include "ring-word.h"
 
 /* Test records are NVTX records (64 bytes, a 72-byte slot): tid = producer, range_id = seq. */
 #define SLOT_BYTES 72u
@@ -734,19 +735,22 @@ START_TEST(test_sigkill_producers)
 }
 END_TEST
 
-/* Batches: one reservation for n records; each record is its own slot, read in order. Batches
- * that would straddle the end of the data area start after a padding slot; one larger than
- * the ring, or one that finds it full, is dropped whole and counted whole. */
+/* Batches: n records in one packed slot (one reservation, one commit word), read in order,
+ * record by record. A 4 KiB ring takes at most 31 records of 64 bytes in one slot (half the
+ * area, word included). Batches that would straddle the end of the data area start after a
+ * padding slot; a larger batch goes in several slots; a slot that finds the ring full is
+ * dropped whole and counted whole. */
 START_TEST(test_batch)
 {
-	struct gt_rec_nvtx recs[40];
+	static struct gt_rec_nvtx recs[70];
 	struct gt_ring *ring;
+	struct gt_ring_stats st;
 	struct seen s = {0};
 	uint64_t seq = 0;
 	unsigned i, round;
 
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
-	/* 4 KiB holds 56 slots of 72 bytes: batches of 7 wrap at a different offset each lap */
+	/* a batch of 7 is one slot of 456 bytes: they wrap at a different offset each lap */
 	for (round = 0; round < 100; round++) {
 		for (i = 0; i < 7; i++)
 			make_rec(&recs[i], 0, seq++);
@@ -758,40 +762,106 @@ START_TEST(test_batch)
 	ck_assert_uint_eq(s.bad, 0);
 	ck_assert_uint_eq(s.count[0], 700);
 	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 0);
+	gt_ring_stats(ring, &st);
+	ck_assert_uint_eq(st.consumed, 700);
+	ck_assert_uint_eq(st.corrupt, 0);
 	gt_ring_free(ring);
 
-	/* a fresh ring, head at 0. A batch of 40 is more than half the ring (28 slots): it goes
-	 * as 28 + 12, in order, and leaves room for 16 */
+	/* a fresh ring, head at 0. A batch of 40 goes as slots of 31 and 9 (1,992 and 584
+	 * bytes), in order, and leaves 1,520 bytes: too few for 24 (1,544), dropped whole;
+	 * enough for 23 (1,480) */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
 	for (i = 0; i < 40; i++)
 		make_rec(&recs[i], 0, i);
 	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 40, 0), 0);
-	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 17, 0), -ENOSPC);
-	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 17);
+	ck_assert_uint_eq(gt_ring_used_bytes(ring), 1992 + 584);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 24, 0), -ENOSPC);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 24);
 	ck_assert_int_eq(gt_ring_write_batch(ring, &recs[0], sizeof(recs[0]), 0, 0), 0);
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < 23; i++)
 		make_rec(&recs[i], 0, 40 + i);
-	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 16, 0), 0);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 23, 0), 0);
+	ck_assert_uint_eq(gt_ring_used_bytes(ring), 4096 - 40);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 63);
 	ck_assert_uint_eq(s.bad, 0);
-	ck_assert_uint_eq(s.count[0], 56);
+	ck_assert_uint_eq(s.count[0], 63);
 	gt_ring_free(ring);
 
-	/* more slots than the ring holds: 57 go as 28 + 28 + 1, and the last finds no room */
+	/* more than the ring holds: 70 go as 31 + 31 + 8, and the last slot finds no room */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
-	{
-		static struct gt_rec_nvtx many[57];
-
-		for (i = 0; i < 57; i++)
-			make_rec(&many[i], 0, i);
-		ck_assert_int_eq(gt_ring_write_batch(ring, many, sizeof(many[0]), 57, 0),
-		                 -ENOSPC);
-	}
-	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 1);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
+	for (i = 0; i < 70; i++)
+		make_rec(&recs[i], 0, i);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 70, 0), -ENOSPC);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 8);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 62);
 	ck_assert_uint_eq(s.bad, 0);
+	gt_ring_free(ring);
+}
+END_TEST
+
+/* A packed slot left pending (its producer died while copying) is torn as a whole: every
+ * record it was to hold is counted torn, not one. Its word is forged here, since the
+ * library's batches commit at once. */
+START_TEST(test_torn_packed)
+{
+	struct gt_ring *ring;
+	struct gt_ring_stats st;
+	struct seen s = {0};
+	uint64_t pos;
+	uint8_t *body;
+
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	ck_assert_int_eq(write_rec(ring, 0, 0, 0), 0);
+	pos = atomic_load(&gt_ring_header(ring)->head);
+	body = gt_ring_reserve(ring, GT_REC_NVTX, 5 * sizeof(struct gt_rec_nvtx), 0);
+	ck_assert_ptr_nonnull(body);
+	atomic_store((_Atomic uint64_t *)(void *)(body - 8),
+	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 5 * 8, true));
+	ck_assert_int_eq(write_rec(ring, 0, 1, 0), 0);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, true), 2);
+	gt_ring_stats(ring, &st);
+	ck_assert_uint_eq(st.torn, 5);
+	ck_assert_uint_eq(st.corrupt, 0);
+	ck_assert_uint_eq(s.count[0], 2);
+	ck_assert_uint_eq(s.bad, 0);
+	gt_ring_free(ring);
+}
+END_TEST
+
+/* A packed slot whose third record does not validate (another type, or a size that runs past
+ * the slot): the two before it are delivered, the rest of the slot is counted corrupt once,
+ * and the next slot is read as usual. */
+START_TEST(test_batch_corrupt)
+{
+	struct gt_rec_nvtx recs[5];
+	struct gt_ring *ring;
+	struct gt_ring_stats st;
+	struct seen s = {0};
+	unsigned i, bad;
+
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	for (bad = 0; bad < 2; bad++) {
+		for (i = 0; i < 5; i++)
+			make_rec(&recs[i], 0, bad * 7 + i);
+		if (bad == 0)
+			recs[2].hdr.type = GT_REC_KERNEL; /* the word says NVTX */
+		else
+			recs[2].hdr.size = 4 * sizeof(recs[0]); /* past the slot's end */
+		ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 5, 0), 0);
+		for (i = 0; i < 2; i++)
+			make_rec(&recs[i], 0, bad * 7 + 5 + i);
+		ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 2, 0), 0);
+		/* 0, 1, then 5, 6: the checker expects sequence numbers in order */
+		s.next[0] = bad * 7;
+		ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 4);
+		ck_assert_uint_eq(s.bad, 2 * bad + 2); /* 5 arrives where 2 was expected */
+		gt_ring_stats(ring, &st);
+		ck_assert_uint_eq(st.corrupt, bad + 1);
+		ck_assert_uint_eq(st.corrupt_bytes, (bad + 1) * 3 * sizeof(recs[0]));
+		ck_assert_uint_eq(st.consumed, (bad + 1) * 4);
+	}
 	gt_ring_free(ring);
 }
 END_TEST
@@ -821,7 +891,10 @@ static void *batch_producer(void *p)
  * producer, with single writes from this thread in between. */
 START_TEST(test_batch_threads)
 {
-	enum { N = 4, B = 3000 };
+	enum {
+		N = 4,
+		B = 3000
+	};
 	struct gt_ring *ring;
 	struct batch_arg a[N];
 	pthread_t th[N];
@@ -859,12 +932,14 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_create_attach);
 	tcase_add_test(tc, test_wrap_variable_sizes);
 	tcase_add_test(tc, test_batch);
+	tcase_add_test(tc, test_batch_corrupt);
 	tcase_add_test(tc, test_batch_threads);
 	tcase_add_test(tc, test_threads_no_loss);
 	tcase_add_test(tc, test_threads_exact_drops);
 	tcase_add_test(tc, test_wait_bounded);
 	tcase_add_test(tc, test_wakeup_once_per_crossing);
 	tcase_add_test(tc, test_torn_in_process);
+	tcase_add_test(tc, test_torn_packed);
 	tcase_add_test(tc, test_corrupt_record);
 	tcase_add_test(tc, test_corrupt_header_attach);
 	tcase_add_test(tc, test_forked_producers);

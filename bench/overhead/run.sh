@@ -28,6 +28,10 @@ configs="bare floor gputrace gputrace-activity gputrace-noapi"
 # library, run like gputrace, for A/B comparisons of two builds in the same rounds
 [ -n "${BENCH_LIB_B:-}" ] && configs="$configs gputrace-b"
 configs=${BENCH_CONFIGS:-$configs} # e.g. BENCH_CONFIGS="bare floor gputrace"
+# gputrace gets a ring that keeps every record of a run: with the default 32 MiB its drainer
+# falls behind the 2,000,000-pair NVTX flood and drops (and counts) records, and a dropped record
+# costs less than a written one. Each gputrace run's losses are printed; they should be 0.
+export GPUTRACE_BUFFER_SIZE=${GPUTRACE_BUFFER_SIZE:-512M}
 
 run_one() { # config round
 	local c=$1 out="$work/$1-$2.out" rc
@@ -53,6 +57,13 @@ run_one() { # config round
 	awk -v c="$c" -v r="$2" '/^launch_us/{l=$2} /^memcpy_us/{m=$2} /^nvtx_ns/{n=$2}
 		/^nvtx_best_ns/{b=$2} END{ if (l != "") print c, r, l, m, n, b }' "$out" >>"$results"
 	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
+	if [ "${c#gputrace}" != "$c" ]; then
+		echo "$c round $2 records lost: $("$build/cli/gputrace" info "$work/t.gtrace" 2>&1 |
+			awk '/^losses:/ { seen = on = 1; next }
+			     on && /^  [a-z_]+ +[0-9]+$/ { n += $2 } on && !/^  / { on = 0 }
+			     END { print seen ? n + 0 : "? (no trace)" }')"
+		rm -f "$work/t.gtrace"
+	fi
 }
 
 : >"$results"
@@ -60,7 +71,6 @@ for r in $(seq 1 "$rounds"); do
 	for c in $configs; do run_one "$c" "$r" && tail -n 1 "$results"; done
 	echo "round $r of $rounds done" >&2
 done
-ls -l "$work"/t.gtrace 2>/dev/null | awk '{print "last gputrace trace: " $5 " bytes"}'
 
 python3 - "$results" "$sizes" <<'PY'
 import statistics, sys

@@ -13,7 +13,7 @@
 #include "gputrace/record.h"
 
 #define GT_RING_MAGIC         0x474e495254475455ull /* "UTGTRING" little-endian */
-#define GT_RING_VERSION       1u
+#define GT_RING_VERSION       2u /* 2: packed slots (gt_ring_write_batch) */
 #define GT_RING_DEFAULT_BYTES (32u << 20)
 #define GT_RING_MIN_BYTES     (4u << 10)
 #define GT_RING_MAX_BYTES     (1u << 30)
@@ -71,12 +71,13 @@ void gt_ring_commit(struct gt_ring *ring, void *slot);
 int gt_ring_write(struct gt_ring *ring, const struct gt_rec_hdr *rec, unsigned flags);
 
 /* Write n records of one type and one size (`bytes`, each record's hdr.size), laid out back to
- * back at recs, with a single reservation: one atomic operation on the shared head for the
- * whole batch instead of one per record. Each record still gets its own slot and commit word,
- * so the consumer reads them like any others. A batch larger than half the ring goes in
- * spans of at most half. A span that finds no room (after the optional GT_RING_WAIT) is
- * dropped and counted whole. Returns 0, or -ENOSPC if anything was dropped.
- * Context: any thread; no allocation, no locks. */
+ * back at recs (need not be aligned), in one packed slot: one atomic operation on the shared
+ * head, one commit word and one copy for the whole batch instead of one each per record. The
+ * consumer hands the records to its callback one by one. A batch goes in several slots when
+ * it exceeds RECORD_MAX_BYTES or half the ring; a size that is not a multiple of 8, or a ring
+ * too small for two records in half of it, gets one slot per record. A slot that finds no room
+ * (after the optional GT_RING_WAIT) is dropped and counted whole. Returns 0, or -ENOSPC if
+ * anything was dropped. Context: any thread; no allocation, no locks. */
 int gt_ring_write_batch(struct gt_ring *ring, const void *recs, size_t bytes, unsigned n,
                         unsigned flags);
 

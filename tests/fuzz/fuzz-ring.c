@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../ring-word.h"
 #include "fuzz-common.h"
 #include "gputrace/record.h"
 #include "gputrace/ring.h"
@@ -23,7 +24,8 @@
 enum {
 	OP_WRITE,   /* type u8, bytes u16, flags u8 (bit 0: leave uncommitted, bit 1: keep the
 	             * body's own header), then the body */
-	OP_FORGE,   /* back u16 (units of 8 before head), units u16, type u8, pending u8 */
+	OP_FORGE,   /* back u16 (units of 8 before head), units u16, type u8, bits u8 (bit 0:
+	             * pending, bit 1: packed) */
 	OP_POKE,    /* offset u24, len u8, bytes: raw overwrite of the data area */
 	OP_HEADER,  /* field u8, value u64: overwrite a header field */
 	OP_ATTACH,  /* the consumer maps the ring now */
@@ -46,21 +48,6 @@ static uint64_t take(struct input *in, unsigned bytes)
 	for (unsigned i = 0; i < bytes; i++)
 		v |= (uint64_t)(in->p < in->end ? *in->p++ : 0) << (8 * i);
 	return v;
-}
-
-/* The commit word's check, as docs/ring.md specifies it: the high half of splitmix64's
- * finalizer over position, type and units. A producer can compute it, so a hostile one can
- * forge words that the consumer accepts. */
-static uint32_t slot_check(uint64_t pos, unsigned type, unsigned units)
-{
-	uint64_t x = pos ^ ((uint64_t)((type << 16) | units) * 0x9e3779b97f4a7c15ull);
-
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (uint32_t)(x >> 32);
 }
 
 struct consumed {
@@ -175,10 +162,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t back = take(&in, 2) * 8;
 			unsigned units = (unsigned)take(&in, 2);
 			unsigned type = (unsigned)take(&in, 1) & 0x7fffu;
-			bool pending = take(&in, 1) & 1;
+			unsigned bits = (unsigned)take(&in, 1);
+			bool pending = bits & 1;
 			uint64_t pos = head - back;
-			uint64_t w = ((uint64_t)units << 48) | ((uint64_t)type << 32) |
-			             slot_check(pos, type, units) | (pending ? 1ull << 47 : 0);
+			uint64_t w = ring_word(pos, type | (bits & 2 ? RING_WORD_PACKED : 0), units,
+			                       pending);
 
 			memcpy(area + (pos & (n - 1) & ~7ull), &w, sizeof(w));
 			break;

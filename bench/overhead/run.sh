@@ -28,10 +28,9 @@ configs="bare floor gputrace gputrace-activity gputrace-noapi"
 # library, run like gputrace, for A/B comparisons of two builds in the same rounds
 [ -n "${BENCH_LIB_B:-}" ] && configs="$configs gputrace-b"
 configs=${BENCH_CONFIGS:-$configs} # e.g. BENCH_CONFIGS="bare floor gputrace"
-# gputrace gets a ring that keeps every record of a run: with the default 32 MiB its drainer
-# falls behind the 2,000,000-pair NVTX flood and drops (and counts) records, and a dropped record
-# costs less than a written one. Each gputrace run's losses are printed; they should be 0.
-export GPUTRACE_BUFFER_SIZE=${GPUTRACE_BUFFER_SIZE:-512M}
+# gputrace runs with its defaults, the 32 MiB ring included: the paced NVTX batches are all
+# kept, and the 2,000,000-pair flood is not (the drainer falls behind; a dropped record costs
+# less than a written one). Each gputrace run's losses are printed: they come from the flood.
 
 run_one() { # config round
 	local c=$1 out="$work/$1-$2.out" rc
@@ -55,7 +54,8 @@ run_one() { # config round
 	rc=$?
 	if [ $rc -eq 77 ]; then echo "no GPU: skipping the benchmark"; exit 77; fi
 	awk -v c="$c" -v r="$2" '/^launch_us/{l=$2} /^memcpy_us/{m=$2} /^nvtx_ns/{n=$2}
-		/^nvtx_best_ns/{b=$2} END{ if (l != "") print c, r, l, m, n, b }' "$out" >>"$results"
+		/^nvtx_best_ns/{b=$2} /^nvtx_paced_ns/{pm=$2} /^nvtx_paced_best_ns/{pb=$2}
+		END{ if (l != "") print c, r, l, m, n, b, pm, pb }' "$out" >>"$results"
 	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
 	if [ "${c#gputrace}" != "$c" ]; then
 		echo "$c round $2 records lost: $("$build/cli/gputrace" info "$work/t.gtrace" 2>&1 |
@@ -76,16 +76,16 @@ python3 - "$results" "$sizes" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 data = {}
-for c, r, l, m, n, b in rows:
-    data.setdefault(c, []).append((float(l), float(m), float(n), float(b)))
+for c, r, l, m, n, b, pm, pb in rows:
+    data.setdefault(c, []).append((float(l), float(m), float(n), float(b), float(pm), float(pb)))
 def med(c, i):
     return statistics.median(v[i] for v in data[c])
 def spread(c, i):
     vals = [v[i] for v in data[c]]
     return min(vals), max(vals)
 print("launches, copies, NVTX pairs per run: %s; rounds: %d" % (sys.argv[2], max(len(v) for v in data.values())))
-print("%-18s %22s %9s %8s %14s %22s %10s" % ("config", "launch us (min-max)", "added us",
-      "x floor", "64B memcpy us", "NVTX push+pop ns", "NVTX best"))
+print("%-18s %22s %9s %8s %14s %22s %10s %22s %10s" % ("config", "launch us (min-max)", "added us",
+      "x floor", "64B memcpy us", "NVTX flood ns", "best", "NVTX paced ns", "best"))
 bare_l = med("bare", 0) if "bare" in data else None
 floor_add = med("floor", 0) - bare_l if "floor" in data and bare_l is not None else None
 for c in data:
@@ -94,12 +94,13 @@ for c in data:
     nlo, nhi = spread(c, 2)
     added = l - bare_l if bare_l is not None else float("nan")
     ratio = added / floor_add if floor_add and c not in ("bare", "floor") else float("nan")
-    print("%-18s %8.3f (%.3f-%.3f) %9.3f %8.2f %14.3f %10.1f (%.1f-%.1f) %10.1f" %
-          (c, l, lo, hi, added, ratio, m, n, nlo, nhi, med(c, 3)))
+    plo, phi = spread(c, 4)
+    print("%-18s %8.3f (%.3f-%.3f) %9.3f %8.2f %14.3f %10.1f (%.1f-%.1f) %10.1f %10.1f (%.1f-%.1f) %10.1f" %
+          (c, l, lo, hi, added, ratio, m, n, nlo, nhi, med(c, 3), med(c, 4), plo, phi, med(c, 5)))
 # The ratio within each round (bare, floor and the config run back to back), then its median:
 # steadier than the ratio of medians when the machine drifts between rounds.
 by_round = {}
-for c, r, l, m, n, b in rows:
+for c, r, l, m, n, b, pm, pb in rows:
     by_round.setdefault(r, {})[c] = float(l)
 for c in data:
     if c in ("bare", "floor"):

@@ -13,7 +13,9 @@ lib="$build/collectors/libgputrace-inject.so"
 nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-overhead.XXXXXX")
 results="$work/results"
-sizes="200000 20000 2000000" # launches, 64-byte copies, NVTX push+pop pairs (+100 x 2000)
+# launches, 64-byte copies, NVTX push+pop pairs of the flood (the paced and after-flood batches,
+# 100 x 2,000 each, come on top); BENCH_SIZES="200000 2000 2000" times launches with little else
+sizes=${BENCH_SIZES:-"200000 20000 2000000"}
 
 cupti=""
 for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 /usr/local/cuda*/targets/x86_64-linux/lib \

@@ -501,12 +501,19 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 
 	if (!nt)
 		return -1;
-	d = nt->depth++;
+	d = nt->depth;
+	if (d >= GT_NVTX_DEPTH_MAX) {
+		nt->depth = d + 1;
+		return (int)d;
+	}
+	/* counted before the frame is: a signal handler's push or pop on this thread that sees
+	 * no other domain's frame takes the fast path, which assumes the top frame is its own */
+	nt->ndomain += dom != 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	nt->depth = d + 1;
 	/* the new depth before the frame: a signal handler's push on this thread takes the
 	 * next frame, not this one (a compiler barrier only) */
 	atomic_signal_fence(memory_order_seq_cst);
-	if (d >= GT_NVTX_DEPTH_MAX)
-		return (int)d;
 	for (i = 0; i < d; i++)
 		depth_in_domain += nt->stack[i].domain_id == dom;
 	f = &nt->stack[d];
@@ -521,7 +528,6 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	f->color = a->color;
 	f->category = a->category;
 	f->depth = depth_in_domain;
-	nt->ndomain += dom != 0;
 	f->start_ns = gt_fast_ns();
 	return (int)depth_in_domain;
 }
@@ -551,8 +557,10 @@ static GT_HOT int pop(uint32_t dom, uint64_t end)
 		memmove(&nt->stack[i], &nt->stack[i + 1], (top - i) * sizeof(nt->stack[0]));
 	/* the frame is read before it is given up: a signal handler's push may reuse it */
 	atomic_signal_fence(memory_order_seq_cst);
-	nt->ndomain -= f.domain_id != 0;
 	nt->depth--;
+	/* uncounted after the frame is given up (see push) */
+	atomic_signal_fence(memory_order_seq_cst);
+	nt->ndomain -= f.domain_id != 0;
 	if (tracing())
 		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, nt->tid, f.domain_id,
 		          f.message_id, f.color, f.category, f.depth);

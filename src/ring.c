@@ -90,6 +90,10 @@ struct gt_ring {
 	uint64_t torn_timeout_ns;
 	struct gt_ring_stats stats;
 	uint8_t *buf; /* private copy of the record being delivered, RECORD_MAX_BYTES */
+	/* Records of a packed slot in buf, [rest_off, rest_end), not yet delivered because the
+	 * callback stopped before them: the next call delivers them first (rest_end 0: none). */
+	uint64_t rest_off, rest_end;
+	unsigned rest_type;
 
 	/* Producer-private, for GT_RING_WAIT: the tail at which a wait last gave up (UINT64_MAX:
 	 * none yet) and when a reservation last probed a consumer that had not moved since
@@ -628,26 +632,29 @@ static uint64_t scan_forward(const struct gt_ring *ring, uint64_t from, uint64_t
 	return q < head ? q : head;
 }
 
-/* Records an uncommitted slot was to hold: those of its type that fit a packed slot's body,
- * else one (a single record, a string of any size, or a word that is not its own). */
-static uint64_t torn_records(const struct gt_ring *ring, uint64_t pos)
+/* Records the uncommitted slot at pos, whose word w the consumer gave up on, was to hold:
+ * those of its type that fit a pending packed slot's body, else one (a single record, a
+ * string of any size, a word that is not its own, or a size no slot can have). */
+static uint64_t torn_records(const struct gt_ring *ring, uint64_t pos, uint64_t w, uint64_t head)
 {
-	uint64_t w = atomic_load_explicit(word_at(ring, pos), memory_order_relaxed);
 	unsigned wtype = (unsigned)(w >> W_TYPE_SHIFT) & W_TYPE_MASK;
 	const struct gt_record_desc *d = gt_record_desc(wtype & ~W_PACKED);
-	uint64_t body = (w >> W_UNITS_SHIFT) * 8 - SLOT_HDR_BYTES, each;
+	uint64_t slot = (w >> W_UNITS_SHIFT) * 8, each;
 
 	if (word_classify(pos, w) != WORD_PENDING || !(wtype & W_PACKED) || !d ||
-	    wtype == (GT_REC_STRING | W_PACKED) || d->size < sizeof(struct gt_rec_hdr))
+	    wtype == (GT_REC_STRING | W_PACKED) || d->size < sizeof(struct gt_rec_hdr) ||
+	    slot > head - pos || slot > ring->data_bytes - (pos & ring->mask) ||
+	    slot > SLOT_HDR_BYTES + RECORD_MAX_BYTES)
 		return 1;
 	each = gt_record_align(d->size);
-	return body / each > 1 ? body / each : 1;
+	return (slot - SLOT_HDR_BYTES) / each > 1 ? (slot - SLOT_HDR_BYTES) / each : 1;
 }
 
-/* Resume after an uncommitted slot the consumer gave up on: count its records torn. */
-static void skip_torn(struct gt_ring *ring, uint64_t head)
+/* Resume after the uncommitted slot (word w) the consumer gave up on: count its records
+ * torn. */
+static void skip_torn(struct gt_ring *ring, uint64_t head, uint64_t w)
 {
-	ring->stats.torn += torn_records(ring, ring->ctail);
+	ring->stats.torn += torn_records(ring, ring->ctail, w, head);
 	ring->ctail = scan_forward(ring, ring->ctail + SLOT_HDR_BYTES, head);
 	ring->stalled = false;
 }
@@ -668,15 +675,14 @@ static uint64_t load_head(const struct gt_ring *ring)
 	return atomic_load_explicit(&ring->hdr->head, memory_order_relaxed);
 }
 
-/* The records of a slot's body, copied to ring->buf (`bytes`): one record that fills it, or
- * with `packed` records back to back. Each is validated (its type the word's, its size within
- * the body) and handed to fn; the first that fails ends the slot, whose rest is counted
- * corrupt. Returns fn's error, else 0. */
-static int deliver(struct gt_ring *ring, unsigned type, bool packed, uint64_t bytes,
+/* The records of a slot's body, copied to ring->buf, from byte off to bytes: one record that
+ * fills it, or with `packed` records back to back. Each is validated (its type the word's, its
+ * size within the body) and handed to fn; the first that fails ends the slot, whose rest is
+ * counted corrupt. When fn stops (< 0) inside a packed slot, the records after that one wait
+ * in buf for the next call. Returns fn's error, else 0. */
+static int deliver(struct gt_ring *ring, unsigned type, bool packed, uint64_t off, uint64_t bytes,
                    gt_ring_record_fn fn, void *ctx, long *count)
 {
-	uint64_t off = 0;
-
 	while (off < bytes) {
 		const struct gt_rec_hdr *rec = (const struct gt_rec_hdr *)(void *)(ring->buf + off);
 		uint64_t left = bytes - off, size = 0;
@@ -693,9 +699,15 @@ static int deliver(struct gt_ring *ring, unsigned type, bool packed, uint64_t by
 		ring->stats.consumed++;
 		(*count)++;
 		r = fn(ctx, rec);
-		if (r < 0)
-			return r;
 		off += size;
+		if (r < 0) {
+			if (off < bytes) {
+				ring->rest_type = type;
+				ring->rest_off = off;
+				ring->rest_end = bytes;
+			}
+			return r;
+		}
 	}
 	return 0;
 }
@@ -706,7 +718,16 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 	const uint64_t n = ring->data_bytes;
 	uint64_t head = load_head(ring), step = STALL_STEP_MIN_NS;
 	long count = 0;
+	int r;
 
+	if (ring->rest_end) {
+		uint64_t off = ring->rest_off, end = ring->rest_end;
+
+		ring->rest_end = 0;
+		r = deliver(ring, ring->rest_type, true, off, end, fn, ctx, &count);
+		if (r < 0)
+			return r;
+	}
 	/* head is shared and untrusted: it can never be behind us or a lap ahead, and it
 	 * moves in slots of 8 bytes (an unaligned one would lead ctail to a word that
 	 * straddles the end of the data area). */
@@ -722,11 +743,10 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 		const unsigned type = wtype & ~W_PACKED;
 		const bool packed = wtype & W_PACKED;
 		uint64_t now, waited;
-		int r;
 
 		if (word_classify(pos, w) != WORD_COMMITTED) {
 			if (producers_dead) {
-				skip_torn(ring, head);
+				skip_torn(ring, head, w);
 				continue;
 			}
 			now = gt_now_ns();
@@ -750,7 +770,7 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 				continue;
 			}
 			if (wait_ns || (ring->torn_timeout_ns && waited >= ring->torn_timeout_ns)) {
-				skip_torn(ring, head);
+				skip_torn(ring, head, w);
 				continue;
 			}
 			break;
@@ -773,7 +793,7 @@ long gt_ring_consume(struct gt_ring *ring, gt_ring_record_fn fn, void *ctx, uint
 		memcpy(ring->buf, ring->data + idx + SLOT_HDR_BYTES, slot - SLOT_HDR_BYTES);
 		if (ring->ctail - ring->published >= n >> PUBLISH_SHIFT)
 			publish_tail(ring);
-		r = deliver(ring, type, packed, slot - SLOT_HDR_BYTES, fn, ctx, &count);
+		r = deliver(ring, type, packed, 0, slot - SLOT_HDR_BYTES, fn, ctx, &count);
 		if (r < 0) {
 			publish_tail(ring);
 			return r;

@@ -826,6 +826,98 @@ START_TEST(test_torn_packed)
 	ck_assert_uint_eq(st.corrupt, 0);
 	ck_assert_uint_eq(s.count[0], 2);
 	ck_assert_uint_eq(s.bad, 0);
+
+	/* a forged word claiming a slot larger than what lies before head (and than the ring)
+	 * counts one record, not the 200 its size would hold */
+	pos = atomic_load(&gt_ring_header(ring)->head);
+	body = gt_ring_reserve(ring, GT_REC_NVTX, 5 * sizeof(struct gt_rec_nvtx), 0);
+	ck_assert_ptr_nonnull(body);
+	atomic_store((_Atomic uint64_t *)(void *)(body - 8),
+	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 200 * 8, true));
+	ck_assert_int_eq(write_rec(ring, 0, 2, 0), 0);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, true), 1);
+	gt_ring_stats(ring, &st);
+	ck_assert_uint_eq(st.torn, 6);
+	ck_assert_uint_eq(s.count[0], 3);
+	ck_assert_uint_eq(s.bad, 0);
+	gt_ring_free(ring);
+}
+END_TEST
+
+/* The callback stops (< 0) inside a packed slot: the records after the one it stopped at are
+ * delivered first by the next call, none lost, none twice. */
+struct stopper {
+	struct seen s;
+	unsigned stop_at; /* return -ECANCELED from this record on (0: never) */
+};
+
+static int stop_after(void *ctx, const struct gt_rec_hdr *rec)
+{
+	struct stopper *t = ctx;
+
+	check_rec(&t->s, rec);
+	return t->stop_at && t->s.records >= t->stop_at ? -ECANCELED : 0;
+}
+
+START_TEST(test_batch_callback_stops)
+{
+	struct gt_rec_nvtx recs[5];
+	struct gt_ring *ring;
+	struct stopper t = {{{0}}, 2};
+	unsigned i;
+
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	for (i = 0; i < 5; i++)
+		make_rec(&recs[i], 0, i);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 5, 0), 0);
+	ck_assert_int_eq(write_rec(ring, 0, 5, 0), 0);
+	ck_assert_int_eq(gt_ring_consume(ring, stop_after, &t, 0, false), -ECANCELED);
+	ck_assert_uint_eq(t.s.count[0], 2);
+	t.stop_at = 4; /* stops again inside the rest */
+	ck_assert_int_eq(gt_ring_consume(ring, stop_after, &t, 0, false), -ECANCELED);
+	ck_assert_uint_eq(t.s.count[0], 4);
+	t.stop_at = 0;
+	ck_assert_int_eq(gt_ring_consume(ring, stop_after, &t, 0, false), 2);
+	ck_assert_uint_eq(t.s.count[0], 6);
+	ck_assert_uint_eq(t.s.bad, 0);
+	ck_assert_int_eq(gt_ring_consume(ring, stop_after, &t, 0, false), 0);
+	gt_ring_free(ring);
+}
+END_TEST
+
+/* Records too large for two to fit half a 4 KiB ring go one slot each: three strings of
+ * 1,096 bytes in one call, all delivered in order. */
+static int count_strings(void *ctx, const struct gt_rec_hdr *rec)
+{
+	uint32_t *next = ctx;
+	const struct gt_rec_string *str = (const struct gt_rec_string *)rec;
+
+	if (rec->type == GT_REC_STRING && rec->size == 1096 && str->id == *next)
+		(*next)++;
+	return 0;
+}
+
+START_TEST(test_batch_large_records)
+{
+	static _Alignas(8) uint8_t recs[3][1096];
+	struct gt_ring *ring;
+	uint32_t next = 1, i;
+
+	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
+	for (i = 0; i < 3; i++) {
+		struct gt_rec_string *str = (struct gt_rec_string *)(void *)recs[i];
+
+		memset(recs[i], 'x', sizeof(recs[i]));
+		str->hdr.type = GT_REC_STRING;
+		str->hdr.size = 1096;
+		str->hdr.pid = 1;
+		str->id = i + 1;
+		str->len = (uint32_t)(1096 - sizeof(*str));
+	}
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 3, 0), 0);
+	ck_assert_uint_eq(gt_ring_used_bytes(ring), 3 * (8 + 1096));
+	ck_assert_int_eq(gt_ring_consume(ring, count_strings, &next, 0, false), 3);
+	ck_assert_uint_eq(next, 4);
 	gt_ring_free(ring);
 }
 END_TEST
@@ -933,6 +1025,8 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_wrap_variable_sizes);
 	tcase_add_test(tc, test_batch);
 	tcase_add_test(tc, test_batch_corrupt);
+	tcase_add_test(tc, test_batch_callback_stops);
+	tcase_add_test(tc, test_batch_large_records);
 	tcase_add_test(tc, test_batch_threads);
 	tcase_add_test(tc, test_threads_no_loss);
 	tcase_add_test(tc, test_threads_exact_drops);

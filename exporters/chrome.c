@@ -780,27 +780,37 @@ static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 	return 0;
 }
 
+/* A value of one of GPU g's byte counters, `name` a literal. */
+static void counter_event(struct chrome *c, const struct gt_xgpu *g, const char *name, uint64_t ts,
+                          int64_t bytes)
+{
+	char *p = ev_begin(c, 200);
+
+	p = LIT(p, "{\"ph\":\"C\",\"name\":\"");
+	p = stpcpy(p, name);
+	p = LIT(p, "\",");
+	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = LIT(p, ",\"ts\":");
+	p = put_ts(p, c, ts);
+	p = LIT(p, ",\"args\":{\"bytes\":");
+	p = gt_fmt_i64(p, bytes);
+	end_event(c, p);
+}
+
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
 	struct chrome *c = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
-	char *p;
 
 	if (!g)
 		return -ENOMEM;
 	announce_gpu(c, g);
-	p = ev_begin(c, 200);
-	p = LIT(p, "{\"ph\":\"C\",\"name\":\"memory in use\",");
-	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
-	p = LIT(p, ",\"ts\":");
-	p = put_ts(p, c, r->ts_ns);
-	p = LIT(p, ",\"args\":{\"bytes\":");
-	p = gt_fmt_i64(p, g->mem_in_use);
-	end_event(c, p);
+	counter_event(c, g, "memory in use", r->ts_ns, g->mem_in_use);
 	return 0;
 }
 
-/* A memory pool created, trimmed or destroyed: an instant across its GPU's rows. */
+/* A memory pool created, trimmed or destroyed: an instant across its GPU's rows, and the
+ * bytes its GPU's pools now reserve as a counter. */
 static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
 	struct chrome *c = ctx;
@@ -828,6 +838,7 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 	p = LIT(p, "\",\"correlation\":");
 	p = gt_fmt_u64(p, r->correlation_id);
 	end_event(c, p);
+	counter_event(c, g, "memory pool reserved", r->ts_ns, g->pool_reserved);
 	return 0;
 }
 

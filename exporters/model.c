@@ -415,7 +415,7 @@ int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
 	m->name_expand = name_expand ? name_expand : 1;
 	if (map_init(&m->proc_map, 64) < 0 || map_init(&m->gpu_map, 64) < 0 ||
 	    map_init(&m->track_map, 256) < 0 || map_init(&m->ctx_map, 64) < 0 ||
-	    map_init(&m->name_map, 1024) < 0)
+	    map_init(&m->pool_map, 16) < 0 || map_init(&m->name_map, 1024) < 0)
 		goto fail;
 	m->scratch_cap = SCRATCH_DEMANGLE * (1 + m->name_expand) + GT_STRING_MAX + 64;
 	m->scratch = malloc(m->scratch_cap);
@@ -447,6 +447,8 @@ void gt_xmodel_fini(struct gt_xmodel *m)
 	free(m->gpu_map.e);
 	free(m->track_map.e);
 	free(m->ctx_map.e);
+	free(m->pool_map.e);
+	free(m->pool_bytes);
 	free(m->name_map.e);
 	free(m->name_direct);
 	free(m->names);
@@ -550,6 +552,41 @@ struct gt_xgpu *gt_xmodel_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t device
 	if (!g || map_put(&m->gpu_map, pid, device_id, gpu_index(m, g) + 1) < 0)
 		return NULL;
 	return g;
+}
+
+/* A memory pool's reserved bytes as this record gives them (none once destroyed), into its
+ * GPU's total. Pools are keyed by process, GPU and address. */
+static int observe_pool(struct gt_xmodel *m, const struct gt_rec_memory_pool *r)
+{
+	struct gt_xgpu *g;
+	uint64_t key, now;
+	uint32_t i;
+
+	g = gt_xmodel_gpu(m, r->hdr.pid, r->device_id);
+	if (!g)
+		return -ENOMEM;
+	key = (uint64_t)r->hdr.pid << 32 | g->number;
+	i = map_get(&m->pool_map, key, r->address);
+	if (!i) {
+		if (m->npools == m->cap_pools) {
+			uint32_t cap = m->cap_pools ? m->cap_pools * 2 : 8;
+			uint64_t *b = realloc(m->pool_bytes, cap * sizeof(*b));
+
+			if (!b)
+				return -ENOMEM;
+			m->pool_bytes = b;
+			m->cap_pools = cap;
+		}
+		m->pool_bytes[m->npools++] = 0;
+		i = m->npools;
+		if (map_put(&m->pool_map, key, r->address, i) < 0)
+			return -ENOMEM;
+	}
+	now = r->op == GT_POOL_DESTROYED ? 0 : r->reserved_bytes;
+	/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
+	g->pool_reserved = (int64_t)((uint64_t)g->pool_reserved - m->pool_bytes[i - 1] + now);
+	m->pool_bytes[i - 1] = now;
+	return 0;
 }
 
 static int observe_device(struct gt_xmodel *m, const struct gt_rec_device *d)
@@ -680,6 +717,8 @@ int gt_xmodel_observe(struct gt_xmodel *m, const union gt_record *rec)
 			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use - r->bytes);
 		return 0;
 	}
+	case GT_REC_MEMORY_POOL:
+		return gt_xmodel_drawn(rec) ? observe_pool(m, &rec->memory_pool) : 0;
 	case GT_REC_LOSS:
 		m->loss_records++;
 		m->losses[rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source

@@ -163,13 +163,16 @@ struct gt_xgpu {
 	uint32_t name_id; /* device name string, 0 if unknown */
 	uint32_t sm_count, cc_major, cc_minor;
 	uint64_t global_mem_bytes;
-	uint32_t first_pid; /* first process seen on it: its streams keep their plain ids */
-	int64_t mem_in_use; /* bytes allocated minus freed, from MEMORY records */
+	uint32_t first_pid;    /* first process seen on it: its streams keep their plain ids */
+	int64_t mem_in_use;    /* bytes allocated minus freed, from MEMORY records */
+	int64_t pool_reserved; /* bytes its memory pools reserve, from MEMORY_POOL records */
 	bool announced;
 	bool info_changed;    /* DEVICE record arrived after it was announced */
 	uint64_t uuid_track;  /* perfetto: "GPU n" track */
 	uint64_t uuid_memory; /* perfetto: its memory counter track */
+	uint64_t uuid_pool;   /* perfetto: its memory pool counter track */
 	bool memory_announced;
+	bool pool_announced;
 };
 
 /* Flow matching: the launching API call and the GPU activity are paired by (pid,
@@ -218,10 +221,14 @@ struct gt_xmodel {
 	struct gt_xtrack **tracks;
 	uint32_t ntracks, cap_tracks;
 
-	struct gt_xmap proc_map;                      /* pid -> proc */
-	struct gt_xmap gpu_map;                       /* (pid, device id) -> gpu */
-	struct gt_xmap track_map;                     /* (kind, pid, id) -> track */
-	struct gt_xmap ctx_map;                       /* (pid, context id) -> device id */
+	struct gt_xmap proc_map;  /* pid -> proc */
+	struct gt_xmap gpu_map;   /* (pid, device id) -> gpu */
+	struct gt_xmap track_map; /* (kind, pid, id) -> track */
+	struct gt_xmap ctx_map;   /* (pid, context id) -> device id */
+	struct gt_xmap
+	        pool_map;     /* (pid << 32 | GPU number, pool address) -> pool_bytes index + 1 */
+	uint64_t *pool_bytes; /* each memory pool's reserved bytes as last recorded */
+	uint32_t npools, cap_pools;
 	struct gt_xmap name_map;                      /* (id, demangled) -> name */
 	struct gt_xtrack *last_track[GT_XT_KIND_MAX]; /* most recently used, per kind: the next
 	                                               * record is usually on it */
@@ -341,8 +348,8 @@ struct gt_xsink_ops {
  * learnt late (a thread named, a device described) re-announce what was already drawn.
  * Records not drawn (gt_xmodel_drawn) are skipped. Returns 0 or the function's -errno.
  * Inline, so that with an exporter's constant ops table the calls are direct. */
-static inline int gt_xmodel_dispatch(struct gt_xmodel *m, const struct gt_xsink_ops *ops,
-                                     void *ctx, const union gt_record *rec)
+static inline int gt_xmodel_dispatch(struct gt_xmodel *m, const struct gt_xsink_ops *ops, void *ctx,
+                                     const union gt_record *rec)
 {
 	if (!gt_xmodel_drawn(rec))
 		return 0;
@@ -377,7 +384,8 @@ static inline int gt_xmodel_dispatch(struct gt_xmodel *m, const struct gt_xsink_
 		ops->process_info(ctx, rec->hdr.pid);
 		return 0;
 	case GT_REC_THREAD: {
-		struct gt_xtrack *t = gt_xmodel_track(m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
+		struct gt_xtrack *t =
+		        gt_xmodel_track(m, GT_XT_THREAD, rec->hdr.pid, rec->thread.tid);
 
 		if (t && t->name_changed)
 			for (unsigned k = 0; k < t->nlanes; k++)

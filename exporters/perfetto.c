@@ -104,9 +104,9 @@ enum cat {
 	CAT_MEMORY_POOL,
 };
 static const char *const cat_names[] = {
-        "cuda_runtime", "cuda_driver", "kernel",   "gpu_memcpy", "gpu_memset", "user_annotation",
-        "cuda_sync",    "cuda_graph",  "overhead", "loss",       "notice",     "process",
-        "memory_pool",
+        "cuda_runtime",    "cuda_driver", "kernel",      "gpu_memcpy", "gpu_memset",
+        "user_annotation", "cuda_sync",   "cuda_graph",  "overhead",   "loss",
+        "notice",          "process",     "memory_pool",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -442,22 +442,23 @@ static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 	g->info_changed = false;
 }
 
-static void announce_memory(struct pf *f, struct gt_xgpu *g)
+/* A byte counter track under GPU g's track, named `name`, once: *uuid set, *announced. */
+static void announce_counter(struct pf *f, struct gt_xgpu *g, const char *name, uint64_t *uuid,
+                             bool *announced)
 {
-	static const char name[] = "memory in use";
 	char *p, *pm, *dm, *cm;
 
 	announce_gpu(f, g);
-	if (g->memory_announced)
+	if (*announced)
 		return;
-	g->uuid_memory = f->next_uuid++;
-	p = desc_open(f, 64, g->uuid_memory, g->uuid_track, &pm, &dm);
-	p = gt_pb_bytes(p, TD_NAME, name, sizeof(name) - 1);
+	*uuid = f->next_uuid++;
+	p = desc_open(f, 64, *uuid, g->uuid_track, &pm, &dm);
+	p = gt_pb_bytes(p, TD_NAME, name, strlen(name));
 	p = gt_pb_open(p, TD_COUNTER, &cm);
 	p = gt_pb_uint(p, CD_UNIT, UNIT_SIZE_BYTES);
 	p = gt_pb_close(p, cm);
 	desc_close(f, p, pm, dm);
-	g->memory_announced = true;
+	*announced = true;
 }
 
 static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
@@ -1040,26 +1041,34 @@ static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 	return 0;
 }
 
+/* A value on counter track `uuid`. */
+static void counter_value(struct pf *f, uint64_t uuid, uint64_t ts, int64_t value)
+{
+	char *p, *pm, *tm;
+
+	p = pkt_open(f, 48, &pm);
+	p = put_ts(f, p, ts);
+	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+	p = gt_pb_uint(p, TE_TYPE, TYPE_COUNTER);
+	p = gt_pb_uint(p, TE_TRACK_UUID, uuid);
+	p = gt_pb_int(p, TE_COUNTER_VALUE, value);
+	ev_close(f, p, pm, tm);
+}
+
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
 	struct pf *f = ctx;
 	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
-	char *p, *pm, *tm;
 
 	if (!g)
 		return -ENOMEM;
-	announce_memory(f, g);
-	p = pkt_open(f, 48, &pm);
-	p = put_ts(f, p, r->ts_ns);
-	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
-	p = gt_pb_uint(p, TE_TYPE, TYPE_COUNTER);
-	p = gt_pb_uint(p, TE_TRACK_UUID, g->uuid_memory);
-	p = gt_pb_int(p, TE_COUNTER_VALUE, g->mem_in_use);
-	ev_close(f, p, pm, tm);
+	announce_counter(f, g, "memory in use", &g->uuid_memory, &g->memory_announced);
+	counter_value(f, g->uuid_memory, r->ts_ns, g->mem_in_use);
 	return 0;
 }
 
-/* A memory pool created, trimmed or destroyed: an instant on its GPU's track. */
+/* A memory pool created, trimmed or destroyed: an instant on its GPU's track, and the bytes
+ * its GPU's pools now reserve on their counter track. */
 static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
 	struct pf *f = ctx;
@@ -1088,6 +1097,8 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 	p = ann_str(p, A_POOL_TYPE, type, strlen(type));
 	p = ann_u64(p, A_CORRELATION, r->correlation_id);
 	ev_close(f, p, pm, tm);
+	announce_counter(f, g, "memory pool reserved", &g->uuid_pool, &g->pool_announced);
+	counter_value(f, g->uuid_pool, r->ts_ns, g->pool_reserved);
 	return 0;
 }
 

@@ -70,7 +70,9 @@ static const char *data_dir; /* from argv[1] */
 static const struct real_trace {
 	const char *file;
 	uint64_t kernel, memcpy, memset, runtime, sync, nvtx, counters, flows;
-	uint64_t pools;  /* memory pool instants: the first created, the others trimmed */
+	uint64_t pools; /* memory pool instants: the first created, the others trimmed; as many
+	                 * values of the GPU's "memory pool reserved" counter */
+	int64_t pool_first, pool_last; /* that counter's first and last values */
 	uint64_t events; /* slices, instants and counter values: all but metadata and flows */
 	int64_t pid;
 	const char *process;
@@ -90,7 +92,11 @@ static const struct real_trace {
                 .counters = 52,
                 .flows = 162,
                 .pools = 21,
-                .events = 594,
+                /* reserved_bytes of the MEMORY_POOL rows: 32 MiB when created, 0 after
+                 * each trim */
+                .pool_first = 33554432,
+                .pool_last = 0,
+                .events = 615,
                 .pid = 660,
                 .process = "gputrace-example",
         },

@@ -641,6 +641,80 @@ START_TEST(test_untimed_kernel)
 }
 END_TEST
 
+/* The "memory pool reserved" counter of a GPU sums its pools as their latest records give
+ * them: two pools of one process and one of another on GPU 0, created, trimmed and destroyed;
+ * a pool of GPU 1 has its own counter. */
+START_TEST(test_pool_counter)
+{
+	static const struct {
+		uint32_t pid, device;
+		uint64_t address, reserved;
+		uint32_t op;
+		double want; /* the counter of the pool's GPU after this record, in MiB */
+	} steps[] = {
+	        {7, 0, 0x1000, 32u << 20, GT_POOL_CREATED, 32},
+	        {7, 0, 0x2000, 8u << 20, GT_POOL_CREATED, 40},
+	        {8, 0, 0x1000, 4u << 20, GT_POOL_CREATED, 44}, /* same address, other process */
+	        {7, 1, 0x3000, 2u << 20, GT_POOL_CREATED, 2},
+	        {7, 0, 0x1000, 0, GT_POOL_TRIMMED, 12},
+	        {7, 0, 0x2000, 8u << 20, GT_POOL_DESTROYED, 4}, /* its bytes go, whatever it says */
+	        {8, 0, 0x1000, 16u << 20, GT_POOL_TRIMMED, 16}, /* a pool grew since */
+	};
+	char path[160], out[160];
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+	                             .hostname = "h",
+	                             .cmdline = "app",
+	                             .start_trace_ns = 1000};
+	struct gt_rec_memory_pool m;
+	struct gt_export_result res;
+	struct gt_export_options o = {.output = out};
+	struct gt_writer *w;
+	struct gt_reader *r;
+	const char *err = NULL;
+	const cJSON *e;
+	cJSON *root, *ev;
+	size_t i, n = 0;
+
+	snprintf(path, sizeof(path), "%s/pools.gtrace", dir);
+	snprintf(out, sizeof(out), "%s/pools.json", dir);
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = GT_REC_MEMORY_POOL;
+		m.hdr.size = sizeof(m);
+		m.hdr.pid = steps[i].pid;
+		m.ts_ns = 5000 + 1000 * i;
+		m.address = steps[i].address;
+		m.reserved_bytes = steps[i].reserved;
+		m.device_id = steps[i].device;
+		m.op = steps[i].op;
+		ck_assert_int_eq(gt_writer_write(w, &m.hdr), 0);
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	memset(&res, 0, sizeof(res));
+	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	root = load(out);
+	ev = cJSON_GetObjectItem(root, "traceEvents");
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "C") != 0)
+			continue;
+		ck_assert_str_eq(str(e, "name"), "memory pool reserved");
+		ck_assert_uint_lt(n, sizeof(steps) / sizeof(steps[0]));
+		/* GPU 0 and GPU 1 as the exporter numbers them, in order of appearance */
+		ck_assert_double_eq(num(e, "pid"), 5000000 + steps[n].device);
+		ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(e, "args"), "bytes"),
+		                    steps[n].want * 1048576);
+		n++;
+	}
+	ck_assert_uint_eq(n, sizeof(steps) / sizeof(steps[0]));
+	cJSON_Delete(root);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------ */
 /* The traces recorded on an H200 (tests/data)                                           */
 
@@ -660,7 +734,7 @@ static const struct chrome_real {
         {
                 .meta = 15,
                 .tracks = 5,
-                .ts_fields = 1438,
+                .ts_fields = 1459,           /* 21 of them the pool counter's */
                 .thread = "gputrace-exampl", /* the kernel's comm is 15 characters */
                 .streams = {7, 13, 14},
                 .threads = {660},
@@ -775,10 +849,10 @@ START_TEST(test_real_trace)
 	const struct chrome_real *xc = &chrome_real[_i];
 	char out[160], name[32];
 	struct gt_export_result res;
-	const cJSON *a, *e, *last = NULL;
+	const cJSON *a, *e, *last = NULL, *first_pool = NULL, *last_pool = NULL;
 	cJSON *j, *ev;
 	char *text;
-	uint64_t counters = 0, named = 0;
+	uint64_t counters = 0, pool_counters = 0, named = 0;
 	size_t n;
 
 	snprintf(out, sizeof(out), "%s/real-%d.json", dir, _i);
@@ -813,7 +887,7 @@ START_TEST(test_real_trace)
 	                  x->pools ? 1 : 0);
 	ck_assert_uint_eq(count_ph_named(ev, "i", "memory_pool", "memory pool trimmed"),
 	                  x->pools ? x->pools - 1 : 0);
-	ck_assert_uint_eq(count(ev, "C", NULL), x->counters);
+	ck_assert_uint_eq(count(ev, "C", NULL), x->counters + x->pools);
 	ck_assert_uint_eq(count(ev, "s", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "f", NULL), x->flows);
 	ck_assert_uint_eq(count(ev, "M", NULL), xc->meta);
@@ -841,13 +915,29 @@ START_TEST(test_real_trace)
 	{
 		if (strcmp(str(e, "ph"), "C") != 0)
 			continue;
-		ck_assert_str_eq(str(e, "name"), "memory in use");
 		ck_assert_double_eq(num(e, "pid"), 5000000);
+		if (strcmp(str(e, "name"), "memory pool reserved") == 0) {
+			first_pool = first_pool ? first_pool : e;
+			last_pool = e;
+			pool_counters++;
+			continue;
+		}
+		ck_assert_str_eq(str(e, "name"), "memory in use");
 		counters++;
 		last = e;
 	}
 	ck_assert_uint_eq(counters, x->counters);
 	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(last, "args"), "bytes"), 0);
+	/* and its memory pools' reserve, a value per pool record */
+	ck_assert_uint_eq(pool_counters, x->pools);
+	if (x->pools) {
+		ck_assert_double_eq(
+		        num(cJSON_GetObjectItemCaseSensitive(first_pool, "args"), "bytes"),
+		        (double)x->pool_first);
+		ck_assert_double_eq(
+		        num(cJSON_GetObjectItemCaseSensitive(last_pool, "args"), "bytes"),
+		        (double)x->pool_last);
+	}
 
 	/* the pool's creation, on GPU 0, as the MEMORY_POOL record says */
 	cJSON_ArrayForEach(e, ev)
@@ -919,6 +1009,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_bad_output);
 	tcase_add_test(tc, test_untimed_kernel);
+	tcase_add_test(tc, test_pool_counter);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, test_fmt);

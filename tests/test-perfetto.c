@@ -757,8 +757,10 @@ START_TEST(test_real_trace)
 	char out[160], cmd[400];
 	struct gt_export_result res;
 	struct decoded d;
-	uint64_t counts[MAX_IIDS] = {0}, counters = 0, slices = 0;
-	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, memory = 0, syncs = 0;
+	uint64_t counts[MAX_IIDS] = {0}, counters = 0, pool_values = 0, slices = 0;
+	uint64_t uuid_memory = 0, uuid_pool = 0;
+	int64_t pool_first = -1, pool_last = -1;
+	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, memory = 0, pools = 0, syncs = 0;
 	uint8_t *buf;
 	size_t len;
 
@@ -771,7 +773,8 @@ START_TEST(test_real_trace)
 	decode(&d, buf, len);
 
 	/* tracks: the process and its threads, the sync track CUPTI's sync records share
-	 * (they carry no thread), one GPU with its streams and memory counter */
+	 * (they carry no thread), one GPU with its streams, its memory counter and, where the
+	 * trace has memory pools, their counter */
 	for (size_t i = 0; i < d.ntracks; i++) {
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
@@ -785,9 +788,15 @@ START_TEST(test_real_trace)
 			ck_assert(parent && parent->process && parent->pid == x->pid);
 			ck_assert_int_eq(t->pid, x->pid);
 		} else if (t->counter) {
-			memory++;
-			ck_assert_str_eq(t->name, "memory in use");
 			ck_assert(parent && strcmp(parent->name, "GPU 0 (NVIDIA H200)") == 0);
+			if (strcmp(t->name, "memory pool reserved") == 0) {
+				pools++;
+				uuid_pool = t->uuid;
+				continue;
+			}
+			ck_assert_str_eq(t->name, "memory in use");
+			memory++;
+			uuid_memory = t->uuid;
 		} else if (strncmp(t->name, "GPU ", 4) == 0) {
 			gpus++;
 			ck_assert_str_eq(t->name, "GPU 0 (NVIDIA H200)");
@@ -806,11 +815,28 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(gpus, 1);
 	ck_assert_uint_eq(streams, xp->streams);
 	ck_assert_uint_eq(memory, 1);
+	ck_assert_uint_eq(pools, x->pools ? 1 : 0);
 	ck_assert_uint_eq(syncs, 1);
 
+	/* counter values: on the memory track, and a value per pool record on the pools' */
+	for (size_t i = 0; i < d.nev; i++) {
+		if (d.ev[i].type != 4)
+			continue;
+		if (d.ev[i].uuid == uuid_pool) {
+			pool_first = pool_values++ ? pool_first : d.ev[i].counter;
+			pool_last = d.ev[i].counter;
+			continue;
+		}
+		ck_assert_uint_eq(d.ev[i].uuid, uuid_memory);
+		counters++;
+	}
+	ck_assert_uint_eq(pool_values, x->pools);
+	if (x->pools) {
+		ck_assert_int_eq(pool_first, x->pool_first);
+		ck_assert_int_eq(pool_last, x->pool_last);
+	}
+
 	/* every BEGIN has its END on its track; exact slices per category */
-	for (size_t i = 0; i < d.nev; i++)
-		counters += d.ev[i].type == 4;
 	replay(&d, counts, false);
 	for (unsigned i = 1; i < MAX_IIDS; i++)
 		slices += counts[i];
@@ -824,7 +850,7 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(cat_count(&d, counts, "process"), 1);
 	ck_assert_uint_eq(cat_count(&d, counts, "memory_pool"), x->pools);
 	ck_assert_uint_eq(counters, x->counters);
-	ck_assert_uint_eq(slices + counters, x->events);
+	ck_assert_uint_eq(slices + counters + pool_values, x->events);
 
 	/* flows: every API call with a correlation id opens one; every GPU activity ends
 	 * exactly one that some API call opened */

@@ -135,9 +135,7 @@ static void announce_proc(struct chrome *c, struct gt_xproc *pr)
 		const char *exe = text(c, pr->exe_id, false, &len);
 		const char *base = gt_xbasename(exe);
 
-		len -= (size_t)(base - exe);
-		if (len > sizeof(name) - 64)
-			len = sizeof(name) - 64;
+		len = gt_xcut(base, len - (size_t)(base - exe), sizeof(name) - 64, true);
 		memcpy(n, base, len);
 		n += len;
 	} else {
@@ -237,8 +235,7 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 			size_t len;
 			const char *tn = text(c, th->name_id, false, &len);
 
-			if (len > 1024)
-				len = 1024;
+			len = gt_xcut(tn, len, 1024, true);
 			memcpy(n, tn, len);
 			n += len;
 		} else {
@@ -992,8 +989,7 @@ static void write_trailer(struct chrome *c, bool last)
 		p = LIT(p, "{\"id\":");
 		p = gt_fmt_u64(p, g->number);
 		p = LIT(p, ",\"name\":\"");
-		if (len > 256)
-			len = 256;
+		len = gt_xcut(dn, len, 256, true);
 		memcpy(p, dn, len);
 		p += len;
 		p = LIT(p, "\",\"totalGlobalMem\":");

@@ -321,6 +321,31 @@ char *gt_csv_field(char *d, const char *s, size_t len)
 	return end;
 }
 
+size_t gt_xcut(const char *s, size_t len, size_t max, bool json)
+{
+	size_t i = 0;
+
+	if (len <= max)
+		return len;
+	while (i < len) {
+		unsigned char b = (unsigned char)s[i];
+		size_t step = 1;
+
+		if (json && b == '\\')
+			step = i + 1 < len && s[i + 1] == 'u' ? 6 : 2;
+		else if (b >= 0xf0)
+			step = 4;
+		else if (b >= 0xe0)
+			step = 3;
+		else if (b >= 0xc0)
+			step = 2;
+		if (i + step > max)
+			break;
+		i += step;
+	}
+	return i;
+}
+
 const char *gt_xbasename(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;

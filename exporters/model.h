@@ -314,6 +314,11 @@ struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t c
 /* Base name of a path ("/usr/bin/python3" -> "python3"). */
 const char *gt_xbasename(const char *path);
 
+/* How much of a name text (len bytes, as the model's name function wrote it: valid UTF-8, and
+ * with `json` JSON-escaped) fits in max bytes without cutting a character or, with json, an
+ * escape: a name cut there stays valid UTF-8 and valid JSON. len when it fits. */
+size_t gt_xcut(const char *s, size_t len, size_t max, bool json);
+
 /* Whether a record appears on the timeline at all. Not drawn: GPU work CUPTI gave no times
  * for (the kernel that hit an illegal address; counted in the trace, not drawn at time zero),
  * and pinned or pageable host allocations, which are not GPU memory and so stay off a GPU's

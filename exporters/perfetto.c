@@ -386,9 +386,7 @@ static void announce_proc(struct pf *f, struct gt_xproc *pr)
 		const char *exe = text(f, pr->exe_id, &len);
 		const char *base = gt_xbasename(exe);
 
-		len -= (size_t)(base - exe);
-		if (len > 1024)
-			len = 1024;
+		len = gt_xcut(base, len - (size_t)(base - exe), 1024, false);
 		memcpy(n, base, len);
 		n += len;
 	} else {
@@ -428,8 +426,7 @@ static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 		size_t len;
 		const char *dn = text(f, g->name_id, &len);
 
-		if (len > 256)
-			len = 256;
+		len = gt_xcut(dn, len, 256, false);
 		n = stpcpy(n, " (");
 		memcpy(n, dn, len);
 		n += len;
@@ -494,8 +491,7 @@ static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 			size_t len;
 			const char *tn = text(f, th->name_id, &len);
 
-			if (len > 1024)
-				len = 1024;
+			len = gt_xcut(tn, len, 1024, false);
 			memcpy(n, tn, len);
 			n += len;
 		} else {

@@ -641,6 +641,63 @@ START_TEST(test_untimed_kernel)
 }
 END_TEST
 
+/* A device name whose escaped text runs past the 256 bytes kept of it is cut between escapes:
+ * 300 control characters escape to 1,800 bytes, of which 42 whole escapes (252 bytes) fit.
+ * Cut at 256, the JSON ended inside an escape (found by fuzz-export). */
+START_TEST(test_long_escaped_name)
+{
+	char path[160], out[160], name[301];
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+	                             .hostname = "h",
+	                             .cmdline = "app",
+	                             .start_trace_ns = 1000};
+	struct gt_rec_device d;
+	struct gt_rec_kernel k;
+	struct gt_export_result res;
+	struct gt_export_options o = {.output = out};
+	struct gt_writer *w;
+	struct gt_reader *r;
+	const char *err = NULL;
+	const cJSON *props, *dev;
+	cJSON *root;
+
+	snprintf(path, sizeof(path), "%s/longname.gtrace", dir);
+	snprintf(out, sizeof(out), "%s/longname.json", dir);
+	memset(name, 0x01, 300);
+	name[300] = '\0';
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_string(w, 7, 1, name, 300), 0);
+	ck_assert_int_eq(gt_writer_string(w, 7, 2, "k", 1), 0);
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = GT_REC_DEVICE;
+	d.hdr.size = sizeof(d);
+	d.hdr.pid = 7;
+	d.name_id = 1;
+	ck_assert_int_eq(gt_writer_write(w, &d.hdr), 0);
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = GT_REC_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.hdr.pid = 7;
+	k.span = (struct gt_gpu_span){
+	        .start_ns = 5000, .end_ns = 6000, .correlation_id = 1, .stream_id = 7};
+	k.name_id = 2;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	memset(&res, 0, sizeof(res));
+	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	root = load(out); /* fails the test if the file is not JSON */
+	props = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
+	ck_assert_int_eq(cJSON_GetArraySize(props), 1);
+	dev = cJSON_GetArrayItem(props, 0);
+	name[42] = '\0';
+	ck_assert_str_eq(str(dev, "name"), name);
+	cJSON_Delete(root);
+}
+END_TEST
+
 /* The "memory pool reserved" counter of a GPU sums its pools as their latest records give
  * them: two pools of one process and one of another on GPU 0, created, trimmed and destroyed;
  * a pool of GPU 1 has its own counter. */
@@ -1010,6 +1067,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_bad_output);
 	tcase_add_test(tc, test_untimed_kernel);
 	tcase_add_test(tc, test_pool_counter);
+	tcase_add_test(tc, test_long_escaped_name);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, test_fmt);

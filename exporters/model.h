@@ -225,9 +225,10 @@ struct gt_xmodel {
 	struct gt_xmap gpu_map;   /* (pid, device id) -> gpu */
 	struct gt_xmap track_map; /* (kind, pid, id) -> track */
 	struct gt_xmap ctx_map;   /* (pid, context id) -> device id */
-	struct gt_xmap
-	        pool_map;     /* (pid << 32 | GPU number, pool address) -> pool_bytes index + 1 */
-	uint64_t *pool_bytes; /* each memory pool's reserved bytes as last recorded */
+	/* memory pools: (pid << 32 | GPU number, pool address) -> index in pool_bytes + 1; each
+	 * pool's reserved bytes as last recorded */
+	struct gt_xmap pool_map;
+	uint64_t *pool_bytes;
 	uint32_t npools, cap_pools;
 	struct gt_xmap name_map;                      /* (id, demangled) -> name */
 	struct gt_xtrack *last_track[GT_XT_KIND_MAX]; /* most recently used, per kind: the next

@@ -236,6 +236,12 @@ static inline struct nvtx_cache_entry *cache_entry(struct nvtx_thread *nt, const
 	return &nt->cache[((uintptr_t)s >> 3) & (GT_NVTX_CACHE - 1)];
 }
 
+/* s's interned id if cache entry e holds it (e is cache_entry(nt, s)), else 0. */
+static inline uint32_t cached_id(const struct nvtx_cache_entry *e, const char *s)
+{
+	return e->ptr == s && e->id && cached_text_is(e, s) ? e->id : 0;
+}
+
 /* Intern `s` and remember it in cache entry `e` when it is short enough. */
 static uint32_t message_miss(struct nvtx_cache_entry *e, const char *s)
 {
@@ -263,9 +269,7 @@ static GT_HOT uint32_t message_a(const char *s)
 	if (!nt)
 		return message_miss(NULL, s);
 	e = cache_entry(nt, s);
-	if (e->ptr == s && e->id && cached_text_is(e, s))
-		return e->id;
-	return message_miss(e, s);
+	return cached_id(e, s) ? cached_id(e, s) : message_miss(e, s);
 }
 
 /* Wide strings: converted to UTF-8 on the stack, not cached (rare in practice). */
@@ -394,23 +398,22 @@ static void stage_publish(struct nvtx_stage *st)
 }
 
 /*
- * Where the calling thread writes its next record: the next entry of its stage, or `spare`
- * when the record goes to the ring directly (no stage, the last flush has run, the stage is
- * full while the flush thread copies it out, or this call interrupted the thread's own use of
- * its stage: NVTX from a signal handler). The caller fills it in place, field by field,
- * then calls stage_commit with *count. A record built on the stack and then copied into the
- * stage would be read back with wide loads while its narrow stores are still in flight: the
- * processor cannot forward those, and each such load waits 10-20 cycles.
+ * The next entry of the calling thread's stage, marked busy, or NULL when its records go to
+ * the ring directly: no stage, the last flush has run, the stage is full while the flush
+ * thread copies it out, or this call interrupted the thread's own use of its stage (NVTX from
+ * a signal handler). The caller fills the entry in place, field by field, then calls
+ * stage_put with *count and stage_release. A record built on the stack and then copied into
+ * the stage would be read back with wide loads while its narrow stores are still in flight:
+ * the processor cannot forward those, and each such load waits 10-20 cycles.
  */
-static GT_HOT struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_rec_nvtx *spare,
-                                             uint32_t *count)
+static GT_HOT struct gt_rec_nvtx *stage_take(struct nvtx_thread *nt, uint32_t *count)
 {
 	struct nvtx_stage *st;
 	uint32_t c, t;
 
 	if (!nt || nt->slot < 0 || atomic_load_explicit(&stage_off, memory_order_relaxed) ||
 	    atomic_load_explicit(&nt->staging, memory_order_relaxed))
-		return spare;
+		return NULL;
 	/* Relaxed, then a signal fence: only a handler on this thread reads it, and it must
 	 * see the flag before any write to the entry. */
 	atomic_store_explicit(&nt->staging, 1, memory_order_relaxed);
@@ -424,28 +427,25 @@ static GT_HOT struct gt_rec_nvtx *stage_slot(struct nvtx_thread *nt, struct gt_r
 	if (c - t >= GT_NVTX_STAGE) {
 		atomic_signal_fence(memory_order_seq_cst);
 		atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
-		return spare;
+		return NULL;
 	}
 	return &st->rec[c % GT_NVTX_STAGE];
 }
 
-/* Make the record stage_slot gave out (entry `count`) visible; publish the stage when it is
- * full. */
-static GT_HOT void stage_commit(struct nvtx_thread *nt, struct gt_rec_nvtx *r,
-                                struct gt_rec_nvtx *spare, uint32_t count)
+/* Make the entry stage_take gave out (entry `count`) visible. True when the stage is now full:
+ * the caller publishes it before stage_release. */
+static GT_HOT bool stage_put(struct nvtx_thread *nt, uint32_t count)
 {
-	struct nvtx_stage *st;
-	uint32_t c = count + 1;
+	struct nvtx_stage *st = &nt->stage;
 
-	if (r == spare) {
-		gt_emit(&r->hdr, false);
-		return;
-	}
-	st = &nt->stage;
 	/* Release pairs with the publisher's acquire load of count. */
-	atomic_store_explicit(&st->count, c, memory_order_release);
-	if (c - atomic_load_explicit(&st->taken, memory_order_relaxed) >= GT_NVTX_STAGE)
-		stage_publish(st);
+	atomic_store_explicit(&st->count, count + 1, memory_order_release);
+	return count + 1 - atomic_load_explicit(&st->taken, memory_order_relaxed) >= GT_NVTX_STAGE;
+}
+
+/* The stage is no longer busy: a signal handler on this thread may take its next entry. */
+static GT_HOT void stage_release(struct nvtx_thread *nt)
+{
 	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
 }
@@ -464,8 +464,27 @@ void gt_nvtx_publish_all(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-/* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated).
- * The caller has checked that tracing is on. */
+/* Fill NVTX record r in place, field by field (see stage_take). */
+static GT_HOT void fill_nvtx(struct gt_rec_nvtx *r, uint32_t kind, uint64_t start, uint64_t end,
+                             uint64_t range_id, uint32_t open_tid, uint32_t end_tid, uint32_t dom,
+                             uint32_t msg, uint32_t color, uint32_t cat, uint32_t depth)
+{
+	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
+	r->start_ns = start;
+	r->end_ns = end;
+	r->range_id = range_id;
+	r->tid = open_tid;
+	r->end_tid = end_tid;
+	r->domain_id = dom;
+	r->message_id = msg;
+	r->category = cat;
+	r->color = color;
+	r->kind = kind;
+	r->depth = depth;
+}
+
+/* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated):
+ * into its stage, or to the ring directly. The caller has checked that tracing is on. */
 static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
                              uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
                              uint32_t color, uint32_t cat, uint32_t depth)
@@ -473,20 +492,16 @@ static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t sta
 	struct gt_rec_nvtx spare, *r;
 	uint32_t count = 0;
 
-	r = stage_slot(nt, &spare, &count);
-	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
-	r->start_ns = start;
-	r->end_ns = end;
-	r->range_id = range_id;
-	r->tid = open_tid;
-	r->end_tid = tid(nt);
-	r->domain_id = dom;
-	r->message_id = msg;
-	r->category = cat;
-	r->color = color;
-	r->kind = kind;
-	r->depth = depth;
-	stage_commit(nt, r, &spare, count);
+	r = stage_take(nt, &count);
+	fill_nvtx(r ? r : &spare, kind, start, end, range_id, open_tid, tid(nt), dom, msg, color,
+	          cat, depth);
+	if (!r) {
+		gt_emit(&spare.hdr, false);
+		return;
+	}
+	if (stage_put(nt, count))
+		stage_publish(&nt->stage);
+	stage_release(nt);
 }
 
 /* ---- push/pop ---- */
@@ -595,23 +610,21 @@ static __attribute__((noinline)) int push_a_slow(const char *message)
 static int NVTX_API range_push_a(const char *message)
 {
 	struct nvtx_thread *nt = nt_self;
-	const struct nvtx_cache_entry *e;
 	struct nvtx_frame *f;
-	uint32_t d;
+	uint32_t d, id;
 
 	if (__builtin_expect(!fast_path_on(nt) || !message, 0))
 		return push_a_slow(message);
-	e = cache_entry(nt, message);
 	d = nt->depth;
-	if (__builtin_expect(d >= GT_NVTX_DEPTH_MAX || e->ptr != message || !e->id ||
-	                             !cached_text_is(e, message),
+	if (__builtin_expect(d >= GT_NVTX_DEPTH_MAX ||
+	                             !(id = cached_id(cache_entry(nt, message), message)),
 	                     0))
 		return push_a_slow(message);
 	nt->depth = d + 1;
 	/* as in push: the depth before the frame */
 	atomic_signal_fence(memory_order_seq_cst);
 	f = &nt->stack[d];
-	f->message_id = e->id;
+	f->message_id = id;
 	f->domain_id = 0;
 	f->color = 0;
 	f->category = 0;
@@ -630,45 +643,31 @@ static __attribute__((noinline)) int pop_slow(uint64_t end)
 static __attribute__((noinline)) int pop_publish(struct nvtx_thread *nt, uint32_t depth)
 {
 	stage_publish(&nt->stage);
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+	stage_release(nt);
 	return (int)depth;
 }
 
 static int NVTX_API range_pop(void)
 {
 	struct nvtx_thread *nt;
-	struct nvtx_stage *st;
 	const struct nvtx_frame *f;
 	struct gt_rec_nvtx *r;
 	uint64_t end;
-	uint32_t d, c;
+	uint32_t d, count = 0;
 
 	if (__builtin_expect(!atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed), 0))
 		return pop_slow(gt_now_ns());
 	end = gt_tsc_ns();
 	nt = nt_self;
 	/* d - 1 wraps for an empty stack */
-	if (__builtin_expect(!fast_path_on(nt) || (d = nt->depth) - 1 >= GT_NVTX_DEPTH_MAX ||
-	                             nt->slot < 0 ||
-	                             atomic_load_explicit(&stage_off, memory_order_relaxed) ||
-	                             atomic_load_explicit(&nt->staging, memory_order_relaxed),
-	                     0))
+	if (__builtin_expect(!fast_path_on(nt) || (d = nt->depth) - 1 >= GT_NVTX_DEPTH_MAX, 0))
 		return pop_slow(end);
-	/* as in stage_slot and stage_commit, which this inlines */
-	atomic_store_explicit(&nt->staging, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	st = &nt->stage;
-	c = atomic_load_explicit(&st->count, memory_order_relaxed);
-	if (__builtin_expect(c - atomic_load_explicit(&st->taken, memory_order_acquire) >=
-	                             GT_NVTX_STAGE,
-	                     0)) {
-		atomic_signal_fence(memory_order_seq_cst);
-		atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+	r = stage_take(nt, &count);
+	if (__builtin_expect(!r, 0))
 		return pop_slow(end);
-	}
+	/* Field by field from the frame, not through fill_nvtx: its arguments would load every
+	 * field before the first store, and the registers that takes cost this leaf a frame. */
 	f = &nt->stack[d - 1];
-	r = &st->rec[c % GT_NVTX_STAGE];
 	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
 	r->start_ns = f->start_ns;
 	r->end_ns = end;
@@ -684,13 +683,9 @@ static int NVTX_API range_pop(void)
 	/* as in pop: the frame is read before it is given up */
 	atomic_signal_fence(memory_order_seq_cst);
 	nt->depth = d - 1;
-	atomic_store_explicit(&st->count, c + 1, memory_order_release);
-	if (__builtin_expect(c + 1 - atomic_load_explicit(&st->taken, memory_order_relaxed) >=
-	                             GT_NVTX_STAGE,
-	                     0))
+	if (__builtin_expect(stage_put(nt, count), 0))
 		return pop_publish(nt, d - 1);
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
+	stage_release(nt);
 	return (int)(d - 1);
 }
 

@@ -595,26 +595,50 @@ START_TEST(test_bad_output)
 }
 END_TEST
 
-/* A kernel CUPTI could not time (start 0: the one that faulted) is counted in the trace but
- * not drawn at time zero; its timed neighbour is. */
-START_TEST(test_untimed_kernel)
+/* A small trace a test writes record by record: dir/NAME.gtrace, opened with fixed header
+ * facts. */
+static struct gt_writer *synthetic_open(const char *name)
 {
-	char path[160], out[160];
 	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
 	                             .hostname = "h",
 	                             .cmdline = "app",
 	                             .start_trace_ns = 1000};
-	struct gt_rec_kernel k;
-	struct gt_export_result res;
-	struct gt_export_options o = {.output = out};
 	struct gt_writer *w;
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s.gtrace", dir, name);
+	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	return w;
+}
+
+/* Close w (from synthetic_open(name)), export its trace with chrome to dir/NAME.json and
+ * return that file parsed (the test fails if it is not JSON). */
+static cJSON *synthetic_chrome(const char *name, struct gt_writer *w)
+{
+	char path[160], out[160];
+	struct gt_export_result res = {0};
+	struct gt_export_options o = {.output = out};
 	struct gt_reader *r;
 	const char *err = NULL;
+
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	snprintf(path, sizeof(path), "%s/%s.gtrace", dir, name);
+	snprintf(out, sizeof(out), "%s/%s.json", dir, name);
+	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	return load(out);
+}
+
+/* A kernel CUPTI could not time (start 0: the one that faulted) is counted in the trace but
+ * not drawn at time zero; its timed neighbour is. */
+START_TEST(test_untimed_kernel)
+{
+	struct gt_rec_kernel k;
+	struct gt_writer *w;
 	cJSON *root, *ev;
 
-	snprintf(path, sizeof(path), "%s/untimed.gtrace", dir);
-	snprintf(out, sizeof(out), "%s/untimed.json", dir);
-	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	w = synthetic_open("untimed");
 	ck_assert_int_eq(gt_writer_string(w, 7, 1, "good", 4), 0);
 	ck_assert_int_eq(gt_writer_string(w, 7, 2, "faulted", 7), 0);
 	memset(&k, 0, sizeof(k));
@@ -628,13 +652,7 @@ START_TEST(test_untimed_kernel)
 	k.span = (struct gt_gpu_span){.correlation_id = 2, .stream_id = 7};
 	k.name_id = 2;
 	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
-	ck_assert_int_eq(gt_writer_close(w), 0);
-
-	memset(&res, 0, sizeof(res));
-	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
-	gt_reader_close(r);
-	root = load(out);
+	root = synthetic_chrome("untimed", w);
 	ev = cJSON_GetObjectItem(root, "traceEvents");
 	ck_assert_uint_eq(count(ev, "X", "kernel"), 1);
 	cJSON_Delete(root);
@@ -646,26 +664,16 @@ END_TEST
  * Cut at 256, the JSON ended inside an escape (found by fuzz-export). */
 START_TEST(test_long_escaped_name)
 {
-	char path[160], out[160], name[301];
-	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
-	                             .hostname = "h",
-	                             .cmdline = "app",
-	                             .start_trace_ns = 1000};
+	char name[301];
 	struct gt_rec_device d;
 	struct gt_rec_kernel k;
-	struct gt_export_result res;
-	struct gt_export_options o = {.output = out};
 	struct gt_writer *w;
-	struct gt_reader *r;
-	const char *err = NULL;
 	const cJSON *props, *dev;
 	cJSON *root;
 
-	snprintf(path, sizeof(path), "%s/longname.gtrace", dir);
-	snprintf(out, sizeof(out), "%s/longname.json", dir);
 	memset(name, 0x01, 300);
 	name[300] = '\0';
-	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	w = synthetic_open("longname");
 	ck_assert_int_eq(gt_writer_string(w, 7, 1, name, 300), 0);
 	ck_assert_int_eq(gt_writer_string(w, 7, 2, "k", 1), 0);
 	memset(&d, 0, sizeof(d));
@@ -682,13 +690,7 @@ START_TEST(test_long_escaped_name)
 	        .start_ns = 5000, .end_ns = 6000, .correlation_id = 1, .stream_id = 7};
 	k.name_id = 2;
 	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
-	ck_assert_int_eq(gt_writer_close(w), 0);
-
-	memset(&res, 0, sizeof(res));
-	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
-	gt_reader_close(r);
-	root = load(out); /* fails the test if the file is not JSON */
+	root = synthetic_chrome("longname", w); /* fails the test if the file is not JSON */
 	props = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
 	ck_assert_int_eq(cJSON_GetArraySize(props), 1);
 	dev = cJSON_GetArrayItem(props, 0);
@@ -717,24 +719,13 @@ START_TEST(test_pool_counter)
 	        {7, 0, 0x2000, 8u << 20, GT_POOL_DESTROYED, 4}, /* its bytes go, whatever it says */
 	        {8, 0, 0x1000, 16u << 20, GT_POOL_TRIMMED, 16}, /* a pool grew since */
 	};
-	char path[160], out[160];
-	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
-	                             .hostname = "h",
-	                             .cmdline = "app",
-	                             .start_trace_ns = 1000};
 	struct gt_rec_memory_pool m;
-	struct gt_export_result res;
-	struct gt_export_options o = {.output = out};
 	struct gt_writer *w;
-	struct gt_reader *r;
-	const char *err = NULL;
 	const cJSON *e;
 	cJSON *root, *ev;
 	size_t i, n = 0;
 
-	snprintf(path, sizeof(path), "%s/pools.gtrace", dir);
-	snprintf(out, sizeof(out), "%s/pools.json", dir);
-	ck_assert_int_eq(gt_writer_open(path, &info, NULL, &w), 0);
+	w = synthetic_open("pools");
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.hdr.type = GT_REC_MEMORY_POOL;
@@ -747,13 +738,7 @@ START_TEST(test_pool_counter)
 		m.op = steps[i].op;
 		ck_assert_int_eq(gt_writer_write(w, &m.hdr), 0);
 	}
-	ck_assert_int_eq(gt_writer_close(w), 0);
-
-	memset(&res, 0, sizeof(res));
-	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
-	gt_reader_close(r);
-	root = load(out);
+	root = synthetic_chrome("pools", w);
 	ev = cJSON_GetObjectItem(root, "traceEvents");
 	cJSON_ArrayForEach(e, ev)
 	{

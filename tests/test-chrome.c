@@ -630,28 +630,34 @@ static cJSON *synthetic_chrome(const char *name, struct gt_writer *w)
 	return load(out);
 }
 
+/* A kernel of process 7 on stream 7, named by string id name_id. */
+static void write_kernel(struct gt_writer *w, uint32_t name_id, uint64_t start, uint64_t end,
+                         uint32_t corr)
+{
+	struct gt_rec_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = GT_REC_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.hdr.pid = 7;
+	k.span = (struct gt_gpu_span){
+	        .start_ns = start, .end_ns = end, .correlation_id = corr, .stream_id = 7};
+	k.name_id = name_id;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+}
+
 /* A kernel CUPTI could not time (start 0: the one that faulted) is counted in the trace but
  * not drawn at time zero; its timed neighbour is. */
 START_TEST(test_untimed_kernel)
 {
-	struct gt_rec_kernel k;
 	struct gt_writer *w;
 	cJSON *root, *ev;
 
 	w = synthetic_open("untimed");
 	ck_assert_int_eq(gt_writer_string(w, 7, 1, "good", 4), 0);
 	ck_assert_int_eq(gt_writer_string(w, 7, 2, "faulted", 7), 0);
-	memset(&k, 0, sizeof(k));
-	k.hdr.type = GT_REC_KERNEL;
-	k.hdr.size = sizeof(k);
-	k.hdr.pid = 7;
-	k.span = (struct gt_gpu_span){
-	        .start_ns = 5000, .end_ns = 6000, .correlation_id = 1, .stream_id = 7};
-	k.name_id = 1;
-	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
-	k.span = (struct gt_gpu_span){.correlation_id = 2, .stream_id = 7};
-	k.name_id = 2;
-	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	write_kernel(w, 1, 5000, 6000, 1);
+	write_kernel(w, 2, 0, 0, 2);
 	root = synthetic_chrome("untimed", w);
 	ev = cJSON_GetObjectItem(root, "traceEvents");
 	ck_assert_uint_eq(count(ev, "X", "kernel"), 1);
@@ -666,7 +672,6 @@ START_TEST(test_long_escaped_name)
 {
 	char name[301];
 	struct gt_rec_device d;
-	struct gt_rec_kernel k;
 	struct gt_writer *w;
 	const cJSON *props, *dev;
 	cJSON *root;
@@ -682,14 +687,7 @@ START_TEST(test_long_escaped_name)
 	d.hdr.pid = 7;
 	d.name_id = 1;
 	ck_assert_int_eq(gt_writer_write(w, &d.hdr), 0);
-	memset(&k, 0, sizeof(k));
-	k.hdr.type = GT_REC_KERNEL;
-	k.hdr.size = sizeof(k);
-	k.hdr.pid = 7;
-	k.span = (struct gt_gpu_span){
-	        .start_ns = 5000, .end_ns = 6000, .correlation_id = 1, .stream_id = 7};
-	k.name_id = 2;
-	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	write_kernel(w, 2, 5000, 6000, 1);
 	root = synthetic_chrome("longname", w); /* fails the test if the file is not JSON */
 	props = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
 	ck_assert_int_eq(cJSON_GetArraySize(props), 1);

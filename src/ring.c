@@ -676,22 +676,40 @@ static uint64_t load_head(const struct gt_ring *ring)
 }
 
 /* The records of a slot's body, copied to ring->buf, from byte off to bytes: one record that
- * fills it, or with `packed` records back to back. Each is validated (its type the word's, its
- * size within the body) and handed to fn; the first that fails ends the slot, whose rest is
+ * fills it (off 0), or with `packed` records back to back. Each is validated (its type the word's,
+ * its size within the body) and handed to fn; the first that fails ends the slot, whose rest is
  * counted corrupt. When fn stops (< 0) inside a packed slot, the records after that one wait
  * in buf for the next call. Returns fn's error, else 0. */
-static int deliver(struct gt_ring *ring, unsigned type, bool packed, uint64_t off, uint64_t bytes,
-                   gt_ring_record_fn fn, void *ctx, long *count)
+static inline __attribute__((always_inline)) int deliver(struct gt_ring *ring, unsigned type,
+                                                         bool packed, uint64_t off, uint64_t bytes,
+                                                         gt_ring_record_fn fn, void *ctx,
+                                                         long *count)
 {
+	const struct gt_rec_hdr *rec;
+
+	if (!packed) {
+		/* the common case, kept straight: one record the size of the body (which the slot
+		 * checks have made at least a header) */
+		rec = (const struct gt_rec_hdr *)(void *)ring->buf;
+		if (rec->type != type || gt_record_align(rec->size) != bytes ||
+		    gt_record_validate(rec, bytes) < 0) {
+			ring->stats.corrupt++;
+			ring->stats.corrupt_bytes += bytes + SLOT_HDR_BYTES;
+			return 0;
+		}
+		ring->stats.consumed++;
+		(*count)++;
+		return fn(ctx, rec);
+	}
 	while (off < bytes) {
-		const struct gt_rec_hdr *rec = (const struct gt_rec_hdr *)(void *)(ring->buf + off);
 		uint64_t left = bytes - off, size = 0;
 		int r;
 
+		rec = (const struct gt_rec_hdr *)(void *)(ring->buf + off);
 		if (left >= sizeof(*rec))
 			size = gt_record_align(rec->size);
-		if (size < sizeof(*rec) || rec->type != type ||
-		    (packed ? size > left : size != left) || gt_record_validate(rec, size) < 0) {
+		if (size < sizeof(*rec) || rec->type != type || size > left ||
+		    gt_record_validate(rec, size) < 0) {
 			ring->stats.corrupt++;
 			ring->stats.corrupt_bytes += left + (off ? 0 : SLOT_HDR_BYTES);
 			return 0;

@@ -1,10 +1,17 @@
 /* The overhead benchmark's floor: the least a CUPTI tracer can do. An injection library that
  * enables only CONCURRENT_KERNEL, MEMCPY and MEMSET activity and discards every record.
  * With FLOOR_MARKERS=1 it also enables CUPTI's NVTX marker path (set NVTX_INJECTION64_PATH to
- * libcupti), to time CUPTI's own push/pop. Runs inside the benchmarked program. */
+ * libcupti), to time CUPTI's own push/pop. Two more switches add, one at a time, what gputrace
+ * does on top of the floor, to tell where its added launch cost goes: FLOOR_CLOCK=1 registers
+ * a timestamp callback (CLOCK_MONOTONIC, as gputrace's); FLOOR_API=launch enables runtime and
+ * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*), and
+ * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone. Runs inside the benchmarked
+ * program. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <cupti.h>
 
@@ -32,6 +39,32 @@ static void CUPTIAPI floor_complete(CUcontext ctx, uint32_t stream, uint8_t *buf
 	free(buffer);
 }
 
+static uint64_t CUPTIAPI floor_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* API activity records for the calls whose names start with prefix, in one domain. */
+static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix)
+{
+	uint32_t cbid;
+
+	for (cbid = 1; cbid < end; cbid++) {
+		const char *name = NULL;
+
+		if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
+		    strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+			cuptiActivityEnableRuntimeApi(cbid, 1);
+		else
+			cuptiActivityEnableDriverApi(cbid, 1);
+	}
+}
+
 static void floor_exit(void)
 {
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -41,13 +74,23 @@ __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
 	const char *markers = getenv("FLOOR_MARKERS");
+	const char *clock = getenv("FLOOR_CLOCK");
+	const char *api = getenv("FLOOR_API");
 
+	if (clock && *clock == '1')
+		cuptiActivityRegisterTimestampCallback(floor_clock);
 	cuptiActivityRegisterCallbacks(floor_request, floor_complete);
 	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (markers && *markers == '1')
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+	if (api && (strcmp(api, "launch") == 0 || strcmp(api, "runtime") == 0))
+		floor_enable_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+		                 "cudaLaunch");
+	if (api && strcmp(api, "launch") == 0)
+		floor_enable_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+		                 "cuLaunch");
 	atexit(floor_exit);
 	return 1;
 }

@@ -47,6 +47,13 @@ run_one() { # config round
 		GPUTRACE_API_SOURCE=activity "$app" $sizes >"$out" 2>&1 ;;
 	gputrace-noapi) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
 		GPUTRACE_API=none "$app" $sizes >"$out" 2>&1 ;;
+	# what gputrace adds to the floor, one piece at a time: its timestamp callback, API
+	# records of the launch calls, and gputrace itself with kernel, memcpy and memset only
+	floor-clock) CUDA_INJECTION64_PATH="$floor" FLOOR_CLOCK=1 "$app" $sizes >"$out" 2>&1 ;;
+	floor-api) CUDA_INJECTION64_PATH="$floor" FLOOR_API=launch "$app" $sizes >"$out" 2>&1 ;;
+	floor-api-rt) CUDA_INJECTION64_PATH="$floor" FLOOR_API=runtime "$app" $sizes >"$out" 2>&1 ;;
+	gputrace-kernel) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		GPUTRACE_TRACE=kernel,memcpy,memset GPUTRACE_API=none "$app" $sizes >"$out" 2>&1 ;;
 	cupti-markers) CUDA_INJECTION64_PATH="$floor" FLOOR_MARKERS=1 NVTX_INJECTION64_PATH="$cupti" \
 		"$app" $sizes >"$out" 2>&1 ;;
 	# the program prints its figures before Nsight Systems post-processes; bound that part
@@ -57,7 +64,9 @@ run_one() { # config round
 	if [ $rc -eq 77 ]; then echo "no GPU: skipping the benchmark"; exit 77; fi
 	awk -v c="$c" -v r="$2" '/^launch_us/{l=$2} /^memcpy_us/{m=$2} /^nvtx_ns/{n=$2}
 		/^nvtx_best_ns/{b=$2} /^nvtx_paced_ns/{pm=$2} /^nvtx_paced_best_ns/{pb=$2}
-		END{ if (l != "") print c, r, l, m, n, b, pm, pb }' "$out" >>"$results"
+		/^launch_med_us/{lm=$2} /^launch_burst_us/{lb=$2} /^launch_cpu_us/{lc=$2}
+		END{ if (l != "") print c, r, l, m, n, b, pm, pb, lm, lb, lc }' "$out" >>"$results"
+	[ -n "${BENCH_SHOW_CPUS:-}" ] && echo "$c round $2 $(grep '^launch_cpus' "$out")"
 	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
 	if [ "${c#gputrace}" != "$c" ]; then
 		echo "$c round $2 records lost: $("$build/cli/gputrace" info "$work/t.gtrace" 2>&1 |
@@ -78,8 +87,8 @@ python3 - "$results" "$sizes" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 data = {}
-for c, r, l, m, n, b, pm, pb in rows:
-    data.setdefault(c, []).append((float(l), float(m), float(n), float(b), float(pm), float(pb)))
+for row in rows:
+    data.setdefault(row[0], []).append(tuple(float(x) for x in row[2:]))
 def med(c, i):
     return statistics.median(v[i] for v in data[c])
 def spread(c, i):
@@ -101,16 +110,25 @@ for c in data:
           (c, l, lo, hi, added, ratio, m, n, nlo, nhi, med(c, 3), med(c, 4), plo, phi, med(c, 5)))
 # The ratio within each round (bare, floor and the config run back to back), then its median:
 # steadier than the ratio of medians when the machine drifts between rounds.
-by_round = {}
-for c, r, l, m, n, b, pm, pb in rows:
-    by_round.setdefault(r, {})[c] = float(l)
-for c in data:
-    if c in ("bare", "floor"):
-        continue
-    ratios = [(v[c] - v["bare"]) / (v["floor"] - v["bare"]) for v in by_round.values()
-              if c in v and "bare" in v and "floor" in v and v["floor"] > v["bare"]]
-    if ratios:
-        print("%-18s launch cost added, x floor within each round: median %.2f (%.2f-%.2f), %d rounds" %
-              (c, statistics.median(ratios), min(ratios), max(ratios), len(ratios)))
+# The same by the median chunk of each run, which leaves out a run's odd chunks, and by the
+# median burst, which times the launch call alone (a burst is too short to fill the queue).
+print("launching thread's CPU time per launch, us: " +
+      ", ".join("%s %.3f" % (c, med(c, 8)) for c in data))
+for i, what in ((0, "all chunks"), (6, "median chunk"), (7, "burst")):
+    by_round = {}
+    for row in rows:
+        by_round.setdefault(row[1], {})[row[0]] = float(row[2 + i])
+    if "bare" in data and "floor" in data:
+        print("%s: bare %.3f us, floor added %.3f us (medians)" %
+              (what, med("bare", i), med("floor", i) - med("bare", i)))
+    for c in data:
+        if c in ("bare", "floor"):
+            continue
+        ratios = [(v[c] - v["bare"]) / (v["floor"] - v["bare"]) for v in by_round.values()
+                  if c in v and "bare" in v and "floor" in v and v["floor"] > v["bare"]]
+        if ratios:
+            print("%-18s %s: added %.3f us; x floor within each round: median %.2f (%.2f-%.2f), %d rounds" %
+                  (c, what, med(c, i) - med("bare", i), statistics.median(ratios), min(ratios),
+                   max(ratios), len(ratios)))
 PY
 rm -rf "$work"

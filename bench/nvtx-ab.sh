@@ -8,7 +8,11 @@
 #   floor-store   that handler, also copying each record into a 512 MiB buffer (no consumer);
 #   floor-store-huge  the same buffer in transparent huge pages (when the kernel allows);
 #   floor-store-nt    the same buffer written with non-temporal stores;
+#   floor-store32     the same buffer, copying 32 bytes of each record instead of 64;
+#   floor-store-small a 4 MiB buffer (one the caches can hold) instead of 512 MiB;
 #   gputrace      BUILD's injection library (standalone: it drains its own ring);
+#   gputrace-4m   the same with a 4 MiB ring: the flood's records are mostly dropped, the
+#                 paced batches' kept (compare the paced figures only);
 #   gputrace-iso  the same, with the library's threads kept off the timed thread's core
 #                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
 #   NAME=LIB      any further library, e.g. another gputrace build, for an A/B; a NAME ending
@@ -37,7 +41,7 @@ for c in ${AB_CONFIGS:-none floor-clock floor-record floor-store gputrace}; do
 	case $c in
 	none) libs+=("") ;;
 	floor-*) libs+=("$floor") ;;
-	gputrace | gputrace-iso) libs+=("$lib") ;;
+	gputrace | gputrace-iso | gputrace-4m) libs+=("$lib") ;;
 	*) echo "nvtx-ab.sh: unknown configuration $c" >&2 && exit 64 ;;
 	esac
 done
@@ -50,11 +54,12 @@ log=$(mktemp)
 trap 'rm -f "$log" "$log.run" /tmp/nvtx-ab.gtrace' EXIT
 
 run() { # name lib round
-	local mode=record iso=
+	local mode=record iso= ring=$GPUTRACE_BUFFER_SIZE
 
 	[ "$1" = floor-clock ] && mode=clock
 	[ "${1#floor-store}" != "$1" ] && mode=${1#floor-}
 	[ "${1%-iso}" != "$1" ] && iso=1
+	[ "$1" = gputrace-4m ] && ring=4M
 	rm -f /tmp/nvtx-ab.gtrace
 	if [ -z "$2" ]; then
 		"$bench"
@@ -63,7 +68,7 @@ run() { # name lib round
 			"$bench"
 	else
 		NVTX_FLOOR_MODE=$mode NVTX_INJECTION64_PATH=$2 GPUTRACE_OUTPUT=/tmp/nvtx-ab.gtrace \
-			"$bench"
+			GPUTRACE_BUFFER_SIZE=$ring "$bench"
 	fi >"$log.run"
 	# records lost: none without a trace (no tracer), else the trace's loss total
 	if [ -e /tmp/nvtx-ab.gtrace ]; then

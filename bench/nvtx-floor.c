@@ -10,6 +10,10 @@
  *           what keeping every record in memory costs, without a ring, a consumer or a file;
  *   store-huge  as store, the buffer in transparent huge pages where the kernel allows
  *           (madvise): tells what of that cost is TLB misses;
+ *   store32  as store, copying only the record's first 32 bytes (40 a record): what a record
+ *           half as large would save;
+ *   store-small  as store, in a 4 MiB buffer, which the caches can hold: what a ring that
+ *           stays in cache would save;
  *   store-nt  as store, with non-temporal stores (and a store fence every 32 records, as a
  *           publisher would need before marking them written): tells what of that cost is
  *           reading each line for ownership before writing it.
@@ -48,6 +52,7 @@ static __thread struct floor_thread *self __attribute__((tls_model("initial-exec
 static __thread uint64_t last __attribute__((tls_model("initial-exec")));
 static uint8_t *store;    /* mode store: the buffer */
 static uint64_t store_at; /* bytes used; one thread (bench-nvtx) */
+static uint64_t store_size = STORE;
 
 static int NVTX_API clock_push(const char *message)
 {
@@ -105,11 +110,27 @@ static int NVTX_API store_pop(void)
 	uint64_t word = store_at;
 
 	if (d >= 0 && d < DEPTH) {
-		if (store_at + 72 > STORE)
+		if (store_at + 72 > store_size)
 			store_at = 0;
 		memcpy(store + store_at, &word, 8);
 		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], 64);
 		store_at += 72;
+	}
+	return d;
+}
+
+static int NVTX_API store32_pop(void)
+{
+	struct floor_thread *t = self;
+	int d = record_pop();
+	uint64_t word = store_at;
+
+	if (d >= 0 && d < DEPTH) {
+		if (store_at + 40 > store_size)
+			store_at = 0;
+		memcpy(store + store_at, &word, 8);
+		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], 32);
+		store_at += 40;
 	}
 	return d;
 }
@@ -147,6 +168,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	int keep = mode && strncmp(mode, "store", 5) == 0;
 	int huge = mode && strcmp(mode, "store-huge") == 0;
 	int nt = mode && strcmp(mode, "store-nt") == 0;
+	int half = mode && strcmp(mode, "store32") == 0;
 	NvtxFunctionTable table = NULL;
 	unsigned size = 0;
 
@@ -155,6 +177,8 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	    size <= NVTX_CBID_CORE_RangePop)
 		return 0;
 	*table[NVTX_CBID_CORE_RangePushA] = clock_only ? FN(clock_push) : FN(record_push);
+	if (mode && strcmp(mode, "store-small") == 0)
+		store_size = 4ul << 20;
 	if (keep) {
 		store = mmap(NULL, STORE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		             0);
@@ -168,6 +192,8 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 		*table[NVTX_CBID_CORE_RangePop] = FN(clock_pop);
 	else if (nt)
 		*table[NVTX_CBID_CORE_RangePop] = FN(store_nt_pop);
+	else if (half)
+		*table[NVTX_CBID_CORE_RangePop] = FN(store32_pop);
 	else if (keep)
 		*table[NVTX_CBID_CORE_RangePop] = FN(store_pop);
 	else

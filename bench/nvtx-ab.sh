@@ -11,8 +11,9 @@
 #   floor-store32     the same buffer, copying 32 bytes of each record instead of 64;
 #   floor-store-small a 4 MiB buffer (one the caches can hold) instead of 512 MiB;
 #   gputrace      BUILD's injection library (standalone: it drains its own ring);
-#   gputrace-4m   the same with a 4 MiB ring: the flood's records are mostly dropped, the
-#                 paced batches' kept (compare the paced figures only);
+#   gputrace-Nm   the same with an N MiB ring (gputrace-4m, gputrace-32m: the default): the
+#                 flood's records are mostly dropped, the paced batches' kept (compare the
+#                 paced figures only);
 #   gputrace-iso  the same, with the library's threads kept off the timed thread's core
 #                 (BENCH_NVTX_ISOLATE): a drainer busy with the flood cannot share that core;
 #   NAME=LIB      any further library, e.g. another gputrace build, for an A/B; a NAME ending
@@ -41,7 +42,7 @@ for c in ${AB_CONFIGS:-none floor-clock floor-record floor-store gputrace}; do
 	case $c in
 	none) libs+=("") ;;
 	floor-*) libs+=("$floor") ;;
-	gputrace | gputrace-iso | gputrace-4m) libs+=("$lib") ;;
+	gputrace | gputrace-iso | gputrace-[0-9]*m) libs+=("$lib") ;;
 	*) echo "nvtx-ab.sh: unknown configuration $c" >&2 && exit 64 ;;
 	esac
 done
@@ -59,7 +60,7 @@ run() { # name lib round
 	[ "$1" = floor-clock ] && mode=clock
 	[ "${1#floor-store}" != "$1" ] && mode=${1#floor-}
 	[ "${1%-iso}" != "$1" ] && iso=1
-	[ "$1" = gputrace-4m ] && ring=4M
+	case $1 in gputrace-[0-9]*m) ring=${1#gputrace-} && ring=${ring%m}M ;; esac
 	rm -f /tmp/nvtx-ab.gtrace
 	if [ -z "$2" ]; then
 		"$bench"

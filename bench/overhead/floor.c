@@ -5,17 +5,24 @@
  * does on top of the floor, to tell where its added launch cost goes: FLOOR_CLOCK=1 registers
  * a timestamp callback (CLOCK_MONOTONIC, as gputrace's); FLOOR_API=launch enables runtime and
  * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*), and
- * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone. Runs inside the benchmarked
- * program. */
+ * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone. FLOOR_VERBOSE=1 prints at exit how
+ * many buffers were completed and how many of them on the main thread. Runs inside the
+ * benchmarked program. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
 #define FLOOR_BUF_BYTES (8u << 20)
+
+/* buffers completed, and how many of them on the program's main thread (where it launches) */
+static _Atomic unsigned long completed, completed_main;
 
 static void CUPTIAPI floor_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -33,6 +40,9 @@ static void CUPTIAPI floor_complete(CUcontext ctx, uint32_t stream, uint8_t *buf
 	(void)ctx;
 	(void)stream;
 	(void)size;
+	atomic_fetch_add(&completed, 1);
+	if (syscall(SYS_gettid) == getpid())
+		atomic_fetch_add(&completed_main, 1);
 	/* walk the records as any consumer must, then drop them */
 	while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
 		n++;
@@ -68,6 +78,9 @@ static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const ch
 static void floor_exit(void)
 {
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (getenv("FLOOR_VERBOSE"))
+		fprintf(stderr, "floor: %lu buffers completed, %lu of them on the main thread\n",
+		        atomic_load(&completed), atomic_load(&completed_main));
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void);

@@ -38,7 +38,7 @@ run_one() { # config round
 	local c=$1 out="$work/$1-$2.out" rc
 	case $c in
 	bare) "$app" $sizes >"$out" 2>&1 ;;
-	floor) CUDA_INJECTION64_PATH="$floor" "$app" $sizes >"$out" 2>&1 ;;
+	floor) FLOOR_VERBOSE=1 CUDA_INJECTION64_PATH="$floor" "$app" $sizes >"$out" 2>&1 ;;
 	gputrace) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
 		"$app" $sizes >"$out" 2>&1 ;;
 	gputrace-b) CUDA_INJECTION64_PATH="$BENCH_LIB_B" GPUTRACE_OUTPUT="$work/t.gtrace" \
@@ -51,6 +51,8 @@ run_one() { # config round
 	# records of the launch calls, and gputrace itself with kernel, memcpy and memset only
 	floor-clock) CUDA_INJECTION64_PATH="$floor" FLOOR_CLOCK=1 "$app" $sizes >"$out" 2>&1 ;;
 	floor-api) CUDA_INJECTION64_PATH="$floor" FLOOR_API=launch "$app" $sizes >"$out" 2>&1 ;;
+	gputrace-noflush) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
+		GPUTRACE_FLUSH_MS=0 "$app" $sizes >"$out" 2>&1 ;;
 	floor-api-rt) CUDA_INJECTION64_PATH="$floor" FLOOR_API=runtime "$app" $sizes >"$out" 2>&1 ;;
 	gputrace-kernel) CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT="$work/t.gtrace" \
 		GPUTRACE_TRACE=kernel,memcpy,memset GPUTRACE_API=none "$app" $sizes >"$out" 2>&1 ;;
@@ -66,6 +68,7 @@ run_one() { # config round
 		/^nvtx_best_ns/{b=$2} /^nvtx_paced_ns/{pm=$2} /^nvtx_paced_best_ns/{pb=$2}
 		/^launch_med_us/{lm=$2} /^launch_burst_us/{lb=$2} /^launch_cpu_us/{lc=$2}
 		END{ if (l != "") print c, r, l, m, n, b, pm, pb, lm, lb, lc }' "$out" >>"$results"
+	[ "$c" = floor ] && grep '^floor:' "$out" | sed "s/^/round $2 /"
 	[ -n "${BENCH_SHOW_CPUS:-}" ] && echo "$c round $2 $(grep '^launch_cpus' "$out")"
 	grep -q '^nvtx_ns' "$out" || { echo "$c round $2 failed (exit $rc):"; tail -n 5 "$out"; }
 	if [ "${c#gputrace}" != "$c" ]; then

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #define NVTX_NO_IMPL
@@ -24,7 +26,7 @@
  * and restore registers for as long as the work itself takes. */
 #define GT_HOT inline __attribute__((always_inline))
 
-#define GT_NVTX_DEPTH_MAX  128  /* deeper pushes are counted in depth but not recorded */
+#define GT_NVTX_DEPTH_MAX  128  /* deeper ranges: counted as unrecorded losses */
 #define GT_NVTX_CACHE      64   /* per-thread message cache entries, power of two */
 #define GT_NVTX_CACHE_TEXT 48   /* strings shorter than this are cached */
 #define GT_NVTX_RANGES     4096 /* open start/end ranges tracked at once, power of two */
@@ -83,21 +85,38 @@ struct nvtx_thread {
 	struct nvtx_stage stage;
 };
 /* Only a pointer is thread-local, in the initial-exec model (a few bytes of static TLS, read
- * with one instruction); the state itself is allocated on a thread's first NVTX call and freed
+ * with one instruction); the state itself is made on a thread's first NVTX call and freed
  * when the thread exits. A large _Thread_local here would cost a __tls_get_addr call on every
  * access, since this library is loaded with dlopen. */
 static __thread struct nvtx_thread *nt_self __attribute__((tls_model("initial-exec")));
+/* 1 while this thread makes its state: an NVTX call from a signal handler that interrupts it
+ * is not recorded (it would make a second state for the thread) */
+static __thread bool nt_making __attribute__((tls_model("initial-exec")));
 static pthread_key_t nt_key;
 static pthread_once_t nt_key_once = PTHREAD_ONCE_INIT;
 static bool nt_key_ok;
 
-/* Threads with a stage, for the flush thread and the exit flush. A slot is taken at a
- * thread's first NVTX call and freed when it ends: never on a record's path. */
+/* Threads with a stage, for the flush thread and the exit flush. A thread takes a slot at its
+ * first NVTX call without a lock (compare-exchange: that call may be in a signal handler), and
+ * gives it up at its end under registry_lock, which the publishers hold while they copy. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nvtx_thread *registry[GT_NVTX_THREADS]; /* under registry_lock */
+static _Atomic(struct nvtx_thread *) registry[GT_NVTX_THREADS];
 static _Atomic bool stage_off; /* set for the last flush: records go to the ring directly */
+/* ranges not recorded since the last publish_all: a push on a thread without a state (see
+ * nt_new) or nested past GT_NVTX_DEPTH_MAX; emitted as one LOSS record by publish_all */
+static _Atomic uint64_t unrecorded;
 
 static void stage_publish(struct nvtx_stage *st);
+
+/* A thread's state, from mmap rather than malloc: a thread's first NVTX call may be in a
+ * signal handler, and the call it interrupted may hold malloc's lock. */
+static size_t nt_bytes(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t p = page > 0 ? (size_t)page : 4096u;
+
+	return (sizeof(struct nvtx_thread) + p - 1) / p * p;
+}
 
 /* A thread ends: publish its stage, leave the registry, free its state. */
 static void nt_free(void *p)
@@ -109,10 +128,10 @@ static void nt_free(void *p)
 		pthread_mutex_lock(&registry_lock);
 		/* the flush thread, holding the lock, may be publishing this stage: wait */
 		stage_publish(&t->stage);
-		registry[t->slot] = NULL;
+		atomic_store_explicit(&registry[t->slot], NULL, memory_order_relaxed);
 		pthread_mutex_unlock(&registry_lock);
 	}
-	free(t);
+	munmap(t, nt_bytes());
 }
 
 /* fork(): the lock must not be held by a thread that does not exist in the child */
@@ -132,34 +151,48 @@ static void nt_key_create(void)
 	            pthread_atfork(registry_prepare, registry_release, registry_release) == 0;
 }
 
-/* First NVTX call on this thread: may allocate. NULL when memory or a TLS key is lacking;
- * the thread's NVTX calls are then not recorded. */
+/*
+ * First NVTX call on this thread: makes its state. NULL when memory or a TLS key is lacking;
+ * the thread's NVTX calls are then not recorded. Safe in a signal handler: the key is made
+ * when the handlers are installed, the state comes from mmap and the registry slot from a
+ * compare-exchange. (pthread_setspecific with one of a process's first 32 keys only stores;
+ * a later key may allocate on a thread's first use, as glibc keeps those in a second table.)
+ */
 static struct nvtx_thread *nt_new(void)
 {
 	struct nvtx_thread *t;
 
 	pthread_once(&nt_key_once, nt_key_create);
-	if (!nt_key_ok)
+	if (!nt_key_ok || nt_making)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
+	nt_making = true;
+	atomic_signal_fence(memory_order_seq_cst);
+	t = mmap(NULL, nt_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED) {
+		t = NULL;
+		goto out;
+	}
 	t->slot = -1;
 	t->tid = gt_thread_id();
-	pthread_mutex_lock(&registry_lock);
+	if (pthread_setspecific(nt_key, t) != 0) {
+		munmap(t, nt_bytes());
+		t = NULL;
+		goto out;
+	}
+	/* the state is whole before a publisher can see it (release) */
 	for (int i = 0; i < GT_NVTX_THREADS; i++) {
-		if (!registry[i]) {
-			registry[i] = t;
+		struct nvtx_thread *none = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(
+		            &registry[i], &none, t, memory_order_release, memory_order_relaxed)) {
 			t->slot = i;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
-	if (pthread_setspecific(nt_key, t) != 0) {
-		nt_free(t);
-		return NULL;
-	}
 	nt_self = t;
+out:
+	atomic_signal_fence(memory_order_seq_cst);
+	nt_making = false;
 	return t;
 }
 
@@ -457,10 +490,25 @@ void gt_nvtx_stage_off(void)
 
 void gt_nvtx_publish_all(void)
 {
+	uint64_t lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
+
+	if (lost) {
+		struct gt_rec_loss r = {0};
+
+		gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
+		r.ts_ns = gt_now_ns();
+		r.count = lost;
+		r.source = GT_LOSS_NVTX;
+		r.kind = GT_REC_NVTX;
+		gt_emit(&r.hdr, false);
+	}
 	pthread_mutex_lock(&registry_lock);
-	for (int i = 0; i < GT_NVTX_THREADS; i++)
-		if (registry[i])
-			stage_publish(&registry[i]->stage);
+	for (int i = 0; i < GT_NVTX_THREADS; i++) {
+		struct nvtx_thread *t = atomic_load_explicit(&registry[i], memory_order_acquire);
+
+		if (t)
+			stage_publish(&t->stage);
+	}
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -514,8 +562,11 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	struct nvtx_frame *f;
 	uint32_t i;
 
-	if (!nt)
+	if (!nt) {
+		if (tracing())
+			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
 		return -1;
+	}
 	d = nt->depth;
 	if (d >= GT_NVTX_DEPTH_MAX) {
 		nt->depth = d + 1;
@@ -557,6 +608,8 @@ static GT_HOT int pop(uint32_t dom, uint64_t end)
 	if (!nt || nt->depth == 0)
 		return -1;
 	if (nt->depth > GT_NVTX_DEPTH_MAX) {
+		if (tracing())
+			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
 		nt->depth--;
 		return (int)nt->depth;
 	}
@@ -1006,6 +1059,8 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 
 	if (gt_inject_start() < 0 || !(gt_inj.cfg.trace & GT_TRACE_NVTX))
 		return 0; /* NVTX keeps its no-op handlers */
+	/* the threads' key now, not in a thread's first call, which may be in a signal handler */
+	pthread_once(&nt_key_once, nt_key_create);
 	etbl = get_export_table(NVTX_ETID_CALLBACKS);
 	if (!etbl || etbl->struct_size < sizeof(*etbl))
 		return 0;

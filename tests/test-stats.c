@@ -527,6 +527,7 @@ START_TEST(test_losses)
 	         "buffer_pool,0,\n"
 	         "flush_window,0,\n"
 	         "damaged_file,0,\n"
+	         "nvtx_unrecorded,0,\n"
 	         "\n# reader\n"
 	         "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
 	         "false,%llu,0,0,0\n",
@@ -699,7 +700,8 @@ START_TEST(test_odd_records)
 	ck_assert_ptr_nonnull(strstr(out, "count,bytes,unmatched_frees\n1,200,0\n"));
 	free(out);
 	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
-	ck_assert_ptr_nonnull(strstr(out, "damaged_file,0,\nunknown,4,unspecified 4\n\n# reader"));
+	ck_assert_ptr_nonnull(strstr(
+	        out, "damaged_file,0,\nnvtx_unrecorded,0,\nunknown,4,unspecified 4\n\n# reader"));
 	free(out);
 	gt_reader_close(r);
 }
@@ -965,6 +967,7 @@ START_TEST(test_real_example_reports)
 	                      "buffer_pool,0,\n"
 	                      "flush_window,0,\n"
 	                      "damaged_file,0,\n"
+	                      "nvtx_unrecorded,0,\n"
 	                      "\n# reader\n"
 	                      "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
 	                      "false,1,0,0,0\n");

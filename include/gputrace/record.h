@@ -347,6 +347,7 @@ enum gt_loss_source {
 	GT_LOSS_BUFFER_POOL,       /* no free CUPTI buffer in the pool */
 	GT_LOSS_FLUSH_WINDOW, /* records still in CUPTI when the process was killed (estimate) */
 	GT_LOSS_FILE,         /* chunks skipped while reading a damaged file */
+	GT_LOSS_NVTX,         /* NVTX ranges the handlers could not record (see collectors.md) */
 	GT_LOSS_SOURCE_MAX
 };
 

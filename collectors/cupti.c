@@ -125,18 +125,6 @@ static void buffer_release(uint8_t *buf)
 	}
 }
 
-static void emit_loss(unsigned source, uint64_t count, unsigned kind)
-{
-	struct gt_rec_loss r = {0};
-
-	gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
-	r.ts_ns = gt_now_ns();
-	r.count = count;
-	r.source = source;
-	r.kind = kind;
-	gt_emit(&r.hdr, true);
-}
-
 /* CUPTI's buffer thread (or a thread inside cuptiActivityFlushAll): parse and dispatch. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
                                       size_t size, size_t valid)
@@ -162,11 +150,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 		gt_debug("CUPTI dropped %zu records (context %p, stream %u)", dropped, (void *)ctx,
 		         stream_id);
 		if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-			emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
+			gt_emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE, true);
 	}
 	refused = atomic_exchange(&pool_refused, 0);
 	if (refused && atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		emit_loss(GT_LOSS_BUFFER_POOL, refused, GT_REC_NONE);
+		gt_emit_loss(GT_LOSS_BUFFER_POOL, refused, GT_REC_NONE, true);
 	buffer_release(buffer);
 }
 
@@ -429,7 +417,7 @@ void gt_cupti_stop(void)
 	/* records dropped in the global queue (not tied to a context's completed buffer) */
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS &&
 	    dropped)
-		emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
+		gt_emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE, true);
 }
 
 int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on)

@@ -70,6 +70,18 @@ void gt_emit(struct gt_rec_hdr *rec, bool wait)
 	gt_ring_write(gt_inj.ring, rec, wait ? GT_RING_WAIT : 0);
 }
 
+void gt_emit_loss(unsigned source, uint64_t count, unsigned kind, bool wait)
+{
+	struct gt_rec_loss r = {0};
+
+	gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
+	r.ts_ns = gt_now_ns();
+	r.count = count;
+	r.source = source;
+	r.kind = kind;
+	gt_emit(&r.hdr, wait);
+}
+
 void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n)
 {
 	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))

@@ -129,6 +129,10 @@ static inline void gt_hdr(struct gt_rec_hdr *h, unsigned type, size_t bytes)
  * ring space); application threads never wait and the ring counts a drop instead. */
 void gt_emit(struct gt_rec_hdr *rec, bool wait);
 
+/* Write a LOSS record: `count` records of `kind` (GT_REC_NONE: any) lost to `source`;
+ * `wait` as for gt_emit. */
+void gt_emit_loss(unsigned source, uint64_t count, unsigned kind, bool wait);
+
 /* Write n records of one type and size, back to back at first, with one ring reservation;
  * never waits (a full ring drops and counts all n). */
 void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n);

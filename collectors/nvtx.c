@@ -492,16 +492,8 @@ void gt_nvtx_publish_all(void)
 {
 	uint64_t lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
 
-	if (lost) {
-		struct gt_rec_loss r = {0};
-
-		gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
-		r.ts_ns = gt_now_ns();
-		r.count = lost;
-		r.source = GT_LOSS_NVTX;
-		r.kind = GT_REC_NVTX;
-		gt_emit(&r.hdr, false);
-	}
+	if (lost)
+		gt_emit_loss(GT_LOSS_NVTX, lost, GT_REC_NVTX, false);
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < GT_NVTX_THREADS; i++) {
 		struct nvtx_thread *t = atomic_load_explicit(&registry[i], memory_order_acquire);

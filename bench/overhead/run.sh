@@ -2,7 +2,12 @@
 # Overhead benchmark: runs bench/overhead/app.cu bare, under the CUPTI floor (floor.c: kernel,
 # memcpy and memset activity only, records discarded), under gputrace with default settings
 # (and variants that isolate the API collector), under CUPTI's own NVTX marker path and, when
-# present, under Nsight Systems, in interleaved rounds. Prints medians with min-max spread.
+# present, under Nsight Systems, in interleaved rounds. Prints medians with min-max spread, and
+# the launch cost added as a multiple of the floor's by the means over the rounds, with a 95 %
+# bootstrap interval (bench/overhead/pool.py pools several runs' logs). BENCH_CONFIGS may also
+# name floor-clock, floor-api and floor-api-rt (the floor plus one piece of what gputrace
+# adds: see floor.c), gputrace-kernel (kernel, memcpy and memset only) and gputrace-noflush.
+# BENCH_PIN_CPU=N pins the program's launching thread; BENCH_SHOW_CPUS=1 prints its CPUs.
 # Usage: run.sh BUILD_DIR [ROUNDS]     (GPU machine; exits 77 without a GPU)
 set -u
 build=$(cd "${1:?usage: run.sh BUILD_DIR [ROUNDS]}" && pwd)

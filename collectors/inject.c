@@ -43,6 +43,7 @@ static char host_buf[256];
 static char cmdline_buf[1024];
 static char cuda_ver_buf[32];
 static char cupti_ver_buf[32];
+static uint32_t cupti_version; /* cuptiGetVersion; 0 when it failed */
 static char driver_ver_buf[64];
 static struct gt_trace_info trace_info;
 
@@ -162,8 +163,10 @@ static void fill_trace_info(void)
 	}
 	if (gt_cuda.driver_version && gt_cuda.driver_version(&v) == CUDA_SUCCESS && v)
 		snprintf(cuda_ver_buf, sizeof(cuda_ver_buf), "%d.%d", v / 1000, (v % 1000) / 10);
-	if (gt_cupti.cuptiGetVersion && gt_cupti.cuptiGetVersion(&cv) == CUPTI_SUCCESS)
+	if (gt_cupti.cuptiGetVersion && gt_cupti.cuptiGetVersion(&cv) == CUPTI_SUCCESS) {
+		cupti_version = cv;
 		snprintf(cupti_ver_buf, sizeof(cupti_ver_buf), "%u", cv);
+	}
 	gt_sysinfo_driver_version(driver_ver_buf, sizeof(driver_ver_buf));
 	trace_info.clock_id = GT_CLOCK_MONOTONIC;
 	trace_info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);
@@ -393,8 +396,7 @@ int InitializeInjection(void)
 	 * file's header and cannot know */
 	snprintf(loaded, sizeof(loaded), "CUPTI %s from %s", cupti_ver_buf[0] ? cupti_ver_buf : "?",
 	         gt_cupti_path);
-	emit_notice(GT_NOTICE_INFO, GT_NOTICE_CUPTI_LOADED, (int)strtol(cupti_ver_buf, NULL, 10),
-	            loaded);
+	emit_notice(GT_NOTICE_INFO, GT_NOTICE_CUPTI_LOADED, (int)cupti_version, loaded);
 	gt_debug("%s", loaded);
 	return 1;
 }

@@ -17,8 +17,9 @@
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million
  * launches per second at the default 100 ms flush period; pages are touched only by CUPTI. */
-#define GT_BUF_BYTES (2u << 20)
-#define GT_BUF_COUNT 16u
+#define GT_BUF_BYTES      (2u << 20)
+#define GT_BUF_COUNT      16u
+#define GT_RESCAN_PERIODS 5u /* flush periods between two reads of the known threads' names */
 /* When the pool is empty (the buffer thread fell far behind) we allocate a few more rather than
  * drop; past this many the request is refused and CUPTI counts the records it drops. */
 #define GT_BUF_OVERFLOW_MAX 64
@@ -232,7 +233,7 @@ void gt_cupti_flush(bool forced)
 static void *flush_main(void *arg)
 {
 	struct timespec deadline;
-	unsigned ms = gt_inj.cfg.flush_ms;
+	unsigned ms = gt_inj.cfg.flush_ms, periods = 0;
 
 	(void)arg;
 	pthread_mutex_lock(&flush_lock);
@@ -252,6 +253,9 @@ static void *flush_main(void *arg)
 			gt_cupti_flush(false);
 			gt_nvtx_publish_all();
 			gt_tsc_anchor();
+			/* threads renamed since they were recorded, every fifth period */
+			if (++periods % GT_RESCAN_PERIODS == 0)
+				gt_meta_rescan_threads();
 			pthread_mutex_lock(&flush_lock);
 		}
 	}

@@ -126,13 +126,17 @@ uint32_t gt_thread_id(void)
 		return tls.tid;
 	tls.tid = (uint32_t)syscall(SYS_gettid);
 	/* once per thread: its name as the application set it (prctl: no /proc access needed) */
-	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0]) {
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+		name[0] = '\0';
+	if (name[0]) {
 		gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
 		r.tid = tls.tid;
 		r.name_id = gt_intern(name);
 		if (r.name_id)
 			gt_emit(&r.hdr, false);
 	}
+	/* known from now on: a name the thread sets later is recorded by the rescan */
+	gt_meta_thread_named(tls.tid, name);
 	return tls.tid;
 }
 
@@ -251,6 +255,7 @@ static void flush_for_close(void)
 	gt_flush_stop();
 	gt_nvtx_stage_off();
 	gt_nvtx_publish_all();
+	gt_meta_rescan_threads();
 }
 
 void gt_inject_detach(unsigned code, int detail, const char *message)

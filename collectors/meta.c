@@ -1,7 +1,9 @@
 /* Metadata collector: DEVICE records (from the driver's device attributes when a context is
- * created), CONTEXT and STREAM records (CUPTI activity), and THREAD names of threads seen only
- * in CUPTI's records. Runs inside the traced application: the resource callback on the thread
- * creating a context, the activity parsing on CUPTI's buffer-completion thread. */
+ * created), CONTEXT and STREAM records (CUPTI activity), THREAD names of threads seen only in
+ * CUPTI's records, and THREAD records again when a known thread's name changes. Runs inside
+ * the traced application: the resource callback on the thread creating a context, the
+ * activity parsing on CUPTI's buffer-completion thread, the rescan on the flush thread. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,12 @@
 static _Atomic uint32_t context_device[GT_MAX_CONTEXTS]; /* device id + 1; 0 unknown */
 static _Atomic uint8_t device_done[GT_MAX_DEVICES];
 static _Atomic uint32_t seen_tids[GT_SEEN_TIDS];
+/* Per seen_tids slot: a hash of the name last recorded for the thread (name_hash), NAME_UNSET
+ * until the slot's claimer stores it, or NAME_GONE once the rescan found the thread gone.
+ * After the claimer's one store only the rescan writes it. */
+#define NAME_UNSET 0u
+#define NAME_GONE  1u
+static _Atomic uint64_t seen_names[GT_SEEN_TIDS];
 
 uint32_t gt_meta_context_device(uint32_t context_id)
 {
@@ -90,7 +98,8 @@ void gt_meta_resource(unsigned cbid, const void *data)
 	emit_device(dev_id);
 }
 
-static void read_comm(uint32_t tid, char *name, size_t bytes)
+/* The thread's name as the kernel has it ("" when unreadable); false when the thread is gone */
+static bool read_comm(uint32_t tid, char *name, size_t bytes)
 {
 	char path[64];
 	ssize_t n;
@@ -100,47 +109,108 @@ static void read_comm(uint32_t tid, char *name, size_t bytes)
 	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return errno != ENOENT && errno != ESRCH;
 	n = read(fd, name, bytes - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return true;
 	name[n] = '\0';
 	name[strcspn(name, "\n")] = '\0';
+	return true;
+}
+
+/* FNV-1a, never NAME_UNSET or NAME_GONE */
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 0x100000001b3ull;
+	return h < 2 ? h + 2 : h;
+}
+
+/* The seen_tids slot this call claims for tid: a free one, or tid's own when the rescan found
+ * its thread gone (the id was reused); -1 when tid is known already or the table is full.
+ * Lock-free: any thread, signal handlers included. */
+static int claim_tid(uint32_t tid)
+{
+	uint32_t h = (tid * 2654435761u) & (GT_SEEN_TIDS - 1);
+
+	for (unsigned probe = 0; probe < GT_SEEN_TIDS; probe++, h = (h + 1) & (GT_SEEN_TIDS - 1)) {
+		uint32_t cur = atomic_load(&seen_tids[h]);
+
+		if (cur == 0 && !atomic_compare_exchange_strong(&seen_tids[h], &cur, tid) &&
+		    cur != tid)
+			continue; /* another tid took the slot: probe on */
+		if (cur == 0)
+			return (int)h;
+		if (cur == tid) {
+			uint64_t gone = NAME_GONE;
+
+			return atomic_compare_exchange_strong(&seen_names[h], &gone, NAME_UNSET)
+			               ? (int)h
+			               : -1;
+		}
+	}
+	return -1; /* table full: the thread keeps the name it first had */
+}
+
+static void emit_thread(uint32_t tid, const char *name, bool wait)
+{
+	struct gt_rec_thread r;
+
+	gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
+	r.tid = tid;
+	r.name_id = gt_intern(name);
+	if (r.name_id)
+		gt_emit(&r.hdr, wait);
 }
 
 void gt_meta_thread_seen(uint32_t tid)
 {
-	uint32_t h = (tid * 2654435761u) & (GT_SEEN_TIDS - 1);
-	struct gt_rec_thread r;
 	char name[64];
-	unsigned probe;
+	int slot;
 
-	if (!tid)
+	if (!tid || (slot = claim_tid(tid)) < 0)
 		return;
-	for (probe = 0; probe < GT_SEEN_TIDS; probe++, h = (h + 1) & (GT_SEEN_TIDS - 1)) {
-		uint32_t cur = atomic_load(&seen_tids[h]);
-
-		if (cur == tid)
-			return;
-		if (cur == 0) {
-			if (!atomic_compare_exchange_strong(&seen_tids[h], &cur, tid)) {
-				if (cur == tid)
-					return;
-				continue;
-			}
-			break;
-		}
-	}
-	if (probe == GT_SEEN_TIDS)
-		return; /* table full: the thread simply goes unnamed */
 	read_comm(tid, name, sizeof(name));
-	if (!name[0])
-		return;
-	gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
-	r.tid = tid;
-	r.name_id = gt_intern(name);
-	gt_emit(&r.hdr, true);
+	atomic_store(&seen_names[slot], name_hash(name));
+	if (name[0])
+		emit_thread(tid, name, true);
+}
+
+void gt_meta_thread_named(uint32_t tid, const char *name)
+{
+	int slot = tid ? claim_tid(tid) : -1;
+
+	if (slot >= 0)
+		atomic_store(&seen_names[slot], name_hash(name));
+}
+
+void gt_meta_rescan_threads(void)
+{
+	char name[64];
+
+	for (unsigned i = 0; i < GT_SEEN_TIDS; i++) {
+		uint32_t tid = atomic_load_explicit(&seen_tids[i], memory_order_relaxed);
+		uint64_t was, now;
+
+		if (!tid)
+			continue;
+		was = atomic_load(&seen_names[i]);
+		if (was == NAME_UNSET || was == NAME_GONE)
+			continue;
+		if (!read_comm(tid, name, sizeof(name))) {
+			atomic_store(&seen_names[i], NAME_GONE);
+			continue;
+		}
+		now = name_hash(name);
+		if (now == was)
+			continue;
+		atomic_store(&seen_names[i], now);
+		if (name[0])
+			emit_thread(tid, name, false);
+	}
 }
 
 static void meta_activity(const void *rec)

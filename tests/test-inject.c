@@ -814,6 +814,90 @@ START_TEST(nvtx_first_call_in_handler)
 }
 END_TEST
 
+/* A thread renamed after its first NVTX call: its first THREAD record has the old name and
+ * the flush thread's rescan (every fifth flush period; 20 ms here) writes one with the new
+ * name while the thread lives. A thread whose name never changes gets one record, and no
+ * record repeats a name. */
+static void *rename_worker(void *arg)
+{
+	struct timespec wait = {0, 300 * 1000000L};
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "before");
+	nvtxMarkA("named"); /* the library's first sight of this thread: "before" */
+	pthread_setname_np(pthread_self(), "after");
+	nanosleep(&wait, NULL); /* three rescans */
+	nvtxMarkA("renamed");
+	return NULL;
+}
+
+static void rename_child(void)
+{
+	pthread_t th;
+
+	setenv("GPUTRACE_FLUSH_MS", "20", 1);
+	pthread_setname_np(pthread_self(), "main-thread");
+	nvtxMarkA("start");
+	if (pthread_create(&th, NULL, rename_worker, NULL) != 0)
+		exit(3);
+	pthread_join(th, NULL);
+	exit(0);
+}
+
+START_TEST(thread_renamed)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	struct gt_reader *r;
+	uint32_t main_tid = 0, worker_tid = 0;
+	const char *worker_names[4] = {NULL};
+	unsigned n_worker = 0, n_main = 0;
+	int ret;
+
+	child_trace_run(&t, "rename.gtrace", rename_child, NULL);
+	r = t.r;
+	/* the threads, from their marks */
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *msg;
+
+		if (rec->hdr.type != GT_REC_NVTX)
+			continue;
+		msg = gt_reader_string(r, rec->nvtx.message_id, NULL);
+		if (msg && strcmp(msg, "start") == 0)
+			main_tid = rec->nvtx.tid;
+		else if (msg && strcmp(msg, "named") == 0)
+			worker_tid = rec->nvtx.tid;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_ne(main_tid, 0);
+	ck_assert_uint_ne(worker_tid, 0);
+	gt_reader_close(r);
+	ck_assert_int_eq(gt_reader_open(t.out, &t.r, NULL), 0);
+	r = t.r;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *name;
+
+		if (rec->hdr.type != GT_REC_THREAD)
+			continue;
+		name = gt_reader_string(r, rec->thread.name_id, NULL);
+		ck_assert_ptr_nonnull(name);
+		if (rec->thread.tid == main_tid) {
+			ck_assert_str_eq(name, "main-thread");
+			n_main++;
+		} else if (rec->thread.tid == worker_tid) {
+			ck_assert_uint_lt(n_worker, 4);
+			worker_names[n_worker++] = name;
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n_main, 1);
+	ck_assert_uint_eq(n_worker, 2);
+	ck_assert_str_eq(worker_names[0], "before");
+	ck_assert_str_eq(worker_names[1], "after");
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -836,6 +920,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, nvtx_message_cache);
 	tcase_add_test(tc, nvtx_signal_reentry);
 	tcase_add_test(tc, nvtx_first_call_in_handler);
+	tcase_add_test(tc, thread_renamed);
 	suite_add_tcase(s, tc);
 	return s;
 }

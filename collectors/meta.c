@@ -22,8 +22,9 @@ static _Atomic uint32_t context_device[GT_MAX_CONTEXTS]; /* device id + 1; 0 unk
 static _Atomic uint8_t device_done[GT_MAX_DEVICES];
 static _Atomic uint32_t seen_tids[GT_SEEN_TIDS];
 /* Per seen_tids slot: a hash of the name last recorded for the thread (name_hash), NAME_UNSET
- * until the slot's claimer stores it, or NAME_GONE once the rescan found the thread gone.
- * After the claimer's one store only the rescan writes it. */
+ * until the slot's claimer stores it, or NAME_GONE once the thread was found gone (the slot
+ * may then be claimed again). Claimers write only UNSET and GONE slots, the rescan only the
+ * others. */
 #define NAME_UNSET 0u
 #define NAME_GONE  1u
 static _Atomic uint64_t seen_names[GT_SEEN_TIDS];
@@ -98,8 +99,14 @@ void gt_meta_resource(unsigned cbid, const void *data)
 	emit_device(dev_id);
 }
 
-/* The thread's name as the kernel has it ("" when unreadable); false when the thread is gone */
-static bool read_comm(uint32_t tid, char *name, size_t bytes)
+enum comm_result {
+	COMM_OK,     /* name read */
+	COMM_FAILED, /* not readable now (no file descriptor, an empty read): try again later */
+	COMM_GONE,   /* the thread has exited */
+};
+
+/* The thread's name as the kernel has it; "" unless COMM_OK. */
+static enum comm_result read_comm(uint32_t tid, char *name, size_t bytes)
 {
 	char path[64];
 	ssize_t n;
@@ -109,14 +116,16 @@ static bool read_comm(uint32_t tid, char *name, size_t bytes)
 	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno != ENOENT && errno != ESRCH;
+		return errno == ENOENT || errno == ESRCH ? COMM_GONE : COMM_FAILED;
 	n = read(fd, name, bytes - 1);
 	close(fd);
-	if (n <= 0)
-		return true;
+	if (n <= 0) {
+		name[0] = '\0';
+		return COMM_FAILED;
+	}
 	name[n] = '\0';
 	name[strcspn(name, "\n")] = '\0';
-	return true;
+	return COMM_OK;
 }
 
 /* FNV-1a, never NAME_UNSET or NAME_GONE */
@@ -129,30 +138,48 @@ static uint64_t name_hash(const char *name)
 	return h < 2 ? h + 2 : h;
 }
 
-/* The seen_tids slot this call claims for tid: a free one, or tid's own when the rescan found
- * its thread gone (the id was reused); -1 when tid is known already or the table is full.
- * Lock-free: any thread, signal handlers included. */
+/* Slot g, whose thread is gone, for tid (the caller then stores its name's hash). */
+static bool take_gone(uint32_t g, uint32_t tid)
+{
+	uint64_t gone = NAME_GONE;
+
+	if (!atomic_compare_exchange_strong(&seen_names[g], &gone, NAME_UNSET))
+		return false;
+	atomic_store(&seen_tids[g], tid);
+	return true;
+}
+
+/*
+ * The seen_tids slot this call claims for tid, or -1 when tid is known already or the table
+ * is full. A new tid takes the first slot on its probe path whose thread is gone, else a free
+ * one; a tid whose own slot was marked gone (the id was reused) takes that slot back. Slots
+ * are never emptied, so a probe path ends at the first free slot. Lock-free: any thread,
+ * signal handlers included. The claimer then stores the name's hash, last (the rescan reads
+ * seen_names before seen_tids).
+ */
 static int claim_tid(uint32_t tid)
 {
 	uint32_t h = (tid * 2654435761u) & (GT_SEEN_TIDS - 1);
+	int gone = -1;
 
 	for (unsigned probe = 0; probe < GT_SEEN_TIDS; probe++, h = (h + 1) & (GT_SEEN_TIDS - 1)) {
 		uint32_t cur = atomic_load(&seen_tids[h]);
 
-		if (cur == 0 && !atomic_compare_exchange_strong(&seen_tids[h], &cur, tid) &&
-		    cur != tid)
-			continue; /* another tid took the slot: probe on */
-		if (cur == 0)
-			return (int)h;
-		if (cur == tid) {
-			uint64_t gone = NAME_GONE;
-
-			return atomic_compare_exchange_strong(&seen_names[h], &gone, NAME_UNSET)
-			               ? (int)h
-			               : -1;
+		if (cur == tid)
+			return take_gone(h, tid) ? (int)h : -1;
+		if (cur == 0) {
+			if (gone >= 0 && take_gone((uint32_t)gone, tid))
+				return gone;
+			if (atomic_compare_exchange_strong(&seen_tids[h], &cur, tid))
+				return (int)h;
+			if (cur == tid)
+				return -1; /* another call claimed tid first */
+			continue;          /* another tid took the slot: probe on */
 		}
+		if (gone < 0 && atomic_load(&seen_names[h]) == NAME_GONE)
+			gone = (int)h;
 	}
-	return -1; /* table full: the thread keeps the name it first had */
+	return gone >= 0 && take_gone((uint32_t)gone, tid) ? gone : -1;
 }
 
 static void emit_thread(uint32_t tid, const char *name, bool wait)
@@ -169,12 +196,14 @@ static void emit_thread(uint32_t tid, const char *name, bool wait)
 void gt_meta_thread_seen(uint32_t tid)
 {
 	char name[64];
+	enum comm_result res;
 	int slot;
 
 	if (!tid || (slot = claim_tid(tid)) < 0)
 		return;
-	read_comm(tid, name, sizeof(name));
-	atomic_store(&seen_names[slot], name_hash(name));
+	res = read_comm(tid, name, sizeof(name));
+	/* a name not read now is recorded by a later rescan, which finds it changed from "" */
+	atomic_store(&seen_names[slot], res == COMM_GONE ? NAME_GONE : name_hash(name));
 	if (name[0])
 		emit_thread(tid, name, true);
 }
@@ -189,28 +218,30 @@ void gt_meta_thread_named(uint32_t tid, const char *name)
 
 void gt_meta_rescan_threads(void)
 {
+	/* one rescan at a time: the final flush's could meet a flush thread that did not stop */
+	static atomic_flag busy = ATOMIC_FLAG_INIT;
 	char name[64];
 
+	if (atomic_flag_test_and_set(&busy))
+		return;
 	for (unsigned i = 0; i < GT_SEEN_TIDS; i++) {
-		uint32_t tid = atomic_load_explicit(&seen_tids[i], memory_order_relaxed);
-		uint64_t was, now;
+		/* the hash first: a claimer stores it after the tid (see claim_tid) */
+		uint64_t was = atomic_load(&seen_names[i]), now;
+		uint32_t tid = atomic_load(&seen_tids[i]);
+		enum comm_result res;
 
-		if (!tid)
+		if (!tid || was == NAME_UNSET || was == NAME_GONE)
 			continue;
-		was = atomic_load(&seen_names[i]);
-		if (was == NAME_UNSET || was == NAME_GONE)
-			continue;
-		if (!read_comm(tid, name, sizeof(name))) {
+		res = read_comm(tid, name, sizeof(name));
+		if (res == COMM_GONE)
 			atomic_store(&seen_names[i], NAME_GONE);
-			continue;
-		}
-		now = name_hash(name);
-		if (now == was)
+		if (res != COMM_OK || (now = name_hash(name)) == was)
 			continue;
 		atomic_store(&seen_names[i], now);
 		if (name[0])
 			emit_thread(tid, name, false);
 	}
+	atomic_flag_clear(&busy);
 }
 
 static void meta_activity(const void *rec)

@@ -151,12 +151,19 @@ static void nt_key_create(void)
 	            pthread_atfork(registry_prepare, registry_release, registry_release) == 0;
 }
 
+/* The key as early as the library loads, while the process has made few: glibc keeps a
+ * thread's values for keys 0-31 in its descriptor, and allocates on a thread's first use of a
+ * higher one, which nt_new, possibly in a signal handler, must not do. */
+__attribute__((constructor)) static void nt_key_early(void)
+{
+	pthread_once(&nt_key_once, nt_key_create);
+}
+
 /*
  * First NVTX call on this thread: makes its state. NULL when memory or a TLS key is lacking;
  * the thread's NVTX calls are then not recorded. Safe in a signal handler: the key is made
- * when the handlers are installed, the state comes from mmap and the registry slot from a
- * compare-exchange. (pthread_setspecific with one of a process's first 32 keys only stores;
- * a later key may allocate on a thread's first use, as glibc keeps those in a second table.)
+ * when the library loads (nt_key_early), the state comes from mmap and the registry slot
+ * from a compare-exchange.
  */
 static struct nvtx_thread *nt_new(void)
 {
@@ -167,6 +174,11 @@ static struct nvtx_thread *nt_new(void)
 		return NULL;
 	nt_making = true;
 	atomic_signal_fence(memory_order_seq_cst);
+	/* a handler that ran between the check and the flag made the state: use it */
+	if (nt_self) {
+		t = nt_self;
+		goto out;
+	}
 	t = mmap(NULL, nt_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
 		t = NULL;
@@ -492,8 +504,9 @@ void gt_nvtx_publish_all(void)
 {
 	uint64_t lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
 
+	/* may wait for ring space: the flush thread or the final flush, never the application */
 	if (lost)
-		gt_emit_loss(GT_LOSS_NVTX, lost, GT_REC_NVTX, false);
+		gt_emit_loss(GT_LOSS_NVTX, lost, GT_REC_NVTX, true);
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < GT_NVTX_THREADS; i++) {
 		struct nvtx_thread *t = atomic_load_explicit(&registry[i], memory_order_acquire);
@@ -1051,8 +1064,6 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 
 	if (gt_inject_start() < 0 || !(gt_inj.cfg.trace & GT_TRACE_NVTX))
 		return 0; /* NVTX keeps its no-op handlers */
-	/* the threads' key now, not in a thread's first call, which may be in a signal handler */
-	pthread_once(&nt_key_once, nt_key_create);
 	etbl = get_export_table(NVTX_ETID_CALLBACKS);
 	if (!etbl || etbl->struct_size < sizeof(*etbl))
 		return 0;

@@ -898,6 +898,69 @@ START_TEST(thread_renamed)
 }
 END_TEST
 
+/* The table of known threads holds 4,096; a thread that has exited gives its slot up at the
+ * next rescan. 5,000 short-lived threads come and go (a pause every 500 lets the rescans,
+ * every 5 ms here, find them gone), then one more is renamed: its rename is still followed. */
+#define MANY_THREADS 5000
+
+static void *short_worker(void *arg)
+{
+	(void)arg;
+	nvtxMarkA("short");
+	return NULL;
+}
+
+static void many_child(void)
+{
+	struct timespec pause = {0, 30 * 1000000L};
+	pthread_t th;
+
+	setenv("GPUTRACE_FLUSH_MS", "1", 1);
+	nvtxMarkA("start");
+	for (int i = 0; i < MANY_THREADS; i++) {
+		if (pthread_create(&th, NULL, short_worker, NULL) != 0)
+			exit(3);
+		pthread_join(th, NULL);
+		if (i % 500 == 499)
+			nanosleep(&pause, NULL);
+	}
+	if (pthread_create(&th, NULL, rename_worker, NULL) != 0)
+		exit(3);
+	pthread_join(th, NULL);
+	exit(0);
+}
+
+START_TEST(thread_renamed_after_many)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	struct gt_reader *r;
+	unsigned shorts = 0, before = 0, after = 0;
+	int ret;
+
+	child_trace_run(&t, "many.gtrace", many_child, "64M");
+	r = t.r;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		const char *s;
+
+		if (rec->hdr.type == GT_REC_NVTX) {
+			s = gt_reader_string(r, rec->nvtx.message_id, NULL);
+			shorts += s && strcmp(s, "short") == 0;
+		} else if (rec->hdr.type == GT_REC_THREAD) {
+			s = gt_reader_string(r, rec->thread.name_id, NULL);
+			ck_assert_ptr_nonnull(s);
+			before += strcmp(s, "before") == 0;
+			after += strcmp(s, "after") == 0;
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(shorts, MANY_THREADS);
+	ck_assert_uint_eq(before, 1);
+	ck_assert_uint_eq(after, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -921,6 +984,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, nvtx_signal_reentry);
 	tcase_add_test(tc, nvtx_first_call_in_handler);
 	tcase_add_test(tc, thread_renamed);
+	tcase_add_test(tc, thread_renamed_after_many);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -119,23 +119,15 @@ void gt_guard_leave(void)
 
 uint32_t gt_thread_id(void)
 {
-	struct gt_rec_thread r;
 	char name[17] = {0};
 
 	if (tls.tid)
 		return tls.tid;
 	tls.tid = (uint32_t)syscall(SYS_gettid);
-	/* once per thread: its name as the application set it (prctl: no /proc access needed) */
+	/* once per thread: its name as the application set it (prctl: no /proc access needed);
+	 * a name the thread sets later is recorded by the rescan */
 	if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
 		name[0] = '\0';
-	if (name[0]) {
-		gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
-		r.tid = tls.tid;
-		r.name_id = gt_intern(name);
-		if (r.name_id)
-			gt_emit(&r.hdr, false);
-	}
-	/* known from now on: a name the thread sets later is recorded by the rescan */
 	gt_meta_thread_named(tls.tid, name);
 	return tls.tid;
 }

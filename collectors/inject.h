@@ -229,8 +229,8 @@ void gt_capture_nvtx(const char *message, bool open);
 uint32_t gt_meta_context_device(uint32_t context_id);
 /* A thread seen in CUPTI records (activity API mode): write its THREAD record once. */
 void gt_meta_thread_seen(uint32_t tid);
-/* A thread named `name` when the library first saw it (its THREAD record written by the
- * caller): known from now on, for the rescan. Lock-free, any thread. */
+/* A thread named `name` ("" if unknown) when the library first sees it, on that thread:
+ * writes its THREAD record and keeps it known, for the rescan. Lock-free, signal-safe. */
 void gt_meta_thread_named(uint32_t tid, const char *name);
 /* Write a THREAD record for every known thread whose name changed since it was recorded.
  * One caller at a time (the flush thread, then the final flush). */

@@ -212,6 +212,8 @@ void gt_meta_thread_named(uint32_t tid, const char *name)
 {
 	int slot = tid ? claim_tid(tid) : -1;
 
+	if (name[0])
+		emit_thread(tid, name, false);
 	if (slot >= 0)
 		atomic_store(&seen_names[slot], name_hash(name));
 }

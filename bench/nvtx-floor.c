@@ -103,36 +103,32 @@ static int NVTX_API record_pop(void)
 	return (int)d;
 }
 
-static int NVTX_API store_pop(void)
+/* pop, then copy the record's first n bytes behind an 8-byte word; inlined with n constant,
+ * so each copy is as cheap as a fixed-size one */
+static inline __attribute__((always_inline)) int store_pop_n(size_t n)
 {
 	struct floor_thread *t = self;
 	int d = record_pop();
 	uint64_t word = store_at;
 
 	if (d >= 0 && d < DEPTH) {
-		if (store_at + 72 > store_size)
+		if (store_at + 8 + n > store_size)
 			store_at = 0;
 		memcpy(store + store_at, &word, 8);
-		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], 64);
-		store_at += 72;
+		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], n);
+		store_at += 8 + n;
 	}
 	return d;
 }
 
+static int NVTX_API store_pop(void)
+{
+	return store_pop_n(sizeof(struct floor_rec));
+}
+
 static int NVTX_API store32_pop(void)
 {
-	struct floor_thread *t = self;
-	int d = record_pop();
-	uint64_t word = store_at;
-
-	if (d >= 0 && d < DEPTH) {
-		if (store_at + 40 > store_size)
-			store_at = 0;
-		memcpy(store + store_at, &word, 8);
-		memcpy(store + store_at + 8, &t->rec[(t->count - 1) % KEEP], 32);
-		store_at += 40;
-	}
-	return d;
+	return store_pop_n(32);
 }
 
 static int NVTX_API store_nt_pop(void)

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Pools the launch rounds of several bench/overhead/run.sh logs (one per machine) into one
-verdict: the launch cost each configuration adds, as a multiple of the floor's, by the means
-over all rounds that ran bare, floor and the configuration, with a 95 % interval from a
-bootstrap that resamples rounds within each log (fixed seed). Three measures, as run.sh
-prints them: the whole launch loop, the median chunk and the median burst.
+"""Pools the rounds of several benchmark logs (one per machine) into one verdict, by the means
+over all rounds that ran every configuration compared, with a 95 % interval from a bootstrap
+that resamples rounds within each log (fixed seed).
+- bench/overhead/run.sh logs: the launch cost each configuration adds, as a multiple of the
+  floor's. Three measures, as run.sh prints them: the whole launch loop, the median chunk and
+  the median burst.
+- bench/overhead/torch_run.sh logs: the time per step each tracer adds to the PyTorch loop,
+  in per cent of bare and as a multiple of what Nsight Systems adds (nsys).
 Usage: pool.py LOG [LOG ...]"""
 import random
 import statistics
@@ -25,15 +28,58 @@ def read(path):
     return list(rounds.values())
 
 
+def read_torch(path):
+    """Rounds of one torch_run.sh log: {round: {config: µs per step}}, from its
+    "round R: CONFIG V us/step" lines."""
+    rounds = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 5 and f[0] == "round" and f[4] == "us/step":
+            rounds.setdefault(f[1].rstrip(":"), {})[f[2]] = float(f[3])
+    return list(rounds.values())
+
+
+def torch_main(logs):
+    """Each tracer's added time per step by the means: per cent of bare, and x nsys's."""
+    configs = sorted({c for log in logs for r in log for c in r} - {"bare"})
+    for c in configs:
+        for base in ("bare", "nsys"):
+            if c == base:
+                continue
+            need = ("bare", c) if base == "bare" else ("bare", "nsys", c)
+            per_log = [[r for r in log if all(k in r for k in need)] for log in logs]
+            per_log = [rs for rs in per_log if len(rs) > 1]
+            if not per_log:
+                continue
+
+            def fig(rounds):
+                b, g = (statistics.mean(r[k] for r in rounds) for k in ("bare", c))
+                if base == "bare":
+                    return 100 * (g - b) / b
+                return (g - b) / (statistics.mean(r["nsys"] for r in rounds) - b)
+
+            pooled = [r for rs in per_log for r in rs]
+            rng = random.Random(1)
+            boot = sorted(fig([r for rs in per_log for r in rng.choices(rs, k=len(rs))])
+                          for _ in range(2000))
+            unit = "% added" if base == "bare" else "x nsys's added time"
+            print("%-16s %s %.2f, 95%% interval %.2f-%.2f; %d rounds from %d logs; per log %s" %
+                  (c, unit, fig(pooled), boot[50], boot[1949],
+                   len(pooled), len(per_log), " ".join("%.2f" % fig(rs) for rs in per_log)))
+
+
 def ratio(rounds, config, i):
     b, f, g = (statistics.mean(r[k][i] for r in rounds) for k in ("bare", "floor", config))
     return (g - b) / (f - b)
 
 
 def main():
-    logs = [read(p) for p in sys.argv[1:]]
-    if not logs:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if any(read_torch(p) for p in sys.argv[1:]):
+        torch_main([read_torch(p) for p in sys.argv[1:]])
+        return
+    logs = [read(p) for p in sys.argv[1:]]
     configs = sorted({c for log in logs for r in log for c in r} - {"bare", "floor"})
     for i, what in MEASURES:
         for c in configs:

@@ -1,7 +1,10 @@
 #!/bin/bash
 # PyTorch small-op loop (bench/overhead/torch_loop.py) bare, under gputrace run (default
 # settings), under Nsight Systems (-t cuda,nvtx) and under PyTorch's profiler (CUDA activities),
-# in interleaved rounds; prints each configuration's median µs per step with its spread.
+# in interleaved rounds; prints each configuration's median µs per step with its spread, then
+# (bench/overhead/pool.py) each tracer's added time by the means over the rounds, with a 95 %
+# bootstrap interval, in per cent of bare and as a multiple of Nsight Systems'. NSYS_TIMEOUT
+# (seconds, default 90) bounds an Nsight Systems run, whose post-processing outlasts the loop.
 # BENCH_CONFIGS picks configurations; besides those four: floor (the CUPTI floor library of
 # bench/overhead), gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none),
 # gputrace-nosync (default kinds but sync), gputrace-nomem (default kinds but memory),
@@ -49,31 +52,30 @@ for r in $(seq 1 "$rounds"); do
 		torch-profiler) "$py" "$src/torch_loop.py" --torch-profiler >"$out" 2>&1 ;;
 		esac
 		v=$(awk '/^step_us/{print $2}' "$out")
-		if [ -n "$v" ]; then echo "$c $v $r" >>"$work/results"; echo "round $r: $c $v us/step"; else
-			echo "$c round $r failed:"; tail -n 5 "$out"; fi
+		if [ -n "$v" ]; then
+			echo "$c $v $r" >>"$work/results"
+			echo "round $r: $c $v us/step" | tee -a "$work/runs"
+		else
+			echo "$c round $r failed:"
+			tail -n 5 "$out"
+		fi
 	done
 	echo "round $r of $rounds done" >&2
 done
 [ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'
 python3 - "$work/results" <<'PY'
 import statistics, sys
-d, by_round = {}, {}
+d = {}
 for line in open(sys.argv[1]):
     c, v, r = line.split()
     d.setdefault(c, []).append(float(v))
-    by_round.setdefault(r, {})[c] = float(v)
 bare = statistics.median(d["bare"]) if "bare" in d else None
 print("%-16s %10s %20s %10s %8s" % ("config", "us/step", "min-max", "added us", "added %"))
 for c, v in d.items():
     m = statistics.median(v)
     add = m - bare if bare else float("nan")
     print("%-16s %10.1f %9.1f-%-10.1f %10.1f %7.1f%%" % (c, m, min(v), max(v), add, 100 * add / bare if bare else float("nan")))
-# Within each round (the configs run back to back): gputrace's added time over each other
-# tracer's, then the median; steadier than the ratio of medians when the machine drifts.
-for other in ("nsys", "torch-profiler", "floor"):
-    rs = [(v["gputrace"] - v["bare"]) / (v[other] - v["bare"]) for v in by_round.values()
-          if all(k in v for k in ("gputrace", "bare", other)) and v[other] > v["bare"]]
-    if rs:
-        print("gputrace's added time / %s's, within each round: median %.2f (%.2f-%.2f), %d rounds" %
-              (other, statistics.median(rs), min(rs), max(rs), len(rs)))
 PY
+# each tracer's added time by the means over the rounds, with a 95 % bootstrap interval, in
+# per cent of bare and as a multiple of Nsight Systems' (pool.py pools several such logs)
+python3 "$src/pool.py" "$work/runs"

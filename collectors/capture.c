@@ -14,6 +14,26 @@
 /* Serializes range transitions (rare: never on a launch path). */
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned nvtx_open; /* nesting of NAME ranges, under capture_lock */
+/* 1 while this thread holds capture_lock: an NVTX call from a signal handler that interrupts
+ * it must not wait for the lock its own thread holds */
+static __thread bool in_capture __attribute__((tls_model("initial-exec")));
+
+/* Take capture_lock, unless this thread already holds it (a signal handler interrupted it
+ * inside a transition): false then, and the caller changes nothing. */
+static bool capture_enter(void)
+{
+	if (in_capture)
+		return false;
+	pthread_mutex_lock(&capture_lock);
+	in_capture = true;
+	return true;
+}
+
+static void capture_leave(void)
+{
+	in_capture = false;
+	pthread_mutex_unlock(&capture_lock);
+}
 
 static void notice(unsigned code)
 {
@@ -30,7 +50,8 @@ static void notice(unsigned code)
 
 static void set_capture(bool on)
 {
-	if (!!atomic_load(&gt_inj.capturing) == on)
+	/* nothing to switch once tracing has ended (exit, detach) or in a fork()ed child */
+	if (!atomic_load(&gt_inj.active) || !!atomic_load(&gt_inj.capturing) == on)
 		return;
 	if (on) {
 		gt_cupti_set_capturing(true);
@@ -82,33 +103,44 @@ void gt_capture_api(unsigned domain, unsigned cbid, const void *data)
 		return;
 	if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
 	    (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
-		if (cb->callbackSite == CUPTI_API_EXIT) {
-			pthread_mutex_lock(&capture_lock);
+		if (cb->callbackSite == CUPTI_API_EXIT && capture_enter()) {
 			set_capture(true);
-			pthread_mutex_unlock(&capture_lock);
+			capture_leave();
 		}
 	} else if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
 	           (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
-		if (cb->callbackSite == CUPTI_API_ENTER) {
-			pthread_mutex_lock(&capture_lock);
+		if (cb->callbackSite == CUPTI_API_ENTER && capture_enter()) {
 			set_capture(false);
-			pthread_mutex_unlock(&capture_lock);
+			capture_leave();
 		}
 	}
 }
 
-/* NVTX handler thread: a range was opened or closed; cheap unless the message matches. */
-void gt_capture_nvtx(const char *message, bool open)
+/* NVTX handler thread: a range was opened or closed; cheap unless the message matches. True
+ * when the range counted in the capture's nesting (its close must then be reported too);
+ * false when tracing has ended, or for a signal handler's range that interrupted its own
+ * thread's transition. */
+bool gt_capture_nvtx(const char *message, bool open)
 {
 	if (gt_inj.cfg.capture != GT_CAPTURE_NVTX || !message ||
-	    strcmp(message, gt_inj.cfg.capture_name) != 0)
-		return;
-	pthread_mutex_lock(&capture_lock);
+	    strcmp(message, gt_inj.cfg.capture_name) != 0 || !atomic_load(&gt_inj.active) ||
+	    !capture_enter())
+		return false;
 	if (open) {
 		if (nvtx_open++ == 0)
 			set_capture(true);
 	} else if (nvtx_open > 0 && --nvtx_open == 0) {
 		set_capture(false);
 	}
-	pthread_mutex_unlock(&capture_lock);
+	capture_leave();
+	return true;
+}
+
+/* In a fork()ed child: another thread of the parent may have held the lock at the fork. The
+ * child records nothing (tracing is off there), so the lock and nesting start afresh. */
+void gt_capture_fork_child(void)
+{
+	pthread_mutex_init(&capture_lock, NULL);
+	nvtx_open = 0;
+	in_capture = false;
 }

@@ -251,7 +251,7 @@ static void *flush_main(void *arg)
 			/* non-forced: completes full buffers and those with finished records only
 			 */
 			gt_cupti_flush(false);
-			gt_nvtx_publish_all();
+			gt_nvtx_publish_all(false);
 			gt_tsc_anchor();
 			/* threads renamed since they were recorded, every fifth period */
 			if (++periods % GT_RESCAN_PERIODS == 0)
@@ -402,6 +402,11 @@ int gt_cupti_start(const char **what)
 	return 0;
 
 fail:
+	/* the kinds enabled so far (metadata, and those a collector enables itself): an
+	 * untraced application must not keep paying for them */
+	for (i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
+		if (by_kind[i])
+			gt_cupti.cuptiActivityDisable((CUpti_ActivityKind)i);
 	gt_inj.cupti_on = false;
 	if (subscriber) {
 		gt_cupti.cuptiUnsubscribe(subscriber);

@@ -188,6 +188,8 @@ static void do_start(void)
 	if (ret < 0)
 		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", err);
 	gt_inj.pid = (uint32_t)getpid();
+	/* before anything is started: a child forked from here on forgets it all */
+	pthread_atfork(NULL, NULL, on_fork_child);
 	fill_trace_info();
 	opts.ring_bytes = gt_inj.cfg.ring_bytes;
 	opts.info = &trace_info;
@@ -215,7 +217,6 @@ static void do_start(void)
 	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too;
 	 * on_exit rather than atexit: the exit status goes into PROCESS_END */
 	on_exit(on_exit_flush, NULL);
-	pthread_atfork(NULL, NULL, on_fork_child);
 	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
 	         gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
 	start_result = 0;
@@ -240,13 +241,18 @@ static void emit_notice(unsigned severity, unsigned code, int detail, const char
 	gt_emit(&r.hdr, false);
 }
 
-/* Before the ring goes away: stop the flush thread (it writes to the ring too), send NVTX
- * records straight to the ring from now on, and publish what the threads have staged. */
+/* Before the ring is closed: stop the flush thread (it writes to the ring too), send NVTX
+ * records straight to the ring from now on, and publish what the threads have staged. A
+ * thread that took a stage entry just before stage_off finishes it within the pause (unless
+ * preempted for longer), so that the publish finds it. */
 static void flush_for_close(void)
 {
+	struct timespec ts = {0, 1000000};
+
 	gt_flush_stop();
 	gt_nvtx_stage_off();
-	gt_nvtx_publish_all();
+	nanosleep(&ts, NULL);
+	gt_nvtx_publish_all(true);
 	gt_meta_rescan_threads();
 }
 
@@ -266,7 +272,8 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	end.code = detail;
 	gt_emit(&end.hdr, false);
 	atomic_store(&gt_inj.active, 0);
-	/* as at exit: a writer that passed the `active` check may still be writing */
+	/* as at exit: a writer that passed the `active` check may still be writing; the
+	 * client keeps what writers touch (gt_client_close) */
 	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
 	gt_client_close(c, NULL);
@@ -289,7 +296,8 @@ static void on_exit_flush(int status, void *arg)
 	gt_client_set_exit_status(c, status);
 	atomic_store(&gt_inj.active, 0);
 	/* a callback that passed the `active` check just before may still be writing its
-	 * record: give it a moment (bounded) before the ring goes away */
+	 * record: give it a moment (bounded) before the trace is closed; the ring's memory
+	 * stays (gt_client_close), for one preempted for longer */
 	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
 	gt_client_close(c, &path);
@@ -302,6 +310,10 @@ static void on_fork_child(void)
 	/* the child is not traced unless it execs: forget the parent's ring untouched */
 	atomic_store(&gt_inj.active, 0);
 	atomic_store(&gt_inj.capturing, 0);
+	/* the flush thread, which keeps the TSC clock, is not in the child (and may have been
+	 * halfway through moving it): the NVTX handlers read clock_gettime there */
+	atomic_store(&gt_tsc_enabled, 0);
+	gt_capture_fork_child();
 	gt_inj.cupti_on = false;
 	if (gt_inj.client)
 		gt_client_forget(gt_inj.client);

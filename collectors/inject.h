@@ -222,8 +222,11 @@ void gt_meta_resource(unsigned cbid, const void *data);
 void gt_capture_api(unsigned domain, unsigned cbid, const void *data);
 /* Enable the callbacks capture.c needs (profiler start/stop, device reset). 0 or CUptiResult. */
 int gt_capture_enable(const struct gt_inject_config *cfg);
-/* NVTX capture: a range named capture_name opened (depth 1) or closed (0). */
-void gt_capture_nvtx(const char *message, bool open);
+/* NVTX capture: a range named capture_name opened or closed. True when it counted (see
+ * capture.c); only then is its close reported. */
+bool gt_capture_nvtx(const char *message, bool open);
+/* fork() child: capture's lock and nesting start afresh. */
+void gt_capture_fork_child(void);
 
 /* Context id -> device id, learned from CONTEXT records (0 if unknown). */
 uint32_t gt_meta_context_device(uint32_t context_id);
@@ -238,9 +241,10 @@ void gt_meta_rescan_threads(void);
 
 /* NVTX: whether our NVTX handlers are installed (nvtx.c). */
 extern _Atomic int gt_nvtx_installed;
-/* Publish every thread's staged NVTX records (the flush thread, each period; the exit flush).
- * Takes a mutex; never on a record's path. */
-void gt_nvtx_publish_all(void);
+/* Publish every thread's staged NVTX records (the flush thread, each period; the exit flush
+ * and detach, with `last`: ranges still open then are counted as unrecorded). Takes a mutex;
+ * never on a record's path. */
+void gt_nvtx_publish_all(bool last);
 /* From now on NVTX records go to the ring one by one, not through the threads' stages (the
  * exit flush and detach call it before their last publish, so nothing is staged after). */
 void gt_nvtx_stage_off(void);

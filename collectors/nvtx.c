@@ -107,6 +107,7 @@ static _Atomic bool stage_off; /* set for the last flush: records go to the ring
 static _Atomic uint64_t unrecorded;
 
 static void stage_publish(struct nvtx_stage *st);
+static inline bool tracing(void);
 
 /* A thread's state, from mmap rather than malloc: a thread's first NVTX call may be in a
  * signal handler, and the call it interrupted may hold malloc's lock. */
@@ -124,8 +125,13 @@ static void nt_free(void *p)
 	struct nvtx_thread *t = p;
 
 	nt_self = NULL; /* a later destructor's NVTX call on this thread starts afresh */
-	if (t->slot >= 0) {
+	if (t->slot >= 0)
 		pthread_mutex_lock(&registry_lock);
+	/* pushes this thread never popped: not recorded, and counted (under the lock, so that
+	 * the end's count of open ranges, open_at_end, sees either this or the thread) */
+	if (t->depth && tracing())
+		atomic_fetch_add_explicit(&unrecorded, t->depth, memory_order_relaxed);
+	if (t->slot >= 0) {
 		/* the flush thread, holding the lock, may be publishing this stage: wait */
 		stage_publish(&t->stage);
 		atomic_store_explicit(&registry[t->slot], NULL, memory_order_relaxed);
@@ -215,15 +221,21 @@ static inline struct nvtx_thread *nt_get(void)
 	return __builtin_expect(t != NULL, 1) ? t : nt_new();
 }
 
-/* Open start/end ranges, indexed by range id modulo the table size. The id is stored last
- * (release) and checked first (acquire), so a reused slot is never read half-written. */
+/* Open start/end ranges. A range claims a free slot (compare-exchange from 0) and its id
+ * names the slot in its low bits: id = sequence << GT_NVTX_RANGE_BITS | slot, never 0. The
+ * id is stored last (release) and checked first (acquire); range_end reads the fields, then
+ * frees the slot by compare-exchange from the id, and records the range only if that
+ * succeeds: a range is ended once, and never from a slot half rewritten by another. */
+#define GT_NVTX_RANGE_BITS 12
+_Static_assert(GT_NVTX_RANGES == 1u << GT_NVTX_RANGE_BITS, "range id bits name a slot");
+#define RANGE_CLAIMED UINT64_MAX /* a slot being filled */
 struct nvtx_open_range {
-	_Atomic uint64_t id;
+	_Atomic uint64_t id; /* 0: free */
 	uint64_t start_ns;
 	uint32_t tid, message_id, domain_id, color, category, capture;
 };
 static struct nvtx_open_range ranges[GT_NVTX_RANGES];
-static _Atomic uint64_t next_range_id = 1;
+static _Atomic uint64_t next_range_seq = 1;
 
 static inline bool tracing(void)
 {
@@ -362,6 +374,10 @@ struct nvtx_attr {
 	const char *text;
 };
 
+/* The handle of the registered string that names the NVTX capture range (0: none yet): a
+ * range whose message is that handle opens the capture, as one with the text does. */
+static _Atomic uint32_t capture_handle;
+
 static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, char *wbuf,
                        size_t wbytes)
 {
@@ -383,6 +399,9 @@ static void parse_attr(const nvtxEventAttributes_t *a, struct nvtx_attr *out, ch
 	case NVTX_MESSAGE_TYPE_REGISTERED:
 		/* our registered-string handles are the interned ids */
 		out->message_id = (uint32_t)(uintptr_t)a->message.registered;
+		if (out->message_id &&
+		    out->message_id == atomic_load_explicit(&capture_handle, memory_order_relaxed))
+			out->text = gt_inj.cfg.capture_name;
 		break;
 	default:
 		break;
@@ -500,9 +519,36 @@ void gt_nvtx_stage_off(void)
 	atomic_store(&stage_off, true);
 }
 
-void gt_nvtx_publish_all(void)
+/* Ranges still open at the end: pushes not popped on the threads that are still running,
+ * and started ranges not ended. They are not recorded, and counted. Read from another thread
+ * while those threads may still run: a count, not a snapshot. */
+static uint64_t open_at_end(void)
 {
-	uint64_t lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < GT_NVTX_THREADS; i++) {
+		struct nvtx_thread *t = atomic_load_explicit(&registry[i], memory_order_acquire);
+
+		if (t)
+			n += __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	for (uint32_t i = 0; i < GT_NVTX_RANGES; i++) {
+		uint64_t id = atomic_load_explicit(&ranges[i].id, memory_order_relaxed);
+
+		n += id != 0 && id != RANGE_CLAIMED;
+	}
+	return n;
+}
+
+void gt_nvtx_publish_all(bool last)
+{
+	uint64_t lost;
+
+	if (last && tracing())
+		atomic_fetch_add_explicit(&unrecorded, open_at_end(), memory_order_relaxed);
+	lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
 
 	/* may wait for ring space: the flush thread or the final flush, never the application */
 	if (lost)
@@ -588,12 +634,7 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	for (i = 0; i < d; i++)
 		depth_in_domain += nt->stack[i].domain_id == dom;
 	f = &nt->stack[d];
-	f->capture = 0;
-	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && a->text &&
-	    strcmp(a->text, gt_inj.cfg.capture_name) == 0) {
-		gt_capture_nvtx(a->text, true);
-		f->capture = 1;
-	}
+	f->capture = gt_inj.cfg.capture == GT_CAPTURE_NVTX && gt_capture_nvtx(a->text, true);
 	f->message_id = a->message_id;
 	f->domain_id = dom;
 	f->color = a->color;
@@ -786,15 +827,31 @@ static int NVTX_API domain_range_pop(nvtxDomainHandle_t domain)
 
 static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 {
-	uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)];
+	uint64_t seq = atomic_fetch_add_explicit(&next_range_seq, 1, memory_order_relaxed), id;
+	struct nvtx_open_range *r = NULL;
 
-	r->capture = 0;
-	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && a->text &&
-	    strcmp(a->text, gt_inj.cfg.capture_name) == 0) {
-		gt_capture_nvtx(a->text, true);
-		r->capture = 1;
+	/* a free slot, from the one the sequence names: the first unless ranges stay open */
+	for (uint32_t i = 0; i < GT_NVTX_RANGES; i++) {
+		struct nvtx_open_range *c = &ranges[(seq + i) & (GT_NVTX_RANGES - 1)];
+		uint64_t zero = 0;
+
+		if (atomic_load_explicit(&c->id, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(&c->id, &zero, RANGE_CLAIMED,
+		                                            memory_order_relaxed,
+		                                            memory_order_relaxed)) {
+			r = c;
+			break;
+		}
 	}
+	if (!r) {
+		/* GT_NVTX_RANGES ranges open at once: this one cannot be kept; its end finds
+		 * no range (id 0) */
+		if (tracing())
+			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
+		return 0;
+	}
+	id = seq << GT_NVTX_RANGE_BITS | (uint64_t)(r - ranges);
+	r->capture = gt_inj.cfg.capture == GT_CAPTURE_NVTX && gt_capture_nvtx(a->text, true);
 	r->tid = tid(nt_get());
 	r->message_id = a->message_id;
 	r->domain_id = dom;
@@ -809,16 +866,29 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 static void NVTX_API range_end(nvtxRangeId_t id)
 {
 	uint64_t end = gt_fast_ns();
-	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)];
+	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)], f;
 	uint64_t expected = id;
 
 	/* acquire: pairs with the release in range_start */
-	if (atomic_load_explicit(&r->id, memory_order_acquire) != id)
-		return; /* unknown, already ended, or overwritten by a newer range */
+	if (id == 0 || id == RANGE_CLAIMED ||
+	    atomic_load_explicit(&r->id, memory_order_acquire) != id)
+		return; /* not a range of ours, or already ended */
+	f.start_ns = r->start_ns;
+	f.tid = r->tid;
+	f.message_id = r->message_id;
+	f.domain_id = r->domain_id;
+	f.color = r->color;
+	f.category = r->category;
+	f.capture = r->capture;
+	/* the copy is whole only if the slot still holds this range: a concurrent end of the
+	 * same id frees it first, and only then can a new range take it */
+	if (!atomic_compare_exchange_strong_explicit(&r->id, &expected, 0, memory_order_acq_rel,
+	                                             memory_order_relaxed))
+		return;
 	if (tracing())
-		emit_nvtx(nt_get(), GT_NVTX_START_END, r->start_ns, end, id, r->tid, r->domain_id,
-		          r->message_id, r->color, r->category, 0);
-	if (atomic_compare_exchange_strong(&r->id, &expected, 0) && r->capture)
+		emit_nvtx(nt_get(), GT_NVTX_START_END, f.start_ns, end, id, f.tid, f.domain_id,
+		          f.message_id, f.color, f.category, 0);
+	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 }
 
@@ -946,18 +1016,35 @@ static void NVTX_API domain_destroy(nvtxDomainHandle_t domain)
 	(void)domain;
 }
 
+/* The handle for registered string `text`, interned as `id`. The capture range's name gets
+ * a handle of its own when it could not be interned, so that it still opens the range. */
+static nvtxStringHandle_t registered(const char *text, uint32_t id)
+{
+	uint32_t h = (uint32_t)(uintptr_t)handle_of(id);
+
+	if (gt_inj.cfg.capture == GT_CAPTURE_NVTX && text &&
+	    strcmp(text, gt_inj.cfg.capture_name) == 0) {
+		h = id ? id : UINT32_MAX - 1;
+		atomic_store_explicit(&capture_handle, h, memory_order_relaxed);
+	}
+	return (nvtxStringHandle_t)(uintptr_t)h;
+}
+
 static nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t domain, const char *s)
 {
 	(void)domain;
-	return handle_of(gt_intern(s));
+	return registered(s, gt_intern(s));
 }
 
 static nvtxStringHandle_t NVTX_API register_string_w(nvtxDomainHandle_t domain, const wchar_t *s)
 {
 	char buf[1024];
+	uint32_t id;
 
 	(void)domain;
-	return handle_of(message_w(s, buf, sizeof(buf)));
+	buf[0] = '\0';
+	id = message_w(s, buf, sizeof(buf));
+	return registered(buf, id);
 }
 
 static void thread_name(uint32_t thread, uint32_t name_id)

@@ -2,6 +2,7 @@
  * gputrace session (GPUTRACE_SESSION) or, standalone, to a drainer thread of this process
  * writing GPUTRACE_OUTPUT. Runs inside the traced application. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,9 +49,9 @@ struct intern_ent {
 };
 
 struct gt_client {
-	struct gt_ring *ring;
-	int efd;  /* the ring's wake-up eventfd */
-	int sock; /* session connection; -1 standalone */
+	struct gt_ring *ring; /* the producers' mapping; never unmapped once producers run */
+	int efd;              /* the ring's wake-up eventfd */
+	int sock;             /* session connection; -1 standalone */
 	uint32_t pid;
 	bool has_status;
 	int exit_status;
@@ -71,7 +72,16 @@ struct gt_client {
 
 	struct gt_process_info info;
 	char info_buf[3 * GT_STRING_MAX + 3];
+	struct gt_client *next_retired;
 };
+
+/* Closed clients. Their ring mapping, string table, wake-up eventfd and the struct itself
+ * stay: a producer that checked that tracing was on just before the close may still be
+ * writing, even after a bounded wait (it can be preempted anywhere), and one whose ring is
+ * full may be sleeping in a reservation. Kept on this list so that leak checkers see them
+ * as reachable. */
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_client *retired;
 
 static char errbuf[PATH_MAX + 128]; /* *errmsg of gt_client_open; called once per process */
 
@@ -232,6 +242,7 @@ void gt_client_set_exit_status(struct gt_client *c, int status)
 static void *drain_thread(void *arg)
 {
 	struct gt_client *c = arg;
+	struct gt_ring *ring = gt_drain_proc_ring(c->dp); /* the consumer's mapping */
 	int ms = (int)((c->flush_ns + 999999u) / 1000000u);
 	uint64_t v;
 
@@ -239,9 +250,9 @@ static void *drain_thread(void *arg)
 	while (!atomic_load(&c->stop)) {
 		struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
 
-		if (gt_ring_sleep_begin(c->ring) && !atomic_load(&c->stop))
+		if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
 			poll(&pfd, 1, ms);
-		gt_ring_sleep_end(c->ring);
+		gt_ring_sleep_end(ring);
 		if (read(c->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
 		/* a writer error (disk full) stops the draining; producers then drop and
@@ -283,8 +294,10 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
                            const char **errmsg)
 {
 	struct gt_trace_info info = {0};
+	struct gt_ring *cring = NULL;
+	const char *why = NULL;
 	sigset_t all, old;
-	int r;
+	int fd, r;
 
 	r = output_path(c, errmsg);
 	if (r < 0)
@@ -304,15 +317,24 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 		*errmsg = set_err(-r, "cannot create trace file %s", c->path);
 		return r;
 	}
-	r = gt_drain_new(c->writer, &c->drain);
+	/* The drainer reads through a mapping of its own, as the CLI does in a session: it is
+	 * let go when the trace is closed, while the producers' mapping stays (see retired). */
+	fd = fcntl(gt_ring_fd(c->ring), F_DUPFD_CLOEXEC, 0);
+	r = fd < 0 ? -errno : gt_ring_attach(fd, &cring, &why);
+	if (r < 0 && fd >= 0)
+		close(fd);
 	if (r == 0)
-		r = gt_drain_proc_new(c->drain, &c->info, gt_now_ns(), GT_PROCESS_STANDALONE,
-		                      c->ring, NULL, &c->dp);
+		r = gt_drain_new(c->writer, &c->drain);
+	if (r == 0)
+		r = gt_drain_proc_new(c->drain, &c->info, gt_now_ns(), GT_PROCESS_STANDALONE, cring,
+		                      NULL, &c->dp);
 	if (r < 0) {
+		if (!c->dp)
+			gt_ring_free(cring);
 		*errmsg = set_err(-r, "cannot start the trace in %s", c->path);
 		return r;
 	}
-	gt_ring_set_torn_timeout(c->ring, LIVE_TORN_TIMEOUT_NS);
+	gt_ring_set_torn_timeout(cring, LIVE_TORN_TIMEOUT_NS);
 	/* The thread takes no signals meant for the application. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -326,7 +348,8 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 	return 0;
 }
 
-/* Release what the client holds. The ring is freed by the drainer when standalone. */
+/* Release what the client holds; only while no producer can be using it (a failed open, or
+ * a fork()ed child, where the forking thread is the only one). */
 static void client_free(struct gt_client *c)
 {
 	if (c->tab)
@@ -335,11 +358,22 @@ static void client_free(struct gt_client *c)
 		munmap(c->arena, INTERN_ARENA_BYTES);
 	if (c->sock >= 0)
 		close(c->sock);
-	if (!c->dp)
-		gt_ring_free(c->ring);
+	gt_ring_free(c->ring);
 	if (c->efd >= 0)
 		close(c->efd);
 	free(c);
+}
+
+/* The end of a closed client: what producers may still touch stays (see retired). */
+static void client_retire(struct gt_client *c)
+{
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
+	pthread_mutex_lock(&retired_lock);
+	c->next_retired = retired;
+	retired = c;
+	pthread_mutex_unlock(&retired_lock);
 }
 
 int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
@@ -407,9 +441,7 @@ int gt_client_open(const struct gt_client_options *opts, struct gt_client **ret,
 	*ret = c;
 	return 0;
 fail:
-	if (c->dp)
-		c->ring = NULL; /* gt_drain_free frees it with its process */
-	c->dp = NULL;
+	c->dp = NULL; /* gt_drain_free frees it, with the drainer's mapping */
 	gt_drain_free(c->drain);
 	if (c->writer)
 		gt_writer_discard(c->writer);
@@ -440,7 +472,7 @@ int gt_client_close(struct gt_client *c, const char **path)
 	if (c->sock >= 0) {
 		r = gt_session_goodbye(c->sock,
 		                       c->has_status ? c->exit_status : GT_SESSION_STATUS_UNKNOWN);
-		client_free(c);
+		client_retire(c);
 		return r;
 	}
 	atomic_store(&c->stop, 1);
@@ -453,10 +485,11 @@ int gt_client_close(struct gt_client *c, const char **path)
 	r = gt_drain_proc_finish(c->dp, c->has_status ? GT_END_EXIT : GT_END_UNKNOWN,
 	                         c->has_status ? c->exit_status : 0, STANDALONE_FINAL_WAIT_NS,
 	                         false);
-	c->dp = NULL;
-	c->ring = NULL; /* freed with its process */
+	c->dp = NULL; /* freed with the drainer's mapping of the ring */
 	gt_drain_free(c->drain);
+	c->drain = NULL;
 	w = gt_writer_close(c->writer);
+	c->writer = NULL;
 	r = r < 0 ? r : w;
 	if (path && r == 0) {
 		static char done_path[PATH_MAX];
@@ -464,7 +497,7 @@ int gt_client_close(struct gt_client *c, const char **path)
 		memcpy(done_path, c->path, sizeof(done_path));
 		*path = done_path;
 	}
-	client_free(c);
+	client_retire(c);
 	return r;
 }
 
@@ -478,8 +511,8 @@ void gt_client_forget(struct gt_client *c)
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
-	if (c->ring)
-		gt_ring_free(c->ring);
-	c->ring = NULL;
+	/* the drainer's own mapping too (its other structures are left unused) */
+	if (c->dp)
+		gt_ring_free(gt_drain_proc_ring(c->dp));
 	client_free(c);
 }

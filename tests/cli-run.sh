@@ -277,6 +277,40 @@ if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
 	got=$(tail -n +2 nvtxkill-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11 "," $12}' |
 		sort | uniq -c | awk '{print $1 "x" $2}' | paste -sd' ' -)
 	[ "$got" = "3xinner,0,1 3xouter,0,0 1xtick,2,0" ] || fail "NVTX of a killed program: $got"
+	# Threads interning new strings while the program exits: the library must not unmap the
+	# ring or the string table from under them (a crash in about one run of five before).
+	for i in $(seq 1 20); do
+		expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -f -o exitrace -- \
+			"$nvtx_app" exitrace
+		expect_rc 0 "$gputrace" info exitrace.gtrace
+	done
+	# Start/end ranges: one left open while 5,000 others start and end is still recorded,
+	# once; a second end and an end of id 0 record nothing; of 4,100 ranges open at once,
+	# the 4,096 the library tracks are recorded and the other 4 counted.
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o ranges -- "$nvtx_app" ranges
+	expect_rc 0 "$gputrace" export ranges.gtrace -f csv -q
+	got=$(tail -n +2 ranges-nvtx.csv | tr -d '\r' | awk -F, '{print $8 "," $11}' | sort |
+		uniq -c | awk '{print $1 "x" $2}' | paste -sd' ' -)
+	[ "$got" = "4096xheld,1 5000xinner,1 1xouter,1" ] || fail "start/end ranges: $got"
+	"$gputrace" info ranges.gtrace >ranges.info 2>&1
+	grep -qx '  nvtx_unrecorded  4' ranges.info || fail "ranges: losses $(cat ranges.info)"
+	# A capture range named by a registered string opens as one named by its text.
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o regcap \
+		--capture-range nvtx:train -- "$nvtx_app" regcap
+	expect_rc 0 "$gputrace" export regcap.gtrace -f csv -q
+	got=$(tail -n +2 regcap-nvtx.csv | tr -d '\r' | awk -F, '{print $7 ":" $8}' | sort |
+		paste -sd' ' -)
+	[ "$got" = ":inside app:train" ] || fail "registered capture name: $got"
+	# Children forked while another thread opens and closes the capture range: each runs
+	# its own NAME range and exits (three in four hung on a lock the fork copied, before).
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o forkcap \
+		--capture-range nvtx:STEP -- "$nvtx_app" forkcap
+	# Ranges left open: 3 pushes on a thread that ended, 2 pushes and a started range on
+	# main at exit; not recorded, and counted.
+	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o open -- "$nvtx_app" open
+	"$gputrace" info open.gtrace >open.info 2>&1
+	grep -qx '  nvtx_unrecorded  6' open.info || fail "open ranges: losses $(cat open.info)"
+	grep -qx '  nvtx         1' open.info || fail "open ranges: records $(cat open.info)"
 	# Without nvtx in --trace, NVTX_INJECTION64_PATH is not set and nothing is recorded.
 	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o nonvtx -t kernel -- "$nvtx_app" 3
 	expect_rc 0 "$gputrace" export nonvtx.gtrace -f csv -q

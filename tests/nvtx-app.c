@@ -1,20 +1,183 @@
 /* Test helper for tests/cli-run.sh: a program that uses NVTX and never CUDA, so `gputrace run`
  * can be checked end to end through the real injection library on a machine without a GPU
- * (NVTX loads the library through NVTX_INJECTION64_PATH). Pushes and pops "outer"/"inner"
- * N times (argv[1], default 2), marks "tick" once, then exits with status 0 - or, with "kill"
- * as argv[2], waits half a second (several flush intervals) and kills itself with SIGKILL, so
- * only what the flush thread published survives. */
+ * (NVTX loads the library through NVTX_INJECTION64_PATH).
+ *   nvtx-app [N]        pushes and pops "outer"/"inner" N times (default 2), marks "tick"
+ *                       once, exits with status 0;
+ *   nvtx-app N kill     the same, then waits half a second (several flush intervals) and
+ *                       kills itself with SIGKILL, so only what the flush thread published
+ *                       survives;
+ *   nvtx-app exitrace   32 threads mark unique 200-byte messages (each a new string to intern)
+ *                       while main calls exit(): the exit must not pull the ring or the string
+ *                       table from under them;
+ *   nvtx-app ranges     start "outer", start and end "inner" 5,000 times, end "outer", end it
+ *                       again and end id 0; then start 4,100 "held" ranges at once (4 more
+ *                       than the library tracks) and end them all;
+ *   nvtx-app regcap     ranges named by a registered string "train" (run with
+ *                       --capture-range nvtx:train): "inside" is pushed inside one, "outside"
+ *                       after it;
+ *   nvtx-app forkcap    (run with --capture-range nvtx:STEP) a thread opens and closes STEP
+ *                       ranges while main forks 50 children that do the same once and exit;
+ *                       exits 3 if a child does not finish within 5 s;
+ *   nvtx-app open       leaves ranges open: 3 pushes on a thread that exits, 2 pushes and a
+ *                       started range on main at exit. */
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static void *marker(void *arg)
+{
+	char msg[256];
+	unsigned long i = 0;
+
+	memset(msg, 'a' + (int)((long)arg % 26), sizeof(msg) - 1);
+	msg[200] = '\0';
+	for (;;) {
+		int n = snprintf(msg, 32, "%lu-%ld-", i++, (long)arg);
+
+		msg[n] = 'x';
+		nvtxMarkA(msg);
+	}
+	return NULL;
+}
+
+static int exitrace(void)
+{
+	pthread_t t;
+
+	nvtxMarkA("start");
+	for (long i = 0; i < 32; i++)
+		pthread_create(&t, NULL, marker, (void *)i);
+	sleep_ms(50);
+	exit(0);
+}
+
+static int ranges(void)
+{
+	static nvtxRangeId_t held[4100];
+	nvtxRangeId_t outer = nvtxRangeStartA("outer");
+
+	for (int i = 0; i < 5000; i++)
+		nvtxRangeEnd(nvtxRangeStartA("inner"));
+	nvtxRangeEnd(outer);
+	nvtxRangeEnd(outer);
+	nvtxRangeEnd(0);
+	for (int i = 0; i < 4100; i++)
+		held[i] = nvtxRangeStartA("held");
+	for (int i = 0; i < 4100; i++)
+		nvtxRangeEnd(held[i]);
+	return 0;
+}
+
+static int regcap(void)
+{
+	nvtxDomainHandle_t d = nvtxDomainCreateA("app");
+	nvtxEventAttributes_t a = {0};
+
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = nvtxDomainRegisterStringA(d, "train");
+	nvtxDomainRangePushEx(d, &a);
+	nvtxRangePushA("inside");
+	nvtxRangePop();
+	nvtxDomainRangePop(d);
+	nvtxRangePushA("outside");
+	nvtxRangePop();
+	return 0;
+}
+
+static void *stepper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		nvtxRangePushA("STEP");
+		nvtxRangePop();
+	}
+	return NULL;
+}
+
+static int forkcap(void)
+{
+	pthread_t t;
+	int hung = 0;
+
+	nvtxMarkA("start");
+	pthread_create(&t, NULL, stepper, NULL);
+	for (int i = 0; i < 50; i++) {
+		pid_t p = fork();
+		int st;
+
+		if (p == 0) {
+			nvtxRangePushA("STEP");
+			nvtxRangePop();
+			_exit(0);
+		}
+		for (int ms = 0; waitpid(p, &st, WNOHANG) != p; ms++) {
+			if (ms == 5000) {
+				hung++;
+				kill(p, SIGKILL);
+				waitpid(p, &st, 0);
+				break;
+			}
+			sleep_ms(1);
+		}
+	}
+	if (hung)
+		fprintf(stderr, "nvtx-app: %d of 50 children hung\n", hung);
+	return hung ? 3 : 0;
+}
+
+static void *open_pushes(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		nvtxRangePushA("left open");
+	return NULL;
+}
+
+static int open_ranges(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, open_pushes, NULL);
+	pthread_join(t, NULL);
+	nvtxRangePushA("main open");
+	nvtxRangePushA("main open");
+	nvtxRangeStartA("started");
+	nvtxRangePushA("closed");
+	nvtxRangePop();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *mode = argc > 1 ? argv[1] : "";
 	int n = argc > 1 ? atoi(argv[1]) : 2;
 
+	if (strcmp(mode, "exitrace") == 0)
+		return exitrace();
+	if (strcmp(mode, "ranges") == 0)
+		return ranges();
+	if (strcmp(mode, "regcap") == 0)
+		return regcap();
+	if (strcmp(mode, "forkcap") == 0)
+		return forkcap();
+	if (strcmp(mode, "open") == 0)
+		return open_ranges();
 	for (int i = 0; i < n; i++) {
 		nvtxRangePushA("outer");
 		nvtxRangePushA("inner");
@@ -23,9 +186,7 @@ int main(int argc, char **argv)
 	}
 	nvtxMarkA("tick");
 	if (argc > 2 && strcmp(argv[2], "kill") == 0) {
-		struct timespec half = {0, 500000000};
-
-		nanosleep(&half, NULL);
+		sleep_ms(500);
 		raise(SIGKILL);
 	}
 	return 0;

@@ -42,9 +42,12 @@ void gt_client_kick(struct gt_client *c);
  * process's end is recorded from the CLI's waitpid(), or as unknown. */
 void gt_client_set_exit_status(struct gt_client *c, int status);
 
-/* At exit: session mode sends goodbye and closes the connection; standalone mode drains
- * everything, writes PROCESS_END and closes the file (returns its path in *path, may be
- * NULL). Bounded time. NULL is accepted. */
+/* At exit or detach: session mode sends goodbye and closes the connection; standalone mode
+ * drains everything, writes PROCESS_END and closes the file (returns its path in *path, may
+ * be NULL). Bounded time. NULL is accepted. What producers touch (the ring's mapping, the
+ * string table, the wake-up eventfd, the client itself) is kept until the process ends: a
+ * producer that found tracing on just before may still be writing; what it writes is not
+ * read. */
 int gt_client_close(struct gt_client *c, const char **path);
 
 /* In a fork()ed child: forget the parent's ring and connection without touching them

@@ -18,21 +18,24 @@ static unsigned nvtx_open; /* nesting of NAME ranges, under capture_lock */
  * it must not wait for the lock its own thread holds */
 static __thread bool in_capture __attribute__((tls_model("initial-exec")));
 
-/* Take capture_lock, unless this thread already holds it (a signal handler interrupted it
- * inside a transition): false then, and the caller changes nothing. */
+/* Take capture_lock, unless this thread is already taking, holding or releasing it (a signal
+ * handler interrupted it there): false then, and the caller changes nothing. The flag covers
+ * the lock and unlock calls themselves: a handler inside either must not lock. */
 static bool capture_enter(void)
 {
 	if (in_capture)
 		return false;
-	pthread_mutex_lock(&capture_lock);
 	in_capture = true;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&capture_lock);
 	return true;
 }
 
 static void capture_leave(void)
 {
-	in_capture = false;
 	pthread_mutex_unlock(&capture_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_capture = false;
 }
 
 static void notice(unsigned code)

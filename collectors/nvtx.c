@@ -221,21 +221,48 @@ static inline struct nvtx_thread *nt_get(void)
 	return __builtin_expect(t != NULL, 1) ? t : nt_new();
 }
 
-/* Open start/end ranges. A range claims a free slot (compare-exchange from 0) and its id
- * names the slot in its low bits: id = sequence << GT_NVTX_RANGE_BITS | slot, never 0. The
- * id is stored last (release) and checked first (acquire); range_end reads the fields, then
- * frees the slot by compare-exchange from the id, and records the range only if that
- * succeeds: a range is ended once, and never from a slot half rewritten by another. */
+/* Open start/end ranges. A start claims a free slot in a bitmap (compare-exchange on one of
+ * its 64 words, found with a count of trailing zeros: a few instructions however many ranges
+ * stay open), and its id names the slot in its low bits: id = sequence <<
+ * GT_NVTX_RANGE_BITS | slot, never 0. The id is stored last (release) and checked first
+ * (acquire); range_end reads the fields, then clears the id by compare-exchange and records
+ * the range only if that succeeds, and only then frees the slot: a range is ended once, and
+ * never from a slot half rewritten by another. */
 #define GT_NVTX_RANGE_BITS 12
 _Static_assert(GT_NVTX_RANGES == 1u << GT_NVTX_RANGE_BITS, "range id bits name a slot");
-#define RANGE_CLAIMED UINT64_MAX /* a slot being filled */
 struct nvtx_open_range {
-	_Atomic uint64_t id; /* 0: free */
+	_Atomic uint64_t id; /* 0: no range */
 	uint64_t start_ns;
 	uint32_t tid, message_id, domain_id, color, category, capture;
 };
 static struct nvtx_open_range ranges[GT_NVTX_RANGES];
+static _Atomic uint64_t ranges_used[GT_NVTX_RANGES / 64]; /* bit set: slot taken */
 static _Atomic uint64_t next_range_seq = 1;
+
+/* A free slot of `ranges`, taken, searched from the bitmap word `from` names (threads that
+ * start ranges at once mostly touch different words); -1 when all are taken. */
+static int range_slot_take(uint64_t from)
+{
+	for (uint32_t i = 0; i < GT_NVTX_RANGES / 64; i++) {
+		uint32_t w = (uint32_t)(from + i) % (GT_NVTX_RANGES / 64);
+		uint64_t v = atomic_load_explicit(&ranges_used[w], memory_order_relaxed);
+
+		/* acquire: the slot's last end (its release below) is done with it */
+		while (~v)
+			if (atomic_compare_exchange_weak_explicit(&ranges_used[w], &v, v | (v + 1),
+			                                          memory_order_acquire,
+			                                          memory_order_relaxed))
+				return (int)(w * 64 + (uint32_t)__builtin_ctzll(~v));
+	}
+	return -1;
+}
+
+static void range_slot_give(uint32_t slot)
+{
+	/* release: pairs with the acquire in range_slot_take */
+	atomic_fetch_and_explicit(&ranges_used[slot / 64], ~(1ull << (slot % 64)),
+	                          memory_order_release);
+}
 
 static inline bool tracing(void)
 {
@@ -534,11 +561,8 @@ static uint64_t open_at_end(void)
 			n += __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&registry_lock);
-	for (uint32_t i = 0; i < GT_NVTX_RANGES; i++) {
-		uint64_t id = atomic_load_explicit(&ranges[i].id, memory_order_relaxed);
-
-		n += id != 0 && id != RANGE_CLAIMED;
-	}
+	for (uint32_t i = 0; i < GT_NVTX_RANGES; i++)
+		n += atomic_load_explicit(&ranges[i].id, memory_order_relaxed) != 0;
 	return n;
 }
 
@@ -828,29 +852,18 @@ static int NVTX_API domain_range_pop(nvtxDomainHandle_t domain)
 static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 {
 	uint64_t seq = atomic_fetch_add_explicit(&next_range_seq, 1, memory_order_relaxed), id;
-	struct nvtx_open_range *r = NULL;
+	int slot = range_slot_take(seq);
+	struct nvtx_open_range *r;
 
-	/* a free slot, from the one the sequence names: the first unless ranges stay open */
-	for (uint32_t i = 0; i < GT_NVTX_RANGES; i++) {
-		struct nvtx_open_range *c = &ranges[(seq + i) & (GT_NVTX_RANGES - 1)];
-		uint64_t zero = 0;
-
-		if (atomic_load_explicit(&c->id, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong_explicit(&c->id, &zero, RANGE_CLAIMED,
-		                                            memory_order_relaxed,
-		                                            memory_order_relaxed)) {
-			r = c;
-			break;
-		}
-	}
-	if (!r) {
+	if (slot < 0) {
 		/* GT_NVTX_RANGES ranges open at once: this one cannot be kept; its end finds
 		 * no range (id 0) */
 		if (tracing())
 			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
 		return 0;
 	}
-	id = seq << GT_NVTX_RANGE_BITS | (uint64_t)(r - ranges);
+	r = &ranges[slot];
+	id = seq << GT_NVTX_RANGE_BITS | (uint64_t)slot;
 	r->capture = gt_inj.cfg.capture == GT_CAPTURE_NVTX && gt_capture_nvtx(a->text, true);
 	r->tid = tid(nt_get());
 	r->message_id = a->message_id;
@@ -866,12 +879,12 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 static void NVTX_API range_end(nvtxRangeId_t id)
 {
 	uint64_t end = gt_fast_ns();
-	struct nvtx_open_range *r = &ranges[id & (GT_NVTX_RANGES - 1)], f;
+	uint32_t slot = (uint32_t)(id & (GT_NVTX_RANGES - 1));
+	struct nvtx_open_range *r = &ranges[slot], f;
 	uint64_t expected = id;
 
 	/* acquire: pairs with the release in range_start */
-	if (id == 0 || id == RANGE_CLAIMED ||
-	    atomic_load_explicit(&r->id, memory_order_acquire) != id)
+	if (id == 0 || atomic_load_explicit(&r->id, memory_order_acquire) != id)
 		return; /* not a range of ours, or already ended */
 	f.start_ns = r->start_ns;
 	f.tid = r->tid;
@@ -881,10 +894,11 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 	f.category = r->category;
 	f.capture = r->capture;
 	/* the copy is whole only if the slot still holds this range: a concurrent end of the
-	 * same id frees it first, and only then can a new range take it */
+	 * same id clears it first, and only then can a new range take the slot */
 	if (!atomic_compare_exchange_strong_explicit(&r->id, &expected, 0, memory_order_acq_rel,
 	                                             memory_order_relaxed))
 		return;
+	range_slot_give(slot);
 	if (tracing())
 		emit_nvtx(nt_get(), GT_NVTX_START_END, f.start_ns, end, id, f.tid, f.domain_id,
 		          f.message_id, f.color, f.category, 0);

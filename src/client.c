@@ -75,11 +75,11 @@ struct gt_client {
 	struct gt_client *next_retired;
 };
 
-/* Closed clients. Their ring mapping, string table, wake-up eventfd and the struct itself
- * stay: a producer that checked that tracing was on just before the close may still be
- * writing, even after a bounded wait (it can be preempted anywhere), and one whose ring is
- * full may be sleeping in a reservation. Kept on this list so that leak checkers see them
- * as reachable. */
+/* Closed clients. Their ring mapping (over zero pages by then: gt_ring_retire), string
+ * table, wake-up eventfd and the struct itself stay: a producer that checked that tracing was on
+ * just before the close may still be writing, even after a bounded wait (it can be preempted
+ * anywhere), and one whose ring is full may be sleeping in a reservation. Kept on this list so that
+ * leak checkers see them as reachable. */
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_client *retired;
 
@@ -242,14 +242,17 @@ void gt_client_set_exit_status(struct gt_client *c, int status)
 static void *drain_thread(void *arg)
 {
 	struct gt_client *c = arg;
-	struct gt_ring *ring = gt_drain_proc_ring(c->dp); /* the consumer's mapping */
 	int ms = (int)((c->flush_ns + 999999u) / 1000000u);
 	uint64_t v;
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
 		struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
+		/* the drainer's own mapping; NULL once it gave up on a corrupt ring */
+		struct gt_ring *ring = gt_drain_proc_ring(c->dp);
 
+		if (!ring)
+			break;
 		if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
 			poll(&pfd, 1, ms);
 		gt_ring_sleep_end(ring);
@@ -364,12 +367,14 @@ static void client_free(struct gt_client *c)
 	free(c);
 }
 
-/* The end of a closed client: what producers may still touch stays (see retired). */
+/* The end of a closed client: what producers may still touch stays (see retired); the ring's
+ * memory itself goes, replaced by zero pages that late writers write into. */
 static void client_retire(struct gt_client *c)
 {
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
+	gt_ring_retire(c->ring);
 	pthread_mutex_lock(&retired_lock);
 	c->next_retired = retired;
 	retired = c;

@@ -826,12 +826,29 @@ void gt_ring_stats(const struct gt_ring *ring, struct gt_ring_stats *out)
 	*out = ring->stats;
 }
 
+void gt_ring_retire(struct gt_ring *ring)
+{
+	void *m;
+
+	if (!ring || ring->fd < 0)
+		return;
+	/* In one step, so the range is mapped throughout: a writer still using the ring finds
+	 * zero pages (an empty ring) and writes into memory no one reads. */
+	m = mmap(ring->hdr, ring->map_bytes, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return; /* the ring's memory stays */
+	close(ring->fd);
+	ring->fd = -1;
+}
+
 void gt_ring_free(struct gt_ring *ring)
 {
 	if (!ring)
 		return;
 	munmap(ring->hdr, ring->map_bytes);
-	close(ring->fd);
+	if (ring->fd >= 0)
+		close(ring->fd);
 	free(ring->buf);
 	free(ring);
 }

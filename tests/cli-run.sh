@@ -4,11 +4,13 @@
 # propagation, signal forwarding, waiting for orphaned descendants, a program that never uses
 # CUDA, exec failures. Programs are /bin/sh scripts; the injection library is a placeholder
 # file (nothing here initializes CUDA, so the driver never opens it).
-# Usage: cli-run.sh PATH/TO/gputrace [PATH/TO/session-child [PATH/TO/nvtx-app]]
+# Usage: cli-run.sh PATH/TO/gputrace [PATH/TO/session-child [PATH/TO/nvtx-app PATH/TO/lib]]
+# (lib: the real libgputrace-inject.so, for the runs without the CLI)
 set -u
 gputrace=$(realpath "$1")
 session_child=${2:+$(realpath "$2")}
 nvtx_app=${3:+$(realpath "$3")}
+inject_lib=${4:+$(realpath "$4")}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=cli-common.sh
@@ -305,6 +307,18 @@ if [ -n "$nvtx_app" ] && [ -x "$nvtx_app" ]; then
 	# its own NAME range and exits (three in four hung on a lock the fork copied, before).
 	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o forkcap \
 		--capture-range nvtx:STEP -- "$nvtx_app" forkcap
+	# A signal handler's capture range interrupting its own thread's (hung every run before);
+	# bounded, since a hang would be the failure.
+	expect_rc 0 timeout 60 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o sigcap \
+		--capture-range nvtx:CAP -- "$nvtx_app" sigcap
+	# Standalone (no session: the drainer is a thread of the program, reading through a
+	# mapping of its own): threads still interning strings at exit, as above.
+	for i in $(seq 1 10); do
+		expect_rc 0 env NVTX_INJECTION64_PATH="$inject_lib" GPUTRACE_OUTPUT=standalone.gtrace \
+			"$nvtx_app" exitrace
+		expect_rc 0 "$gputrace" info standalone.gtrace
+		rm -f standalone.gtrace
+	done
 	# Ranges left open: 3 pushes on a thread that ended, 2 pushes and a started range on
 	# main at exit; not recorded, and counted.
 	expect_rc 0 env -u GPUTRACE_INJECT_LIB "$gputrace" run -q -o open -- "$nvtx_app" open

@@ -19,7 +19,11 @@
  *                       ranges while main forks 50 children that do the same once and exit;
  *                       exits 3 if a child does not finish within 5 s;
  *   nvtx-app open       leaves ranges open: 3 pushes on a thread that exits, 2 pushes and a
- *                       started range on main at exit. */
+ *                       started range on main at exit;
+ *   nvtx-app sigcap     (run with --capture-range nvtx:CAP) main pushes and pops CAP for
+ *                       0.3 s under a 20 µs timer whose handler, on main too, does the same:
+ *                       a handler that interrupts its own thread's capture transition must
+ *                       not wait for the lock that thread holds. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -163,6 +167,40 @@ static int open_ranges(void)
 	return 0;
 }
 
+static void cap_handler(int sig)
+{
+	(void)sig;
+	nvtxRangePushA("CAP");
+	nvtxRangePop();
+}
+
+static int sigcap(void)
+{
+	struct sigevent ev = {0};
+	struct itimerspec every = {{0, 20000}, {0, 20000}};
+	struct timespec t0, t;
+	timer_t timer;
+
+	/* NVTX loads the library at the first call, which a handler must not interrupt (NVTX's
+	 * own initialization waits for itself) */
+	nvtxMarkA("start");
+	signal(SIGRTMIN, cap_handler);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGRTMIN;
+	ev._sigev_un._tid = (pid_t)gettid();
+	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
+	    timer_settime(timer, 0, &every, NULL) != 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		nvtxRangePushA("CAP");
+		nvtxRangePop();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300000000L);
+	timer_delete(timer);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -178,6 +216,8 @@ int main(int argc, char **argv)
 		return forkcap();
 	if (strcmp(mode, "open") == 0)
 		return open_ranges();
+	if (strcmp(mode, "sigcap") == 0)
+		return sigcap();
 	for (int i = 0; i < n; i++) {
 		nvtxRangePushA("outer");
 		nvtxRangePushA("inner");

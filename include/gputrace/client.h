@@ -47,7 +47,7 @@ void gt_client_set_exit_status(struct gt_client *c, int status);
  * be NULL). Bounded time. NULL is accepted. What producers touch (the ring's mapping, the
  * string table, the wake-up eventfd, the client itself) is kept until the process ends: a
  * producer that found tracing on just before may still be writing; what it writes is not
- * read. */
+ * read. The ring's memory itself is released (gt_ring_retire). */
 int gt_client_close(struct gt_client *c, const char **path);
 
 /* In a fork()ed child: forget the parent's ring and connection without touching them

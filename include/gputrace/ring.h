@@ -13,7 +13,7 @@
 #include "gputrace/record.h"
 
 #define GT_RING_MAGIC         0x474e495254475455ull /* "UTGTRING" little-endian */
-#define GT_RING_VERSION       2u /* 2: packed slots (gt_ring_write_batch) */
+#define GT_RING_VERSION       2u                    /* 2: packed slots (gt_ring_write_batch) */
 #define GT_RING_DEFAULT_BYTES (32u << 20)
 #define GT_RING_MIN_BYTES     (4u << 10)
 #define GT_RING_MAX_BYTES     (1u << 30)
@@ -141,6 +141,12 @@ struct gt_ring_stats {
 	uint64_t consumed;
 };
 void gt_ring_stats(const struct gt_ring *ring, struct gt_ring_stats *out);
+
+/* A producer's ring whose writers may not all have stopped (exit, detach): the mapping is
+ * replaced, in one step, by anonymous zero memory and the fd closed, so the ring's memory goes
+ * (once every other mapping has) while a late writer still finds mapped memory to write into,
+ * which no one reads. The struct stays valid for such writers. NULL is accepted. */
+void gt_ring_retire(struct gt_ring *ring);
 
 /* Unmap; closes the fd. NULL is accepted. */
 void gt_ring_free(struct gt_ring *ring);

@@ -109,6 +109,13 @@ static _Atomic uint64_t unrecorded;
 static void stage_publish(struct nvtx_stage *st);
 static inline bool tracing(void);
 
+/* n ranges that will not be recorded, counted while tracing. */
+static void count_unrecorded(uint64_t n)
+{
+	if (n && tracing())
+		atomic_fetch_add_explicit(&unrecorded, n, memory_order_relaxed);
+}
+
 /* A thread's state, from mmap rather than malloc: a thread's first NVTX call may be in a
  * signal handler, and the call it interrupted may hold malloc's lock. */
 static size_t nt_bytes(void)
@@ -129,8 +136,7 @@ static void nt_free(void *p)
 		pthread_mutex_lock(&registry_lock);
 	/* pushes this thread never popped: not recorded, and counted (under the lock, so that
 	 * the end's count of open ranges, open_at_end, sees either this or the thread) */
-	if (t->depth && tracing())
-		atomic_fetch_add_explicit(&unrecorded, t->depth, memory_order_relaxed);
+	count_unrecorded(t->depth);
 	if (t->slot >= 0) {
 		/* the flush thread, holding the lock, may be publishing this stage: wait */
 		stage_publish(&t->stage);
@@ -230,10 +236,13 @@ static inline struct nvtx_thread *nt_get(void)
  * never from a slot half rewritten by another. */
 #define GT_NVTX_RANGE_BITS 12
 _Static_assert(GT_NVTX_RANGES == 1u << GT_NVTX_RANGE_BITS, "range id bits name a slot");
-struct nvtx_open_range {
-	_Atomic uint64_t id; /* 0: no range */
+struct nvtx_range_start {
 	uint64_t start_ns;
 	uint32_t tid, message_id, domain_id, color, category, capture;
+};
+struct nvtx_open_range {
+	_Atomic uint64_t id; /* 0: no range */
+	struct nvtx_range_start s;
 };
 static struct nvtx_open_range ranges[GT_NVTX_RANGES];
 static _Atomic uint64_t ranges_used[GT_NVTX_RANGES / 64]; /* bit set: slot taken */
@@ -570,8 +579,8 @@ void gt_nvtx_publish_all(bool last)
 {
 	uint64_t lost;
 
-	if (last && tracing())
-		atomic_fetch_add_explicit(&unrecorded, open_at_end(), memory_order_relaxed);
+	if (last)
+		count_unrecorded(open_at_end());
 	lost = atomic_exchange_explicit(&unrecorded, 0, memory_order_relaxed);
 
 	/* may wait for ring space: the flush thread or the final flush, never the application */
@@ -638,8 +647,7 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	uint32_t i;
 
 	if (!nt) {
-		if (tracing())
-			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
+		count_unrecorded(1);
 		return -1;
 	}
 	d = nt->depth;
@@ -678,8 +686,7 @@ static GT_HOT int pop(uint32_t dom, uint64_t end)
 	if (!nt || nt->depth == 0)
 		return -1;
 	if (nt->depth > GT_NVTX_DEPTH_MAX) {
-		if (tracing())
-			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
+		count_unrecorded(1);
 		nt->depth--;
 		return (int)nt->depth;
 	}
@@ -858,19 +865,18 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 	if (slot < 0) {
 		/* GT_NVTX_RANGES ranges open at once: this one cannot be kept; its end finds
 		 * no range (id 0) */
-		if (tracing())
-			atomic_fetch_add_explicit(&unrecorded, 1, memory_order_relaxed);
+		count_unrecorded(1);
 		return 0;
 	}
 	r = &ranges[slot];
 	id = seq << GT_NVTX_RANGE_BITS | (uint64_t)slot;
-	r->capture = gt_inj.cfg.capture == GT_CAPTURE_NVTX && gt_capture_nvtx(a->text, true);
-	r->tid = tid(nt_get());
-	r->message_id = a->message_id;
-	r->domain_id = dom;
-	r->color = a->color;
-	r->category = a->category;
-	r->start_ns = gt_fast_ns();
+	r->s.capture = gt_inj.cfg.capture == GT_CAPTURE_NVTX && gt_capture_nvtx(a->text, true);
+	r->s.tid = tid(nt_get());
+	r->s.message_id = a->message_id;
+	r->s.domain_id = dom;
+	r->s.color = a->color;
+	r->s.category = a->category;
+	r->s.start_ns = gt_fast_ns();
 	/* release: pairs with the acquire in range_end, publishing the fields above */
 	atomic_store_explicit(&r->id, id, memory_order_release);
 	return id;
@@ -880,19 +886,14 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 {
 	uint64_t end = gt_fast_ns();
 	uint32_t slot = (uint32_t)(id & (GT_NVTX_RANGES - 1));
-	struct nvtx_open_range *r = &ranges[slot], f;
+	struct nvtx_open_range *r = &ranges[slot];
+	struct nvtx_range_start f;
 	uint64_t expected = id;
 
 	/* acquire: pairs with the release in range_start */
 	if (id == 0 || atomic_load_explicit(&r->id, memory_order_acquire) != id)
 		return; /* not a range of ours, or already ended */
-	f.start_ns = r->start_ns;
-	f.tid = r->tid;
-	f.message_id = r->message_id;
-	f.domain_id = r->domain_id;
-	f.color = r->color;
-	f.category = r->category;
-	f.capture = r->capture;
+	f = r->s;
 	/* the copy is whole only if the slot still holds this range: a concurrent end of the
 	 * same id clears it first, and only then can a new range take the slot */
 	if (!atomic_compare_exchange_strong_explicit(&r->id, &expected, 0, memory_order_acq_rel,

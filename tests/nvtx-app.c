@@ -203,21 +203,17 @@ static int sigcap(void)
 
 int main(int argc, char **argv)
 {
+	static const struct {
+		const char *name;
+		int (*run)(void);
+	} modes[] = {{"exitrace", exitrace}, {"ranges", ranges},    {"regcap", regcap},
+	             {"forkcap", forkcap},   {"open", open_ranges}, {"sigcap", sigcap}};
 	const char *mode = argc > 1 ? argv[1] : "";
 	int n = argc > 1 ? atoi(argv[1]) : 2;
 
-	if (strcmp(mode, "exitrace") == 0)
-		return exitrace();
-	if (strcmp(mode, "ranges") == 0)
-		return ranges();
-	if (strcmp(mode, "regcap") == 0)
-		return regcap();
-	if (strcmp(mode, "forkcap") == 0)
-		return forkcap();
-	if (strcmp(mode, "open") == 0)
-		return open_ranges();
-	if (strcmp(mode, "sigcap") == 0)
-		return sigcap();
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(mode, modes[i].name) == 0)
+			return modes[i].run();
 	for (int i = 0; i < n; i++) {
 		nvtxRangePushA("outer");
 		nvtxRangePushA("inner");

@@ -1455,7 +1455,7 @@ static int sq_open(struct sq *q, const char *tmp, int cache_mib)
 	/* nothing to roll back to: a failed export is deleted whole */
 	if (sq_exec(q, "PRAGMA journal_mode=OFF") < 0 || sq_exec(q, "PRAGMA synchronous=OFF") < 0 ||
 	    sq_exec(q, "PRAGMA locking_mode=EXCLUSIVE") < 0 ||
-	    sq_exec(q, "PRAGMA page_size=65536") < 0)
+	    sq_exec(q, "PRAGMA page_size=16384") < 0)
 		return q->err;
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
 	         (cache_mib > 0 ? cache_mib : DEFAULT_CACHE_MB) * 1024);

@@ -40,7 +40,7 @@ struct gt_sql_export_result {
  * built as "<path>.tmp-<pid>" and renamed over `path` only when complete, so `path` is
  * either the old file or a whole new one; on failure the temporary file is removed.
  * A truncated or damaged trace exports what the reader recovers; what it skipped goes into
- * GPUTRACE_LOSSES (source 'file').
+ * GPUTRACE_LOSSES (source 'damaged_file').
  *
  * opts may be NULL (demangled names, 16 MiB cache). res may be NULL.
  * Returns 0, or -errno: -EINVAL for "-" as the path, -ENOMEM, -EIO/-ENOSPC/... from

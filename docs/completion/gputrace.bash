@@ -16,7 +16,7 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats export info doctor --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "run stats export sql info doctor --help --version" -- "$cur"))
 		return
 	fi
 	cmd=${COMP_WORDS[1]}
@@ -75,7 +75,7 @@ _gputrace() {
 		;;
 	export)
 		case $prev in
-		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
+		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv sqlite" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--max-size) return ;;
 		esac
@@ -84,6 +84,17 @@ _gputrace() {
 				-h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	sql)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format --db --rebuild -q --quiet -h --help" -- "$cur"))
+		elif ((COMP_CWORD == 2)); then
+			COMPREPLY=($(compgen -f -X '!*.@(gtrace|sqlite)' -- "$cur") $(compgen -d -- "$cur"))
 		fi
 		;;
 	info)

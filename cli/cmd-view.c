@@ -493,6 +493,27 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 	return code;
 }
 
+/* A --port value, 0 to 65535; prints the error for `what` ("view: --port"). */
+static int parse_port(const char *s, const char *what, uint16_t *port)
+{
+	uint64_t v;
+
+	if (gt_opt_uint(s, 0, 65535, &v) < 0) {
+		gt_cli_error("%s: '%s' is not valid; use a port from 0 (any free one) to 65535",
+		             what, s);
+		return -EINVAL;
+	}
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int gt_cli_view_option(const char *port, struct gt_view_opts *o)
+{
+	o->requested = true;
+	o->port = GT_VIEW_PORT;
+	return port ? parse_port(port, "run: --view", &o->port) : 0;
+}
+
 int cmd_view(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -501,7 +522,6 @@ int cmd_view(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	struct gt_view_opts o = {.port = GT_VIEW_PORT};
-	uint64_t v;
 	int c;
 
 	opterr = 0;
@@ -509,13 +529,8 @@ int cmd_view(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'P':
-			if (gt_opt_uint(optarg, 0, 65535, &v) < 0) {
-				gt_cli_error("view: --port: '%s' is not valid; use a port from 0 "
-				             "(any free one) to 65535",
-				             optarg);
+			if (parse_port(optarg, "view: --port", &o.port) < 0)
 				return GT_EXIT_USAGE;
-			}
-			o.port = (uint16_t)v;
 			break;
 		case 'n':
 			o.no_open = true;

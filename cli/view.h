@@ -13,6 +13,7 @@
 #define GT_VIEW_UI_MAX_BYTES (2ull << 30)
 
 struct gt_view_opts {
+	bool requested;      /* run: --view was given */
 	uint16_t port;       /* 0: any free port */
 	bool no_open;        /* print the URL, start no browser */
 	bool verbose;        /* a line per request answered */
@@ -23,5 +24,9 @@ struct gt_view_opts {
  * messages: "view" or "run". Prints its own errors; returns a GT_EXIT_* code: 0 once the
  * browser has fetched the file, GT_EXIT_TEMPFAIL after the timeout, 128+N on signal N. */
 int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd);
+
+/* `gputrace run --view[=PORT]`: `port` is the option's value or NULL. Sets o->requested and
+ * the port (default GT_VIEW_PORT). Returns 0, or -EINVAL after printing what is wrong. */
+int gt_cli_view_option(const char *port, struct gt_view_opts *o);
 
 #endif /* GPUTRACE_CLI_VIEW_H */

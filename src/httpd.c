@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -574,8 +576,15 @@ int gt_httpd_run(struct gt_httpd *h, uint64_t timeout_ns, int stop_fd)
 	struct conn *slot[2 + GT_HTTPD_CONN_MAX];
 	uint64_t start = gt_clock_ns(CLOCK_MONOTONIC);
 	uint64_t end = timeout_ns ? start + timeout_ns : UINT64_MAX;
+	sigset_t pipe_set, old_mask;
 	int ret;
 
+	/* sendfile() has no MSG_NOSIGNAL: a peer that went away raises SIGPIPE in this thread.
+	 * Hold it while serving and discard it afterwards, so the process's disposition stays
+	 * whatever its owner chose. Restored at out. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 	for (;;) {
 		uint64_t now = gt_clock_ns(CLOCK_MONOTONIC), next = end;
 		int nfds = 0, stop_i = -1, listen_i = -1, wait_ms;
@@ -651,6 +660,14 @@ out:
 	for (int i = 0; i < GT_HTTPD_CONN_MAX; i++)
 		if (h->conns[i].state != CONN_FREE)
 			conn_close(h, &h->conns[i]);
+	if (!sigismember(&old_mask, SIGPIPE)) {
+		sigset_t pending;
+
+		sigpending(&pending);
+		if (sigismember(&pending, SIGPIPE))
+			sigtimedwait(&pipe_set, NULL, &(struct timespec){0, 0});
+		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	return ret;
 }
 

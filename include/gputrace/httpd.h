@@ -56,7 +56,8 @@ uint64_t gt_httpd_file_bytes(const struct gt_httpd *h);
  * server, keeps the page from reading it: that is what CORS is) but does not count.
  * `timeout_ns` (0: none) bounds the whole call; `stop_fd` (-1: none) stops it as soon as it is
  * readable (it is not read). Returns 0 (fetched), -ETIMEDOUT, -ECANCELED (stop_fd), or -errno
- * of a failed poll. Connections still open when it returns are closed. */
+ * of a failed poll. Connections still open when it returns are closed. SIGPIPE is blocked in
+ * the calling thread while it runs, and one raised by a vanished peer is discarded. */
 int gt_httpd_run(struct gt_httpd *h, uint64_t timeout_ns, int stop_fd);
 
 /* Close the listener, the connections and the file. NULL is accepted. */

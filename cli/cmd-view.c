@@ -401,6 +401,10 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 		return GT_EXIT_UNAVAILABLE;
 	}
 
+	if (access(served, R_OK) < 0) {
+		gt_cli_error("%s: %s", served, strerror(errno));
+		return GT_EXIT_NO_INPUT;
+	}
 	url_path_of(served, url_path, sizeof(url_path));
 	ho.file = served;
 	ho.url_path = url_path;

@@ -257,7 +257,10 @@ static int parse_request(const struct gt_httpd *h, struct conn *c, size_t end, b
 	if (have_host && !host_ok)
 		return 403;
 
-	/* The path, without a query. Only the one path exists. */
+	/* The path, without a query. Only the one path exists; c->target holds at most
+	 * URL_PATH_MAX bytes of a longer target, which is never it. */
+	if ((size_t)(sp2 - sp1 - 1) > URL_PATH_MAX)
+		return 404;
 	path_end = strchr(c->target, '?');
 	len = path_end ? (size_t)(path_end - c->target) : strlen(c->target);
 	if (len != strlen(h->url_path) || memcmp(c->target, h->url_path, len) != 0)

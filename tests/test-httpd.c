@@ -94,10 +94,11 @@ static void write_file(const char *path, size_t bytes)
 	close(fd);
 }
 
-static void srv_start_opts(struct srv *s, size_t file_bytes, uint64_t io_timeout_ns)
+static void srv_start_path(struct srv *s, size_t file_bytes, uint64_t io_timeout_ns,
+                           const char *url_path)
 {
 	struct gt_httpd_options o = {
-	        .url_path = "/t.pftrace",
+	        .url_path = url_path,
 	        .allow_origin = ORIGIN,
 	        .port = 0,
 	        .io_timeout_ns = io_timeout_ns,
@@ -118,6 +119,11 @@ static void srv_start_opts(struct srv *s, size_t file_bytes, uint64_t io_timeout
 	ck_assert_uint_ne(s->port, 0);
 	ck_assert_uint_eq(gt_httpd_file_bytes(s->h), file_bytes);
 	ck_assert_int_eq(pthread_create(&s->thread, NULL, serve, s), 0);
+}
+
+static void srv_start_opts(struct srv *s, size_t file_bytes, uint64_t io_timeout_ns)
+{
+	srv_start_path(s, file_bytes, io_timeout_ns, "/t.pftrace");
 }
 
 static void srv_start(struct srv *s)
@@ -372,6 +378,33 @@ START_TEST(test_wrong_path)
 	ck_assert_int_eq(s.nlog, 11);
 	ck_assert_str_eq(s.log[3].target, "/../t.pftrace");
 	ck_assert_int_eq(s.log[3].status, 404);
+}
+END_TEST
+
+/* The longest path allowed (255 bytes), and a target one byte longer that starts with it. */
+START_TEST(test_longest_path)
+{
+	char path[256], req[1024];
+	struct srv s;
+	size_t len;
+	char *resp;
+
+	path[0] = '/';
+	memset(path + 1, 'a', 254);
+	path[255] = '\0';
+	srv_start_path(&s, FILE_BYTES, 0, path);
+	snprintf(req, sizeof(req), "GET %sb HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
+	resp = request(&s, req, &len);
+	expect_response(resp, len, HEAD_ERR(404, "Not Found", "") "14\r\n\r\n", "404 Not Found\n");
+	free(resp);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
+	resp = request(&s, req, &len);
+	expect_response(resp, len, HEAD_200, NULL);
+	free(resp);
+	ck_assert_int_eq(srv_join(&s), 0);
+	ck_assert_int_eq(s.nlog, 2);
+	ck_assert_int_eq(s.log[0].status, 404);
+	ck_assert(s.log[1].fetched);
 }
 END_TEST
 
@@ -681,6 +714,7 @@ static Suite *httpd_suite(void)
 	tcase_add_test(tc, test_fetch_without_origin);
 	tcase_add_test(tc, test_head_and_preflight);
 	tcase_add_test(tc, test_wrong_path);
+	tcase_add_test(tc, test_longest_path);
 	tcase_add_test(tc, test_method_not_allowed);
 	tcase_add_test(tc, test_oversized_header);
 	tcase_add_test(tc, test_bad_requests);

@@ -334,22 +334,28 @@ static void ssh_host(const char *conn, char *out, size_t bytes)
 	out[bytes - 1] = '\0';
 }
 
+/* What a logged response was, for --verbose. */
+static const char *response_note(const struct gt_httpd_response *r)
+{
+	if (r->fetched)
+		return " (the fetch)";
+	if (!r->complete)
+		return " (the connection was lost)";
+	if (r->status == 200 && r->body_bytes)
+		return " (not the fetch: not from " GT_VIEW_ORIGIN ")";
+	return "";
+}
+
 static void on_response(void *ctx, const struct gt_httpd_response *r)
 {
 	const struct gt_view_opts *o = ctx;
 	char n[32];
 
-	if (!o->verbose)
-		return;
-	fprintf(stderr, "gputrace: %s %s from %s: %d, %s body bytes%s\n",
-	        r->method[0] ? r->method : "(unparsable request)", r->target,
-	        r->origin ? r->origin : "no origin", r->status,
-	        gt_fmt_count(r->body_bytes, n, sizeof(n)),
-	        r->fetched                            ? " (the fetch)"
-	        : !r->complete                        ? " (the connection was lost)"
-	        : (r->status == 200 && r->body_bytes) ? " (not the fetch: not from " GT_VIEW_ORIGIN
-	                                                ")"
-	                                              : "");
+	if (o->verbose)
+		fprintf(stderr, "gputrace: %s %s from %s: %d, %s body bytes%s\n",
+		        r->method[0] ? r->method : "(unparsable request)", r->target,
+		        r->origin ? r->origin : "no origin", r->status,
+		        gt_fmt_count(r->body_bytes, n, sizeof(n)), response_note(r));
 }
 
 int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd)
@@ -408,7 +414,7 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 	url_path_of(served, url_path, sizeof(url_path));
 	ho.file = served;
 	ho.url_path = url_path;
-	r = gt_httpd_new(&ho, &h); /* freed at out */
+	r = gt_httpd_new(&ho, &h); /* freed at the end */
 	if (r == -EADDRINUSE || (r == -EACCES && o->port && o->port < 1024)) {
 		const char *why = r == -EADDRINUSE ? "is in use (another gputrace view, or a "
 		                                     "trace_processor --httpd?)"
@@ -432,7 +438,7 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 	port = gt_httpd_port(h);
 
 	/* Ctrl-C, a kill or a hang-up stop the serving through a signalfd; those ignored when
-	 * we started stay ignored. The mask is restored at out. */
+	 * we started stay ignored. The mask is restored at the end. */
 	sigemptyset(&set);
 	for (int i = 0; i < 3; i++) {
 		struct sigaction sa;
@@ -441,9 +447,12 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 			sigaddset(&set, stop_signals[i]);
 	}
 	masked = sigprocmask(SIG_BLOCK, &set, &old_mask) == 0;
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK); /* closed at out */
-	if (sfd < 0)
-		gt_cli_warn("cannot catch Ctrl-C (%s); stop with kill -9", strerror(errno));
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK); /* closed at the end */
+	if (sfd < 0 && masked) {
+		/* Then the signals keep their usual effect (a Ctrl-C ends gputrace). */
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		masked = false;
+	}
 
 	snprintf(url, sizeof(url), "%s/#!/?url=http://127.0.0.1:%u%s", GT_VIEW_ORIGIN, port,
 	         url_path);

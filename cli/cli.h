@@ -14,6 +14,7 @@ enum gt_exit {
 	GT_EXIT_SOFTWARE = 70,        /* internal error */
 	GT_EXIT_CANT_CREATE = 73,     /* output cannot be created (exists without -f, no space) */
 	GT_EXIT_IO = 74,              /* I/O error while writing */
+	GT_EXIT_TEMPFAIL = 75,        /* gave up waiting (view: --timeout before the fetch) */
 	GT_EXIT_NOT_EXECUTABLE = 126, /* like a shell: program found but not executable */
 	GT_EXIT_NOT_FOUND = 127,      /* like a shell: program not found */
 };
@@ -24,6 +25,7 @@ int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Print "gputrace: <msg>" to stderr, printf-style. The one place the CLI reports errors. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -192,7 +192,7 @@ static void api_activity(const void *rec)
 }
 
 /* Decide per callback id and switch it on inside CUPTI. */
-static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, unsigned size,
+static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned size,
                          unsigned *n_on)
 {
 	unsigned cbid;
@@ -208,7 +208,7 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 		    !name)
 			continue;
 		on = cfg->api_filter == GT_API_FILTER_ALL ||
-		     (cfg->api_filter == GT_API_FILTER_LAUNCH && gt_api_name_is_launch(name));
+		     (cfg->api_filter == GT_API_FILTER_LAUNCH && gt_envconf_api_is_launch(name));
 		*want_of(domain, cbid) = on;
 		if (!on)
 			continue;
@@ -227,7 +227,7 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 	return 0;
 }
 
-static int api_enable(const struct gt_inject_config *cfg)
+static int api_enable(const struct gt_envconf *cfg)
 {
 	unsigned n_rt = 0, n_drv = 0;
 	int ret;

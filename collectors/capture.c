@@ -65,7 +65,7 @@ static void set_capture(bool on)
 	}
 }
 
-int gt_capture_enable(const struct gt_inject_config *cfg)
+int gt_capture_enable(const struct gt_envconf *cfg)
 {
 	static const unsigned profiler_rt[] = {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
 	                                       CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000};

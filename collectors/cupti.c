@@ -319,7 +319,7 @@ static int add_kind(int kind, const struct gt_collector *c)
 
 int gt_cupti_start(const char **what)
 {
-	const struct gt_inject_config *cfg = &gt_inj.cfg;
+	const struct gt_envconf *cfg = &gt_inj.cfg;
 	CUptiResult res;
 	size_t i;
 	int ret;

@@ -25,7 +25,7 @@ static void graph_activity(const void *rec)
 static const int graph_kinds[] = {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0};
 
 /* Node level: GRAPH_TRACE stays off, so CUPTI reports each node through the other collectors. */
-static int graph_enable(const struct gt_inject_config *cfg)
+static int graph_enable(const struct gt_envconf *cfg)
 {
 	return cfg->graph_nodes ? -1 : 0;
 }

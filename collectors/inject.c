@@ -182,11 +182,13 @@ static void do_start(void)
 {
 	struct gt_client_options opts = {0};
 	const char *err = NULL;
+	char bad[256];
 	int ret;
 
-	ret = gt_inject_config_parse(&gt_inj.cfg, env_get, &err);
+	/* the same parser, and the same words, as gputrace run's options (src/envconf.c) */
+	ret = gt_envconf_parse(&gt_inj.cfg, env_get, bad, sizeof(bad));
 	if (ret < 0)
-		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", err);
+		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", bad);
 	gt_inj.pid = (uint32_t)getpid();
 	/* before anything is started: a child forked from here on forgets it all */
 	pthread_atfork(NULL, NULL, on_fork_child);
@@ -217,8 +219,13 @@ static void do_start(void)
 	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too;
 	 * on_exit rather than atexit: the exit status goes into PROCESS_END */
 	on_exit(on_exit_flush, NULL);
-	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
-	         gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
+	/* every setting, so a test can compare what gputrace run's options and the bare
+	 * environment give (tests/cli-envconf.sh) */
+	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, ring %zu bytes, flush %u ms, "
+	         "capture %u '%s', graph %s",
+	         gt_inj.cfg.trace, gt_inj.cfg.api_filter, gt_inj.cfg.api_source,
+	         gt_inj.cfg.ring_bytes, gt_inj.cfg.flush_ms, gt_inj.cfg.capture,
+	         gt_inj.cfg.capture_name, gt_inj.cfg.graph_nodes ? "node" : "graph");
 	start_result = 0;
 }
 

@@ -1,4 +1,4 @@
-/* Internal interface of libgputrace-inject.so: configuration, the state every collector shares,
+/* Internal interface of libgputrace-inject.so: the state every collector shares,
  * and the ops table through which collectors plug into the CUPTI activity dispatcher.
  * Runs inside the traced application; nothing declared here is exported from the library. */
 #ifndef GT_COLLECTORS_INJECT_H
@@ -9,82 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gputrace/envconf.h"
 #include "gputrace/record.h"
-
-/* ---- configuration (config.c: pure parsing, unit-tested without a GPU) ---- */
-
-/* What GPUTRACE_TRACE selects; one bit per collector. */
-enum gt_trace_bit {
-	GT_TRACE_KERNEL = 1u << 0,
-	GT_TRACE_MEMCPY = 1u << 1,
-	GT_TRACE_MEMSET = 1u << 2,
-	GT_TRACE_MEMORY = 1u << 3,
-	GT_TRACE_API = 1u << 4,
-	GT_TRACE_NVTX = 1u << 5,
-	GT_TRACE_SYNC = 1u << 6,
-	GT_TRACE_GRAPH = 1u << 7,
-	GT_TRACE_OVERHEAD = 1u << 8,
-	GT_TRACE_ALL = (1u << 9) - 1,
-};
-
-/* "default": everything but CUPTI's overhead records, which help only when debugging CUPTI,
- * and CUPTI's SYNCHRONIZATION records, which cost a PyTorch small-op loop about a fifth of its
- * step time on the H200 (docs/performance.md); the synchronizing calls are API records anyway. */
-#define GT_TRACE_DEFAULT (GT_TRACE_ALL & ~(GT_TRACE_OVERHEAD | GT_TRACE_SYNC))
-
-enum gt_api_filter {
-	GT_API_FILTER_LAUNCH = 0, /* launch, copy, set, allocate, free, synchronize, graph launch */
-	GT_API_FILTER_ALL,
-	GT_API_FILTER_NONE,
-	GT_API_FILTER_MAX
-};
-
-/* Where API records come from; see docs/collectors.md for the measurement behind the default. */
-enum gt_api_source {
-	GT_API_SOURCE_CALLBACK = 0, /* CUPTI callback API, per-cbid enable, our own timestamps */
-	GT_API_SOURCE_ACTIVITY,     /* CUPTI RUNTIME/DRIVER activity records, per-cbid enable */
-	GT_API_SOURCE_MAX
-};
-
-enum gt_capture_mode {
-	GT_CAPTURE_NONE = 0,     /* trace from the start */
-	GT_CAPTURE_PROFILER_API, /* between cudaProfilerStart and cudaProfilerStop */
-	GT_CAPTURE_NVTX,         /* inside NVTX ranges whose message is capture_name */
-	GT_CAPTURE_MAX
-};
-
-#define GT_CAPTURE_NAME_MAX 128
-
-struct gt_inject_config {
-	unsigned trace;      /* enum gt_trace_bit mask */
-	unsigned api_filter; /* enum gt_api_filter */
-	unsigned api_source; /* enum gt_api_source */
-	size_t ring_bytes;   /* 0: the ring's default */
-	unsigned flush_ms;   /* CUPTI flush period; 0 disables the periodic flush */
-	unsigned capture;    /* enum gt_capture_mode */
-	char capture_name[GT_CAPTURE_NAME_MAX]; /* for GT_CAPTURE_NVTX */
-	bool graph_nodes; /* GPUTRACE_GRAPH=node: per-node records instead of graph launches */
-	bool debug;       /* GPUTRACE_DEBUG set: diagnostics on stderr */
-};
-
-/* Environment lookup, so tests can parse without touching the process environment. */
-typedef const char *(*gt_getenv_fn)(const char *name);
-
-/* Fill *cfg from the GPUTRACE_* variables. Every value is parsed even after a bad one; the
- * first problem is described in *errmsg (static string) and -EINVAL returned, with the bad
- * setting replaced by its default. Returns 0 when everything parsed. */
-int gt_inject_config_parse(struct gt_inject_config *cfg, gt_getenv_fn get, const char **errmsg);
-
-/* Parse "kernel,memcpy,..." / "all" / "default" / "none" into a trace mask. -EINVAL if a word is
- * unknown. */
-int gt_inject_parse_trace(const char *s, unsigned *mask);
-
-/* Parse a byte count with an optional K, M or G suffix (powers of 1024). -EINVAL, -ERANGE. */
-int gt_inject_parse_bytes(const char *s, size_t *bytes);
-
-/* 1 if the runtime or driver function `name` launches, copies, sets, allocates, frees,
- * synchronizes or launches a graph: the calls the default "launch" filter keeps. */
-int gt_api_name_is_launch(const char *name);
 
 /* ---- shared state (inject.c) ---- */
 
@@ -92,7 +18,7 @@ struct gt_client;
 struct gt_ring;
 
 struct gt_inject {
-	struct gt_inject_config cfg;
+	struct gt_envconf cfg;
 	struct gt_client *client; /* NULL until opened, and again after close/fork */
 	struct gt_ring *ring;     /* borrowed from client */
 	uint32_t pid;
@@ -191,7 +117,7 @@ struct gt_collector {
 	const int *kinds;   /* CUpti_ActivityKind values, 0-terminated */
 	/* Optional: extra set-up when enabled (callbacks, attributes). Returns 0, a CUptiResult
 	 * (> 0: CUPTI refused, collector left out) or < 0 (not needed in this configuration). */
-	int (*enable)(const struct gt_inject_config *cfg);
+	int (*enable)(const struct gt_envconf *cfg);
 	/* Parse one activity record (a CUpti_Activity *) of one of `kinds`. */
 	void (*activity)(const void *rec);
 };
@@ -221,7 +147,7 @@ void gt_meta_resource(unsigned cbid, const void *data);
 /* Capture-range hooks: profiler start/stop and device reset, from API callbacks. */
 void gt_capture_api(unsigned domain, unsigned cbid, const void *data);
 /* Enable the callbacks capture.c needs (profiler start/stop, device reset). 0 or CUptiResult. */
-int gt_capture_enable(const struct gt_inject_config *cfg);
+int gt_capture_enable(const struct gt_envconf *cfg);
 /* NVTX capture: a range named capture_name opened or closed. True when it counted (see
  * capture.c); only then is its close reported. */
 bool gt_capture_nvtx(const char *message, bool open);

@@ -4,7 +4,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void graph_activity(const void *rec)
 {
@@ -19,7 +20,7 @@ static void graph_activity(const void *rec)
 	r.span.context_id = g->contextId;
 	r.span.stream_id = g->streamId;
 	r.graph_id = g->graphId;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int graph_kinds[] = {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0};

@@ -20,9 +20,9 @@
 #include "cuda-probe.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
+#include "gputrace/envconf.h"
 #include "gputrace/exporter.h"
 #include "gputrace/pattern.h"
-#include "gputrace/ring.h"
 #include "gputrace/session.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
@@ -38,34 +38,16 @@
 #define RUN_LEFTOVER_NOTE_NS 1000000000ull /* program gone, tree not: say so after this */
 #define RUN_MAX_SEQ          100000u
 #define RUN_MAX_DURATION_NS  (1000ull * 24 * 3600 * 1000000000ull)
-#define RUN_CAPTURE_NAME_MAX 127 /* the injection library keeps NVTX names up to this */
-
-/* Trace kinds, in the order GPUTRACE_TRACE lists them. */
-static const char *const trace_kinds[] = {"kernel", "memcpy", "memset", "memory",   "api",
-                                          "nvtx",   "sync",   "graph",  "overhead", NULL};
-#define KINDS_ALL     ((1u << 9) - 1)
-#define KIND_NVTX     (1u << 5)
-#define KIND_SYNC     (1u << 6)
-#define KIND_OVERHEAD (1u << 8)
-/* Everything but CUPTI's overhead records (they help only when debugging CUPTI itself) and
- * its synchronization records (costly; the synchronizing calls are API records anyway): the
- * same default as the injection library's. */
-#define KINDS_DEFAULT (KINDS_ALL & ~(KIND_OVERHEAD | KIND_SYNC))
-/* Nsight Systems' "-t cuda": the CUDA kinds without NVTX. */
-#define KINDS_CUDA (KINDS_DEFAULT & ~KIND_NVTX)
-
-static const char *const api_choices[] = {"launch", "all", "none", NULL};
-static const char *const graph_choices[] = {"graph", "node", NULL};
 
 struct run_opts {
 	const char *output; /* pattern, ".gtrace" appended when missing */
 	bool force, quiet, stats;
-	unsigned kinds; /* 0: the library's default */
-	const char *api, *capture, *graph, *export_name;
+	/* The options that are GPUTRACE_* settings: checked by the injection library's own parser
+	 * (src/envconf.c) and handed to the program as given; NULL: the library's default. */
+	const char *setting[GT_ENVCONF_MAX];
+	struct gt_envconf cfg; /* the same settings parsed, for what the CLI itself needs */
+	const char *export_name;
 	uint64_t delay_ns, duration_ns;
-	uint64_t buffer_bytes; /* 0: the library's default */
-	bool have_flush;
-	uint64_t flush_ms;
 	char **argv; /* the program and its arguments */
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
 };
@@ -96,14 +78,6 @@ struct run {
 	struct gt_status_line status;
 };
 
-static int kind_index(const char *name)
-{
-	for (int i = 0; trace_kinds[i]; i++)
-		if (strcmp(trace_kinds[i], name) == 0)
-			return i;
-	return -1;
-}
-
 static void usage(FILE *out)
 {
 	fputs("Usage: gputrace run [options] [--] program [args...]\n"
@@ -124,9 +98,10 @@ static void usage(FILE *out)
 	      "  -t, --trace LIST         what to record, comma-separated: kernel, "
 	      "memcpy, memset,\n"
 	      "                           memory, api, nvtx, sync, graph, overhead, or "
-	      "all, cuda,\n"
-	      "                           default (all but sync and overhead; the "
-	      "default)\n"
+	      "all, cuda (the\n"
+	      "                           default without nvtx), none, default (all "
+	      "but sync and\n"
+	      "                           overhead; the default)\n"
 	      "      --api WHICH          API calls to record: launch (calls that "
 	      "launch, copy, set,\n"
 	      "                           allocate, free or synchronize; default), "
@@ -171,32 +146,16 @@ static int bad_value(const char *opt, const char *value, const char *accepted)
 	return -EINVAL;
 }
 
-/* "kernel,api" -> mask. Aliases: all, default, cuda. */
-static int parse_kinds(const char *list, unsigned *mask)
+/* An option that is a GPUTRACE_* setting: refused with the words the injection library uses
+ * for the same value in the environment. */
+static int set_setting(struct run_opts *o, enum gt_envconf_key key, const char *opt,
+                       const char *value)
 {
-	char buf[256], *save = NULL;
-	unsigned m = 0;
+	const char *hint = NULL;
 
-	if (strlen(list) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, list);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int i = kind_index(t);
-
-		if (i >= 0)
-			m |= 1u << i;
-		else if (strcmp(t, "all") == 0)
-			m |= KINDS_ALL;
-		else if (strcmp(t, "default") == 0)
-			m |= KINDS_DEFAULT;
-		else if (strcmp(t, "cuda") == 0)
-			m |= KINDS_CUDA;
-		else
-			return -EINVAL;
-	}
-	if (!m)
-		return -EINVAL;
-	*mask = m;
+	if (gt_envconf_set(&o->cfg, key, value, &hint) < 0)
+		return bad_value(opt, value, hint);
+	o->setting[key] = value;
 	return 0;
 }
 
@@ -233,8 +192,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
-	int c, r;
+	int c, r = 0;
 
+	gt_envconf_defaults(&o->cfg);
 	opterr = 0;
 	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
 	/* '+': stop at the program's name, so its own options stay its own. */
@@ -252,26 +212,13 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->quiet = true;
 			break;
 		case 't':
-			if (parse_kinds(optarg, &o->kinds) < 0)
-				return bad_value(
-				        "--trace", optarg,
-				        "use a comma-separated list of kernel, memcpy, "
-				        "memset, memory, api, nvtx, sync, graph, overhead, "
-				        "all, cuda, default");
+			r = set_setting(o, GT_ENVCONF_TRACE, "--trace", optarg);
 			break;
 		case OPT_API:
-			if (gt_opt_choice(optarg, api_choices) < 0)
-				return bad_value("--api", optarg, "use launch, all or none");
-			o->api = optarg;
+			r = set_setting(o, GT_ENVCONF_API, "--api", optarg);
 			break;
 		case OPT_CAPTURE:
-			if (strcmp(optarg, "none") != 0 && strcmp(optarg, "cudaProfilerApi") != 0 &&
-			    (strncmp(optarg, "nvtx:", 5) != 0 || !optarg[5] ||
-			     strlen(optarg + 5) > RUN_CAPTURE_NAME_MAX))
-				return bad_value("--capture-range", optarg,
-				                 "use none, cudaProfilerApi or nvtx:NAME (NAME up "
-				                 "to 127 bytes)");
-			o->capture = optarg;
+			r = set_setting(o, GT_ENVCONF_CAPTURE, "--capture-range", optarg);
 			break;
 		case OPT_DELAY:
 		case OPT_DURATION:
@@ -285,21 +232,13 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 				                           "0.5, 250ms, 1m");
 			break;
 		case OPT_BUFFER:
-			if (gt_opt_size(optarg, GT_RING_MIN_BYTES, GT_RING_MAX_BYTES,
-			                &o->buffer_bytes) < 0)
-				return bad_value("--buffer-size", optarg,
-				                 "use a size from 4K to 1G, e.g. 64M");
+			r = set_setting(o, GT_ENVCONF_BUFFER_SIZE, "--buffer-size", optarg);
 			break;
 		case OPT_FLUSH:
-			if (gt_opt_uint(optarg, 0, 3600000, &o->flush_ms) < 0)
-				return bad_value("--flush-interval", optarg,
-				                 "use milliseconds from 0 to 3600000");
-			o->have_flush = true;
+			r = set_setting(o, GT_ENVCONF_FLUSH_MS, "--flush-interval", optarg);
 			break;
 		case OPT_GRAPH:
-			if (gt_opt_choice(optarg, graph_choices) < 0)
-				return bad_value("--graph", optarg, "use graph or node");
-			o->graph = optarg;
+			r = set_setting(o, GT_ENVCONF_GRAPH, "--graph", optarg);
 			break;
 		case OPT_EXPORT:
 			if (!gt_exporter_find(optarg)) {
@@ -326,6 +265,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			gt_cli_bad_option("run", c, argv);
 			return -EINVAL;
 		}
+		if (r < 0)
+			return r;
 	}
 	if (optind >= argc) {
 		gt_cli_error("run: no program to trace; usage: gputrace run [options] [--] "
@@ -468,9 +409,10 @@ static int build_env(struct run *run)
 	        GT_ENV_CAPTURE, GT_ENV_GRAPH,  GT_ENV_OUTPUT,
 	};
 	const struct run_opts *o = &run->o;
-	bool nvtx = !o->kinds || (o->kinds & KIND_NVTX);
+	/* an NVTX capture range turns NVTX tracing on in the library, whatever --trace says */
+	bool nvtx = (o->cfg.trace & GT_TRACE_NVTX) || o->cfg.capture == GT_CAPTURE_NVTX;
 	size_t count = 0, n = 0;
-	char num[32], kinds[128] = "";
+	char num[32];
 	int r = 0;
 
 	for (char **e = environ; *e; e++)
@@ -509,27 +451,11 @@ static int build_env(struct run *run)
 		r = env_add(run, &n, GT_ENV_CUDA_INJECTION, run->inject);
 	if (!r && nvtx)
 		r = env_add(run, &n, GT_ENV_NVTX_INJECTION, run->inject);
-	if (!r && o->kinds) {
-		for (int i = 0; trace_kinds[i]; i++)
-			if (o->kinds & (1u << i))
-				snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds),
-				         "%s%s", kinds[0] ? "," : "", trace_kinds[i]);
-		r = env_add(run, &n, GT_ENV_TRACE, kinds);
-	}
-	if (!r && o->api)
-		r = env_add(run, &n, GT_ENV_API, o->api);
-	if (!r && o->buffer_bytes) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)o->buffer_bytes);
-		r = env_add(run, &n, GT_ENV_BUFFER_SIZE, num);
-	}
-	if (!r && o->have_flush) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)o->flush_ms);
-		r = env_add(run, &n, GT_ENV_FLUSH_MS, num);
-	}
-	if (!r && o->capture)
-		r = env_add(run, &n, GT_ENV_CAPTURE, o->capture);
-	if (!r && o->graph)
-		r = env_add(run, &n, GT_ENV_GRAPH, o->graph);
+	/* the settings as the user gave them: the library parses them as we did */
+	for (unsigned k = 0; k < GT_ENVCONF_MAX && !r; k++)
+		if (o->setting[k])
+			r = env_add(run, &n, gt_envconf_name((enum gt_envconf_key)k),
+			            o->setting[k]);
 	run->env[n] = NULL;
 	return r;
 }
@@ -932,8 +858,8 @@ int cmd_run(int argc, char **argv)
 		ret = GT_EXIT_CANT_CREATE;
 		goto abort_child;
 	}
-	if (run.o.have_flush && run.o.flush_ms)
-		so.flush_interval_ns = run.o.flush_ms * 1000000ull;
+	if (run.o.setting[GT_ENVCONF_FLUSH_MS] && run.o.cfg.flush_ms)
+		so.flush_interval_ns = run.o.cfg.flush_ms * 1000000ull;
 	r = gt_session_new(run.w, &so, &run.s);
 	if (r < 0) {
 		gt_cli_error("cannot start the tracing session: %s", strerror(-r));

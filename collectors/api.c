@@ -8,9 +8,11 @@
 
 #include <cupti.h>
 
+#include "collector.h"
+#include "cupti-glue.h"
 #include "cuptilib.h"
+#include "emit.h"
 #include "gputrace/clock.h"
-#include "inject.h"
 
 #define RT_SIZE  CUPTI_RUNTIME_TRACE_CBID_SIZE
 #define DRV_SIZE CUPTI_DRIVER_TRACE_CBID_SIZE
@@ -64,19 +66,16 @@ static uint32_t name_of(unsigned domain, unsigned cbid, const char *known)
 	return id;
 }
 
-bool gt_api_wants(unsigned domain, unsigned cbid)
-{
-	bool *w = want_of(domain, cbid);
-
-	return use_callbacks && w && *w;
-}
-
-/* Application thread, inside the CUDA call, guard held; outside capture ranges too. */
-void gt_api_callback(unsigned domain, unsigned cbid, const void *data)
+/* Application thread, inside the CUDA call, guard held; outside capture ranges too. Called for
+ * every runtime and driver callback our subscriber gets, capture.c's included. */
+static void api_callback(unsigned domain, unsigned cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
+	bool *w = want_of(domain, cbid);
 	struct gt_rec_api r;
 
+	if (!use_callbacks || !w || !*w)
+		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (runtime_depth)
 			return;
@@ -105,7 +104,7 @@ void gt_api_callback(unsigned domain, unsigned cbid, const void *data)
 	/* cudaError_t and CUresult are both int-sized enums */
 	r.return_code = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
-	gt_emit(&r.hdr, false);
+	gt_emit_nowait(&r.hdr);
 }
 
 /* Activity records: CUPTI reports, besides each runtime call, the driver calls the runtime
@@ -128,12 +127,14 @@ static void pending_emit_oldest(void)
 	struct gt_rec_api *r = &pending.rec[pending.head];
 
 	if (r->hdr.type == GT_REC_API) /* cleared when dropped as nested */
-		gt_emit(&r->hdr, true);
+		gt_emit_wait(&r->hdr);
 	pending.head = (pending.head + 1) & (GT_API_PENDING - 1);
 	pending.count--;
 }
 
-void gt_api_activity_flush(void)
+/* End of an activity buffer: emit the driver API records held back while looking for the
+ * runtime call they were made inside (CUPTI's buffer thread). */
+static void api_buffer_end(void)
 {
 	while (pending.count)
 		pending_emit_oldest();
@@ -188,11 +189,11 @@ static void api_activity(const void *rec)
 		return;
 	}
 	pending_drop_nested(&r);
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 /* Decide per callback id and switch it on inside CUPTI. */
-static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, unsigned size,
+static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned size,
                          unsigned *n_on)
 {
 	unsigned cbid;
@@ -208,7 +209,7 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 		    !name)
 			continue;
 		on = cfg->api_filter == GT_API_FILTER_ALL ||
-		     (cfg->api_filter == GT_API_FILTER_LAUNCH && gt_api_name_is_launch(name));
+		     (cfg->api_filter == GT_API_FILTER_LAUNCH && gt_envconf_api_is_launch(name));
 		*want_of(domain, cbid) = on;
 		if (!on)
 			continue;
@@ -227,7 +228,7 @@ static int enable_domain(const struct gt_inject_config *cfg, unsigned domain, un
 	return 0;
 }
 
-static int api_enable(const struct gt_inject_config *cfg)
+static int api_enable(const struct gt_envconf *cfg)
 {
 	unsigned n_rt = 0, n_drv = 0;
 	int ret;
@@ -257,4 +258,7 @@ const struct gt_collector gt_collector_api = {
         .kinds = api_kinds,
         .enable = api_enable,
         .activity = api_activity,
+        .buffer_end = api_buffer_end,
+        .callback_domains = 1u << CUPTI_CB_DOMAIN_RUNTIME_API | 1u << CUPTI_CB_DOMAIN_DRIVER_API,
+        .callback = api_callback,
 };

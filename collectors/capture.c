@@ -8,8 +8,10 @@
 
 #include <cupti.h>
 
+#include "collector.h"
+#include "cupti-glue.h"
+#include "emit.h"
 #include "gputrace/clock.h"
-#include "inject.h"
 
 /* Serializes range transitions (rare: never on a launch path). */
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,7 +50,7 @@ static void notice(unsigned code)
 	r.code = code;
 	r.message_id = gt_intern(code == GT_NOTICE_CAPTURE_START ? "capture range started"
 	                                                         : "capture range stopped");
-	gt_emit(&r.hdr, false);
+	gt_emit_nowait(&r.hdr);
 }
 
 static void set_capture(bool on)
@@ -65,7 +67,9 @@ static void set_capture(bool on)
 	}
 }
 
-int gt_capture_enable(const struct gt_inject_config *cfg)
+/* The callbacks capture ranges need: device reset always, profiler start/stop for
+ * cudaProfilerApi. 0 or the CUptiResult. */
+static int capture_enable(const struct gt_envconf *cfg)
 {
 	static const unsigned profiler_rt[] = {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
 	                                       CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000};
@@ -92,7 +96,7 @@ int gt_capture_enable(const struct gt_inject_config *cfg)
 }
 
 /* Application thread, inside a CUDA call, guard held. */
-void gt_capture_api(unsigned domain, unsigned cbid, const void *data)
+static void capture_callback(unsigned domain, unsigned cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -141,9 +145,19 @@ bool gt_capture_nvtx(const char *message, bool open)
 
 /* In a fork()ed child: another thread of the parent may have held the lock at the fork. The
  * child records nothing (tracing is off there), so the lock and nesting start afresh. */
-void gt_capture_fork_child(void)
+static void capture_fork_child(void)
 {
 	pthread_mutex_init(&capture_lock, NULL);
 	nvtx_open = 0;
 	in_capture = false;
 }
+
+const struct gt_collector gt_collector_capture = {
+        .name = "capture",
+        .trace_bit = 0, /* always on: the forced flush at cudaDeviceReset is needed by all */
+        .enable = capture_enable,
+        .required = "cuptiEnableCallback(capture)",
+        .callback_domains = 1u << CUPTI_CB_DOMAIN_RUNTIME_API | 1u << CUPTI_CB_DOMAIN_DRIVER_API,
+        .callback = capture_callback,
+        .fork_child = capture_fork_child,
+};

@@ -1,6 +1,8 @@
-/* CUPTI plumbing: subscription, the one callback that fans out to the collectors, the
- * preallocated activity-buffer pool, buffer completion (parse and dispatch by kind), dropped-
- * record accounting, the trace clock for CUPTI timestamps and the periodic flush thread.
+/* CUPTI plumbing: subscription, the one callback that fans out to the collectors' callback
+ * hooks, the preallocated activity-buffer pool, buffer completion (parse and dispatch by kind
+ * to the collectors' activity hooks), dropped-record accounting, the trace clock for CUPTI
+ * timestamps and the periodic flush thread (the collectors' flush hooks). Every collector is
+ * reached through the table in collector.c.
  * Runs inside the traced application: CUPTI's buffer thread, application threads (buffer
  * requests, callbacks) and our flush thread. */
 #include <errno.h>
@@ -10,16 +12,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "collector.h"
+#include "cupti-glue.h"
 #include "cuptilib.h"
+#include "emit.h"
 #include "gputrace/clock.h"
-#include "inject.h"
 #include "tsc.h"
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million
  * launches per second at the default 100 ms flush period; pages are touched only by CUPTI. */
-#define GT_BUF_BYTES      (2u << 20)
-#define GT_BUF_COUNT      16u
-#define GT_RESCAN_PERIODS 5u /* flush periods between two reads of the known threads' names */
+#define GT_BUF_BYTES (2u << 20)
+#define GT_BUF_COUNT 16u
 /* When the pool is empty (the buffer thread fell far behind) we allocate a few more rather than
  * drop; past this many the request is refused and CUPTI counts the records it drops. */
 #define GT_BUF_OVERFLOW_MAX 64
@@ -32,8 +35,16 @@ static _Atomic uint64_t pool_head;      /* (tag << 32) | (index + 1); 0 = empty 
 static _Atomic int pool_overflow;       /* overflow buffers currently allocated */
 static _Atomic uint64_t pool_refused;   /* requests answered with no buffer */
 
+#define GT_CB_DOMAINS 8u /* CUpti_CallbackDomain values below this are dispatched */
+#define GT_CB_HOOKS   4u /* collectors' callbacks per domain */
+
 static CUpti_SubscriberHandle subscriber;
 static const struct gt_collector *by_kind[CUPTI_ACTIVITY_KIND_COUNT];
+/* The collectors' hooks that are on, filled by gt_cupti_start before CUPTI can call them (a
+ * hook is added before the enable call that lets its callbacks fire) and never changed
+ * after: NULL-terminated lists, read without locks. */
+static gt_callback_fn *cb_hooks[GT_CB_DOMAINS][GT_CB_HOOKS + 1];
+static void (*buffer_end_hooks[8])(void);
 
 /* Activity kinds toggled by capture ranges. */
 static int capture_kinds[32];
@@ -44,12 +55,6 @@ static bool flush_running;
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flush_cond;
 static bool flush_stop;
-
-static const struct gt_collector *const collectors[] = {
-        &gt_collector_meta,   &gt_collector_kernel, &gt_collector_memcpy,
-        &gt_collector_memset, &gt_collector_memory, &gt_collector_api,
-        &gt_collector_sync,   &gt_collector_graph,  &gt_collector_overhead,
-};
 
 const char *gt_cupti_result_name(int res)
 {
@@ -133,6 +138,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	CUpti_Activity *rec = NULL;
 	size_t dropped = 0;
 	uint64_t refused;
+	void (**end)(void);
 
 	(void)size;
 	if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed) && buffer && valid) {
@@ -144,18 +150,19 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			if (c)
 				c->activity(rec);
 		}
-		gt_api_activity_flush();
+		for (end = buffer_end_hooks; *end; end++)
+			(*end)();
 	}
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
 	    dropped) {
 		gt_debug("CUPTI dropped %zu records (context %p, stream %u)", dropped, (void *)ctx,
 		         stream_id);
 		if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-			gt_emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE, true);
+			gt_emit_loss_wait(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
 	}
 	refused = atomic_exchange(&pool_refused, 0);
 	if (refused && atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		gt_emit_loss(GT_LOSS_BUFFER_POOL, refused, GT_REC_NONE, true);
+		gt_emit_loss_wait(GT_LOSS_BUFFER_POOL, refused, GT_REC_NONE);
 	buffer_release(buffer);
 }
 
@@ -169,28 +176,20 @@ static uint64_t CUPTIAPI trace_clock(void)
 	return gt_now_ns();
 }
 
-/* The one subscriber callback. Application threads, inside CUDA calls. */
+/* The one subscriber callback: the domain's hooks, in table order. Application threads,
+ * inside CUDA calls. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
+	gt_callback_fn **h;
+
 	(void)userdata;
 	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 		return;
-	if (!gt_guard_enter())
+	if ((unsigned)domain >= GT_CB_DOMAINS || !gt_guard_enter())
 		return;
-	switch (domain) {
-	case CUPTI_CB_DOMAIN_RUNTIME_API:
-	case CUPTI_CB_DOMAIN_DRIVER_API:
-		gt_capture_api(domain, cbid, data);
-		if (gt_api_wants(domain, cbid))
-			gt_api_callback(domain, cbid, data);
-		break;
-	case CUPTI_CB_DOMAIN_RESOURCE:
-		gt_meta_resource(cbid, data);
-		break;
-	default:
-		break;
-	}
+	for (h = cb_hooks[domain]; *h; h++)
+		(*h)(domain, cbid, data);
 	gt_guard_leave();
 }
 
@@ -233,7 +232,7 @@ void gt_cupti_flush(bool forced)
 static void *flush_main(void *arg)
 {
 	struct timespec deadline;
-	unsigned ms = gt_inj.cfg.flush_ms, periods = 0;
+	unsigned ms = gt_inj.cfg.flush_ms;
 
 	(void)arg;
 	pthread_mutex_lock(&flush_lock);
@@ -251,11 +250,8 @@ static void *flush_main(void *arg)
 			/* non-forced: completes full buffers and those with finished records only
 			 */
 			gt_cupti_flush(false);
-			gt_nvtx_publish_all(false);
+			gt_collectors_flush(GT_FLUSH_PERIOD);
 			gt_tsc_anchor();
-			/* threads renamed since they were recorded, every fifth period */
-			if (++periods % GT_RESCAN_PERIODS == 0)
-				gt_meta_rescan_threads();
 			pthread_mutex_lock(&flush_lock);
 		}
 	}
@@ -317,9 +313,51 @@ static int add_kind(int kind, const struct gt_collector *c)
 	return 0;
 }
 
+/* Append c's callback and buffer-end hooks to the dispatch lists; false if a list is full. */
+static bool hooks_add(const struct gt_collector *c)
+{
+	size_t n;
+
+	for (unsigned d = 0; c->callback && d < GT_CB_DOMAINS; d++) {
+		if (!(c->callback_domains & (1u << d)))
+			continue;
+		for (n = 0; cb_hooks[d][n]; n++)
+			;
+		if (n == GT_CB_HOOKS)
+			return false;
+		cb_hooks[d][n] = c->callback;
+	}
+	if (c->buffer_end) {
+		for (n = 0; buffer_end_hooks[n]; n++)
+			;
+		if (n + 1 == sizeof(buffer_end_hooks) / sizeof(buffer_end_hooks[0]))
+			return false;
+		buffer_end_hooks[n] = c->buffer_end;
+	}
+	return true;
+}
+
+/* Take c's hooks off the dispatch lists again (its enable failed). */
+static void hooks_remove(const struct gt_collector *c)
+{
+	for (unsigned d = 0; d < GT_CB_DOMAINS; d++)
+		for (size_t n = 0; cb_hooks[d][n]; n++)
+			if (cb_hooks[d][n] == c->callback) {
+				for (; cb_hooks[d][n]; n++)
+					cb_hooks[d][n] = cb_hooks[d][n + 1];
+				break;
+			}
+	for (size_t n = 0; buffer_end_hooks[n]; n++)
+		if (buffer_end_hooks[n] == c->buffer_end) {
+			for (; buffer_end_hooks[n]; n++)
+				buffer_end_hooks[n] = buffer_end_hooks[n + 1];
+			break;
+		}
+}
+
 int gt_cupti_start(const char **what)
 {
-	const struct gt_inject_config *cfg = &gt_inj.cfg;
+	const struct gt_envconf *cfg = &gt_inj.cfg;
 	CUptiResult res;
 	size_t i;
 	int ret;
@@ -351,27 +389,36 @@ int gt_cupti_start(const char **what)
 		*what = "cuptiActivityRegisterCallbacks";
 		goto fail;
 	}
-	res = gt_cupti.cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
-	if (res != CUPTI_SUCCESS) {
-		*what = "cuptiEnableDomain(RESOURCE)";
-		goto fail;
-	}
 	gt_inj.cupti_on = true;
 
-	for (i = 0; i < sizeof(collectors) / sizeof(collectors[0]); i++) {
-		const struct gt_collector *c = collectors[i];
+	for (const struct gt_collector *const *cp = gt_collectors; *cp; cp++) {
+		const struct gt_collector *c = *cp;
 		const int *k;
 
-		if (c->trace_bit && !(cfg->trace & c->trace_bit))
+		if (!gt_collector_on(c, cfg))
 			continue;
+		/* hooks before enable: CUPTI may call them as soon as it switches them on */
+		if (!hooks_add(c)) {
+			gt_debug("collector %s: no room for its hooks; left out", c->name);
+			hooks_remove(c);
+			continue;
+		}
 		if (c->enable) {
 			/* > 0: CUPTI refused this collector, which is left out (the others still
-			 * trace); < 0: the configuration does not need it */
+			 * trace) unless it is required; < 0: the configuration does not need it */
 			ret = c->enable(cfg);
+			if (ret > 0 && c->required) {
+				hooks_remove(c);
+				*what = c->required;
+				res = (CUptiResult)ret;
+				goto fail;
+			}
 			if (ret > 0)
 				gt_debug("collector %s: %s", c->name, gt_cupti_result_name(ret));
-			if (ret != 0)
+			if (ret != 0) {
+				hooks_remove(c);
 				continue;
+			}
 		}
 		for (k = c->kinds; k && *k; k++) {
 			if (*k < 0) {
@@ -387,12 +434,6 @@ int gt_cupti_start(const char **what)
 			}
 			add_kind(*k, c);
 		}
-	}
-	ret = gt_capture_enable(cfg);
-	if (ret > 0) {
-		*what = "cuptiEnableCallback(capture)";
-		res = (CUptiResult)ret;
-		goto fail;
 	}
 	if (cfg->capture == GT_CAPTURE_NONE)
 		gt_cupti_set_capturing(true);
@@ -426,13 +467,21 @@ void gt_cupti_stop(void)
 	/* records dropped in the global queue (not tied to a context's completed buffer) */
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS &&
 	    dropped)
-		gt_emit_loss(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE, true);
+		gt_emit_loss_wait(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
 }
 
 int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on)
 {
 	CUptiResult res = gt_cupti.cuptiEnableCallback(on ? 1u : 0u, subscriber,
 	                                               (CUpti_CallbackDomain)domain, cbid);
+
+	return res == CUPTI_SUCCESS ? 0 : (int)res;
+}
+
+int gt_cupti_enable_domain(unsigned domain, bool on)
+{
+	CUptiResult res =
+	        gt_cupti.cuptiEnableDomain(on ? 1u : 0u, subscriber, (CUpti_CallbackDomain)domain);
 
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }

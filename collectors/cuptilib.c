@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti-glue.h"
 #include "cuptilib.h"
+#include "emit.h"
 #include "gt-config.h"
-#include "inject.h"
 
 #define GT_CUPTI_SONAME "libcupti.so.13"
 

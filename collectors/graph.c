@@ -4,7 +4,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void graph_activity(const void *rec)
 {
@@ -19,13 +20,13 @@ static void graph_activity(const void *rec)
 	r.span.context_id = g->contextId;
 	r.span.stream_id = g->streamId;
 	r.graph_id = g->graphId;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int graph_kinds[] = {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0};
 
 /* Node level: GRAPH_TRACE stays off, so CUPTI reports each node through the other collectors. */
-static int graph_enable(const struct gt_inject_config *cfg)
+static int graph_enable(const struct gt_envconf *cfg)
 {
 	return cfg->graph_nodes ? -1 : 0;
 }

@@ -1,20 +1,21 @@
 /* Entry points and lifetime of libgputrace-inject.so: InitializeInjection (called by the CUDA
- * driver inside cuInit), configuration, the client (ring and session or standalone file),
- * detaching when CUPTI refuses us, exit and fork handling, and the small helpers every
- * collector uses. Runs inside the traced application. */
+ * driver inside cuInit), the settings, the client (ring and session or standalone file),
+ * detaching when CUPTI refuses us, exit and fork handling. Runs inside the traced
+ * application. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "collector.h"
+#include "cupti-glue.h"
 #include "cuptilib.h"
+#include "emit.h"
 #include "gputrace/client.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
@@ -26,13 +27,6 @@
 #define GT_EXPORT __attribute__((visibility("default")))
 
 struct gt_inject gt_inj;
-
-/* Per-thread state of the callbacks. Lives as long as the thread. */
-struct gt_thread_state {
-	uint32_t tid;    /* kernel tid; 0 until the thread first records something */
-	int in_callback; /* re-entrancy guard */
-};
-static _Thread_local struct gt_thread_state tls;
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_result = -EAGAIN;
@@ -46,91 +40,6 @@ static char cupti_ver_buf[32];
 static uint32_t cupti_version; /* cuptiGetVersion; 0 when it failed */
 static char driver_ver_buf[64];
 static struct gt_trace_info trace_info;
-
-void gt_debug(const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	if (!gt_inj.cfg.debug)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	/* one write, so lines from several threads don't interleave */
-	dprintf(STDERR_FILENO, "gputrace[%d]: %s\n", (int)getpid(), line);
-}
-
-void gt_emit(struct gt_rec_hdr *rec, bool wait)
-{
-	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		return;
-	gt_ring_write(gt_inj.ring, rec, wait ? GT_RING_WAIT : 0);
-}
-
-void gt_emit_loss(unsigned source, uint64_t count, unsigned kind, bool wait)
-{
-	struct gt_rec_loss r = {0};
-
-	gt_hdr(&r.hdr, GT_REC_LOSS, sizeof(r));
-	r.ts_ns = gt_now_ns();
-	r.count = count;
-	r.source = source;
-	r.kind = kind;
-	gt_emit(&r.hdr, wait);
-}
-
-void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n)
-{
-	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		return;
-	gt_ring_write_batch(gt_inj.ring, first, bytes, n, 0);
-}
-
-uint32_t gt_intern_len(const char *s, size_t len)
-{
-	if (!s || !atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
-		return GT_STRING_NONE;
-	if (len > GT_STRING_MAX)
-		len = GT_STRING_MAX;
-	return gt_client_intern(gt_inj.client, s, len);
-}
-
-uint32_t gt_intern(const char *s)
-{
-	return s ? gt_intern_len(s, strnlen(s, GT_STRING_MAX)) : GT_STRING_NONE;
-}
-
-bool gt_guard_enter(void)
-{
-	if (tls.in_callback)
-		return false;
-	tls.in_callback = 1;
-	return true;
-}
-
-void gt_guard_leave(void)
-{
-	tls.in_callback = 0;
-}
-
-uint32_t gt_thread_id(void)
-{
-	char name[17] = {0};
-
-	if (tls.tid)
-		return tls.tid;
-	tls.tid = (uint32_t)syscall(SYS_gettid);
-	/* once per thread: its name as the application set it (prctl: no /proc access needed);
-	 * a name the thread sets later is recorded by the rescan */
-	if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
-		name[0] = '\0';
-	gt_meta_thread_named(tls.tid, name);
-	return tls.tid;
-}
 
 static const char *env_get(const char *name)
 {
@@ -182,11 +91,13 @@ static void do_start(void)
 {
 	struct gt_client_options opts = {0};
 	const char *err = NULL;
+	char bad[256];
 	int ret;
 
-	ret = gt_inject_config_parse(&gt_inj.cfg, env_get, &err);
+	/* the same parser, and the same words, as gputrace run's options (src/envconf.c) */
+	ret = gt_envconf_parse(&gt_inj.cfg, env_get, bad, sizeof(bad));
 	if (ret < 0)
-		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", err);
+		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", bad);
 	gt_inj.pid = (uint32_t)getpid();
 	/* before anything is started: a child forked from here on forgets it all */
 	pthread_atfork(NULL, NULL, on_fork_child);
@@ -217,8 +128,13 @@ static void do_start(void)
 	/* registered here, not in InitializeInjection, so an NVTX-only process flushes too;
 	 * on_exit rather than atexit: the exit status goes into PROCESS_END */
 	on_exit(on_exit_flush, NULL);
-	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, flush %u ms", gt_inj.cfg.trace,
-	         gt_inj.cfg.api_filter, gt_inj.cfg.api_source, gt_inj.cfg.flush_ms);
+	/* every setting, so a test can compare what gputrace run's options and the bare
+	 * environment give (tests/cli-envconf.sh) */
+	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, ring %zu bytes, flush %u ms, "
+	         "capture %u '%s', graph %s",
+	         gt_inj.cfg.trace, gt_inj.cfg.api_filter, gt_inj.cfg.api_source,
+	         gt_inj.cfg.ring_bytes, gt_inj.cfg.flush_ms, gt_inj.cfg.capture,
+	         gt_inj.cfg.capture_name, gt_inj.cfg.graph_nodes ? "node" : "graph");
 	start_result = 0;
 }
 
@@ -238,22 +154,16 @@ static void emit_notice(unsigned severity, unsigned code, int detail, const char
 	r.code = code;
 	r.detail = detail;
 	r.message_id = gt_intern(message);
-	gt_emit(&r.hdr, false);
+	gt_emit_nowait(&r.hdr);
 }
 
-/* Before the ring is closed: stop the flush thread (it writes to the ring too), send NVTX
- * records straight to the ring from now on, and publish what the threads have staged. A
- * thread that took a stage entry just before stage_off finishes it within the pause (unless
- * preempted for longer), so that the publish finds it. */
+/* Before the ring is closed: stop the flush thread (it writes to the ring too), then the
+ * collectors' last flush (NVTX publishes what the threads have staged, meta records renamed
+ * threads). */
 static void flush_for_close(void)
 {
-	struct timespec ts = {0, 1000000};
-
 	gt_flush_stop();
-	gt_nvtx_stage_off();
-	nanosleep(&ts, NULL);
-	gt_nvtx_publish_all(true);
-	gt_meta_rescan_threads();
+	gt_collectors_flush(GT_FLUSH_LAST);
 }
 
 void gt_inject_detach(unsigned code, int detail, const char *message)
@@ -270,7 +180,7 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	end.ts_ns = gt_now_ns();
 	end.how = GT_END_DETACHED;
 	end.code = detail;
-	gt_emit(&end.hdr, false);
+	gt_emit_nowait(&end.hdr);
 	atomic_store(&gt_inj.active, 0);
 	/* as at exit: a writer that passed the `active` check may still be writing; the
 	 * client keeps what writers touch (gt_client_close) */
@@ -313,7 +223,7 @@ static void on_fork_child(void)
 	/* the flush thread, which keeps the TSC clock, is not in the child (and may have been
 	 * halfway through moving it): the NVTX handlers read clock_gettime there */
 	atomic_store(&gt_tsc_enabled, 0);
-	gt_capture_fork_child();
+	gt_collectors_fork_child();
 	gt_inj.cupti_on = false;
 	if (gt_inj.client)
 		gt_client_forget(gt_inj.client);

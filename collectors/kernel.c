@@ -3,7 +3,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void kernel_activity(const void *rec)
 {
@@ -37,7 +38,7 @@ static void kernel_activity(const void *rec)
 	if (k->launchType == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
 	    k->launchType == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE)
 		r.flags |= GT_KERNEL_COOPERATIVE;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int kernel_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0};

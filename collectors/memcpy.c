@@ -3,7 +3,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 /* CUPTI's enums are mapped one by one: our values are a file format, theirs may grow. */
 static uint32_t copy_kind(unsigned k)
@@ -101,7 +102,7 @@ static void memcpy_activity(const void *rec)
 		if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
 			r.flags |= GT_COPY_ASYNC;
 	}
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int memcpy_kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 0};

@@ -4,7 +4,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void memory2(const CUpti_ActivityMemory4 *m)
 {
@@ -29,7 +30,7 @@ static void memory2(const CUpti_ActivityMemory4 *m)
 	r.mem_kind = gt_mem_kind_from_cupti(m->memoryKind);
 	if (m->isAsync)
 		r.flags |= GT_MEMORY_ASYNC;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static void memory_pool(const CUpti_ActivityMemoryPool3 *p)
@@ -57,7 +58,7 @@ static void memory_pool(const CUpti_ActivityMemoryPool3 *p)
 		return;
 	}
 	r.pool_type = p->memoryPoolType;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static void memory_activity(const void *rec)

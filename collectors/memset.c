@@ -2,7 +2,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void memset_activity(const void *rec)
 {
@@ -23,7 +24,7 @@ static void memset_activity(const void *rec)
 	r.graph_id = m->graphId;
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC)
 		r.flags |= GT_COPY_ASYNC;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int memset_kinds[] = {CUPTI_ACTIVITY_KIND_MEMSET, 0};

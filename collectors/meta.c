@@ -11,12 +11,15 @@
 
 #include <cupti.h>
 
+#include "collector.h"
+#include "cupti-glue.h"
 #include "cuptilib.h"
-#include "inject.h"
+#include "emit.h"
 
-#define GT_MAX_DEVICES  64
-#define GT_MAX_CONTEXTS 1024
-#define GT_SEEN_TIDS    4096 /* power of two */
+#define GT_MAX_DEVICES    64
+#define GT_MAX_CONTEXTS   1024
+#define GT_SEEN_TIDS      4096 /* power of two */
+#define GT_RESCAN_PERIODS 5u   /* flush periods between two reads of the known threads' names */
 
 static _Atomic uint32_t context_device[GT_MAX_CONTEXTS]; /* device id + 1; 0 unknown */
 static _Atomic uint8_t device_done[GT_MAX_DEVICES];
@@ -82,14 +85,16 @@ static void emit_device(uint32_t device_id)
 	r.mem_clock_khz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
 	r.mem_bus_width = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
 	r.pci_bus_id = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
-	gt_emit(&r.hdr, false);
+	gt_emit_nowait(&r.hdr);
 }
 
-void gt_meta_resource(unsigned cbid, const void *data)
+/* Resource callbacks: a context was created. Application thread, guard held. */
+static void meta_callback(unsigned domain, unsigned cbid, const void *data)
 {
 	const CUpti_ResourceData *rd = data;
 	uint32_t ctx_id = 0, dev_id = 0;
 
+	(void)domain;
 	if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED || !rd->context)
 		return;
 	if (gt_cupti.cuptiGetDeviceId(rd->context, &dev_id) != CUPTI_SUCCESS)
@@ -182,7 +187,9 @@ static int claim_tid(uint32_t tid)
 	return gone >= 0 && take_gone((uint32_t)gone, tid) ? gone : -1;
 }
 
-static void emit_thread(uint32_t tid, const char *name, bool wait)
+/* A THREAD record, written by `emit` (gt_emit_wait or gt_emit_nowait, as the caller's
+ * thread allows). */
+static void emit_thread(uint32_t tid, const char *name, void (*emit)(struct gt_rec_hdr *))
 {
 	struct gt_rec_thread r;
 
@@ -190,7 +197,7 @@ static void emit_thread(uint32_t tid, const char *name, bool wait)
 	r.tid = tid;
 	r.name_id = gt_intern(name);
 	if (r.name_id)
-		gt_emit(&r.hdr, wait);
+		emit(&r.hdr);
 }
 
 void gt_meta_thread_seen(uint32_t tid)
@@ -205,7 +212,7 @@ void gt_meta_thread_seen(uint32_t tid)
 	/* a name not read now is recorded by a later rescan, which finds it changed from "" */
 	atomic_store(&seen_names[slot], res == COMM_GONE ? NAME_GONE : name_hash(name));
 	if (name[0])
-		emit_thread(tid, name, true);
+		emit_thread(tid, name, gt_emit_wait);
 }
 
 void gt_meta_thread_named(uint32_t tid, const char *name)
@@ -213,12 +220,14 @@ void gt_meta_thread_named(uint32_t tid, const char *name)
 	int slot = tid ? claim_tid(tid) : -1;
 
 	if (name[0])
-		emit_thread(tid, name, false);
+		emit_thread(tid, name, gt_emit_nowait);
 	if (slot >= 0)
 		atomic_store(&seen_names[slot], name_hash(name));
 }
 
-void gt_meta_rescan_threads(void)
+/* Write a THREAD record for every known thread whose name changed since it was recorded.
+ * One caller at a time (the flush thread, then the final flush). */
+static void rescan_threads(void)
 {
 	/* one rescan at a time: the final flush's could meet a flush thread that did not stop */
 	static atomic_flag busy = ATOMIC_FLAG_INIT;
@@ -241,9 +250,18 @@ void gt_meta_rescan_threads(void)
 			continue;
 		atomic_store(&seen_names[i], now);
 		if (name[0])
-			emit_thread(tid, name, false);
+			emit_thread(tid, name, gt_emit_nowait);
 	}
 	atomic_flag_clear(&busy);
+}
+
+/* Threads renamed since they were recorded: every fifth period, and at the end. */
+static void meta_flush(enum gt_flush_why why)
+{
+	static unsigned periods; /* the flush thread's own */
+
+	if (why == GT_FLUSH_LAST || ++periods % GT_RESCAN_PERIODS == 0)
+		rescan_threads();
 }
 
 static void meta_activity(const void *rec)
@@ -259,14 +277,14 @@ static void meta_activity(const void *rec)
 		gt_hdr(&r.hdr, GT_REC_CONTEXT, sizeof(r));
 		r.context_id = c->contextId;
 		r.device_id = c->deviceId;
-		gt_emit(&r.hdr, true);
+		gt_emit_wait(&r.hdr);
 		/* the context's NULL stream gets no STREAM activity record of its own */
 		gt_hdr(&s.hdr, GT_REC_STREAM, sizeof(s));
 		s.stream_id = c->nullStreamId;
 		s.context_id = c->contextId;
 		s.device_id = c->deviceId;
 		s.flags = GT_STREAM_DEFAULT;
-		gt_emit(&s.hdr, true);
+		gt_emit_wait(&s.hdr);
 	} else if (a->kind == CUPTI_ACTIVITY_KIND_STREAM) {
 		const CUpti_ActivityStream *st = rec;
 		struct gt_rec_stream s = {0};
@@ -278,8 +296,15 @@ static void meta_activity(const void *rec)
 		s.priority = (int32_t)st->priority;
 		if (st->flag == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL)
 			s.flags = GT_STREAM_DEFAULT;
-		gt_emit(&s.hdr, true);
+		gt_emit_wait(&s.hdr);
 	}
+}
+
+/* Resource callbacks (context creation) for DEVICE records. */
+static int meta_enable(const struct gt_envconf *cfg)
+{
+	(void)cfg;
+	return gt_cupti_enable_domain(CUPTI_CB_DOMAIN_RESOURCE, true);
 }
 
 static const int meta_kinds[] = {CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM, 0};
@@ -288,5 +313,10 @@ const struct gt_collector gt_collector_meta = {
         .name = "meta",
         .trace_bit = 0, /* always on */
         .kinds = meta_kinds,
+        .enable = meta_enable,
+        .required = "cuptiEnableDomain(RESOURCE)",
         .activity = meta_activity,
+        .callback_domains = 1u << CUPTI_CB_DOMAIN_RESOURCE,
+        .callback = meta_callback,
+        .flush = meta_flush,
 };

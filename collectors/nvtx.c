@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <wchar.h>
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include "collector.h"
+#include "emit.h"
 #include "gputrace/clock.h"
 #include "inject.h"
 #include "tsc.h"
@@ -32,8 +35,6 @@
 #define GT_NVTX_RANGES     4096 /* open start/end ranges tracked at once, power of two */
 #define GT_NVTX_STAGE      32   /* records a thread stages before it publishes them */
 #define GT_NVTX_THREADS    1024 /* threads whose stages the flush thread can reach */
-
-_Atomic int gt_nvtx_installed;
 
 struct nvtx_frame {
 	uint64_t start_ns;   /* trace clock */
@@ -550,11 +551,6 @@ static GT_HOT void stage_release(struct nvtx_thread *nt)
 	atomic_store_explicit(&nt->staging, 0, memory_order_relaxed);
 }
 
-void gt_nvtx_stage_off(void)
-{
-	atomic_store(&stage_off, true);
-}
-
 /* Ranges still open at the end: pushes not popped on the threads that are still running,
  * and started ranges not ended. They are not recorded, and counted. Read from another thread
  * while those threads may still run: a count, not a snapshot. */
@@ -575,7 +571,9 @@ static uint64_t open_at_end(void)
 	return n;
 }
 
-void gt_nvtx_publish_all(bool last)
+/* Publish every thread's staged records (with `last`: ranges still open then are counted
+ * as unrecorded). Takes a mutex; never on a record's path. */
+static void publish_all(bool last)
 {
 	uint64_t lost;
 
@@ -585,7 +583,7 @@ void gt_nvtx_publish_all(bool last)
 
 	/* may wait for ring space: the flush thread or the final flush, never the application */
 	if (lost)
-		gt_emit_loss(GT_LOSS_NVTX, lost, GT_REC_NVTX, true);
+		gt_emit_loss_wait(GT_LOSS_NVTX, lost, GT_REC_NVTX);
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < GT_NVTX_THREADS; i++) {
 		struct nvtx_thread *t = atomic_load_explicit(&registry[i], memory_order_acquire);
@@ -594,6 +592,20 @@ void gt_nvtx_publish_all(bool last)
 			stage_publish(&t->stage);
 	}
 	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Each period: publish what idle threads hold. Last: from now on records go to the ring one by
+ * one, not through the stages; a thread that took a stage entry just before finishes it within
+ * the pause (unless preempted for longer), so the last publish finds it. */
+static void nvtx_flush(enum gt_flush_why why)
+{
+	struct timespec pause = {0, 1000000};
+
+	if (why == GT_FLUSH_LAST) {
+		atomic_store(&stage_off, true);
+		nanosleep(&pause, NULL);
+	}
+	publish_all(why == GT_FLUSH_LAST);
 }
 
 /* Fill NVTX record r in place, field by field (see stage_take). */
@@ -628,7 +640,7 @@ static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t sta
 	fill_nvtx(r ? r : &spare, kind, start, end, range_id, open_tid, tid(nt), dom, msg, color,
 	          cat, depth);
 	if (!r) {
-		gt_emit(&spare.hdr, false);
+		gt_emit_nowait(&spare.hdr);
 		return;
 	}
 	if (stage_put(nt, count))
@@ -1071,7 +1083,7 @@ static void thread_name(uint32_t thread, uint32_t name_id)
 	gt_hdr(&r.hdr, GT_REC_THREAD, sizeof(r));
 	r.tid = thread;
 	r.name_id = name_id;
-	gt_emit(&r.hdr, false);
+	gt_emit_nowait(&r.hdr);
 }
 
 static void NVTX_API name_os_thread_a(uint32_t thread, const char *name)
@@ -1208,7 +1220,14 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	if (install(etbl, NVTX_CB_MODULE_CORE, core, NVTX_CBID_CORE_SIZE) < 0 ||
 	    install(etbl, NVTX_CB_MODULE_CORE2, core2, NVTX_CBID_CORE2_SIZE) < 0)
 		return 0;
-	atomic_store(&gt_nvtx_installed, 1);
 	gt_debug("NVTX handlers installed");
 	return 1;
 }
+
+/* Installed by InitializeInjectionNvtx2, not through CUPTI: only the flush hook is the
+ * table's. */
+const struct gt_collector gt_collector_nvtx = {
+        .name = "nvtx",
+        .trace_bit = GT_TRACE_NVTX,
+        .flush = nvtx_flush,
+};

@@ -3,7 +3,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static uint32_t overhead_kind(unsigned k)
 {
@@ -46,7 +47,7 @@ static void overhead_activity(const void *rec)
 		r.object_kind = 2;
 		r.object_id = o->objectId.dcs.deviceId;
 	}
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int overhead_kinds[] = {CUPTI_ACTIVITY_KIND_OVERHEAD, 0};

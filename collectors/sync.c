@@ -3,7 +3,8 @@
  * Runs inside the traced application, on CUPTI's buffer-completion thread. */
 #include <cupti.h>
 
-#include "inject.h"
+#include "collector.h"
+#include "emit.h"
 
 static void sync_activity(const void *rec)
 {
@@ -38,7 +39,7 @@ static void sync_activity(const void *rec)
 	r.event_id = s->cudaEventId == UINT32_MAX ? 0 : s->cudaEventId;
 	/* CUPTI's record carries no thread; stats join it to the API call by correlation id */
 	r.tid = 0;
-	gt_emit(&r.hdr, true);
+	gt_emit_wait(&r.hdr);
 }
 
 static const int sync_kinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0};

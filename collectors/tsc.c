@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inject.h"
+#include "emit.h"
 #include "tsc.h"
 
 struct gt_tsc_conv gt_tsc;

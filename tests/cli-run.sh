@@ -39,13 +39,13 @@ expect_err "gputrace: run: option '-o' needs a value; see 'gputrace run --help'"
 expect_rc 64 run --api foo true
 expect_err "gputrace: run: --api: 'foo' is not valid; use launch, all or none"
 expect_rc 64 run -t kernel,bogus true
-expect_err "gputrace: run: --trace: 'kernel,bogus' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, all, cuda, default"
+expect_err "gputrace: run: --trace: 'kernel,bogus' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, or all, cuda, default, none"
 expect_rc 64 run --trace= true
-expect_err "gputrace: run: --trace: '' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, all, cuda, default"
+expect_err "gputrace: run: --trace: '' is not valid; use a comma-separated list of kernel, memcpy, memset, memory, api, nvtx, sync, graph, overhead, or all, cuda, default, none"
 expect_rc 64 run --capture-range nvtx: true
 expect_err "gputrace: run: --capture-range: 'nvtx:' is not valid; use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)"
-expect_rc 64 run --capture-range cudaprofilerapi true
-expect_err "gputrace: run: --capture-range: 'cudaprofilerapi' is not valid; use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)"
+expect_rc 64 run --capture-range cudaProfiler true
+expect_err "gputrace: run: --capture-range: 'cudaProfiler' is not valid; use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)"
 expect_rc 64 run --buffer-size 12Q true
 expect_err "gputrace: run: --buffer-size: '12Q' is not valid; use a size from 4K to 1G, e.g. 64M"
 expect_rc 64 run --buffer-size 2G true
@@ -113,9 +113,15 @@ expect_rc 0 run -q -o env1 -- /bin/sh -c "$show"
 expect_out "$lib|$lib|||||||pid|session"
 expect_rc 0 run -q -o env2 -t cuda --api all --buffer-size 64M --flush-interval 250 \
 	--capture-range nvtx:train --graph node -- /bin/sh -c "$show"
-expect_out "$lib||kernel,memcpy,memset,memory,api,graph|all|67108864|250|nvtx:train|node|pid|session"
+# The settings go to the program as given (the library parses them as run did); an NVTX
+# capture range needs the NVTX injection whatever --trace says.
+expect_out "$lib|$lib|cuda|all|64M|250|nvtx:train|node|pid|session"
 expect_rc 0 run -q -o env3 -t nvtx,kernel,kernel -- /bin/sh -c "$show"
-expect_out "$lib|$lib|kernel,nvtx||||||pid|session"
+expect_out "$lib|$lib|nvtx,kernel,kernel||||||pid|session"
+expect_rc 0 run -q -o env6 -t CUDA --capture-range cudaProfilerApi -- /bin/sh -c "$show"
+expect_out "$lib||CUDA||||cudaProfilerApi||pid|session"
+expect_rc 0 run -q -o env7 -t none -- /bin/sh -c "$show"
+expect_out "$lib||none||||||pid|session"
 expect_rc 0 run -q -o env4 -- /bin/sh -c '[ -S "$GPUTRACE_SESSION" ] && echo socket'
 expect_out "socket"
 # Another tool's injection is replaced, with a warning.

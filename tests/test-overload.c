@@ -27,6 +27,7 @@
 #include "gputrace/client.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
+#include "gputrace/envconf.h"
 #include "gputrace/trace.h"
 
 #define MAX_THREADS  8
@@ -93,13 +94,26 @@ static void *produce_thread(void *arg)
 	return NULL;
 }
 
+/* GPUTRACE_BUFFER_SIZE, which gputrace run sets from --buffer-size as given, read as the
+ * injection library reads it (src/envconf.c); 0: the default. */
+static size_t ring_bytes_from_env(void)
+{
+	const char *v = getenv(GT_ENV_BUFFER_SIZE);
+	struct gt_envconf cfg;
+
+	gt_envconf_defaults(&cfg);
+	if (v && *v)
+		gt_envconf_set(&cfg, GT_ENVCONF_BUFFER_SIZE, v, NULL);
+	return cfg.ring_bytes;
+}
+
 static int produce(int argc, char **argv)
 {
 	struct gt_client_options opts = {0};
 	struct producer p[MAX_THREADS + 1] = {0};
 	struct rlimit lim;
 	pthread_t th[MAX_THREADS + 1];
-	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
+	const char *err = NULL;
 	struct gt_client *c;
 	unsigned threads;
 	uint64_t records, waitrec;
@@ -119,9 +133,7 @@ static int produce(int argc, char **argv)
 		lim.rlim_cur = lim.rlim_max;
 		setrlimit(RLIMIT_FSIZE, &lim);
 	}
-	/* gputrace run passes --buffer-size as a plain byte count; the injection library
-	 * reads it the same way. */
-	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
+	opts.ring_bytes = ring_bytes_from_env();
 	if (gt_client_open(&opts, &c, &err) < 0) {
 		fprintf(stderr, "test-overload: %s\n", err);
 		return 3;
@@ -183,7 +195,7 @@ static bool exists(const char *path)
 static int orphan(int argc, char **argv)
 {
 	struct gt_client_options opts = {0};
-	const char *err = NULL, *size = getenv(GT_ENV_BUFFER_SIZE);
+	const char *err = NULL;
 	struct gt_client *c;
 	struct gt_ring *ring;
 	uint64_t before, after, waitrec, ok = 0, dropped = 0, deadline, t0;
@@ -197,7 +209,7 @@ static int orphan(int argc, char **argv)
 	before = strtoull(argv[5], NULL, 10);
 	after = strtoull(argv[6], NULL, 10);
 	waitrec = strtoull(argv[7], NULL, 10);
-	opts.ring_bytes = size ? strtoull(size, NULL, 10) : 0;
+	opts.ring_bytes = ring_bytes_from_env();
 	if (gt_client_open(&opts, &c, &err) < 0) {
 		fprintf(stderr, "test-overload: %s\n", err);
 		return 3;

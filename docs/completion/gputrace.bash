@@ -38,7 +38,7 @@ _gputrace() {
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		-t | --trace)
 			_gputrace_list "$cur" kernel memcpy memset memory api nvtx sync graph overhead \
-				all cuda default
+				all cuda default none
 			return ;;
 		--api) COMPREPLY=($(compgen -W "launch all none" -- "$cur")); return ;;
 		--capture-range)

@@ -1,6 +1,7 @@
 /* Record model shared by the injection library, the ring, the trace file and the exporters.
  * Runs in both processes. These structs are the in-memory (ring) layout; the trace file
- * encodes them field by field (see docs/format.md and src/record.c). */
+ * encodes them field by field (see docs/format.md and src/record.c). Installed with
+ * trace.h: the functions declared here and there are libgputrace's API (docs/library.md). */
 #ifndef GPUTRACE_RECORD_H
 #define GPUTRACE_RECORD_H
 
@@ -450,6 +451,11 @@ struct gt_record_desc {
 	const struct gt_field *fields; /* every field after the header, in order */
 };
 
+/* The functions below and trace.h's are libgputrace's: exported from libgputrace.so (which
+ * builds with -fvisibility=hidden and exports nothing else), hidden again in the injection
+ * library by its version script. */
+#pragma GCC visibility push(default)
+
 /* Description of a record type, or NULL for unknown types (type >= GT_REC_MAX or NONE). */
 const struct gt_record_desc *gt_record_desc(unsigned type);
 
@@ -470,6 +476,8 @@ const char *gt_pool_type_name(unsigned type);
 /* Validate a record as read from untrusted memory: type known, size exact for fixed types,
  * string length within size. Returns 0 or -EINVAL. */
 int gt_record_validate(const struct gt_rec_hdr *rec, size_t avail_bytes);
+
+#pragma GCC visibility pop
 
 /* Round a record size up to the ring's 8-byte granularity. */
 static inline size_t gt_record_align(size_t bytes)

@@ -1,6 +1,7 @@
 /* The .gtrace file: a header, self-contained zstd chunks of encoded records, a footer index.
  * Writer and streaming reader; used by the CLI and, in standalone mode, inside the traced
- * application. Byte layout: docs/format.md. */
+ * application. Byte layout: docs/format.md. Installed, with libgputrace.so and gputrace.pc:
+ * `pkg-config --cflags --libs gputrace` (docs/library.md). */
 #ifndef GPUTRACE_TRACE_H
 #define GPUTRACE_TRACE_H
 
@@ -33,6 +34,9 @@ struct gt_trace_counts {
 	uint64_t last_ts_ns;          /* largest */
 	uint64_t chunks;
 };
+
+/* libgputrace's API, exported from libgputrace.so (see record.h) */
+#pragma GCC visibility push(default)
 
 struct gt_writer;
 
@@ -111,5 +115,7 @@ int gt_reader_rewind(struct gt_reader *r);
 void gt_reader_progress(const struct gt_reader *r, uint64_t *done, uint64_t *total);
 
 void gt_reader_close(struct gt_reader *r);
+
+#pragma GCC visibility pop
 
 #endif /* GPUTRACE_TRACE_H */

@@ -1034,46 +1034,169 @@ static struct gt_xflow_slot *flow_slot(struct gt_xflow_slot *tab, uint32_t pid, 
 	return &tab[(corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS - 1)];
 }
 
-struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane)
+static bool flow_is(const struct gt_xflow_slot *s, uint32_t pid, uint32_t corr)
+{
+	return s->state != 0 && s->pid == pid && s->corr == corr;
+}
+
+static void flow_fill(struct gt_xflow_slot *s, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                      uint64_t id, uint32_t track, unsigned lane)
+{
+	s->pid = pid;
+	s->corr = corr;
+	s->ts_ns = ts_ns;
+	s->id = id;
+	s->track = track;
+	s->lane = (uint8_t)lane;
+	s->state = 1;
+}
+
+static uint64_t flow_id(struct gt_xmodel *m, uint32_t pid, uint32_t corr)
+{
+	struct gt_xproc *p = gt_xmodel_proc(m, pid);
+
+	/* no memory for a process entry: an id of process index 0, which no other has */
+	return p ? gt_xflow_id(p, corr) : corr;
+}
+
+const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *id)
 {
 	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
 	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
 
-	a->pid = pid;
-	a->corr = corr;
-	a->ts_ns = ts_ns;
-	a->track = track;
-	a->lane = (uint8_t)lane;
-	a->state = 1;
-	if (g->state == 1 && g->pid == pid && g->corr == corr) {
+	if (flow_is(g, pid, corr) && g->state == 1) {
+		/* its GPU work came first and started a pending flow: this call starts it too */
 		g->state = 2;
+		flow_fill(a, pid, corr, ts_ns, g->id, track, lane);
 		a->state = 2;
+		*id = g->id;
+		m->flows++;
 		return g;
 	}
+	flow_fill(a, pid, corr, ts_ns, flow_id(m, pid, corr), track, lane);
+	*id = a->id;
 	return NULL;
 }
 
-struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane)
+const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *id)
 {
 	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
-	struct gt_xflow_slot *g;
+	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
 
-	if (a->state == 1 && a->pid == pid && a->corr == corr) {
+	*id = 0;
+	if (flow_is(a, pid, corr)) {
+		if (a->state == 2)
+			return NULL; /* a later activity of a launch already drawn: one arrow */
 		a->state = 2;
+		*id = a->id;
+		m->flows++;
 		return a;
 	}
-	if (a->state == 2 && a->pid == pid && a->corr == corr)
-		return NULL; /* a later activity of the same launch (graph): one arrow only */
-	g = flow_slot(m->gpu_flows, pid, corr);
-	g->pid = pid;
-	g->corr = corr;
-	g->ts_ns = ts_ns;
-	g->track = track;
-	g->lane = (uint8_t)lane;
-	g->state = 1;
+	if (flow_is(g, pid, corr))
+		return NULL; /* its first activity already waits for the call, or got it */
+	flow_fill(g, pid, corr, ts_ns, flow_id(m, pid, corr) | GT_XFLOW_PENDING, track, lane);
+	*id = g->id;
 	return NULL;
+}
+
+uint64_t gt_xmodel_lanes(const struct gt_xmodel *m)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < m->ntracks; i++)
+		n += m->tracks[i]->nlanes;
+	return n;
+}
+
+void gt_xlane_ids(const struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane,
+                  uint32_t *pid, uint32_t *tid)
+{
+	const uint32_t low = (1u << GT_XLANE_SHIFT) - 1;
+
+	switch (t->kind) {
+	case GT_XT_THREAD:
+		*pid = t->pid;
+		*tid = (t->id & low) | (uint32_t)lane << GT_XLANE_SHIFT;
+		return;
+	case GT_XT_SYNC:
+		*pid = t->pid;
+		*tid = (t->id & low) | (uint32_t)(GT_XLANES_MAX + lane) << GT_XLANE_SHIFT;
+		return;
+	case GT_XT_STREAM: {
+		const struct gt_xgpu *g = m->gpus[t->gpu];
+		uint32_t base = t->id & 0xfffffu;
+
+		/* a second process's streams on the same GPU: its index above the stream id */
+		if (t->pid != g->first_pid)
+			base |= (m->procs[t->proc]->index & 0x1fu) << 20;
+		*pid = GT_XGPU_PID_BASE + g->number;
+		*tid = base | (uint32_t)lane << GT_XLANE_SHIFT;
+		return;
+	}
+	case GT_XT_NVTX:
+		*pid = t->pid;
+		*tid = GT_XNVTX_TID + lane;
+		return;
+	default:
+		*pid = t->pid;
+		*tid = GT_XOVERHEAD_TID + lane;
+		return;
+	}
+}
+
+char *gt_xlane_name(struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane, char *n,
+                    bool json)
+{
+	switch (t->kind) {
+	case GT_XT_THREAD:
+	case GT_XT_SYNC: {
+		const struct gt_xtrack *th = t;
+
+		if (t->kind == GT_XT_SYNC)
+			th = gt_xmodel_track(m, GT_XT_THREAD, t->pid, t->id);
+		if (th && th->name_id) {
+			size_t len = 0;
+			const char *tn = gt_xmodel_name(m, th->name_id, false, &len, NULL, NULL);
+
+			if (tn) {
+				len = gt_xcut(tn, len, 1024, json);
+				memcpy(n, tn, len);
+				n += len;
+			}
+		} else {
+			n = stpcpy(n, "thread ");
+			n = gt_fmt_u64(n, t->id);
+		}
+		if (t->kind == GT_XT_SYNC)
+			n = stpcpy(n, " sync");
+		break;
+	}
+	case GT_XT_STREAM:
+		n = stpcpy(n, "stream ");
+		n = gt_fmt_u64(n, t->id);
+		if (t->pid != m->gpus[t->gpu]->first_pid) {
+			n = stpcpy(n, " (pid ");
+			n = gt_fmt_u64(n, t->pid);
+			*n++ = ')';
+		}
+		break;
+	case GT_XT_NVTX:
+		n = stpcpy(n, "NVTX ranges");
+		break;
+	default:
+		n = stpcpy(n, "CUPTI overhead");
+		break;
+	}
+	if (lane > 0) {
+		n = stpcpy(n, " (overlap ");
+		n = gt_fmt_u64(n, lane);
+		*n++ = ')';
+	}
+	return n;
 }
 
 bool gt_xmodel_drawn(const union gt_record *rec)

@@ -818,6 +818,49 @@ static bool gpu_cat(const struct decoded *d, unsigned cat)
 	             strcmp(c, "gpu_memset") == 0 || strcmp(c, "cuda_graph") == 0);
 }
 
+/* For a trace too large for the decoder's per-field checks (each Check assert writes a mark
+ * point to a pipe): only the TrackEvents' timestamps and flow ids, for link_flows(). */
+static void scan_flows(struct decoded *d, const uint8_t *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	struct gt_pb_field pkt, f, g;
+
+	memset(d, 0, sizeof(*d));
+	while (gt_pb_next(&p, end, &pkt) > 0) {
+		const uint8_t *q = pkt.data, *qe = pkt.data + pkt.len;
+		struct event e = {.corr = -1};
+		bool te = false;
+
+		while (gt_pb_next(&q, qe, &f) > 0) {
+			const uint8_t *r = f.data, *re = f.data + f.len;
+
+			if (f.field == 8)
+				e.ts = f.value; /* all on the relative clock: the shape starts at
+				                   the base */
+			if (f.field != 11)
+				continue;
+			te = true;
+			while (gt_pb_next(&r, re, &g) > 0) {
+				if (g.field == 9)
+					e.type = (unsigned)g.value;
+				else if (g.field == 47)
+					e.flow_out = g.value;
+				else if (g.field == 48)
+					e.flow_in = g.value;
+			}
+		}
+		if (!te)
+			continue;
+		if (d->nev == d->cap) {
+			d->cap = d->cap ? d->cap * 2 : 4096;
+			d->ev = realloc(d->ev, d->cap * sizeof(*d->ev));
+		}
+		e.order = d->nev;
+		d->ev[d->nev++] = e;
+	}
+	ck_assert(p == end);
+}
+
 /* Each shape: exactly its arrows, as Perfetto links them; each from a runtime call of a
  * traced process to the GPU work of that process written first for its launch. */
 START_TEST(test_shape_flows)
@@ -839,7 +882,22 @@ START_TEST(test_shape_flows)
 	snprintf(out, sizeof(out), "%s/shape-%s.pftrace", dir, sh->name);
 	ck_assert_int_eq(shp_write(sh, in, &want), 0);
 	export_path(in, "perfetto", out, &res);
+	ck_assert_uint_eq(res.flows, want);
 	buf = slurp(out, &len);
+	if (sh->large) {
+		scan_flows(&d, buf, len);
+		n = link_flows(&d, &arrows);
+		ck_assert_uint_eq(n, want);
+		for (size_t i = 0; i < n; i++)
+			if (!arrows[i].from->flow_out || arrows[i].to->flow_in == 0 ||
+			    arrows[i].from->ts >= arrows[i].to->ts)
+				ck_abort_msg("arrow %zu does not go from a call to later GPU work",
+				             i);
+		free(arrows);
+		decoded_free(&d);
+		free(buf);
+		return;
+	}
 	decode(&d, buf, len);
 
 	/* the first GPU work of each launch in the file */
@@ -865,7 +923,6 @@ START_TEST(test_shape_flows)
 
 	n = link_flows(&d, &arrows);
 	ck_assert_uint_eq(n, want);
-	ck_assert_uint_eq(res.flows, want);
 	for (size_t i = 0; i < n; i++) {
 		const struct event *from = arrows[i].from, *to = arrows[i].to;
 		const struct track *ft = find_track(&d, from->uuid), *tt = find_track(&d, to->uuid);

@@ -761,12 +761,18 @@ END_TEST
 
 static size_t check_flows(const cJSON *ev);
 
+/* Occurrences of what in text. By hand: ASan's strstr measures the whole haystack on each
+ * call, quadratic on a 60 MB JSON. */
 static uint64_t count_text(const char *text, const char *what)
 {
+	size_t wl = strlen(what);
 	uint64_t n = 0;
 
-	for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-		n++;
+	for (const char *p = text; *p; p++)
+		if (*p == *what && strncmp(p, what, wl) == 0) {
+			n++;
+			p += wl - 1;
+		}
 	return n;
 }
 

@@ -1051,12 +1051,10 @@ static void flow_fill(struct gt_xflow_slot *s, uint32_t pid, uint32_t corr, uint
 	s->state = 1;
 }
 
-static uint64_t flow_id(struct gt_xmodel *m, uint32_t pid, uint32_t corr)
+/* The launch's flow id, from the process of the track its slice is on. */
+static uint64_t flow_id(const struct gt_xmodel *m, uint32_t track, uint32_t corr)
 {
-	struct gt_xproc *p = gt_xmodel_proc(m, pid);
-
-	/* no memory for a process entry: an id of process index 0, which no other has */
-	return p ? gt_xflow_id(p, corr) : corr;
+	return gt_xflow_id(m->procs[m->tracks[track]->proc], corr);
 }
 
 const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
@@ -1075,7 +1073,7 @@ const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint
 		m->flows++;
 		return g;
 	}
-	flow_fill(a, pid, corr, ts_ns, flow_id(m, pid, corr), track, lane);
+	flow_fill(a, pid, corr, ts_ns, flow_id(m, track, corr), track, lane);
 	*id = a->id;
 	return NULL;
 }
@@ -1098,7 +1096,7 @@ const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint
 	}
 	if (flow_is(g, pid, corr))
 		return NULL; /* its first activity already waits for the call, or got it */
-	flow_fill(g, pid, corr, ts_ns, flow_id(m, pid, corr) | GT_XFLOW_PENDING, track, lane);
+	flow_fill(g, pid, corr, ts_ns, flow_id(m, track, corr) | GT_XFLOW_PENDING, track, lane);
 	*id = g->id;
 	return NULL;
 }

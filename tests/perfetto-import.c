@@ -369,6 +369,9 @@ static const char *const same_sql[] = {
         "select p.pid, t.tid, t.name from thread t join process p using (upid)"
         " where t.utid != 0 order by 1, 2",
         "select category, count(*) from slice group by 1 order by 1",
+        /* track names differ: the JSON importer appends the arg's name ("... bytes") */
+        "select p.pid, count(*), sum(c.value) from counter c join process_counter_track t"
+        " on c.track_id = t.id join process p using (upid) group by 1 order by 1",
         "select ot.tid, o.ts - b.t0, o.name, it.tid, i.ts - b.t0, i.name from flow f"
         " join (select min(ts) t0 from slice) b"
         " join slice o on o.id = f.slice_out join slice i on i.id = f.slice_in"
@@ -376,13 +379,15 @@ static const char *const same_sql[] = {
         " join thread_track itt on itt.id = i.track_id join thread it on it.utid = itt.utid"
         " order by 2, 5, 1, 4",
 };
-static const char *const same_what[] = {"processes", "threads", "slices per category", "arrows"};
+static const char *const same_what[] = {"processes", "threads", "slices per category",
+                                        "counter values per process", "arrows"};
+#define NSAME (sizeof(same_sql) / sizeof(same_sql[0]))
 
 struct exported {
 	const char *fmt;
 	char path[4096];
 	struct gt_export_result res;
-	char *same[4];
+	char *same[NSAME];
 };
 
 static void check_one(struct exported *x, const struct oracle *o, struct gt_reader *r)
@@ -428,7 +433,7 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 		snprintf(what, sizeof(what), "kernels with arg '%s'", args[a]);
 		check_u64(x->fmt, what, query_u64(x->path, sql), o->kernels);
 	}
-	for (int i = 0; i < 4; i++)
+	for (size_t i = 0; i < NSAME; i++)
 		x->same[i] = query(x->path, same_sql[i]);
 
 	/* names: each traced process that shows something, each CPU thread and sync lane */
@@ -583,7 +588,7 @@ int main(int argc, char **argv)
 		          want_flows);
 	for (int f = 0; f < 2; f++)
 		check_one(&x[f], o, r);
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < NSAME; i++) {
 		if (!x[0].same[i] || !x[1].same[i])
 			continue;
 		if (strcmp(x[0].same[i], x[1].same[i]) != 0) {
@@ -599,7 +604,7 @@ int main(int argc, char **argv)
 	}
 out:
 	for (int f = 0; f < 2; f++) {
-		for (int i = 0; i < 4; i++)
+		for (size_t i = 0; i < NSAME; i++)
 			free(x[f].same[i]);
 		if (have_dir && *x[f].path)
 			unlink(x[f].path);

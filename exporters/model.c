@@ -430,6 +430,21 @@ static int map_put(struct gt_xmap *m, uint64_t a, uint64_t b, uint32_t v)
 
 #define SCRATCH_DEMANGLE (64u * 1024u)
 
+static int flow_cache_init(struct gt_xflow_cache *c)
+{
+	c->key = calloc(GT_XFLOW_SLOTS, sizeof(*c->key));
+	c->slot = calloc(GT_XFLOW_SLOTS, sizeof(*c->slot));
+	c->next = calloc(GT_XFLOW_SLOTS / GT_XFLOW_WAYS, sizeof(*c->next));
+	return c->key && c->slot && c->next ? 0 : -ENOMEM;
+}
+
+static void flow_cache_fini(struct gt_xflow_cache *c)
+{
+	free(c->key);
+	free(c->slot);
+	free(c->next);
+}
+
 int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
                    gt_xname_fn name_fn, size_t name_expand)
 {
@@ -444,9 +459,7 @@ int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
 		goto fail;
 	m->scratch_cap = SCRATCH_DEMANGLE * (1 + m->name_expand) + GT_STRING_MAX + 64;
 	m->scratch = malloc(m->scratch_cap);
-	m->api_flows = calloc(GT_XFLOW_SLOTS, sizeof(*m->api_flows));
-	m->gpu_flows = calloc(GT_XFLOW_SLOTS, sizeof(*m->gpu_flows));
-	if (!m->scratch || !m->api_flows || !m->gpu_flows)
+	if (!m->scratch || flow_cache_init(&m->api_flows) < 0 || flow_cache_init(&m->gpu_flows) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -480,8 +493,8 @@ void gt_xmodel_fini(struct gt_xmodel *m)
 	free(m->name_off);
 	free(m->name_len);
 	free(m->scratch);
-	free(m->api_flows);
-	free(m->gpu_flows);
+	flow_cache_fini(&m->api_flows);
+	flow_cache_fini(&m->gpu_flows);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1029,23 +1042,54 @@ const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s,
 /* ------------------------------------------------------------------------------------ */
 /* Flows                                                                                 */
 
-static struct gt_xflow_slot *flow_slot(struct gt_xflow_slot *tab, uint32_t pid, uint32_t corr)
+/* First entry of the set a launch may occupy, and its key (never 0: corr is not). */
+static uint32_t flow_set(uint32_t pid, uint32_t corr)
 {
-	return &tab[(corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS - 1)];
+	return ((corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS / GT_XFLOW_WAYS - 1)) *
+	       GT_XFLOW_WAYS;
 }
 
-static bool flow_is(const struct gt_xflow_slot *s, uint32_t pid, uint32_t corr)
+/* The launch's entry in a cache, or NULL. The keys of a set share a cache line. */
+static struct gt_xflow_slot *flow_find(struct gt_xflow_cache *c, uint32_t pid, uint32_t corr)
 {
-	return s->state != 0 && s->pid == pid && s->corr == corr;
+	uint32_t base = flow_set(pid, corr);
+	uint64_t key = (uint64_t)pid << 32 | corr;
+
+	for (unsigned k = 0; k < GT_XFLOW_WAYS; k++)
+		if (c->key[base + k] == key)
+			return &c->slot[base + k];
+	return NULL;
+}
+
+/* Where to remember a launch: its own entry, else an empty one, else the one its set took
+ * first. */
+static struct gt_xflow_slot *flow_put(struct gt_xflow_cache *c, uint32_t pid, uint32_t corr)
+{
+	uint32_t base = flow_set(pid, corr), way = GT_XFLOW_WAYS;
+	uint64_t key = (uint64_t)pid << 32 | corr;
+
+	for (unsigned k = 0; k < GT_XFLOW_WAYS; k++) {
+		if (c->key[base + k] == key)
+			return &c->slot[base + k];
+		if (c->key[base + k] == 0 && way == GT_XFLOW_WAYS)
+			way = k;
+	}
+	if (way == GT_XFLOW_WAYS) {
+		uint8_t *next = &c->next[base / GT_XFLOW_WAYS];
+
+		way = *next;
+		*next = (uint8_t)((way + 1) % GT_XFLOW_WAYS);
+	}
+	c->key[base + way] = key;
+	return &c->slot[base + way];
 }
 
 static void flow_fill(struct gt_xflow_slot *s, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                      uint64_t id, uint32_t track, unsigned lane)
+                      uint32_t track, unsigned lane)
 {
 	s->pid = pid;
 	s->corr = corr;
 	s->ts_ns = ts_ns;
-	s->id = id;
 	s->track = track;
 	s->lane = (uint8_t)lane;
 	s->state = 1;
@@ -1061,20 +1105,20 @@ const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint
                                          uint64_t ts_ns, uint32_t track, unsigned lane,
                                          uint64_t *id)
 {
-	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
-	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
+	struct gt_xflow_slot *g = flow_find(&m->gpu_flows, pid, corr);
+	struct gt_xflow_slot *a = flow_put(&m->api_flows, pid, corr);
 
-	if (flow_is(g, pid, corr) && g->state == 1) {
+	if (g && g->state == 1) {
 		/* its GPU work came first and started a pending flow: this call starts it too */
 		g->state = 2;
-		flow_fill(a, pid, corr, ts_ns, g->id, track, lane);
+		flow_fill(a, pid, corr, ts_ns, track, lane);
 		a->state = 2;
-		*id = g->id;
+		*id = flow_id(m, g->track, corr) | GT_XFLOW_PENDING;
 		m->flows++;
 		return g;
 	}
-	flow_fill(a, pid, corr, ts_ns, flow_id(m, track, corr), track, lane);
-	*id = a->id;
+	flow_fill(a, pid, corr, ts_ns, track, lane);
+	*id = flow_id(m, track, corr);
 	return NULL;
 }
 
@@ -1082,22 +1126,23 @@ const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint
                                          uint64_t ts_ns, uint32_t track, unsigned lane,
                                          uint64_t *id)
 {
-	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
-	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
+	struct gt_xflow_slot *a = flow_find(&m->api_flows, pid, corr);
+	struct gt_xflow_slot *g;
 
 	*id = 0;
-	if (flow_is(a, pid, corr)) {
+	if (a) {
 		if (a->state == 2)
 			return NULL; /* a later activity of a launch already drawn: one arrow */
 		a->state = 2;
-		*id = a->id;
+		*id = flow_id(m, a->track, corr);
 		m->flows++;
 		return a;
 	}
-	if (flow_is(g, pid, corr))
+	if (flow_find(&m->gpu_flows, pid, corr))
 		return NULL; /* its first activity already waits for the call, or got it */
-	flow_fill(g, pid, corr, ts_ns, flow_id(m, track, corr) | GT_XFLOW_PENDING, track, lane);
-	*id = g->id;
+	g = flow_put(&m->gpu_flows, pid, corr);
+	flow_fill(g, pid, corr, ts_ns, track, lane);
+	*id = flow_id(m, track, corr) | GT_XFLOW_PENDING;
 	return NULL;
 }
 

@@ -176,11 +176,15 @@ struct gt_xgpu {
 };
 
 /* Flow matching: the launching API call and the GPU activity are paired by (pid,
- * correlation id) through two direct-mapped caches, so pairing costs O(1) and memory is
- * fixed; a pair whose partner was evicted (more than GT_XFLOW_SLOTS launches apart) gets
- * no arrow. The model alone decides which pairs get an arrow, whatever order their records
- * come in; both timeline formats draw exactly those (docs/exporters.md, "Flows"). */
+ * correlation id) through two caches (calls waiting for their work, work waiting for its
+ * call) of GT_XFLOW_SLOTS entries in sets of GT_XFLOW_WAYS, so pairing costs O(1) and
+ * memory is fixed. A new entry replaces the one its set took first, so a partner is lost
+ * only when GT_XFLOW_SLOTS launches of its process came in between (correlation ids run on)
+ * or, rarely, when launches of other processes filled its set; it then gets no arrow. The
+ * model alone decides which pairs get an arrow, whatever order their records come in; both
+ * timeline formats draw exactly those (docs/exporters.md, "Flows"). */
 #define GT_XFLOW_SLOTS (1u << 16)
+#define GT_XFLOW_WAYS  8u
 
 /* Flow ids: (process index << 32) | correlation id, below 2^52; with this bit set, the id
  * of GPU work whose launch has not been seen yet ("pending"). Both stay below 2^53, exact
@@ -191,10 +195,15 @@ struct gt_xflow_slot {
 	uint32_t pid;
 	uint32_t corr;
 	uint64_t ts_ns; /* start of the API call or GPU activity */
-	uint64_t id;    /* flow id the pair carries */
 	uint32_t track; /* index in gt_xmodel.tracks */
 	uint8_t lane;
-	uint8_t state; /* 0 empty, 1 waiting for its partner, 2 paired */
+	uint8_t state; /* 1 waiting for its partner, 2 paired */
+};
+
+struct gt_xflow_cache {
+	uint64_t *key;              /* GT_XFLOW_SLOTS: pid << 32 | correlation id, 0 = empty */
+	struct gt_xflow_slot *slot; /* GT_XFLOW_SLOTS, beside their keys */
+	uint8_t *next;              /* per set: the way it replaces next (first in, first out) */
 };
 
 #define GT_XNAME_DIRECT (1u << 22)
@@ -253,8 +262,8 @@ struct gt_xmodel {
 	char *scratch; /* demangle and transform buffer; owned */
 	size_t scratch_cap;
 
-	struct gt_xflow_slot *api_flows; /* API calls waiting for their GPU work */
-	struct gt_xflow_slot *gpu_flows; /* GPU work that arrived before its API call */
+	struct gt_xflow_cache api_flows; /* API calls waiting for their GPU work */
+	struct gt_xflow_cache gpu_flows; /* GPU work that arrived before its API call */
 
 	uint64_t flows;                      /* CPU->GPU arrows: pairs the caches matched */
 	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* records lost, by source */

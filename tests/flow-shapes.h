@@ -42,7 +42,7 @@ struct shp_writer {
 	int err;
 	unsigned flush_every; /* > 0: flush the chunk after that many records */
 	unsigned since_flush;
-	uint64_t launches[4]; /* per process index: launches written, for its clocks */
+	uint64_t launches[8]; /* per process index: launches written, for its clocks */
 };
 
 static inline void shp_put(struct shp_writer *sw, void *rec)
@@ -175,7 +175,7 @@ static inline void shp_write_gpu(struct shp_writer *sw, const struct shp_launch 
 	}
 }
 
-/* Launch i of process p (index 0..3) on thread tid and stream `stream`: clocks advance per
+/* Launch i of process p (index 0..7) on thread tid and stream `stream`: clocks advance per
  * process, so that calls on a thread and work on a stream never overlap. */
 static inline struct shp_launch shp_launch(struct shp_writer *sw, unsigned p, uint32_t tid,
                                            uint32_t stream, unsigned kind)
@@ -472,6 +472,35 @@ static inline uint64_t shp_evicted(struct shp_writer *sw)
 	return 2 * 65536;
 }
 
+/* Eight ranks in one trace, each with its 4,000 kernels written before their 4,000 calls:
+ * 32,000 launches wait at once, of eight processes whose correlation ids overlap. Every
+ * launch gets its arrow (the caches' sets of 8 keep them; direct-mapped caches lost about
+ * one in six). */
+static inline uint64_t shp_ranks(struct shp_writer *sw)
+{
+	enum {
+		P = 8,
+		N = 4000
+	};
+
+	shp_meta(sw, P);
+	for (unsigned p = 0; p < P; p++)
+		for (unsigned i = 0; i < N; i++) {
+			struct shp_launch l = shp_launch(sw, p, SHP_PID + p, 7, 0);
+
+			shp_write_gpu(sw, &l, 0, UINT32_MAX);
+		}
+	for (unsigned p = 0; p < P; p++) {
+		sw->launches[p] = 0;
+		for (unsigned i = 0; i < N; i++) {
+			struct shp_launch l = shp_launch(sw, p, SHP_PID + p, 7, 0);
+
+			shp_write_api(sw, &l);
+		}
+	}
+	return P * N;
+}
+
 struct shp_shape {
 	const char *name;
 	uint64_t (*write)(struct shp_writer *sw);
@@ -487,6 +516,7 @@ static const struct shp_shape shp_shapes[] = {
         {"graph", shp_graph, 0, false},
         {"missing", shp_missing, 0, false},
         {"evicted", shp_evicted, 0, true},
+        {"ranks", shp_ranks, 0, true},
 };
 #define SHP_SHAPES (sizeof(shp_shapes) / sizeof(shp_shapes[0]))
 

@@ -3,6 +3,10 @@
 # environment facts, the GPU suite (API records through activity records, the default, and
 # through callbacks), the PyTorch workload bare, the launch/NVTX overhead benchmark and the PyTorch
 # small-op loop benchmark. Logs go to OUT_DIR (at most 8 files).
+# record: real traces for tests/data (PyTorch training under `gputrace run`, a two-rank torchrun
+# job as one trace and as per-rank standalone files); torchbench: bench/overhead/torch_run.sh on
+# the three PyTorch workloads; parity: PyTorch's profiler and gputrace's capture range over the
+# same steps, kernel names and counts compared (bench/overhead/parity.py).
 # Usage: bench/gpu-session.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: default "env suite torch overhead torchloop"
 set -u
 build=$(cd "${1:?usage: gpu-session.sh BUILD_DIR OUT_DIR [STEPS]}" && pwd)
@@ -74,8 +78,52 @@ for s in $steps; do
 		BENCH_CONFIGS=${OVERHEAD_CONFIGS:-"bare floor gputrace gputrace-activity nsys"} \
 			bash "$src/bench/overhead/run.sh" "$build" "${OVERHEAD_ROUNDS:-7}" >"$out/overhead.log" 2>&1
 		;;
-	torchloop)
-		bash "$src/bench/overhead/torch_run.sh" "$build" "${TORCH_ROUNDS:-5}" >"$out/torchloop.log" 2>&1
+	torchloop | torchbench)
+		bash "$src/bench/overhead/torch_run.sh" "$build" "${TORCH_ROUNDS:-5}" >"$out/$s.log" 2>&1
+		;;
+	record)
+		rec=/tmp/gt-record
+		rm -rf "$rec"
+		mkdir -p "$rec"
+		{
+			stamp "torch_train.py under gputrace run (defaults)"
+			"$build/cli/gputrace" run -f -o "$rec/pytorch-train.gtrace" -- \
+				python3 "$src/tests/gpu/torch_train.py"
+			echo "exit $?"
+			stamp "torchrun, 2 ranks, under gputrace run"
+			"$build/cli/gputrace" run -f -o "$rec/ddp-2rank.gtrace" -- python3 -m \
+				torch.distributed.run --nproc-per-node 2 "$src/tests/gpu/torch_ddp.py"
+			echo "exit $?"
+			stamp "torchrun, 2 ranks, standalone, one file per rank"
+			(cd "$rec" && CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
+				GPUTRACE_OUTPUT='rank-%q{RANK}' python3 -m torch.distributed.run \
+				--nproc-per-node 2 "$src/tests/gpu/torch_ddp.py")
+			echo "exit $?"
+			ls -la "$rec"
+			for f in "$rec"/*.gtrace; do
+				stamp "info $f"
+				"$build/cli/gputrace" info "$f"
+			done
+		} >"$out/record.log" 2>&1
+		tar -C "$rec" -czf "$out/record.tgz" .
+		;;
+	parity)
+		{
+			for w in ${PARITY_WORKLOADS:-loop xfmr}; do
+				stamp "parity $w: PyTorch's profiler"
+				python3 "$src/bench/overhead/torch_bench.py" "$w" --steps 100 \
+					--torch-profiler --parity /tmp/parity-$w.json
+				stamp "parity $w: gputrace run --capture-range cudaProfilerApi"
+				"$build/cli/gputrace" run -q -f -o /tmp/parity-$w.gtrace \
+					--capture-range cudaProfilerApi -- python3 \
+					"$src/bench/overhead/torch_bench.py" "$w" --steps 100 --parity x
+				"$build/cli/gputrace" stats -r kernels -f csv /tmp/parity-$w.gtrace \
+					>/tmp/parity-$w.csv
+				python3 "$src/bench/overhead/parity.py" /tmp/parity-$w.json "$w" \
+					/tmp/parity-$w.csv
+				echo "parity exit $?"
+			done
+		} >"$out/parity.log" 2>&1
 		;;
 	esac
 done

@@ -30,6 +30,7 @@
 #include "options.h"
 #include "spawn.h"
 #include "status-line.h"
+#include "view.h"
 
 #define RUN_DEFAULT_OUTPUT   "gputrace-%n"
 #define RUN_EXTENSION        ".gtrace"
@@ -66,6 +67,7 @@ struct run_opts {
 	bool have_flush;
 	uint64_t flush_ms;
 	char **argv; /* the program and its arguments */
+	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
 };
 
 /* Everything a run holds; freed in one place. */
@@ -152,6 +154,10 @@ static void usage(FILE *out)
 	      "      --export FORMAT      also export next to the trace: chrome, "
 	      "perfetto, csv\n"
 	      "      --stats              print the full statistics report at the end\n"
+	      "      --view[=PORT]        then open the trace in the Perfetto UI as 'gputrace "
+	      "view'\n"
+	      "                           does, served once on 127.0.0.1:PORT (default "
+	      "9001)\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Environment: GPUTRACE_INJECT_LIB overrides where libgputrace-inject.so "
@@ -207,6 +213,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_GRAPH,
 		OPT_EXPORT,
 		OPT_STATS,
+		OPT_VIEW,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -222,6 +229,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	        {"graph", required_argument, NULL, OPT_GRAPH},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
+	        {"view", optional_argument, NULL, OPT_VIEW},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -306,6 +314,10 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_STATS:
 			o->stats = true;
+			break;
+		case OPT_VIEW:
+			if (gt_cli_view_option(optarg, &o->view) < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -961,6 +973,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	ret = after_trace(&run);
+	if (ret == GT_EXIT_OK && run.o.view.requested)
+		ret = gt_cli_view(run.path, &run.o.view, "run");
 	if (status || ret == GT_EXIT_OK)
 		ret = status;
 	goto out;

@@ -16,7 +16,9 @@ struct command {
 static const struct command commands[] = {
         {"run", cmd_run, "trace a program and everything it spawns"},
         {"stats", cmd_stats, "summarize where the GPU time went in a trace"},
-        {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON or CSV"},
+        {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON, CSV or SQLite"},
+        {"sql", cmd_sql, "run SQL on a trace (Nsight Systems' SQLite schema)"},
+        {"view", cmd_view, "open a trace in the Perfetto UI, served once from this machine"},
         {"info", cmd_info, "show a trace's header, processes, devices, counts and losses"},
         {"doctor", cmd_doctor, "check that tracing can work on this machine, and why not"},
 };

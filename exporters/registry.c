@@ -2,15 +2,22 @@
 #include <string.h>
 
 #include "gputrace/exporter.h"
+#include "gt-config.h"
 
 extern const struct gt_exporter_ops gt_exporter_chrome;
 extern const struct gt_exporter_ops gt_exporter_perfetto;
 extern const struct gt_exporter_ops gt_exporter_csv;
+#if GT_HAVE_SQLITE
+extern const struct gt_exporter_ops gt_exporter_sqlite;
+#endif
 
 static const struct gt_exporter_ops *const exporters[] = {
         &gt_exporter_chrome,
         &gt_exporter_perfetto,
         &gt_exporter_csv,
+#if GT_HAVE_SQLITE
+        &gt_exporter_sqlite,
+#endif
         NULL,
 };
 

@@ -1,60 +1,67 @@
 #!/bin/bash
-# PyTorch small-op loop (bench/overhead/torch_loop.py) bare, under gputrace run (default
-# settings), under Nsight Systems (-t cuda,nvtx) and under PyTorch's profiler (CUDA activities),
-# in interleaved rounds; prints each configuration's median µs per step with its spread, then
-# (bench/overhead/pool.py) each tracer's added time by the means over the rounds, with a 95 %
-# bootstrap interval, in per cent of bare and as a multiple of Nsight Systems'. NSYS_TIMEOUT
-# (seconds, default 90) bounds an Nsight Systems run, whose post-processing outlasts the loop.
-# BENCH_CONFIGS picks configurations; besides those four: floor (the CUPTI floor library of
-# bench/overhead), gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none),
-# gputrace-nosync (default kinds but sync), gputrace-nomem (default kinds but memory),
-# gputrace-nonvtx (default kinds but nvtx), gputrace-cb (API records through callbacks).
+# PyTorch workloads (bench/overhead/torch_bench.py: the small-op loop, the same loop as a CUDA
+# graph, a transformer training step) bare, under the CUPTI floor, under gputrace run (default
+# settings), under Nsight Systems (-t cuda,nvtx) and under PyTorch's profiler (CUDA
+# activities), in interleaved rounds. Each run times every workload of TORCH_WORKLOADS in one
+# process, by the mean per step over its whole timed run (what a user waits for) and by the
+# median of 50-step windows. Prints each configuration's medians over the rounds, then
+# (bench/overhead/pool.py) each tracer's added time by the means over the rounds with a 95 %
+# bootstrap interval: in per cent of bare, and as a multiple of the floor's and of Nsight
+# Systems' added time. NSYS_TIMEOUT (seconds, default 90) bounds an Nsight Systems run, whose
+# post-processing outlasts the workloads.
+# BENCH_CONFIGS picks configurations; besides bare, floor, gputrace, nsys and torch-profiler:
+# gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none), gputrace-nomem
+# (default kinds but memory), gputrace-nonvtx (default kinds but nvtx), gputrace-cb (API
+# records through callbacks), gputrace-solo (standalone: CUDA_INJECTION64_PATH, no CLI).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
+#   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr
 set -u
 build=$(cd "${1:?usage: torch_run.sh BUILD_DIR [ROUNDS]}" && pwd)
 rounds=${2:-5}
 src=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
 nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+workloads=${TORCH_WORKLOADS:-loop,loop-graph,xfmr}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-torch.XXXXXX")
+bench=("$py" "$src/torch_bench.py" "$workloads")
 "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
 	{ echo "no torch or no GPU: skipping"; exit 77; }
 
-configs="bare gputrace nsys torch-profiler"
-[ -x "$nsys" ] || configs="bare gputrace torch-profiler"
+configs="bare floor gputrace nsys torch-profiler"
+[ -x "$nsys" ] || configs="bare floor gputrace torch-profiler"
 configs=${BENCH_CONFIGS:-$configs}
-: >"$work/results"
 for r in $(seq 1 "$rounds"); do
 	for c in $configs; do
 		out="$work/$c-$r.out"
 		case $c in
-		bare) "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+		bare) "${bench[@]}" >"$out" 2>&1 ;;
 		floor) CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
-			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+			"${bench[@]}" >"$out" 2>&1 ;;
 		gputrace) "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" -- \
-			"$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
+			"${bench[@]}" >"$out" 2>&1 ;;
+		gputrace-solo) CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
+			GPUTRACE_OUTPUT="$work/t.gtrace" "${bench[@]}" >"$out" 2>&1 ;;
 		gputrace-*)
 			opts=()
 			case $c in
 			gputrace-kms) opts=(-t kernel,memcpy,memset) ;;
 			gputrace-noapi) opts=(--api none) ;;
-			gputrace-nosync) opts=(-t kernel,memcpy,memset,memory,api,nvtx,graph) ;;
-			gputrace-nomem) opts=(-t kernel,memcpy,memset,api,nvtx,sync,graph) ;;
-			gputrace-nonvtx) opts=(-t kernel,memcpy,memset,memory,api,sync,graph) ;;
+			gputrace-nomem) opts=(-t kernel,memcpy,memset,api,nvtx,graph) ;;
+			gputrace-nonvtx) opts=(-t kernel,memcpy,memset,memory,api,graph) ;;
 			esac
 			if [ "$c" = gputrace-cb ]; then export GPUTRACE_API_SOURCE=callback; fi
 			"$build/cli/gputrace" run -q -f -o "$work/$c.gtrace" "${opts[@]}" -- \
-				"$py" "$src/torch_loop.py" >"$out" 2>&1
+				"${bench[@]}" >"$out" 2>&1
 			unset GPUTRACE_API_SOURCE ;;
-		# the loop prints its figure before Nsight Systems post-processes; bound that part
+		# the workloads print their figures before Nsight Systems post-processes; bound that
 		nsys) timeout "${NSYS_TIMEOUT:-90}" "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" \
-			--force-overwrite=true "$py" "$src/torch_loop.py" >"$out" 2>&1 ;;
-		torch-profiler) "$py" "$src/torch_loop.py" --torch-profiler >"$out" 2>&1 ;;
+			--force-overwrite=true "${bench[@]}" >"$out" 2>&1 ;;
+		torch-profiler) "${bench[@]}" --torch-profiler >"$out" 2>&1 ;;
 		esac
-		v=$(awk '/^step_us/{print $2}' "$out")
-		if [ -n "$v" ]; then
-			echo "$c $v $r" >>"$work/results"
-			echo "round $r: $c $v us/step" | tee -a "$work/runs"
+		if grep -q ' step_mean_us ' "$out"; then
+			awk -v c="$c" -v r="$r" '$2 == "step_mean_us" {
+				printf "round %s: %s %s %s %s us/step\n", r, c, $1, $3, $5 }' "$out" |
+				tee -a "$work/runs"
 		else
 			echo "$c round $r failed:"
 			tail -n 5 "$out"
@@ -63,19 +70,19 @@ for r in $(seq 1 "$rounds"); do
 	echo "round $r of $rounds done" >&2
 done
 [ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'
-python3 - "$work/results" <<'PY'
+python3 - "$work/runs" <<'PY'
 import statistics, sys
 d = {}
 for line in open(sys.argv[1]):
-    c, v, r = line.split()
-    d.setdefault(c, []).append(float(v))
-bare = statistics.median(d["bare"]) if "bare" in d else None
-print("%-16s %10s %20s %10s %8s" % ("config", "us/step", "min-max", "added us", "added %"))
-for c, v in d.items():
-    m = statistics.median(v)
-    add = m - bare if bare else float("nan")
-    print("%-16s %10.1f %9.1f-%-10.1f %10.1f %7.1f%%" % (c, m, min(v), max(v), add, 100 * add / bare if bare else float("nan")))
+    f = line.split()
+    d.setdefault((f[3], f[2]), []).append((float(f[4]), float(f[5])))
+print("%-12s %-16s %12s %20s %12s %10s" % ("workload", "config", "mean us/step", "min-max",
+      "median-win", "added %"))
+for (w, c), v in sorted(d.items()):
+    m = statistics.median(x[0] for x in v)
+    b = statistics.median(x[0] for x in d[(w, "bare")]) if (w, "bare") in d else None
+    print("%-12s %-16s %12.1f %9.1f-%-10.1f %12.1f %9.1f%%" % (w, c, m, min(x[0] for x in v),
+          max(x[0] for x in v), statistics.median(x[1] for x in v),
+          100 * (m - b) / b if b else float("nan")))
 PY
-# each tracer's added time by the means over the rounds, with a 95 % bootstrap interval, in
-# per cent of bare and as a multiple of Nsight Systems' (pool.py pools several such logs)
 python3 "$src/pool.py" "$work/runs"

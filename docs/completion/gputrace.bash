@@ -16,7 +16,7 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats export info doctor --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "run stats export sql view info doctor --help --version" -- "$cur"))
 		return
 	fi
 	cmd=${COMP_WORDS[1]}
@@ -52,7 +52,8 @@ _gputrace() {
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
 				--capture-range --delay --duration --buffer-size --flush-interval --graph
-				--export --stats -h --help --" -- "$cur"))
+				--export --stats --view --view= -h --help --" -- "$cur"))
+			[[ ${COMPREPLY[0]} == --view= ]] && compopt -o nospace 2>/dev/null
 		else
 			COMPREPLY=($(compgen -c -- "$cur"))
 		fi
@@ -75,7 +76,7 @@ _gputrace() {
 		;;
 	export)
 		case $prev in
-		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
+		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv sqlite" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--max-size) return ;;
 		esac
@@ -84,6 +85,29 @@ _gputrace() {
 				-h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	sql)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format --db --rebuild -q --quiet -h --help" -- "$cur"))
+		elif ((COMP_CWORD == 2)); then
+			COMPREPLY=($(compgen -f -X '!*.@(gtrace|sqlite)' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	view)
+		case $prev in
+		--port | --timeout) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--port --no-open --timeout -v --verbose -h --help" -- \
+				"$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -f -X '!*.pftrace' -- "$cur")
+				$(compgen -d -- "$cur"))
 		fi
 		;;
 	info)

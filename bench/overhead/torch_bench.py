@@ -1,0 +1,187 @@
+# PyTorch workloads for the overhead benchmark (bench/overhead/torch_run.sh), each timed by
+# what a user waits for: the total wall time of its timed steps, divided by their number (the
+# mean per step, stalls included), printed next to the median of 50-step windows for
+# comparison with earlier logs.
+#   loop        small-op MLP training loop: launch-bound, about 100 kernels and several
+#               hundred runtime API calls per step
+#   loop-graph  the same training step captured once as a CUDA graph and replayed
+#   xfmr        a transformer training step: bf16 autocast, backward, AdamW
+# Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE]
+#   --torch-profiler  run under torch.profiler with CUDA activities only
+#   --parity FILE     call cudaProfilerStart/Stop around the timed steps (for gputrace run
+#                     --capture-range cudaProfilerApi); with --torch-profiler, record only
+#                     those steps and write the kernels' names and counts to FILE (JSON)
+# Prints, per workload: "WORKLOAD step_mean_us M step_med_us W steps N". Exits 77 without
+# torch or a GPU.
+import json
+import statistics
+import sys
+import time
+
+try:
+    import torch
+except ImportError:
+    print("no torch: skipping")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("no CUDA device: skipping")
+    sys.exit(77)
+
+WINDOW = 50
+
+
+def small_mlp():
+    layers = []
+    for _ in range(6):
+        layers += [torch.nn.Linear(128, 128), torch.nn.LayerNorm(128), torch.nn.GELU()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(128, 10)).cuda()
+
+
+def loop_step():
+    """The small-op loop: eager forward, backward and Adam on a 32 x 128 batch."""
+    model = small_mlp()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(32, 128, device="cuda")
+    y = torch.randint(0, 10, (32,), device="cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def loop_graph_step():
+    """The same step captured as one CUDA graph (PyTorch's whole-network capture: warm up on
+    a side stream, capture forward, backward and a capturable Adam), replayed per step."""
+    model = small_mlp()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
+    x = torch.randn(32, 128, device="cuda")
+    y = torch.randint(0, 10, (32,), device="cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(x), y).backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return graph.replay
+
+
+def xfmr_step():
+    """A small GPT-like model: 4 pre-norm encoder layers (d 512, 8 heads, causal), batch 16 x
+    256 tokens, bf16 autocast, cross-entropy, backward, AdamW."""
+    d, vocab, seq, batch = 512, 8192, 256, 16
+    layer = torch.nn.TransformerEncoderLayer(d, 8, 4 * d, dropout=0.0, batch_first=True,
+                                             norm_first=True, activation="gelu")
+    body = torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+    emb = torch.nn.Embedding(vocab, d)
+    head = torch.nn.Linear(d, vocab)
+    model = torch.nn.ModuleList([emb, body, head]).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    tokens = torch.randint(0, vocab, (batch, seq + 1), device="cuda")
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device="cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = body(emb(tokens[:, :-1]), mask=mask, is_causal=True)
+            loss = loss_fn(head(h).flatten(0, 1), tokens[:, 1:].flatten())
+        loss.backward()
+        opt.step()
+    return step
+
+
+WORKLOADS = {"loop": (loop_step, 600), "loop-graph": (loop_graph_step, 600),
+             "xfmr": (xfmr_step, 200)}
+
+
+def timed(name, step, steps, on_start=None, on_stop=None):
+    for _ in range(WINDOW):  # warm-up: allocator, cuBLAS handles, lazy module loading
+        step()
+    torch.cuda.synchronize()
+    if on_start:
+        on_start()
+    windows = []
+    t_start = time.perf_counter()
+    for _ in range(steps // WINDOW):
+        t0 = time.perf_counter()
+        for _ in range(WINDOW):
+            step()
+        torch.cuda.synchronize()
+        windows.append((time.perf_counter() - t0) * 1e6 / WINDOW)
+    total = time.perf_counter() - t_start
+    if on_stop:
+        on_stop()
+    n = len(windows) * WINDOW
+    print("%s step_mean_us %.1f step_med_us %.1f steps %d" %
+          (name, total * 1e6 / n, statistics.median(windows), n), flush=True)
+
+
+def kernel_counts(prof):
+    """Kernels the profiler recorded, by name (copies and memsets left out)."""
+    counts = {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        if e.name.startswith(("Memcpy", "Memset")):
+            continue
+        counts[e.name] = counts.get(e.name, 0) + 1
+    return counts
+
+
+def main():
+    args = sys.argv[1:]
+    names = ["loop"]
+    steps = None
+    parity = None
+    profiler = "--torch-profiler" in args
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--steps":
+            steps = int(args[i + 1])
+            i += 1
+        elif a == "--parity":
+            parity = args[i + 1]
+            i += 1
+        elif not a.startswith("--"):
+            names = a.split(",")
+        i += 1
+    torch.manual_seed(0)
+    cudart = torch.cuda.cudart()
+    parity_out = {}
+    for name in names:
+        make, default_steps = WORKLOADS[name]
+        step = make()
+        n = steps or default_steps
+        if not profiler:
+            if parity:
+                timed(name, step, n, cudart.cudaProfilerStart, cudart.cudaProfilerStop)
+            else:
+                timed(name, step, n)
+            continue
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        if parity:
+            # only the timed steps, as gputrace's capture range records them
+            timed(name, step, n, prof.start, prof.stop)
+            parity_out[name] = kernel_counts(prof)
+        else:
+            with prof:
+                timed(name, step, n)
+    if parity and profiler:
+        with open(parity, "w") as f:
+            json.dump(parity_out, f, indent=0, sort_keys=True)
+
+main()

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# CLI test for `gputrace sql` and `gputrace export -f sqlite` (cli/cmd-sql.c): the first use
+# exports and later ones reuse, --rebuild, formats, a rejected query (exit 65, SQLite's
+# message and a caret), no query (the sqlite3 shell, or the table list), kernel totals equal
+# `gputrace stats -f csv`, truncated and unreadable traces. Usage: cli-sql.sh gputrace mktrace
+set -u
+gputrace=$(realpath "$1")
+mktrace=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=cli-common.sh
+. "$(dirname "$0")/cli-common.sh"
+cd "$tmp" || exit 1
+
+"$mktrace" -o run.gtrace --kernels 3000 --names 40 --processes 2 --api --memcpy --losses 5 \
+	>/dev/null || { echo "FAIL: mktrace" >&2; exit 1; }
+
+# ---- usage ----
+expect_rc 0 "$gputrace" sql --help
+[ "$(head -n 1 "$tmp/out")" = "Usage: gputrace sql TRACE [QUERY...]" ] ||
+	fail "sql --help: $(head -n 1 "$tmp/out")"
+expect_rc 64 "$gputrace" sql
+expect_err "gputrace: sql: no trace file; usage: gputrace sql TRACE [QUERY...]"
+expect_rc 64 "$gputrace" sql run.gtrace -f xml "SELECT 1"
+expect_err "gputrace: sql: -f: 'xml' is not valid; use table, csv or json"
+expect_rc 66 "$gputrace" sql missing.gtrace "SELECT 1"
+expect_err "gputrace: missing.gtrace: No such file or directory"
+echo "not a trace" >bogus.gtrace
+expect_rc 65 "$gputrace" sql bogus.gtrace "SELECT 1"
+err_matches '^gputrace: bogus\.gtrace: .+$'
+[ ! -e bogus.sqlite ] || fail "a database was left for an unreadable trace"
+ls ./*.tmp-* >/dev/null 2>&1 && fail "a temporary file was left: $(ls ./*.tmp-*)"
+
+# ---- first use exports, the next reuses ----
+expect_rc 0 "$gputrace" sql run.gtrace -f csv "SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL"
+expect_out "$(printf 'n\r\n3000\r')"
+err_matches '^gputrace: wrote run\.sqlite \([0-9,]+ rows, .+\)$'
+[ -f run.sqlite ] || fail "no run.sqlite after the first use"
+inode=$(stat -c %i run.sqlite)
+expect_rc 0 "$gputrace" sql run.gtrace "SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL"
+expect_err ""
+expect_out "$(printf '   n\n----\n3000\n(1 row)')"
+[ "$(stat -c %i run.sqlite)" = "$inode" ] || fail "an up-to-date database was exported again"
+expect_rc 0 "$gputrace" sql run.gtrace --rebuild -q "SELECT 1"
+expect_err ""
+[ "$(stat -c %i run.sqlite)" != "$inode" ] || fail "--rebuild did not export again"
+inode=$(stat -c %i run.sqlite)
+touch -d '+1 hour' run.gtrace
+expect_rc 0 "$gputrace" sql run.gtrace -q "SELECT 1"
+[ "$(stat -c %i run.sqlite)" != "$inode" ] || fail "a trace newer than its database was not exported"
+touch -d '-1 hour' run.gtrace
+# a database given directly, and --db
+expect_rc 0 "$gputrace" sql run.sqlite -f json "SELECT count(*) AS n FROM GPUTRACE_RANKS"
+expect_out "$(printf '[\n{"n":2}\n]')"
+expect_rc 0 "$gputrace" sql run.gtrace --db other.sqlite -q -f csv "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_NAME'"
+expect_out "$(printf 'value\r\ngputrace\r')"
+expect_rc 64 "$gputrace" sql run.sqlite --rebuild "SELECT 1"
+
+# ---- the issue's query: one row per launched kernel ----
+expect_rc 0 "$gputrace" sql run.gtrace -f csv "SELECT count(*) FROM (SELECT r.start, r.globalTid, k.start, k.end - k.start, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON r.correlationId = k.correlationId JOIN StringIds s ON s.id = k.shortName)"
+[ "$(sed -n 2p "$tmp/out" | tr -d '\r')" = 3000 ] || fail "the launch join gave $(cat "$tmp/out")"
+
+# ---- kernel totals equal gputrace stats -f csv, to the nanosecond ----
+# total_ns, instances and name of each row, through Python's csv module (names hold commas)
+csv_cols() {
+	python3 -c 'import csv, sys
+rows = [r for r in csv.reader(sys.stdin) if len(r) >= 3 and not r[0].startswith("#")]
+for r in rows[1:]:
+    print(*(r[int(i)] for i in sys.argv[1:]), sep="|")' "$@" | sort
+}
+"$gputrace" stats run.gtrace -f csv -r kernels --mangled | csv_cols 1 2 9 >stats.txt
+"$gputrace" sql run.gtrace -q -f csv "SELECT sum(k.end - k.start), count(*), s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.mangledName GROUP BY k.mangledName" |
+	csv_cols 0 1 2 >sql.txt
+[ "$(wc -l <stats.txt)" -eq 40 ] || fail "stats listed $(wc -l <stats.txt) kernels, expected 40"
+cmp -s stats.txt sql.txt || fail "kernel totals differ: $(diff stats.txt sql.txt | head -5)"
+
+# ---- a query SQLite rejects: 65, its message, where ----
+expect_rc 65 "$gputrace" sql run.gtrace "SELECT count(*)
+FROM CUPTI_ACTIVITY_KIND_KERNEL WHER x"
+expect_err "$(printf '%s\n%s\n%s\n%s' 'gputrace: sql: near "x": syntax error' \
+	'gputrace: at line 2, column 38 (byte 53) of the query:' \
+	'  FROM CUPTI_ACTIVITY_KIND_KERNEL WHER x' \
+	'                                       ^')"
+expect_rc 65 "$gputrace" sql run.gtrace "SELECT * FROM nope"
+expect_err "gputrace: sql: no such table: nope"
+
+# ---- no query: the sqlite3 shell if there is one, else the tables ----
+mkdir bin
+printf '#!/bin/sh\necho "fake sqlite3 $*"\n' >bin/sqlite3
+chmod +x bin/sqlite3
+PATH=$tmp/bin:$PATH expect_rc 0 "$gputrace" sql run.gtrace
+expect_out "fake sqlite3 run.sqlite"
+PATH=/nonexistent expect_rc 0 "$gputrace" sql run.gtrace -f csv
+out_has_line "$(printf 'CUPTI_ACTIVITY_KIND_KERNEL,3000\r')"
+out_has_line "$(printf 'GPUTRACE_LOSSES,2\r')"
+out_has_line "$(printf 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE,0\r')"
+
+# ---- export -f sqlite; a trace cut short still exports, with a warning ----
+expect_rc 0 "$gputrace" export run.gtrace -f sqlite -o exported.sqlite
+err_matches '^gputrace: wrote exported\.sqlite \([0-9,]+ events, .+\)$'
+expect_rc 65 "$gputrace" export run.gtrace -f sqlite -o -
+expect_err "gputrace: export to - failed: a SQLite database is a file: give it a name with -o"
+"$mktrace" -o cut.gtrace --kernels 20000 --api --chunk-bytes 16384 >/dev/null
+truncate -s $(($(stat -c %s cut.gtrace) / 2)) cut.gtrace
+expect_rc 0 "$gputrace" sql cut.gtrace -f csv "SELECT count, unit FROM GPUTRACE_LOSSES WHERE sourceName = 'damaged_file'"
+err_has_line "gputrace: warning: cut.gtrace is damaged or was cut short: 1 chunk skipped (see GPUTRACE_LOSSES)"
+out_has_line "$(printf '1,chunks\r')"
+
+cli_done cli-sql

@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# CLI test for `gputrace view` and `gputrace run --view` (cli/cmd-view.c), with curl as the
+# browser: usage errors and exit codes, the export next to the trace and its reuse, the exact
+# CORS headers, 404 for another path, 405, 431 for an oversized request, exit 0 after one
+# full fetch, 69 on a port in use, 75 after --timeout, 143 on SIGTERM, $BROWSER, the ssh -L
+# line, a file too large for the UI. Skips (77) without curl.
+# Usage: cli-view.sh gputrace mktrace session-child
+set -u
+gputrace=$(realpath "$1")
+mktrace=$(realpath "$2")
+session_child=$(realpath "$3")
+command -v curl >/dev/null || { echo "SKIP: no curl (apt-get install curl)"; exit 77; }
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# shellcheck source=cli-common.sh
+. "$(dirname "$0")/cli-common.sh"
+cd "$tmp" || exit 1
+# No real browser, whatever the machine running the tests has.
+unset BROWSER DISPLAY WAYLAND_DISPLAY SSH_CONNECTION
+
+"$mktrace" -o run.gtrace --kernels 1000 --api --memcpy >/dev/null ||
+	{ echo "FAIL: mktrace could not write run.gtrace" >&2; exit 1; }
+
+# start_view LOG ARGS...: `gputrace view ARGS` in the background, stderr in LOG; sets $pid,
+# and $url, $base (http://127.0.0.1:PORT) and $port once it waits for the browser.
+start_view() {
+	local log=$1
+	shift
+	: >"$log"
+	"$gputrace" view "$@" >"$log.out" 2>"$log" &
+	pid=$!
+	pids+=("$pid")
+	wait_serving "$log"
+}
+
+# wait_serving LOG: wait (up to 10 s) until LOG says it waits for the browser.
+wait_serving() {
+	for _ in $(seq 100); do
+		grep -q '^gputrace: waiting for the browser' "$1" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	url=$(sed -n 's/^gputrace: serving .* once at \(http:[^ ]*\)$/\1/p' "$1")
+	base=${url%/*}
+	port=${base##*:}
+	[ -n "$url" ] || fail "no URL in: $(cat "$1")"
+}
+
+# 1234567 -> 1,234,567, as gputrace prints counts.
+commas() {
+	sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"
+}
+
+# finish PID WANT: wait for it and check its exit status.
+finish() {
+	local rc
+	wait "$1"
+	rc=$?
+	[ "$rc" -eq "$2" ] || fail "gputrace view exited $rc, expected $2"
+}
+
+# ---- usage errors: exit 64, one line ----
+expect_rc 0 "$gputrace" view --help
+[ "$(head -n 1 "$tmp/out")" = "Usage: gputrace view TRACE [options]" ] ||
+	fail "view --help: $(head -n 1 "$tmp/out")"
+expect_rc 64 "$gputrace" view
+expect_err "gputrace: view: no trace file; usage: gputrace view TRACE [--port N] [--no-open]"
+expect_rc 64 "$gputrace" view run.gtrace other.gtrace
+expect_err "gputrace: view: one trace file at a time ('other.gtrace' is extra)"
+expect_rc 64 "$gputrace" view run.gtrace --port 65536
+expect_err "gputrace: view: --port: '65536' is not valid; use a port from 0 (any free one) to 65535"
+expect_rc 64 "$gputrace" view run.gtrace --port http
+expect_err "gputrace: view: --port: 'http' is not valid; use a port from 0 (any free one) to 65535"
+expect_rc 64 "$gputrace" view run.gtrace --timeout soon
+expect_err "gputrace: view: --timeout: 'soon' is not valid; use seconds, e.g. 90, 2.5, 5m, 1h (0: wait until fetched)"
+expect_rc 64 "$gputrace" view run.gtrace --open
+expect_err "gputrace: view: unknown option '--open'; see 'gputrace view --help'"
+expect_rc 64 "$gputrace" view run.gtrace --port
+expect_err "gputrace: view: option '--port' needs a value; see 'gputrace view --help'"
+
+# ---- input errors: 66 missing, 65 not a trace (and no export left behind) ----
+expect_rc 66 "$gputrace" view missing.gtrace
+expect_err "gputrace: missing.gtrace: No such file or directory"
+echo "not a trace" >bogus.gtrace
+expect_rc 65 "$gputrace" view bogus.gtrace
+err_matches '^gputrace: bogus\.gtrace: .+$'
+[ -z "$(ls bogus.pftrace* 2>/dev/null)" ] || fail "an export was left for an unreadable trace"
+
+# ---- the export, the headers, the one fetch ----
+start_view v1.err run.gtrace --port 0 --no-open -v
+[ -s run.pftrace ] || fail "no run.pftrace next to the trace"
+size=$(stat -c %s run.pftrace)
+grep -qE '^gputrace: exported run\.pftrace \([0-9,]+ events, [0-9.]+ KB\)$' v1.err ||
+	fail "no export line: $(cat v1.err)"
+grep -qxF "gputrace: open https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$port/run.pftrace" v1.err ||
+	fail "no UI URL: $(cat v1.err)"
+[ "$url" = "http://127.0.0.1:$port/run.pftrace" ] || fail "served at $url"
+grep -q 'ssh -L' v1.err && fail "an ssh line without SSH_CONNECTION"
+grep -q 'opened it with' v1.err && fail "a browser was started with --no-open"
+
+# HEAD: the exact headers, CORS for the UI's origin only.
+curl -sS -I -H 'Origin: https://ui.perfetto.dev' "$url" | tr -d '\r' >head.txt
+printf '%s\n' "HTTP/1.1 200 OK" "Access-Control-Allow-Origin: https://ui.perfetto.dev" \
+	"X-Content-Type-Options: nosniff" "Cache-Control: no-cache" "Connection: close" \
+	"Content-Type: application/octet-stream" "Content-Length: $size" "" >head.want
+cmp -s head.txt head.want || fail "HEAD: [$(cat head.txt)], expected [$(cat head.want)]"
+# The CORS preflight.
+curl -sS -X OPTIONS -D - -o /dev/null -H 'Origin: https://ui.perfetto.dev' \
+	-H 'Access-Control-Request-Method: GET' "$url" | tr -d '\r' >options.txt
+grep -qx 'HTTP/1.1 204 No Content' options.txt || fail "OPTIONS: $(cat options.txt)"
+grep -qx 'Access-Control-Allow-Origin: https://ui.perfetto.dev' options.txt ||
+	fail "OPTIONS: $(cat options.txt)"
+grep -qx 'Access-Control-Allow-Methods: GET, HEAD, OPTIONS' options.txt ||
+	fail "OPTIONS: $(cat options.txt)"
+# Nothing looser anywhere: one Access-Control-Allow-Origin, never '*', never echoed.
+curl -sS -D - -o /dev/null -H 'Origin: http://evil.example' "$base/nothing" | tr -d '\r' >evil.txt
+[ "$(grep -c '^Access-Control-Allow-Origin:' evil.txt)" -eq 1 ] &&
+	grep -qx 'Access-Control-Allow-Origin: https://ui.perfetto.dev' evil.txt ||
+	fail "another origin got: $(cat evil.txt)"
+# Another path, another method, an oversized request.
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/etc/passwd")" = 404 ] || fail "not 404 elsewhere"
+[ "$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "$base/../run.gtrace")" = 404 ] ||
+	fail "not 404 for ../run.gtrace"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$url")" = 405 ] || fail "POST not 405"
+big=$(head -c 9000 /dev/zero | tr '\0' a)
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$url")" = 431 ] ||
+	fail "an oversized request was not refused with 431"
+# A fetch from another origin is answered (the browser refuses it to the page) but does not
+# end the serving.
+curl -sS -o other.bin -H 'Origin: http://127.0.0.1:8000' "$url"
+cmp -s other.bin run.pftrace || fail "the other origin's GET did not get the file"
+kill -0 "$pid" 2>/dev/null || fail "gputrace view exited before the real fetch"
+# The fetch: the whole file, then gputrace exits 0.
+curl -sS -o got.bin -H 'Origin: https://ui.perfetto.dev' "$url"
+cmp -s got.bin run.pftrace || fail "the file fetched differs from run.pftrace"
+finish "$pid" 0
+[ "$(tail -n 1 v1.err)" = "gputrace: the browser fetched run.pftrace; done" ] ||
+	fail "last line: $(tail -n 1 v1.err)"
+grep -qxF "gputrace: GET /run.pftrace from http://127.0.0.1:8000: 200, $(commas "$size") body bytes (not the fetch: not from https://ui.perfetto.dev)" v1.err ||
+	fail "no verbose line for the other origin: $(cat v1.err)"
+grep -qxF "gputrace: POST /run.pftrace from no origin: 405, 0 body bytes" v1.err ||
+	fail "no verbose line for the POST: $(cat v1.err)"
+[ ! -s v1.err.out ] || fail "view wrote on stdout: $(cat v1.err.out)"
+
+# ---- the export is reused while it is newer than the trace, redone when it is not ----
+before=$(stat -c '%i %Y.%y' run.pftrace)
+start_view v2.err run.gtrace --port 0 --no-open
+grep -qxF "gputrace: run.pftrace is newer than run.gtrace: serving it as it is" v2.err ||
+	fail "not reused: $(cat v2.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+[ "$(stat -c '%i %Y.%y' run.pftrace)" = "$before" ] || fail "the reused export was rewritten"
+touch run.gtrace
+start_view v3.err run.gtrace --port 0 --no-open
+grep -qE '^gputrace: exported run\.pftrace ' v3.err || fail "not exported again: $(cat v3.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+[ -z "$(ls run.pftrace.* 2>/dev/null)" ] || fail "temporary files left: $(ls run.pftrace.*)"
+# A .pftrace is served as it is.
+start_view v4.err run.pftrace --port 0 --no-open
+grep -q 'exported' v4.err && fail "a .pftrace was exported: $(cat v4.err)"
+curl -sS -o got4.bin "$url"
+cmp -s got4.bin run.pftrace || fail "the .pftrace served differs"
+finish "$pid" 0
+
+# ---- a port in use (69), naming --port; SIGTERM (143) ----
+start_view v5.err run.pftrace --port 0 --no-open
+busy=$port
+first=$pid
+expect_rc 69 "$gputrace" view run.pftrace --port "$busy" --no-open
+expect_err "gputrace: view: port $busy on 127.0.0.1 is in use (another gputrace view, or a trace_processor --httpd?); choose another with --port N (0: any free port)"
+kill -TERM "$first"
+finish "$first" 143
+[ "$(tail -n 1 v5.err)" = "gputrace: view: stopped (Terminated) before the browser fetched run.pftrace" ] ||
+	fail "last line after SIGTERM: $(tail -n 1 v5.err)"
+
+# ---- Ctrl-C (SIGINT; background jobs start with it ignored, so restore it) ----
+: >v5i.err
+env --default-signal=INT "$gputrace" view run.pftrace --port 0 --no-open >/dev/null 2>v5i.err &
+pid=$!
+pids+=("$pid")
+wait_serving v5i.err
+kill -INT "$pid"
+finish "$pid" 130
+[ "$(tail -n 1 v5i.err)" = "gputrace: view: stopped (Interrupt) before the browser fetched run.pftrace" ] ||
+	fail "last line after SIGINT: $(tail -n 1 v5i.err)"
+
+# ---- stopped during the export: the temporary file goes, no export is left to be reused ----
+"$mktrace" -o slow.gtrace --kernels 400000 --api >/dev/null || fail "mktrace slow.gtrace"
+env --default-signal=INT "$gputrace" view slow.gtrace --port 0 --no-open >/dev/null 2>slow.err &
+pid=$!
+pids+=("$pid")
+for _ in $(seq 1000); do
+	compgen -G 'slow.pftrace.??????' >/dev/null && break
+	[ -e slow.pftrace ] && break
+	sleep 0.01
+done
+kill -STOP "$pid"
+if [ -e slow.pftrace ]; then
+	# The export outran us; what this part checks cannot be seen on this run.
+	echo "note: the export of slow.gtrace finished before it could be stopped"
+	kill -CONT "$pid"
+	kill -TERM "$pid"
+	wait "$pid"
+else
+	compgen -G 'slow.pftrace.??????' >/dev/null || fail "no temporary export seen"
+	kill -INT "$pid"
+	kill -CONT "$pid"
+	finish "$pid" 130
+	[ -z "$(compgen -G 'slow.pftrace*')" ] || fail "left behind: $(compgen -G 'slow.pftrace*')"
+fi
+rm -f slow.gtrace slow.pftrace
+
+# ---- --timeout: 75 when nobody fetched it ----
+expect_rc 75 "$gputrace" view run.pftrace --port 0 --no-open --timeout 0.2
+[ "$(tail -n 1 "$tmp/err")" = "gputrace: view: nobody fetched run.pftrace within --timeout; stopped" ] ||
+	fail "after --timeout: $(tail -n 1 "$tmp/err")"
+
+# ---- $BROWSER gets the UI's URL; a browser that cannot start is not fatal ----
+cat >fake-browser <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$tmp/browser-args"
+EOF
+chmod +x fake-browser
+BROWSER="/nonexistent-browser:$tmp/fake-browser --new-tab %s" start_view v6.err run.pftrace --port 0
+for _ in $(seq 100); do [ -s browser-args ] && break; sleep 0.1; done
+printf '%s\n' --new-tab "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$port/run.pftrace" >args.want
+cmp -s browser-args args.want || fail "the browser got [$(cat browser-args)]"
+grep -qxF "gputrace: opened it with $tmp/fake-browser" v6.err || fail "no 'opened' line: $(cat v6.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+BROWSER=/nonexistent-browser start_view v7.err run.pftrace --port 0
+grep -qxF "gputrace: warning: could not start the browser (/nonexistent-browser: No such file or directory); open the URL above yourself" v7.err ||
+	fail "no warning for a missing browser: $(cat v7.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+
+# ---- over SSH: the ssh -L line, with the server address of SSH_CONNECTION ----
+SSH_CONNECTION="192.0.2.7 50000 198.51.100.3 22" start_view v8.err run.pftrace --port 0 --no-open
+grep -qxF "gputrace: over SSH: on your laptop, forward the port first: ssh -L $port:127.0.0.1:$port 198.51.100.3" v8.err ||
+	fail "no ssh line: $(cat v8.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+
+# ---- too large for the UI: says so with the numbers, serves nothing (69) ----
+truncate -s 3G huge.pftrace
+expect_rc 69 "$gputrace" view huge.pftrace --port 0 --no-open
+expect_err "gputrace: view: huge.pftrace is 3.0 GB, more than the Perfetto UI can hold in a browser (about 2.0 GB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
+
+# ---- gputrace run --view: the same after the run ----
+touch libgputrace-inject.so
+expect_rc 64 "$gputrace" run --view=x -- "$session_child" 1
+expect_err "gputrace: run: --view: 'x' is not valid; use a port from 0 (any free one) to 65535"
+: >run.err
+GPUTRACE_INJECT_LIB=$tmp/libgputrace-inject.so "$gputrace" run -q -o traced --view=0 -- \
+	"$session_child" 0 >run.out 2>run.err &
+pid=$!
+pids+=("$pid")
+wait_serving run.err
+[ "$url" = "http://127.0.0.1:$port/traced.pftrace" ] || fail "run --view served $url"
+curl -sS -o traced.bin "$url"
+cmp -s traced.bin traced.pftrace || fail "run --view: the file fetched differs"
+finish "$pid" 0
+# A port in use is 69 when the program succeeded, and names `gputrace view --port`; a
+# failing program's own status wins.
+start_view v9.err run.pftrace --port 0 --no-open
+GPUTRACE_INJECT_LIB=$tmp/libgputrace-inject.so expect_rc 1 "$gputrace" run -q -f -o traced \
+	--view="$port" -- "$session_child" 1
+GPUTRACE_INJECT_LIB=$tmp/libgputrace-inject.so expect_rc 69 "$gputrace" run -q -f -o traced \
+	--view="$port" -- "$session_child" 0
+err_has_line "gputrace: run: port $port on 127.0.0.1 is in use (another gputrace view, or a trace_processor --httpd?); serve the trace on another with 'gputrace view traced.gtrace --port N'"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+
+cli_done cli-view

@@ -10,14 +10,10 @@
 #include "gputrace/exporter.h"
 #include "model.h"
 
-/* GPUs are pseudo-processes with pids above Linux's largest pid (2^22), so they never
- * collide with a traced process and sort after all of them (Kineto sorts GPUs last too). */
-#define GPU_PID_BASE 5000000u
-/* Synthetic thread ids: lanes of a track, NVTX start/end ranges, CUPTI overhead. Real
- * tids stay below 2^22; lane k of a thread shows as tid | k << 25. */
-#define LANE_SHIFT   25
-#define NVTX_TID     0x7e000000u
-#define OVERHEAD_TID 0x7d000000u
+/* GPUs are pseudo-processes (GT_XGPU_PID_BASE + n, above Linux's largest pid, so they never
+ * collide with a traced process and sort after all of them, as Kineto sorts GPUs last);
+ * lanes are threads with the synthetic ids of gt_xlane_ids(). */
+#define GPU_PID_BASE GT_XGPU_PID_BASE
 /* Viewers start failing above this (Perfetto UI, chrome://tracing). */
 #define WARN_BYTES (500ull * 1000 * 1000)
 /* Room kept at the end of a split file for the closing metadata. */
@@ -35,6 +31,7 @@ struct chrome {
 	unsigned file;        /* 0, 1, ... */
 	uint64_t file_events; /* events in this file */
 	uint64_t events;      /* events in all files */
+	uint64_t counters;    /* of those, counter values */
 	uint64_t bytes_done;  /* bytes of the files already closed */
 	uint64_t largest;     /* largest file */
 	char *path;           /* current output path; owned */
@@ -174,46 +171,18 @@ static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
 	g->info_changed = false;
 }
 
-/* Chrome pid and tid of a lane. */
+/* Chrome pid and tid of a lane: the model's, shared with perfetto. */
 static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned lane,
                      uint32_t *pid, uint32_t *tid)
 {
-	switch (t->kind) {
-	case GT_XT_THREAD:
-		*pid = t->pid;
-		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) | (uint32_t)lane << LANE_SHIFT;
-		return;
-	case GT_XT_SYNC:
-		*pid = t->pid;
-		*tid = (t->id & ((1u << LANE_SHIFT) - 1)) | (uint32_t)(GT_XLANES_MAX + lane)
-		                                                    << LANE_SHIFT;
-		return;
-	case GT_XT_STREAM: {
-		const struct gt_xgpu *g = c->m.gpus[t->gpu];
-		uint32_t base = t->id & 0xfffffu;
-
-		if (t->pid != g->first_pid)
-			base |= (c->m.procs[t->proc]->index & 0x1fu) << 20;
-		*pid = GPU_PID_BASE + g->number;
-		*tid = base | (uint32_t)lane << LANE_SHIFT;
-		return;
-	}
-	case GT_XT_NVTX:
-		*pid = t->pid;
-		*tid = NVTX_TID + lane;
-		return;
-	default:
-		*pid = t->pid;
-		*tid = OVERHEAD_TID + lane;
-		return;
-	}
+	gt_xlane_ids(&c->m, t, lane, pid, tid);
 }
 
 static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 {
 	struct gt_xlane *l = &t->lanes[lane];
-	char name[1200];
-	char *n = name;
+	char name[GT_XLANE_NAME_MAX];
+	char *n;
 	uint32_t pid, tid;
 	uint64_t sort;
 
@@ -224,52 +193,21 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 	else
 		announce_proc(c, c->m.procs[t->proc]);
 	lane_ids(c, t, lane, &pid, &tid);
+	n = gt_xlane_name(&c->m, t, lane, name, true);
 	switch (t->kind) {
 	case GT_XT_THREAD:
-	case GT_XT_SYNC: {
-		const struct gt_xtrack *th = t;
-
-		if (t->kind == GT_XT_SYNC)
-			th = gt_xmodel_track(&c->m, GT_XT_THREAD, t->pid, t->id);
-		if (th && th->name_id) {
-			size_t len;
-			const char *tn = text(c, th->name_id, false, &len);
-
-			len = gt_xcut(tn, len, 1024, true);
-			memcpy(n, tn, len);
-			n += len;
-		} else {
-			n = LIT(n, "thread ");
-			n = gt_fmt_u64(n, t->id);
-		}
-		if (t->kind == GT_XT_SYNC)
-			n = LIT(n, " sync");
+	case GT_XT_SYNC:
 		sort = t->id;
 		break;
-	}
 	case GT_XT_STREAM:
-		n = LIT(n, "stream ");
-		n = gt_fmt_u64(n, t->id);
-		if (t->pid != c->m.gpus[t->gpu]->first_pid) {
-			n = LIT(n, " (pid ");
-			n = gt_fmt_u64(n, t->pid);
-			*n++ = ')';
-		}
-		sort = tid & ((1u << LANE_SHIFT) - 1);
+		sort = tid & ((1u << GT_XLANE_SHIFT) - 1);
 		break;
 	case GT_XT_NVTX:
-		n = LIT(n, "NVTX ranges");
-		sort = NVTX_TID;
+		sort = GT_XNVTX_TID;
 		break;
 	default:
-		n = LIT(n, "CUPTI overhead");
-		sort = OVERHEAD_TID;
+		sort = GT_XOVERHEAD_TID;
 		break;
-	}
-	if (lane > 0) {
-		n = LIT(n, " (overlap ");
-		n = gt_fmt_u64(n, lane);
-		*n++ = ')';
 	}
 	meta_str(c, "thread_name", pid, tid, "name", name, (size_t)(n - name));
 	meta_sort(c, "thread_sort_index", pid, tid,
@@ -349,24 +287,24 @@ static void end_event(struct chrome *c, char *p)
 	c->file_events++;
 }
 
-/* The arrow from a launching API call to its GPU work. */
-static void flow_pair(struct chrome *c, const struct gt_xflow_slot *api, struct gt_xtrack *gt,
-                      unsigned glane, uint64_t gpu_ts)
+/* The arrow `id` from a launching API call (its start on lane alane of track at) to its GPU
+ * work (started at gpu_ts on lane glane of track gt), written as a pair once both ends are
+ * known: the model decided it (gt_xflow_api, gt_xflow_gpu), the same as for perfetto. */
+static void flow_pair(struct chrome *c, uint64_t id, struct gt_xtrack *at, unsigned alane,
+                      uint64_t api_ts, struct gt_xtrack *gt, unsigned glane, uint64_t gpu_ts)
 {
-	struct gt_xtrack *at = c->m.tracks[api->track];
-	uint64_t id = gt_xflow_id(c->m.procs[at->proc], api->corr);
 	uint32_t pid, tid;
 	char *p;
 
-	announce_lane(c, at, api->lane);
-	lane_ids(c, at, api->lane, &pid, &tid);
+	announce_lane(c, at, alane);
+	lane_ids(c, at, alane, &pid, &tid);
 	p = ev_begin(c, 512);
 	p = LIT(p, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 	p = gt_fmt_u64(p, id);
 	*p++ = ',';
 	p = put_pid_tid(p, pid, tid);
 	p = LIT(p, ",\"ts\":");
-	p = put_ts(p, c, api->ts_ns);
+	p = put_ts(p, c, api_ts);
 	p = LIT(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 	p = gt_fmt_u64(p, id);
 	*p++ = ',';
@@ -382,12 +320,14 @@ static void gpu_flow(struct chrome *c, const struct gt_gpu_span *s, uint32_t pid
                      struct gt_xtrack *t, unsigned lane)
 {
 	const struct gt_xflow_slot *api;
+	uint64_t id;
 
 	if (!s->correlation_id)
 		return;
-	api = gt_xflow_gpu(&c->m, pid, s->correlation_id, s->start_ns, t->index, lane);
+	api = gt_xflow_gpu(&c->m, pid, s->correlation_id, s->start_ns, t->index, lane, &id);
 	if (api)
-		flow_pair(c, api, t, lane, s->start_ns);
+		flow_pair(c, id, c->m.tracks[api->track], api->lane, api->ts_ns, t, lane,
+		          s->start_ns);
 }
 
 static struct gt_xtrack *stream_track(struct chrome *c, uint32_t pid, const struct gt_gpu_span *s)
@@ -618,20 +558,15 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 		p = gt_fmt_i64(p, r->return_code);
 	}
 	end_event(c, p);
-	if (r->correlation_id)
-		gpu = gt_xflow_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
-		                   lane);
-	if (gpu) {
-		/* the GPU work came first; draw the arrow now */
-		struct gt_xflow_slot api = {
-		        .pid = r->hdr.pid,
-		        .corr = r->correlation_id,
-		        .ts_ns = r->start_ns,
-		        .track = t->index,
-		        .lane = (uint8_t)lane,
-		};
+	if (r->correlation_id) {
+		uint64_t id;
 
-		flow_pair(c, &api, c->m.tracks[gpu->track], gpu->lane, gpu->ts_ns);
+		gpu = gt_xflow_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
+		                   lane, &id);
+		/* the GPU work came first: draw the arrow now */
+		if (gpu)
+			flow_pair(c, id, t, lane, r->start_ns, c->m.tracks[gpu->track], gpu->lane,
+			          gpu->ts_ns);
 	}
 	return 0;
 }
@@ -792,6 +727,7 @@ static void counter_event(struct chrome *c, const struct gt_xgpu *g, const char 
 	p = LIT(p, ",\"args\":{\"bytes\":");
 	p = gt_fmt_i64(p, bytes);
 	end_event(c, p);
+	c->counters++;
 }
 
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
@@ -1186,6 +1122,8 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	ret = gt_xmodel_init(&c.m, r, opts->demangle != 0, gt_json_escape, 6);
 	if (ret < 0)
 		goto out;
+	/* the same lanes as perfetto's, so both show the same threads */
+	c.m.strict_ties = true;
 	c.base_ns = pick_base(r);
 	ret = open_file(&c, 0);
 	if (ret < 0)
@@ -1224,6 +1162,9 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	if (ret < 0)
 		goto out;
 	res->events = c.events;
+	res->counters = c.counters;
+	res->flows = c.m.flows;
+	res->lanes = gt_xmodel_lanes(&c.m);
 	res->bytes = c.bytes_done;
 	res->files = c.file + 1;
 	res->warning = NULL;

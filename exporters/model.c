@@ -430,6 +430,21 @@ static int map_put(struct gt_xmap *m, uint64_t a, uint64_t b, uint32_t v)
 
 #define SCRATCH_DEMANGLE (64u * 1024u)
 
+static int flow_cache_init(struct gt_xflow_cache *c)
+{
+	c->key = calloc(GT_XFLOW_SLOTS, sizeof(*c->key));
+	c->slot = calloc(GT_XFLOW_SLOTS, sizeof(*c->slot));
+	c->next = calloc(GT_XFLOW_SLOTS / GT_XFLOW_WAYS, sizeof(*c->next));
+	return c->key && c->slot && c->next ? 0 : -ENOMEM;
+}
+
+static void flow_cache_fini(struct gt_xflow_cache *c)
+{
+	free(c->key);
+	free(c->slot);
+	free(c->next);
+}
+
 int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
                    gt_xname_fn name_fn, size_t name_expand)
 {
@@ -444,9 +459,7 @@ int gt_xmodel_init(struct gt_xmodel *m, struct gt_reader *reader, bool demangle,
 		goto fail;
 	m->scratch_cap = SCRATCH_DEMANGLE * (1 + m->name_expand) + GT_STRING_MAX + 64;
 	m->scratch = malloc(m->scratch_cap);
-	m->api_flows = calloc(GT_XFLOW_SLOTS, sizeof(*m->api_flows));
-	m->gpu_flows = calloc(GT_XFLOW_SLOTS, sizeof(*m->gpu_flows));
-	if (!m->scratch || !m->api_flows || !m->gpu_flows)
+	if (!m->scratch || flow_cache_init(&m->api_flows) < 0 || flow_cache_init(&m->gpu_flows) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -480,8 +493,8 @@ void gt_xmodel_fini(struct gt_xmodel *m)
 	free(m->name_off);
 	free(m->name_len);
 	free(m->scratch);
-	free(m->api_flows);
-	free(m->gpu_flows);
+	flow_cache_fini(&m->api_flows);
+	flow_cache_fini(&m->gpu_flows);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1029,51 +1042,204 @@ const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s,
 /* ------------------------------------------------------------------------------------ */
 /* Flows                                                                                 */
 
-static struct gt_xflow_slot *flow_slot(struct gt_xflow_slot *tab, uint32_t pid, uint32_t corr)
+/* First entry of the set a launch may occupy, and its key (never 0: corr is not). */
+static uint32_t flow_set(uint32_t pid, uint32_t corr)
 {
-	return &tab[(corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS - 1)];
+	return ((corr ^ (pid * 0x9e3779b1u)) & (GT_XFLOW_SLOTS / GT_XFLOW_WAYS - 1)) *
+	       GT_XFLOW_WAYS;
 }
 
-struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane)
+/* The launch's entry in a cache, or NULL. The keys of a set share a cache line. */
+static struct gt_xflow_slot *flow_find(struct gt_xflow_cache *c, uint32_t pid, uint32_t corr)
 {
-	struct gt_xflow_slot *g = flow_slot(m->gpu_flows, pid, corr);
-	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
+	uint32_t base = flow_set(pid, corr);
+	uint64_t key = (uint64_t)pid << 32 | corr;
 
-	a->pid = pid;
-	a->corr = corr;
-	a->ts_ns = ts_ns;
-	a->track = track;
-	a->lane = (uint8_t)lane;
-	a->state = 1;
-	if (g->state == 1 && g->pid == pid && g->corr == corr) {
+	for (unsigned k = 0; k < GT_XFLOW_WAYS; k++)
+		if (c->key[base + k] == key)
+			return &c->slot[base + k];
+	return NULL;
+}
+
+/* Where to remember a launch: its own entry, else an empty one, else the one its set took
+ * first. */
+static struct gt_xflow_slot *flow_put(struct gt_xflow_cache *c, uint32_t pid, uint32_t corr)
+{
+	uint32_t base = flow_set(pid, corr), way = GT_XFLOW_WAYS;
+	uint64_t key = (uint64_t)pid << 32 | corr;
+
+	for (unsigned k = 0; k < GT_XFLOW_WAYS; k++) {
+		if (c->key[base + k] == key)
+			return &c->slot[base + k];
+		if (c->key[base + k] == 0 && way == GT_XFLOW_WAYS)
+			way = k;
+	}
+	if (way == GT_XFLOW_WAYS) {
+		uint8_t *next = &c->next[base / GT_XFLOW_WAYS];
+
+		way = *next;
+		*next = (uint8_t)((way + 1) % GT_XFLOW_WAYS);
+	}
+	c->key[base + way] = key;
+	return &c->slot[base + way];
+}
+
+static void flow_fill(struct gt_xflow_slot *s, uint32_t pid, uint32_t corr, uint64_t ts_ns,
+                      uint32_t track, unsigned lane)
+{
+	s->pid = pid;
+	s->corr = corr;
+	s->ts_ns = ts_ns;
+	s->track = track;
+	s->lane = (uint8_t)lane;
+	s->state = 1;
+}
+
+/* The launch's flow id, from the process of the track its slice is on. */
+static uint64_t flow_id(const struct gt_xmodel *m, uint32_t track, uint32_t corr)
+{
+	return gt_xflow_id(m->procs[m->tracks[track]->proc], corr);
+}
+
+const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *id)
+{
+	struct gt_xflow_slot *g = flow_find(&m->gpu_flows, pid, corr);
+	struct gt_xflow_slot *a = flow_put(&m->api_flows, pid, corr);
+
+	if (g && g->state == 1) {
+		/* its GPU work came first and started a pending flow: this call starts it too */
 		g->state = 2;
+		flow_fill(a, pid, corr, ts_ns, track, lane);
 		a->state = 2;
+		*id = flow_id(m, g->track, corr) | GT_XFLOW_PENDING;
+		m->flows++;
 		return g;
 	}
+	flow_fill(a, pid, corr, ts_ns, track, lane);
+	*id = flow_id(m, track, corr);
 	return NULL;
 }
 
-struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane)
+const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *id)
 {
-	struct gt_xflow_slot *a = flow_slot(m->api_flows, pid, corr);
+	struct gt_xflow_slot *a = flow_find(&m->api_flows, pid, corr);
 	struct gt_xflow_slot *g;
 
-	if (a->state == 1 && a->pid == pid && a->corr == corr) {
+	*id = 0;
+	if (a) {
+		if (a->state == 2)
+			return NULL; /* a later activity of a launch already drawn: one arrow */
 		a->state = 2;
+		*id = flow_id(m, a->track, corr);
+		m->flows++;
 		return a;
 	}
-	if (a->state == 2 && a->pid == pid && a->corr == corr)
-		return NULL; /* a later activity of the same launch (graph): one arrow only */
-	g = flow_slot(m->gpu_flows, pid, corr);
-	g->pid = pid;
-	g->corr = corr;
-	g->ts_ns = ts_ns;
-	g->track = track;
-	g->lane = (uint8_t)lane;
-	g->state = 1;
+	if (flow_find(&m->gpu_flows, pid, corr))
+		return NULL; /* its first activity already waits for the call, or got it */
+	g = flow_put(&m->gpu_flows, pid, corr);
+	flow_fill(g, pid, corr, ts_ns, track, lane);
+	*id = flow_id(m, track, corr) | GT_XFLOW_PENDING;
 	return NULL;
+}
+
+uint64_t gt_xmodel_lanes(const struct gt_xmodel *m)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < m->ntracks; i++)
+		n += m->tracks[i]->nlanes;
+	return n;
+}
+
+void gt_xlane_ids(const struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane,
+                  uint32_t *pid, uint32_t *tid)
+{
+	const uint32_t low = (1u << GT_XLANE_SHIFT) - 1;
+
+	switch (t->kind) {
+	case GT_XT_THREAD:
+		*pid = t->pid;
+		*tid = (t->id & low) | (uint32_t)lane << GT_XLANE_SHIFT;
+		return;
+	case GT_XT_SYNC:
+		*pid = t->pid;
+		*tid = (t->id & low) | (uint32_t)(GT_XLANES_MAX + lane) << GT_XLANE_SHIFT;
+		return;
+	case GT_XT_STREAM: {
+		const struct gt_xgpu *g = m->gpus[t->gpu];
+		uint32_t base = t->id & 0xfffffu;
+
+		/* a second process's streams on the same GPU: its index above the stream id */
+		if (t->pid != g->first_pid)
+			base |= (m->procs[t->proc]->index & 0x1fu) << 20;
+		*pid = GT_XGPU_PID_BASE + g->number;
+		*tid = base | (uint32_t)lane << GT_XLANE_SHIFT;
+		return;
+	}
+	case GT_XT_NVTX:
+		*pid = t->pid;
+		*tid = GT_XNVTX_TID + lane;
+		return;
+	default:
+		*pid = t->pid;
+		*tid = GT_XOVERHEAD_TID + lane;
+		return;
+	}
+}
+
+char *gt_xlane_name(struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane, char *n,
+                    bool json)
+{
+	switch (t->kind) {
+	case GT_XT_THREAD:
+	case GT_XT_SYNC: {
+		const struct gt_xtrack *th = t;
+
+		if (t->kind == GT_XT_SYNC)
+			th = gt_xmodel_track(m, GT_XT_THREAD, t->pid, t->id);
+		if (th && th->name_id) {
+			size_t len = 0;
+			const char *tn = gt_xmodel_name(m, th->name_id, false, &len, NULL, NULL);
+
+			if (tn) {
+				len = gt_xcut(tn, len, 1024, json);
+				memcpy(n, tn, len);
+				n += len;
+			}
+		} else {
+			n = stpcpy(n, "thread ");
+			n = gt_fmt_u64(n, t->id);
+		}
+		if (t->kind == GT_XT_SYNC)
+			n = stpcpy(n, " sync");
+		break;
+	}
+	case GT_XT_STREAM:
+		n = stpcpy(n, "stream ");
+		n = gt_fmt_u64(n, t->id);
+		if (t->pid != m->gpus[t->gpu]->first_pid) {
+			n = stpcpy(n, " (pid ");
+			n = gt_fmt_u64(n, t->pid);
+			*n++ = ')';
+		}
+		break;
+	case GT_XT_NVTX:
+		n = stpcpy(n, "NVTX ranges");
+		break;
+	default:
+		n = stpcpy(n, "CUPTI overhead");
+		break;
+	}
+	if (lane > 0) {
+		n = stpcpy(n, " (overlap ");
+		n = gt_fmt_u64(n, lane);
+		*n++ = ')';
+	}
+	return n;
 }
 
 bool gt_xmodel_drawn(const union gt_record *rec)

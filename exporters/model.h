@@ -176,10 +176,20 @@ struct gt_xgpu {
 };
 
 /* Flow matching: the launching API call and the GPU activity are paired by (pid,
- * correlation id) through two direct-mapped caches, so pairing costs O(1) and memory is
- * fixed; a pair whose partner was evicted (more than GT_XFLOW_SLOTS launches apart) gets
- * no arrow. */
+ * correlation id) through two caches (calls waiting for their work, work waiting for its
+ * call) of GT_XFLOW_SLOTS entries in sets of GT_XFLOW_WAYS, so pairing costs O(1) and
+ * memory is fixed. A new entry replaces the one its set took first, so a partner is lost
+ * only when GT_XFLOW_SLOTS launches of its process came in between (correlation ids run on)
+ * or, rarely, when launches of other processes filled its set; it then gets no arrow. The
+ * model alone decides which pairs get an arrow, whatever order their records come in; both
+ * timeline formats draw exactly those (docs/exporters.md, "Flows"). */
 #define GT_XFLOW_SLOTS (1u << 16)
+#define GT_XFLOW_WAYS  8u
+
+/* Flow ids: (process index << 32) | correlation id, below 2^52; with this bit set, the id
+ * of GPU work whose launch has not been seen yet ("pending"). Both stay below 2^53, exact
+ * in JavaScript's doubles. */
+#define GT_XFLOW_PENDING (1ull << 52)
 
 struct gt_xflow_slot {
 	uint32_t pid;
@@ -187,7 +197,13 @@ struct gt_xflow_slot {
 	uint64_t ts_ns; /* start of the API call or GPU activity */
 	uint32_t track; /* index in gt_xmodel.tracks */
 	uint8_t lane;
-	uint8_t state; /* 0 empty, 1 waiting for its partner, 2 paired */
+	uint8_t state; /* 1 waiting for its partner, 2 paired */
+};
+
+struct gt_xflow_cache {
+	uint64_t *key;              /* GT_XFLOW_SLOTS: pid << 32 | correlation id, 0 = empty */
+	struct gt_xflow_slot *slot; /* GT_XFLOW_SLOTS, beside their keys */
+	uint8_t *next;              /* per set: the way it replaces next (first in, first out) */
 };
 
 #define GT_XNAME_DIRECT (1u << 22)
@@ -209,8 +225,9 @@ struct gt_xmap {
 struct gt_xmodel {
 	struct gt_reader *reader; /* borrowed */
 	bool demangle;            /* demangle kernel names */
-	bool strict_ties;         /* perfetto: slices whose order at equal timestamps would
-	                           * depend on file order go to another lane */
+	bool strict_ties;         /* slices whose order at equal timestamps would depend on
+	                           * file order go to another lane (both timeline formats set
+	                           * it, so that their lanes, and so their threads, agree) */
 	gt_xname_fn name_fn;      /* how names are stored in the cache */
 	size_t name_expand;       /* worst-case output bytes per input byte of name_fn */
 
@@ -245,9 +262,10 @@ struct gt_xmodel {
 	char *scratch; /* demangle and transform buffer; owned */
 	size_t scratch_cap;
 
-	struct gt_xflow_slot *api_flows; /* API calls waiting for their GPU work */
-	struct gt_xflow_slot *gpu_flows; /* GPU work that arrived before its API call */
+	struct gt_xflow_cache api_flows; /* API calls waiting for their GPU work */
+	struct gt_xflow_cache gpu_flows; /* GPU work that arrived before its API call */
 
+	uint64_t flows;                      /* CPU->GPU arrows: pairs the caches matched */
 	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* records lost, by source */
 	uint64_t loss_records;               /* LOSS records seen */
 	uint64_t lanes_forced;               /* slices that had to overlap (lanes exhausted) */
@@ -294,23 +312,58 @@ const char *gt_xmodel_name_key(struct gt_xmodel *m, uint64_t key, const char *s,
 const char *gt_xmodel_name_key2(struct gt_xmodel *m, uint64_t a, uint64_t b, const char *s,
                                 size_t slen, size_t *len, uint32_t *iid, bool *fresh);
 
-/* Flow id shared by chrome and perfetto: (process index << 32) | correlation id.
- * Always below 2^53, so it survives JavaScript's doubles. */
+/* Flow id of a launch: (process index << 32) | correlation id. */
 static inline uint64_t gt_xflow_id(const struct gt_xproc *p, uint32_t corr)
 {
 	return ((uint64_t)(p->index & 0xfffffu) << 32) | corr;
 }
 
-/* Remember an API call that may have launched GPU work. If its GPU work arrived first,
- * returns that slot (state 1) so the caller can draw the arrow now, else NULL. */
-struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane);
+/* An API call with a correlation id was drawn on lane `lane` of track `track`, starting at
+ * ts_ns. *flow_id gets the id its slice carries (perfetto: flow_ids). If GPU work of this
+ * launch was drawn before it and still waits, the pair is complete: returns that GPU slot
+ * (the caller draws the arrow now; *flow_id is the pending id that GPU slice carries) and
+ * counts it in m->flows. Otherwise remembers the call and returns NULL (*flow_id is the
+ * launch's gt_xflow_id, which GPU work drawn later may end). */
+const struct gt_xflow_slot *gt_xflow_api(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *flow_id);
 
-/* GPU work arrived: returns the waiting API slot (the caller draws the arrow; the slot
- * is marked paired so only the first GPU activity of a correlation id gets one), or NULL
- * after remembering the GPU side in case the API call comes later. */
-struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr, uint64_t ts_ns,
-                                   uint32_t track, unsigned lane);
+/* GPU work with a correlation id was drawn. *flow_id gets the id its slice ends (perfetto:
+ * terminating_flow_ids), 0 for none. If its API call was drawn before it and waits, the
+ * pair is complete: returns that API slot (the caller draws the arrow now), counted in
+ * m->flows. Else, if it is the first GPU work of its launch, remembers it under a pending
+ * id (GT_XFLOW_PENDING set) that its API call will start when it comes, and returns NULL.
+ * Later GPU work of a launch (the nodes of a CUDA graph) gets no arrow: one per launch. */
+const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint32_t corr,
+                                         uint64_t ts_ns, uint32_t track, unsigned lane,
+                                         uint64_t *flow_id);
+
+/* GPUs are shown as processes with these pids (above Linux's largest pid, 2^22), "GPU n"
+ * at GT_XGPU_PID_BASE + n, in both timeline formats. */
+#define GT_XGPU_PID_BASE 5000000u
+
+/* Synthetic thread ids of lanes: real tids stay below 2^22; lane k of thread T is
+ * T | k << GT_XLANE_SHIFT, its sync lanes T | (16 + k) << GT_XLANE_SHIFT; NVTX start/end
+ * ranges GT_XNVTX_TID + k, CUPTI overhead GT_XOVERHEAD_TID + k. */
+#define GT_XLANE_SHIFT   25
+#define GT_XNVTX_TID     0x7e000000u
+#define GT_XOVERHEAD_TID 0x7d000000u
+
+/* The (pid, tid) that shows lane `lane` of track t as a thread, the same in both timeline
+ * formats: CPU-side lanes are threads of their process, stream lanes threads of their GPU's
+ * process (GT_XGPU_PID_BASE + GPU number). */
+void gt_xlane_ids(const struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane,
+                  uint32_t *pid, uint32_t *tid);
+
+/* Name of lane `lane` of track t into buf (at least GT_XLANE_NAME_MAX bytes), as the model's
+ * name function writes names ("main", "thread 12 sync", "stream 7 (overlap 1)", "NVTX
+ * ranges"); json: cut thread names on JSON escapes. Returns the end. */
+#define GT_XLANE_NAME_MAX 1100u
+char *gt_xlane_name(struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane, char *buf,
+                    bool json);
+
+/* Lanes opened on every track: each is shown as a thread. */
+uint64_t gt_xmodel_lanes(const struct gt_xmodel *m);
 
 /* Base name of a path ("/usr/bin/python3" -> "python3"). */
 const char *gt_xbasename(const char *path);

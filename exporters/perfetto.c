@@ -62,6 +62,7 @@ enum {
 	PD_PID = 1,
 	PD_CMDLINE = 2,
 	PD_PROCESS_NAME = 6,
+	PD_PROCESS_LABELS = 8,
 
 	THD_PID = 1,
 	THD_TID = 2,
@@ -206,6 +207,7 @@ struct pf {
 	uint64_t base_ns; /* trace time of CLOCK_RELATIVE's zero */
 	uint64_t next_uuid;
 	uint64_t events;
+	uint64_t counters; /* of the events, counter values */
 	const char *errmsg;
 	struct {
 		uint32_t x, y, z, iid;
@@ -411,10 +413,14 @@ static void announce_proc(struct pf *f, struct gt_xproc *pr)
 	pr->info_changed = false;
 }
 
+/* A GPU is a process, "GPU n" with pid GT_XGPU_PID_BASE + n and its device name as a label,
+ * as in the JSON (docs/exporters.md, "Processes and threads"). */
 static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 {
-	char name[400];
-	char *n = name, *p, *pm, *dm;
+	char name[32];
+	char *n = name, *p, *pm, *dm, *sm;
+	const char *dn = NULL;
+	size_t dlen = 0;
 
 	if (g->announced && !g->info_changed)
 		return;
@@ -423,17 +429,16 @@ static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 	n = stpcpy(n, "GPU ");
 	n = gt_fmt_u64(n, g->number);
 	if (g->name_id) {
-		size_t len;
-		const char *dn = text(f, g->name_id, &len);
-
-		len = gt_xcut(dn, len, 256, false);
-		n = stpcpy(n, " (");
-		memcpy(n, dn, len);
-		n += len;
-		*n++ = ')';
+		dn = text(f, g->name_id, &dlen);
+		dlen = gt_xcut(dn, dlen, 256, false);
 	}
-	p = desc_open(f, (size_t)(n - name), g->uuid_track, 0, &pm, &dm);
-	p = gt_pb_bytes(p, TD_NAME, name, (size_t)(n - name));
+	p = desc_open(f, (size_t)(n - name) + dlen + 32, g->uuid_track, 0, &pm, &dm);
+	p = gt_pb_open(p, TD_PROCESS, &sm);
+	p = gt_pb_uint(p, PD_PID, GT_XGPU_PID_BASE + g->number);
+	p = gt_pb_bytes(p, PD_PROCESS_NAME, name, (size_t)(n - name));
+	if (dn)
+		p = gt_pb_bytes(p, PD_PROCESS_LABELS, dn, dlen);
+	p = gt_pb_close(p, sm);
 	desc_close(f, p, pm, dm);
 	g->announced = true;
 	g->info_changed = false;
@@ -458,12 +463,16 @@ static void announce_counter(struct pf *f, struct gt_xgpu *g, const char *name, 
 	*announced = true;
 }
 
+/* Every lane is a thread, with the pid and tid the JSON gives it (gt_xlane_ids): the real
+ * thread for lane 0 of a CPU thread, synthetic ones for the rest, stream lanes threads of
+ * their GPU's process. */
 static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 {
 	struct gt_xlane *l = &t->lanes[lane];
-	char name[1200];
-	char *n = name, *p, *pm, *dm, *sm;
+	char name[GT_XLANE_NAME_MAX];
+	char *n, *p, *pm, *dm, *sm;
 	uint64_t parent;
+	uint32_t pid, tid;
 
 	if (l->announced && !t->name_changed)
 		return;
@@ -480,60 +489,14 @@ static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 		announce_proc(f, pr);
 		parent = pr->uuid;
 	}
-	switch (t->kind) {
-	case GT_XT_THREAD:
-	case GT_XT_SYNC: {
-		const struct gt_xtrack *th = t;
-
-		if (t->kind == GT_XT_SYNC)
-			th = gt_xmodel_track(&f->m, GT_XT_THREAD, t->pid, t->id);
-		if (th && th->name_id) {
-			size_t len;
-			const char *tn = text(f, th->name_id, &len);
-
-			len = gt_xcut(tn, len, 1024, false);
-			memcpy(n, tn, len);
-			n += len;
-		} else {
-			n = stpcpy(n, "thread ");
-			n = gt_fmt_u64(n, t->id);
-		}
-		if (t->kind == GT_XT_SYNC)
-			n = stpcpy(n, " sync");
-		break;
-	}
-	case GT_XT_STREAM:
-		n = stpcpy(n, "stream ");
-		n = gt_fmt_u64(n, t->id);
-		if (t->pid != f->m.gpus[t->gpu]->first_pid) {
-			n = stpcpy(n, " (pid ");
-			n = gt_fmt_u64(n, t->pid);
-			*n++ = ')';
-		}
-		break;
-	case GT_XT_NVTX:
-		n = stpcpy(n, "NVTX ranges");
-		break;
-	default:
-		n = stpcpy(n, "CUPTI overhead");
-		break;
-	}
-	if (lane > 0) {
-		n = stpcpy(n, " (overlap ");
-		n = gt_fmt_u64(n, lane);
-		*n++ = ')';
-	}
+	n = gt_xlane_name(&f->m, t, lane, name, false);
+	gt_xlane_ids(&f->m, t, lane, &pid, &tid);
 	p = desc_open(f, (size_t)(n - name) + 64, l->uuid, parent, &pm, &dm);
-	if (t->kind == GT_XT_THREAD && lane == 0) {
-		/* the one thread-associated track of this thread */
-		p = gt_pb_open(p, TD_THREAD, &sm);
-		p = gt_pb_uint(p, THD_PID, t->pid);
-		p = gt_pb_uint(p, THD_TID, t->id);
-		p = gt_pb_bytes(p, THD_THREAD_NAME, name, (size_t)(n - name));
-		p = gt_pb_close(p, sm);
-	} else {
-		p = gt_pb_bytes(p, TD_NAME, name, (size_t)(n - name));
-	}
+	p = gt_pb_open(p, TD_THREAD, &sm);
+	p = gt_pb_uint(p, THD_PID, pid);
+	p = gt_pb_uint(p, THD_TID, tid);
+	p = gt_pb_bytes(p, THD_THREAD_NAME, name, (size_t)(n - name));
+	p = gt_pb_close(p, sm);
 	desc_close(f, p, pm, dm);
 	l->announced = true;
 	if (t->name_changed) {
@@ -739,9 +702,12 @@ static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_g
 	e->uuid = t->lanes[lane].uuid;
 	e->type = TYPE_SLICE_BEGIN;
 	e->cat = cat;
-	if (s->correlation_id &&
-	    gt_xflow_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane))
-		e->flow_in = gt_xflow_id(f->m.procs[t->proc], s->correlation_id);
+	/* The GPU end of the launch's arrow: terminating_flow_ids, the id the model gave it
+	 * (the launch's, or a pending one its API call starts when it comes later). Perfetto
+	 * sorts by timestamp before it links flows, so either file order gives the arrow. */
+	if (s->correlation_id)
+		gt_xflow_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane,
+		             &e->flow_in);
 	return t;
 }
 
@@ -919,12 +885,11 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	              r->domain == GT_API_DRIVER ? CAT_DRIVER : CAT_RUNTIME, &lane);
 	if (!t)
 		return -ENOMEM;
-	if (r->correlation_id) {
-		/* The flow starts here; the GPU work that arrives later ends it. Perfetto
-		 * ignores a flow id nothing else uses. */
-		gt_xflow_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane);
-		e.flow_out = gt_xflow_id(f->m.procs[t->proc], r->correlation_id);
-	}
+	/* The flow starts here (flow_ids); the GPU work the model pairs with it ends it, drawn
+	 * before or after. Perfetto ignores a flow id nothing else uses. */
+	if (r->correlation_id)
+		gt_xflow_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane,
+		             &e.flow_out);
 	p = ev_open(f, &e, 64, &pm, &tm);
 	/* The correlation id is the low half of the flow id and the callback id is what the
 	 * name says: both stay in the JSON only; a failed call shows its code. */
@@ -1049,6 +1014,7 @@ static void counter_value(struct pf *f, uint64_t uuid, uint64_t ts, int64_t valu
 	p = gt_pb_uint(p, TE_TRACK_UUID, uuid);
 	p = gt_pb_int(p, TE_COUNTER_VALUE, value);
 	ev_close(f, p, pm, tm);
+	f->counters++;
 }
 
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
@@ -1287,6 +1253,9 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		goto out;
 	}
 	res->events = f.events;
+	res->counters = f.counters;
+	res->flows = f.m.flows;
+	res->lanes = gt_xmodel_lanes(&f.m);
 	res->files = 1;
 	res->warning = NULL;
 out:

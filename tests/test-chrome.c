@@ -14,6 +14,7 @@
 #include "../exporters/model.h"
 #define FX_TEST_TAG "chrome"
 #include "export-test.h"
+#include "flow-shapes.h"
 #include "gputrace/exporter.h"
 
 static char *slurp(const char *path, size_t *len)
@@ -756,6 +757,119 @@ START_TEST(test_pool_counter)
 END_TEST
 
 /* ------------------------------------------------------------------------------------ */
+/* Flows whatever the order of a launch's records (tests/flow-shapes.h)                  */
+
+static size_t check_flows(const cJSON *ev);
+
+/* Occurrences of what in text. By hand: ASan's strstr measures the whole haystack on each
+ * call, quadratic on a 60 MB JSON. */
+static uint64_t count_text(const char *text, const char *what)
+{
+	size_t wl = strlen(what);
+	uint64_t n = 0;
+
+	for (const char *p = text; *p; p++)
+		if (*p == *what && strncmp(p, what, wl) == 0) {
+			n++;
+			p += wl - 1;
+		}
+	return n;
+}
+
+static bool is_gpu_cat(const char *cat)
+{
+	return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
+	       strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "cuda_graph") == 0;
+}
+
+/* The "X" slice a flow event of id `id` binds to: same pid, tid and ts, the launch's
+ * correlation id; runtime call for "s", GPU work for "f". */
+static const cJSON *flow_slice(const cJSON *ev, const cJSON *fe, bool gpu)
+{
+	uint32_t corr = (uint32_t)((uint64_t)num(fe, "id") & 0xffffffffu);
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "X") != 0 || num(e, "pid") != num(fe, "pid") ||
+		    num(e, "tid") != num(fe, "tid") || num(e, "ts") != num(fe, "ts"))
+			continue;
+		if (gpu ? !is_gpu_cat(str(e, "cat")) : strcmp(str(e, "cat"), "cuda_runtime") != 0)
+			continue;
+		if (num(cJSON_GetObjectItemCaseSensitive(e, "args"), "correlation") == corr)
+			return e;
+	}
+	return NULL;
+}
+
+/* Each shape: exactly its arrows, each "s" on the runtime call that launched, each "f" on
+ * the GPU work of that launch written first in the file (one arrow per launch). */
+START_TEST(test_shape_flows)
+{
+	const struct shp_shape *sh = &shp_shapes[_i];
+	char in[160], out[160];
+	struct gt_export_result res = {0};
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	struct gt_reader *r;
+	const char *err = NULL;
+	uint64_t want, n = 0;
+	const cJSON *e, *f;
+	cJSON *j, *ev;
+	char *text;
+
+	snprintf(in, sizeof(in), "%s/shape-%s.gtrace", dir, sh->name);
+	snprintf(out, sizeof(out), "%s/shape-%s.json", dir, sh->name);
+	ck_assert_int_eq(shp_write(sh, in, &want), 0);
+	ck_assert_int_eq(gt_reader_open(in, &r, &err), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	gt_reader_close(r);
+	ck_assert_uint_eq(res.flows, want);
+	text = slurp(out, NULL);
+	ck_assert_uint_eq(count_text(text, "{\"ph\":\"s\""), want);
+	ck_assert_uint_eq(count_text(text, "{\"ph\":\"f\""), want);
+	if (sh->large) {
+		free(text); /* too large for cJSON here; the counts are what it is about */
+		return;
+	}
+	j = cJSON_Parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(j);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	ck_assert_uint_eq(check_flows(ev), want);
+	cJSON_ArrayForEach(f, ev)
+	{
+		const cJSON *x, *first = NULL;
+
+		if (strcmp(str(f, "ph"), "s") == 0) {
+			ck_assert_msg(flow_slice(ev, f, false) != NULL,
+			              "flow %.0f starts on no call", num(f, "id"));
+			continue;
+		}
+		if (strcmp(str(f, "ph"), "f") != 0)
+			continue;
+		x = flow_slice(ev, f, true);
+		ck_assert_msg(x != NULL, "flow %.0f ends on no GPU work", num(f, "id"));
+		/* the first GPU work of that process and launch in the file */
+		cJSON_ArrayForEach(e, ev)
+		{
+			if (strcmp(str(e, "ph"), "X") == 0 && is_gpu_cat(str(e, "cat")) &&
+			    num(e, "pid") == num(x, "pid") &&
+			    num(cJSON_GetObjectItemCaseSensitive(e, "args"), "correlation") ==
+			            num(cJSON_GetObjectItemCaseSensitive(x, "args"),
+			                "correlation")) {
+				first = e;
+				break;
+			}
+		}
+		ck_assert_ptr_eq(first, x);
+		n++;
+	}
+	ck_assert_uint_eq(n, want);
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------ */
 /* The traces recorded on an H200 (tests/data)                                           */
 
 /* What each recorded trace's JSON must hold besides real_traces. Derived like those: tracks
@@ -1056,6 +1170,11 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_fmt);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_lanes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shapes");
+	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_shape_flows, 0, (int)SHP_SHAPES);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("recorded");
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../exporters/model.h"
 #include "../exporters/protobuf.h"
 #define FX_TEST_TAG "perfetto"
 #include "export-test.h"
+#include "flow-shapes.h"
 #include "gputrace/exporter.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -53,7 +55,10 @@ struct event {
 	unsigned cat;     /* category iid */
 	const char *name; /* points into the decoder's tables */
 	int64_t counter;
-	size_t order; /* position in the file */
+	size_t order;      /* position in the file */
+	uint64_t flow_out; /* flow_ids, 0 if none (the exporter writes at most one) */
+	uint64_t flow_in;  /* terminating_flow_ids, 0 if none */
+	int64_t corr;      /* the "correlation" annotation, -1 if none */
 };
 
 struct decoded {
@@ -198,7 +203,7 @@ static void push_flow(uint64_t **arr, size_t *n, size_t *cap, uint64_t v)
 static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const uint8_t *end)
 {
 	struct gt_pb_field f, g;
-	struct event e = {.ts = ts, .order = d->nev};
+	struct event e = {.ts = ts, .order = d->nev, .corr = -1};
 
 	while (gt_pb_next(&p, end, &f) > 0) {
 		switch (f.field) {
@@ -241,22 +246,33 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 			break;
 		case 47:
 			ck_assert_int_eq(f.wire, GT_PB_I64);
+			ck_assert_uint_eq(e.flow_out, 0);
+			ck_assert_uint_ne(f.value, 0);
+			e.flow_out = f.value;
 			push_flow(&d->flow_out, &d->nout, &d->cap_out, f.value);
 			break;
 		case 48:
 			ck_assert_int_eq(f.wire, GT_PB_I64);
+			ck_assert_uint_eq(e.flow_in, 0);
+			ck_assert_uint_ne(f.value, 0);
+			e.flow_in = f.value;
 			push_flow(&d->flow_in, &d->nin, &d->cap_in, f.value);
 			break;
 		case 4: {
 			const uint8_t *q = f.data, *qe = f.data + f.len;
 			int values = 0;
+			bool corr = false;
 
 			while (gt_pb_next(&q, qe, &g) > 0) {
-				if (g.field == 1)
+				if (g.field == 1) {
 					ck_assert_msg(g.value < MAX_IIDS && d->anns[g.value],
 					              "annotation name iid %llu not interned",
 					              (unsigned long long)g.value);
-				else if (g.field >= 2 && g.field <= 6)
+					corr = strcmp(d->anns[g.value], "correlation") == 0;
+				} else if (g.field == 3 && corr) {
+					e.corr = (int64_t)g.value;
+					values++;
+				} else if (g.field >= 2 && g.field <= 6)
 					values++;
 				else if (g.field == 17) {
 					ck_assert_msg(g.value < MAX_IIDS && d->vals[g.value],
@@ -420,6 +436,77 @@ static void check_flow_pairs(const struct decoded *d)
 	}
 }
 
+/* An arrow as Perfetto's importer draws it. */
+struct arrow {
+	const struct event *from, *to;
+};
+
+static int ev_ts_cmp(const void *a, const void *b)
+{
+	const struct event *x = *(const struct event *const *)a;
+	const struct event *y = *(const struct event *const *)b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->order < y->order ? -1 : 1;
+}
+
+/* Link flows the way trace_processor does (it sorts by timestamp first, keeping file order
+ * at equal times): an id in flow_ids begins a flow at the first event carrying it and steps
+ * it at each later one; terminating_flow_ids ends an active flow and is ignored otherwise.
+ * Returns the arrows (the caller frees *out) and their number. Call before replay(), which
+ * reorders d->ev. */
+static size_t link_flows(const struct decoded *d, struct arrow **out)
+{
+	const struct event **ev = malloc((d->nev + 1) * sizeof(*ev));
+	size_t cap = 1024, nev = 0, n = 0;
+	struct arrow *a = malloc((d->nev + 1) * sizeof(*a));
+	struct {
+		uint64_t id; /* 0: empty */
+		const struct event *at;
+		bool gone;
+	} * active;
+
+	while (cap < 4 * d->nev)
+		cap *= 2;
+	active = calloc(cap, sizeof(*active));
+	for (size_t i = 0; i < d->nev; i++)
+		if (d->ev[i].flow_out || d->ev[i].flow_in)
+			ev[nev++] = &d->ev[i];
+	qsort(ev, nev, sizeof(*ev), ev_ts_cmp);
+	for (size_t i = 0; i < nev; i++) {
+		const struct event *e = ev[i];
+		size_t k;
+
+		if (e->flow_out) {
+			for (k = (e->flow_out * 0x9e3779b97f4a7c15ull) & (cap - 1);
+			     active[k].id && active[k].id != e->flow_out; k = (k + 1) & (cap - 1))
+				;
+			if (active[k].id && !active[k].gone) {
+				a[n].from = active[k].at;
+				a[n++].to = e;
+			}
+			active[k].id = e->flow_out;
+			active[k].at = e;
+			active[k].gone = false;
+		}
+		if (e->flow_in) {
+			for (k = (e->flow_in * 0x9e3779b97f4a7c15ull) & (cap - 1);
+			     active[k].id && active[k].id != e->flow_in; k = (k + 1) & (cap - 1))
+				;
+			if (active[k].id && !active[k].gone) {
+				a[n].from = active[k].at;
+				a[n++].to = e;
+				active[k].gone = true; /* ended; a later flow_ids begins it anew */
+			}
+		}
+	}
+	free(ev);
+	free(active);
+	*out = a;
+	return n;
+}
+
 static int ev_cmp(const void *a, const void *b)
 {
 	const struct event *x = a, *y = b;
@@ -553,6 +640,8 @@ START_TEST(test_structure_and_counts)
 }
 END_TEST
 
+/* Processes and threads as in the JSON: the traced processes and a pseudo-process per GPU;
+ * every lane a thread with the JSON's pid and tid (docs/exporters.md). */
 START_TEST(test_tracks)
 {
 	char out[160];
@@ -560,7 +649,7 @@ START_TEST(test_tracks)
 	struct decoded d;
 	uint8_t *buf;
 	size_t len;
-	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, counters = 0, nvtx = 0;
+	unsigned procs = 0, gpus = 0, mains = 0, syncs = 0, streams = 0, counters = 0, nvtx = 0;
 
 	snprintf(out, sizeof(out), "%s/tracks.pftrace", dir);
 	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
@@ -570,43 +659,52 @@ START_TEST(test_tracks)
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process) {
+		if (t->process && t->pid >= GT_XGPU_PID_BASE) {
+			gpus++;
+			ck_assert_ptr_null(parent);
+			ck_assert(t->pid == GT_XGPU_PID_BASE || t->pid == GT_XGPU_PID_BASE + 1);
+			ck_assert_str_eq(t->name, t->pid == GT_XGPU_PID_BASE ? "GPU 0" : "GPU 1");
+		} else if (t->process) {
 			procs++;
+			ck_assert_ptr_null(parent);
 			ck_assert_str_eq(t->name, t->pid == FX_PID0 ? "python3 (rank 0)"
 			                                            : "python3 (rank 1)");
-		} else if (t->thread) {
-			threads++;
-			ck_assert_ptr_nonnull(parent);
-			ck_assert(parent->process && parent->pid == t->pid);
-			ck_assert_int_eq(t->tid, t->pid);
-			ck_assert_str_eq(t->name, "main \"loop\"");
 		} else if (t->counter) {
 			counters++;
 			ck_assert_str_eq(t->name, "memory in use");
-			ck_assert_ptr_nonnull(parent);
-			ck_assert_int_eq(strncmp(parent->name, "GPU ", 4), 0);
-		} else if (strncmp(t->name, "GPU ", 4) == 0) {
-			gpus++;
-			ck_assert_ptr_null(parent);
-			ck_assert(strcmp(t->name, "GPU 0 (NVIDIA H200)") == 0 ||
-			          strcmp(t->name, "GPU 1 (NVIDIA H200)") == 0);
-		} else if (strcmp(t->name, "stream 7") == 0) {
-			streams++;
-			ck_assert_ptr_nonnull(parent);
-			ck_assert_int_eq(strncmp(parent->name, "GPU ", 4), 0);
-		} else if (strncmp(t->name, "NVTX ranges", 11) == 0) {
-			nvtx++;
-			ck_assert(parent && parent->process);
+			ck_assert(parent && parent->process && parent->pid >= GT_XGPU_PID_BASE);
 		} else {
-			ck_assert_str_eq(t->name, "main \"loop\" sync");
+			/* a lane: a thread of the process its parent track describes */
+			ck_assert(t->thread);
+			ck_assert(parent && parent->process && parent->pid == t->pid);
+			if (strcmp(t->name, "main \"loop\"") == 0) {
+				mains++;
+				ck_assert_int_eq(t->tid, t->pid);
+			} else if (strcmp(t->name, "main \"loop\" sync") == 0) {
+				syncs++;
+				ck_assert_int_eq(t->tid, t->pid | 16 << GT_XLANE_SHIFT);
+			} else if (strcmp(t->name, "stream 7") == 0) {
+				streams++;
+				ck_assert_int_ge(t->pid, GT_XGPU_PID_BASE);
+				ck_assert_int_eq(t->tid, 7);
+			} else if (strcmp(t->name, "NVTX ranges") == 0) {
+				nvtx++;
+				ck_assert_int_eq(t->tid, GT_XNVTX_TID);
+			} else {
+				nvtx++;
+				ck_assert_str_eq(t->name, "NVTX ranges (overlap 1)");
+				ck_assert_int_eq(t->tid, GT_XNVTX_TID + 1);
+			}
 		}
 	}
 	ck_assert_uint_eq(procs, fxo.procs);
-	ck_assert_uint_eq(threads, fxo.procs);
 	ck_assert_uint_eq(gpus, fxo.procs);
+	ck_assert_uint_eq(mains, fxo.procs);
+	ck_assert_uint_eq(syncs, fxo.procs);
 	ck_assert_uint_eq(streams, fxo.procs);
 	ck_assert_uint_eq(counters, fxo.procs);
 	ck_assert_uint_eq(nvtx, 2 * fxo.procs); /* load and prefetch cross: two lanes */
+	ck_assert_uint_eq(res.lanes, mains + syncs + streams + nvtx);
 	decoded_free(&d);
 	free(buf);
 }
@@ -695,6 +793,165 @@ START_TEST(test_smaller_than_json)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------ */
+/* Flows whatever the order of a launch's records (tests/flow-shapes.h)                  */
+
+/* Export the trace at path with fmt to out. */
+static void export_path(const char *path, const char *fmt, const char *out,
+                        struct gt_export_result *res)
+{
+	struct gt_reader *r;
+	const char *err = NULL;
+	struct gt_export_options o = {.output = out, .demangle = 1};
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
+	ck_assert_msg(gt_exporter_find(fmt)->run(r, &o, res, &err) == 0, "%s", err);
+	gt_reader_close(r);
+}
+
+static bool gpu_cat(const struct decoded *d, unsigned cat)
+{
+	const char *c = d->cats[cat];
+
+	return c && (strcmp(c, "kernel") == 0 || strcmp(c, "gpu_memcpy") == 0 ||
+	             strcmp(c, "gpu_memset") == 0 || strcmp(c, "cuda_graph") == 0);
+}
+
+/* For a trace too large for the decoder's per-field checks (each Check assert writes a mark
+ * point to a pipe): only the TrackEvents' timestamps and flow ids, for link_flows(). */
+static void scan_flows(struct decoded *d, const uint8_t *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	struct gt_pb_field pkt, f, g;
+
+	memset(d, 0, sizeof(*d));
+	while (gt_pb_next(&p, end, &pkt) > 0) {
+		const uint8_t *q = pkt.data, *qe = pkt.data + pkt.len;
+		struct event e = {.corr = -1};
+		bool te = false;
+
+		while (gt_pb_next(&q, qe, &f) > 0) {
+			const uint8_t *r = f.data, *re = f.data + f.len;
+
+			if (f.field == 8)
+				e.ts = f.value; /* all on the relative clock: the shape starts at
+				                   the base */
+			if (f.field != 11)
+				continue;
+			te = true;
+			while (gt_pb_next(&r, re, &g) > 0) {
+				if (g.field == 9)
+					e.type = (unsigned)g.value;
+				else if (g.field == 47)
+					e.flow_out = g.value;
+				else if (g.field == 48)
+					e.flow_in = g.value;
+			}
+		}
+		if (!te)
+			continue;
+		if (d->nev == d->cap) {
+			d->cap = d->cap ? d->cap * 2 : 4096;
+			d->ev = realloc(d->ev, d->cap * sizeof(*d->ev));
+		}
+		e.order = d->nev;
+		d->ev[d->nev++] = e;
+	}
+	ck_assert(p == end);
+}
+
+/* Each shape: exactly its arrows, as Perfetto links them; each from a runtime call of a
+ * traced process to the GPU work of that process written first for its launch. */
+START_TEST(test_shape_flows)
+{
+	const struct shp_shape *sh = &shp_shapes[_i];
+	char in[160], out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	struct arrow *arrows;
+	uint64_t want, counts[MAX_IIDS] = {0};
+	size_t n, cap = 1024, len;
+	struct {
+		uint64_t key; /* (GPU pid << 32 | correlation) + 1; 0: empty */
+		size_t order;
+	} * first;
+	uint8_t *buf;
+
+	snprintf(in, sizeof(in), "%s/shape-%s.gtrace", dir, sh->name);
+	snprintf(out, sizeof(out), "%s/shape-%s.pftrace", dir, sh->name);
+	ck_assert_int_eq(shp_write(sh, in, &want), 0);
+	export_path(in, "perfetto", out, &res);
+	ck_assert_uint_eq(res.flows, want);
+	buf = slurp(out, &len);
+	if (sh->large) {
+		scan_flows(&d, buf, len);
+		n = link_flows(&d, &arrows);
+		ck_assert_uint_eq(n, want);
+		for (size_t i = 0; i < n; i++)
+			if (!arrows[i].from->flow_out || arrows[i].to->flow_in == 0 ||
+			    arrows[i].from->ts >= arrows[i].to->ts)
+				ck_abort_msg("arrow %zu does not go from a call to later GPU work",
+				             i);
+		free(arrows);
+		decoded_free(&d);
+		free(buf);
+		return;
+	}
+	decode(&d, buf, len);
+
+	/* the first GPU work of each launch in the file */
+	while (cap < 4 * d.nev)
+		cap *= 2;
+	first = calloc(cap, sizeof(*first));
+	for (size_t i = 0; i < d.nev; i++) {
+		const struct event *e = &d.ev[i];
+		uint64_t key;
+		size_t k;
+
+		if (e->type != 1 || !gpu_cat(&d, e->cat) || e->corr <= 0)
+			continue;
+		key = ((uint64_t)find_track(&d, e->uuid)->pid << 32 | (uint64_t)e->corr) + 1;
+		for (k = (key * 0x9e3779b97f4a7c15ull) & (cap - 1);
+		     first[k].key && first[k].key != key; k = (k + 1) & (cap - 1))
+			;
+		if (!first[k].key) {
+			first[k].key = key;
+			first[k].order = e->order;
+		}
+	}
+
+	n = link_flows(&d, &arrows);
+	ck_assert_uint_eq(n, want);
+	for (size_t i = 0; i < n; i++) {
+		const struct event *from = arrows[i].from, *to = arrows[i].to;
+		const struct track *ft = find_track(&d, from->uuid), *tt = find_track(&d, to->uuid);
+		uint64_t key = ((uint64_t)tt->pid << 32 | (uint64_t)to->corr) + 1;
+		size_t k;
+
+		ck_assert_uint_eq(from->type, 1);
+		ck_assert_str_eq(d.cats[from->cat], "cuda_runtime");
+		ck_assert_uint_eq(to->type, 1);
+		ck_assert(gpu_cat(&d, to->cat));
+		ck_assert_uint_lt(from->ts, to->ts);
+		/* process p's calls launch on GPU p (its own GPU, pid 5000000 + p) */
+		ck_assert_int_eq(ft->pid - SHP_PID, tt->pid - GT_XGPU_PID_BASE);
+		for (k = (key * 0x9e3779b97f4a7c15ull) & (cap - 1); first[k].key != key;
+		     k = (k + 1) & (cap - 1))
+			ck_assert_uint_ne(first[k].key, 0);
+		ck_assert_msg(first[k].order == to->order,
+		              "arrow to the GPU work of correlation %lld written after the first",
+		              (long long)to->corr);
+	}
+	/* every slice still has its END on its track */
+	replay(&d, counts, false);
+	free(first);
+	free(arrows);
+	decoded_free(&d);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_encoder)
 {
 	char buf[512], *m, *p;
@@ -772,23 +1029,23 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(len, res.bytes);
 	decode(&d, buf, len);
 
-	/* tracks: the process and its threads, the sync track CUPTI's sync records share
-	 * (they carry no thread), one GPU with its streams, its memory counter and, where the
-	 * trace has memory pools, their counter */
+	/* tracks: the process and its threads, the sync lane CUPTI's sync records share (they
+	 * carry no thread), GPU 0 as a process with a thread per stream, its memory counter
+	 * and, where the trace has memory pools, their counter */
 	for (size_t i = 0; i < d.ntracks; i++) {
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process) {
+		if (t->process && t->pid == GT_XGPU_PID_BASE) {
+			gpus++;
+			ck_assert_str_eq(t->name, "GPU 0");
+			ck_assert_ptr_null(parent);
+		} else if (t->process) {
 			procs++;
 			ck_assert_int_eq(t->pid, x->pid);
 			ck_assert_str_eq(t->name, x->process);
-		} else if (t->thread) {
-			threads++;
-			ck_assert(parent && parent->process && parent->pid == x->pid);
-			ck_assert_int_eq(t->pid, x->pid);
 		} else if (t->counter) {
-			ck_assert(parent && strcmp(parent->name, "GPU 0 (NVIDIA H200)") == 0);
+			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
 			if (strcmp(t->name, "memory pool reserved") == 0) {
 				pools++;
 				uuid_pool = t->uuid;
@@ -797,17 +1054,24 @@ START_TEST(test_real_trace)
 			ck_assert_str_eq(t->name, "memory in use");
 			memory++;
 			uuid_memory = t->uuid;
-		} else if (strncmp(t->name, "GPU ", 4) == 0) {
-			gpus++;
-			ck_assert_str_eq(t->name, "GPU 0 (NVIDIA H200)");
-			ck_assert_ptr_null(parent);
-		} else if (strncmp(t->name, "stream ", 7) == 0) {
+		} else if (t->pid == GT_XGPU_PID_BASE) {
+			char name[32];
+
+			ck_assert(t->thread);
 			streams++;
-			ck_assert(parent && strcmp(parent->name, "GPU 0 (NVIDIA H200)") == 0);
-		} else {
+			snprintf(name, sizeof(name), "stream %lld", (long long)t->tid);
+			ck_assert_str_eq(t->name, name);
+			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
+		} else if (strcmp(t->name, "thread 0 sync") == 0) {
 			syncs++;
-			ck_assert_str_eq(t->name, "thread 0 sync");
-			ck_assert(parent && parent->process);
+			ck_assert(t->thread);
+			ck_assert_int_eq(t->tid, 16 << GT_XLANE_SHIFT);
+			ck_assert(parent && parent->process && parent->pid == x->pid);
+		} else {
+			threads++;
+			ck_assert(t->thread);
+			ck_assert(parent && parent->process && parent->pid == x->pid);
+			ck_assert_int_eq(t->pid, x->pid);
 		}
 	}
 	ck_assert_uint_eq(procs, 1);
@@ -817,6 +1081,7 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(memory, 1);
 	ck_assert_uint_eq(pools, x->pools ? 1 : 0);
 	ck_assert_uint_eq(syncs, 1);
+	ck_assert_uint_eq(res.lanes, threads + streams + syncs);
 
 	/* counter values: on the memory track, and a value per pool record on the pools' */
 	for (size_t i = 0; i < d.nev; i++) {
@@ -882,6 +1147,11 @@ static Suite *perfetto_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_protoc_decode_raw);
 	tcase_add_test(tc, test_smaller_than_json);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shapes");
+	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_shape_flows, 0, (int)SHP_SHAPES);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("encoder");
 	tcase_add_test(tc, test_encoder);

@@ -52,8 +52,9 @@ def find_chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def wait_until(pred, what, limit_s=30.0):
-    """Wait for an event (a line in a log, a process's exit), polling; fails after limit_s."""
+def wait_until(pred, what, limit_s=150.0):
+    """Wait for an event (a line in a log, a process's exit), polling; fails only after limit_s,
+    a bound for a wedged browser, far beyond what a loaded machine needs."""
     end = time.monotonic() + limit_s
     while time.monotonic() < end:
         v = pred()

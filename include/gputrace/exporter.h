@@ -17,7 +17,10 @@ struct gt_export_options {
 };
 
 struct gt_export_result {
-	uint64_t events;     /* events written */
+	uint64_t events;     /* events written: slices, instants and counter values */
+	uint64_t counters;   /* timeline formats: of those events, the counter values */
+	uint64_t flows;      /* timeline formats: CPU->GPU arrows drawn */
+	uint64_t lanes;      /* timeline formats: lanes drawn, each shown as a thread */
 	uint64_t bytes;      /* bytes written, all files */
 	unsigned files;      /* output files written */
 	const char *warning; /* on success: something the CLI should print (e.g. a JSON file

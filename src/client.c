@@ -32,6 +32,8 @@
 #define KEY_LEN_BITS       13 /* GT_STRING_MAX (4096) fits */
 
 #define STANDALONE_JOIN_NS       (2000ull * 1000u * 1000u)
+/* At exit, waits for the writer thread give up after this long without a write returning. */
+#define STANDALONE_STALL_NS (60ull * 1000u * 1000u * 1000u)
 #define STANDALONE_FINAL_WAIT_NS (20ull * 1000u * 1000u)
 #define LIVE_TORN_TIMEOUT_NS     (2000ull * 1000u * 1000u)
 
@@ -237,7 +239,8 @@ void gt_client_set_exit_status(struct gt_client *c, int status)
 }
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
- * kick) or the flush period, and drains. Stops when asked; the final drain is done by
+ * kick) or the flush period, and drains; while the writer's queue is full, it sleeps until
+ * the writer thread wrote something instead. Stops when asked; the final drain is done by
  * gt_client_close after the join. */
 static void *drain_thread(void *arg)
 {
@@ -247,16 +250,24 @@ static void *drain_thread(void *arg)
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
-		struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = c->efd, .events = POLLIN},
+		                        {.fd = gt_writer_wake_fd(c->writer), .events = POLLIN}};
 		/* the drainer's own mapping; NULL once it gave up on a corrupt ring */
 		struct gt_ring *ring = gt_drain_proc_ring(c->dp);
 
 		if (!ring)
 			break;
-		if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
-			poll(&pfd, 1, ms);
-		gt_ring_sleep_end(ring);
+		if (gt_writer_full(c->writer)) {
+			if (!atomic_load(&c->stop))
+				poll(pfd, 2, ms);
+		} else {
+			if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
+				poll(pfd, 1, ms);
+			gt_ring_sleep_end(ring);
+		}
 		if (read(c->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+		if (pfd[1].fd >= 0 && read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
 		/* a writer error (disk full) stops the draining; producers then drop and
 		 * count, and close reports the error */
@@ -293,9 +304,51 @@ static int output_path(struct gt_client *c, const char **errmsg)
 	return -EEXIST;
 }
 
+/* A byte count from the environment: digits with an optional K, M or G suffix. Returns 0
+ * (def when unset or empty) or -EINVAL. */
+static int env_bytes(const char *name, uint64_t def, uint64_t max, uint64_t *ret)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	*ret = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		v = v > max >> 10 ? max + 1 : v << 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v = v > max >> 20 ? max + 1 : v << 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v = v > max >> 30 ? max + 1 : v << 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 static int open_standalone(struct gt_client *c, const struct gt_client_options *opts,
                            const char **errmsg)
 {
+	struct gt_writer_options wo = {0};
+	uint64_t queue;
 	struct gt_trace_info info = {0};
 	struct gt_ring *cring = NULL;
 	const char *why = NULL;
@@ -305,6 +358,14 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 	r = output_path(c, errmsg);
 	if (r < 0)
 		return r;
+	/* the drainer compresses, a thread writes: a slow disk does not stop the draining */
+	if (env_bytes(GT_ENV_WRITE_QUEUE, GT_WRITE_QUEUE_DEFAULT_BYTES, 4ull << 30, &queue) < 0) {
+		*errmsg = set_err(EINVAL, "bad " GT_ENV_WRITE_QUEUE " '%s' (use a size like 64M)",
+		                  getenv(GT_ENV_WRITE_QUEUE));
+		return -EINVAL;
+	}
+	wo.queue_bytes = (size_t)queue;
+	wo.stall_ns = STANDALONE_STALL_NS;
 	if (opts && opts->info) {
 		info = *opts->info;
 	} else {
@@ -315,7 +376,7 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 		info.cmdline = c->info.cmdline;
 		info.tool_version = GT_VERSION;
 	}
-	r = gt_writer_open(c->path, &info, NULL, &c->writer);
+	r = gt_writer_open(c->path, &info, &wo, &c->writer);
 	if (r < 0) {
 		*errmsg = set_err(-r, "cannot create trace file %s", c->path);
 		return r;

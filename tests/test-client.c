@@ -72,6 +72,9 @@ static void *worker(void *p)
 
 START_TEST(test_standalone_threads)
 {
+	/* _i: 0 with the writer's queue (the default), 1 writing from the drainer thread */
+	if (_i == 1)
+		setenv(GT_ENV_WRITE_QUEUE, "0", 1);
 	struct gt_client *c;
 	struct worker w[THREADS];
 	const char *err = NULL, *out = NULL;
@@ -144,6 +147,7 @@ START_TEST(test_standalone_threads)
 	ck_assert_int_eq(t.recs[k]->process_end.code, 7);
 	ck_assert_int_eq(k, (long)t.n - 1);
 	trace_free(&t);
+	unsetenv(GT_ENV_WRITE_QUEUE);
 	unlink(want);
 	rmdir(tmpdir);
 }
@@ -207,6 +211,15 @@ START_TEST(test_open_errors)
 	ck_assert_str_eq(err, "cannot create trace file /nonexistent-gputrace/out.gtrace: "
 	                      "No such file or directory");
 	ck_assert_ptr_null(c);
+	setenv(GT_ENV_OUTPUT, "out", 1);
+	setenv(GT_ENV_WRITE_QUEUE, "12Q", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+	ck_assert_str_eq(err, "bad GPUTRACE_WRITE_QUEUE '12Q' (use a size like 64M): "
+	                      "Invalid argument");
+	setenv(GT_ENV_WRITE_QUEUE, "5G", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+	ck_assert_ptr_null(c);
+	unsetenv(GT_ENV_WRITE_QUEUE);
 }
 END_TEST
 
@@ -252,7 +265,7 @@ static Suite *client_suite(void)
 	TCase *tc = tcase_create("client");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_standalone_threads);
+	tcase_add_loop_test(tc, test_standalone_threads, 0, 2);
 	tcase_add_test(tc, test_fork_forget);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_process_info);

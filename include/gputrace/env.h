@@ -24,6 +24,9 @@
 #define GT_ENV_CAPTURE "GPUTRACE_CAPTURE_RANGE"
 /* Graph tracing granularity: graph (default) or node. */
 #define GT_ENV_GRAPH "GPUTRACE_GRAPH"
+/* Standalone: compressed trace bytes that may wait for the disk (K/M/G suffix; 0 writes from
+ * the drainer thread itself). Default GT_WRITE_QUEUE_DEFAULT_BYTES (64M). */
+#define GT_ENV_WRITE_QUEUE "GPUTRACE_WRITE_QUEUE"
 /* Non-empty: diagnostics from the injection library go to stderr. */
 #define GT_ENV_DEBUG "GPUTRACE_DEBUG"
 /* Set by gputrace run on the child: the CLI's pid, so a child knows it is traced. */

@@ -31,9 +31,12 @@
 #define INTERN_ARENA_BYTES (8u << 20)
 #define KEY_LEN_BITS       13 /* GT_STRING_MAX (4096) fits */
 
-#define STANDALONE_JOIN_NS       (2000ull * 1000u * 1000u)
-/* At exit, waits for the writer thread give up after this long without a write returning. */
-#define STANDALONE_STALL_NS (60ull * 1000u * 1000u * 1000u)
+/* At exit the trace is completed however long its writing takes, as long as it moves: the
+ * waits give up only when neither the drainer nor the writer has finished anything for this
+ * long (GPUTRACE_WRITE_TIMEOUT seconds; docs/reliability.md). */
+#define STANDALONE_STALL_NS      (60ull * 1000u * 1000u * 1000u)
+#define STANDALONE_STALL_MAX_S   86400.0
+#define STANDALONE_JOIN_CHECK_NS (100ull * 1000u * 1000u)
 #define STANDALONE_FINAL_WAIT_NS (20ull * 1000u * 1000u)
 #define LIVE_TORN_TIMEOUT_NS     (2000ull * 1000u * 1000u)
 
@@ -69,7 +72,9 @@ struct gt_client {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic int stop;
+	_Atomic uint64_t beats; /* the drainer's loop turns: its sign of life */
 	uint64_t flush_ns;
+	uint64_t stall_ns; /* close gives up after this long without progress */
 	char path[PATH_MAX];
 
 	struct gt_process_info info;
@@ -85,7 +90,8 @@ struct gt_client {
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_client *retired;
 
-static char errbuf[PATH_MAX + 128]; /* *errmsg of gt_client_open; called once per process */
+/* *errmsg of gt_client_open and gt_client_close: each called once per process */
+static char errbuf[2 * PATH_MAX + 256];
 
 /* "<what>: <strerror(err)>" into errbuf. */
 __attribute__((format(printf, 2, 3))) static const char *set_err(int err, const char *fmt, ...)
@@ -273,6 +279,7 @@ static void *drain_thread(void *arg)
 		 * count, and close reports the error */
 		if (gt_drain_proc_run(c->dp, 0, false) < 0)
 			break;
+		atomic_fetch_add_explicit(&c->beats, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -344,6 +351,25 @@ static int env_bytes(const char *name, uint64_t def, uint64_t max, uint64_t *ret
 	return 0;
 }
 
+/* Seconds from the environment (a decimal number above 0), as nanoseconds. Returns 0 (def
+ * when unset or empty) or -EINVAL. */
+static int env_seconds(const char *name, uint64_t def, uint64_t *ret_ns)
+{
+	const char *s = getenv(name);
+	char *end;
+	double v;
+
+	*ret_ns = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0) || v > STANDALONE_STALL_MAX_S)
+		return -EINVAL;
+	*ret_ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
 static int open_standalone(struct gt_client *c, const struct gt_client_options *opts,
                            const char **errmsg)
 {
@@ -364,8 +390,16 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 		                  getenv(GT_ENV_WRITE_QUEUE));
 		return -EINVAL;
 	}
+	if (env_seconds(GT_ENV_WRITE_TIMEOUT, STANDALONE_STALL_NS, &c->stall_ns) < 0) {
+		*errmsg =
+		        set_err(EINVAL, "bad " GT_ENV_WRITE_TIMEOUT " '%s' (use seconds, e.g. 60)",
+		                getenv(GT_ENV_WRITE_TIMEOUT));
+		return -EINVAL;
+	}
 	wo.queue_bytes = (size_t)queue;
-	wo.stall_ns = STANDALONE_STALL_NS;
+	wo.stall_ns = c->stall_ns;
+	/* nobody can ask this process again: what could not be completed stays, readable */
+	wo.keep_partial = true;
 	if (opts && opts->info) {
 		info = *opts->info;
 	} else {
@@ -515,23 +549,69 @@ fail:
 	return r;
 }
 
-/* pthread_timedjoin_np with a deadline on CLOCK_REALTIME, as glibc wants it. */
-static int join_bounded(pthread_t th, uint64_t ns)
+/* The standalone side's sign of life: the drainer's turns and the writer's returned calls. */
+static uint64_t standalone_progress(struct gt_client *c)
 {
-	struct timespec ts;
-	uint64_t t = gt_clock_ns(CLOCK_REALTIME) + ns;
-
-	ts.tv_sec = (time_t)(t / 1000000000u);
-	ts.tv_nsec = (long)(t % 1000000000u);
-	return pthread_timedjoin_np(th, NULL, &ts);
+	return atomic_load_explicit(&c->beats, memory_order_relaxed) +
+	       gt_writer_progress(c->writer);
 }
 
-int gt_client_close(struct gt_client *c, const char **path)
+/* Join the drainer however long its last pass takes, as long as it (or the writer it feeds)
+ * moves; -ETIMEDOUT once nothing moved for c->stall_ns. */
+static int join_drainer(struct gt_client *c)
 {
+	uint64_t seen = standalone_progress(c), since = gt_now_ns();
+
+	for (;;) {
+		/* pthread_timedjoin_np wants a deadline on CLOCK_REALTIME */
+		uint64_t t = gt_clock_ns(CLOCK_REALTIME) + STANDALONE_JOIN_CHECK_NS, p;
+		struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+		int r = pthread_timedjoin_np(c->thread, NULL, &ts);
+
+		if (r == 0)
+			return 0;
+		if (r != ETIMEDOUT)
+			return -r;
+		p = standalone_progress(c);
+		if (p != seen) {
+			seen = p;
+			since = gt_now_ns();
+		} else if (gt_now_ns() - since >= c->stall_ns) {
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+/* The one-line reason for a standalone trace that could not be completed (errbuf). */
+static const char *close_error(struct gt_client *c, int r, bool partial)
+{
+	char why[96];
+
+	if (r == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "its writing made no progress for %.3g s",
+		         (double)c->stall_ns / 1e9);
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-r));
+	if (partial)
+		snprintf(errbuf, sizeof(errbuf),
+		         "the trace %s could not be completed (%s); what was written is in "
+		         "%s.tmp-%u, which `gputrace info` reads",
+		         c->path, why, c->path, (unsigned)c->pid);
+	else
+		snprintf(errbuf, sizeof(errbuf), "the trace %s may lack its last records (%s)",
+		         c->path, why);
+	return errbuf;
+}
+
+int gt_client_close(struct gt_client *c, const char **path, const char **errmsg)
+{
+	static char done_path[PATH_MAX + 16];
 	int r = 0, w;
 
 	if (path)
 		*path = NULL;
+	if (errmsg)
+		*errmsg = NULL;
 	if (!c)
 		return 0;
 	write_clock(c->ring);
@@ -543,11 +623,21 @@ int gt_client_close(struct gt_client *c, const char **path)
 	}
 	atomic_store(&c->stop, 1);
 	gt_ring_kick(c->ring);
-	if (c->thread_running && join_bounded(c->thread, STANDALONE_JOIN_NS) != 0) {
-		/* The drainer is stuck (a hung disk?): leave it and everything it uses; the
-		 * process is exiting anyway. */
-		return -ETIMEDOUT;
+	if (c->thread_running) {
+		r = join_drainer(c);
+		if (r < 0) {
+			/* The drainer is stuck: it, the writer and the file stay as they are
+			 * (the process is ending); what was written so far reads. */
+			if (errmsg)
+				*errmsg = close_error(c, r, true);
+			snprintf(done_path, sizeof(done_path), "%s.tmp-%u", c->path,
+			         (unsigned)c->pid);
+			if (path)
+				*path = done_path;
+			return r;
+		}
 	}
+	/* the final drain waits for the writer's room; both give up on a stalled writer */
 	r = gt_drain_proc_finish(c->dp, c->has_status ? GT_END_EXIT : GT_END_UNKNOWN,
 	                         c->has_status ? c->exit_status : 0, STANDALONE_FINAL_WAIT_NS,
 	                         false);
@@ -556,13 +646,19 @@ int gt_client_close(struct gt_client *c, const char **path)
 	c->drain = NULL;
 	w = gt_writer_close(c->writer);
 	c->writer = NULL;
-	r = r < 0 ? r : w;
-	if (path && r == 0) {
-		static char done_path[PATH_MAX];
-
-		memcpy(done_path, c->path, sizeof(done_path));
-		*path = done_path;
+	if (w < 0) {
+		/* the temporary file stays (keep_partial), complete chunks and all */
+		if (errmsg)
+			*errmsg = close_error(c, w, true);
+		snprintf(done_path, sizeof(done_path), "%s.tmp-%u", c->path, (unsigned)c->pid);
+		r = w;
+	} else {
+		if (r < 0 && errmsg)
+			*errmsg = close_error(c, r, false);
+		memcpy(done_path, c->path, sizeof(c->path));
 	}
+	if (path)
+		*path = done_path;
 	client_retire(c);
 	return r;
 }

@@ -153,7 +153,7 @@ static int produce(int argc, char **argv)
 	if (fclose(f) != 0)
 		return 6;
 	gt_client_set_exit_status(c, 0);
-	return gt_client_close(c, NULL) < 0 ? 7 : 0;
+	return gt_client_close(c, NULL, NULL) < 0 ? 7 : 0;
 }
 
 /* Wait until the consumer has read everything written so far (bounded). */
@@ -245,7 +245,7 @@ static int orphan(int argc, char **argv)
 	w.elapsed_ns = gt_now_ns() - t0;
 	gt_client_set_exit_status(c, 0);
 	/* The session is gone: goodbye fails quietly, the close must still be bounded. */
-	closed = gt_client_close(c, NULL);
+	closed = gt_client_close(c, NULL, NULL);
 	f = fopen(argv[2], "w");
 	if (!f)
 		return 7;

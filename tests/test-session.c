@@ -521,7 +521,7 @@ static void paced_child(struct gt_session *s, uint64_t limit_ns)
 			_exit(3);
 	}
 	gt_client_set_exit_status(c, 0);
-	_exit(gt_client_close(c, NULL) < 0 ? 4 : 0);
+	_exit(gt_client_close(c, NULL, NULL) < 0 ? 4 : 0);
 }
 
 /* The "disk": a FIFO of one page that nobody reads until the traced process has exited; then

@@ -67,10 +67,10 @@ static pid_t spawn_child(struct gt_session *s, int depth)
 	return pid;
 }
 
-/* Poll until every pid has exited, nobody is connected and `processes` registered. */
+/* Poll until every pid has exited, nobody is connected and `processes` registered, however
+ * long that takes on a loaded machine (a hang is the test's timeout). */
 static void run_until(struct gt_session *s, pid_t *pids, int n, uint64_t processes)
 {
-	uint64_t deadline = gt_now_ns() + 20ull * 1000000000u;
 	int status[8], reaped = 0, i;
 
 	for (i = 0; i < n; i++)
@@ -88,9 +88,6 @@ static void run_until(struct gt_session *s, pid_t *pids, int n, uint64_t process
 		gt_session_stats(s, &st);
 		if (reaped == n && gt_session_live(s) == 0 && st.processes >= processes)
 			break;
-		ck_assert_msg(gt_now_ns() < deadline,
-		              "session did not finish: %d/%d reaped, %u live", reaped, n,
-		              gt_session_live(s));
 	}
 }
 
@@ -175,7 +172,7 @@ START_TEST(test_corrupt_ring_isolated)
 	struct trace t;
 	char want[128];
 	pid_t pids[2];
-	int go[2];
+	int go[2], status;
 	long i;
 
 	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
@@ -211,7 +208,11 @@ START_TEST(test_corrupt_ring_isolated)
 			break;
 	}
 	close(go[1]);
-	run_until(s, pids, 2, 2);
+	/* reaped before the session sees its connection end: its end is known at once, with
+	 * no grace period for the test to race */
+	ck_assert_int_eq(waitpid(pids[0], &status, 0), pids[0]);
+	gt_session_process_exited(s, pids[0], status);
+	run_until(s, pids + 1, 1, 2);
 	gt_session_free(s);
 	ck_assert_int_eq(gt_writer_close(w), 0);
 
@@ -272,7 +273,7 @@ START_TEST(test_killed_mid_record)
 	struct gt_session *s;
 	struct gt_session_stats st;
 	struct trace t;
-	int ready[2];
+	int ready[2], status;
 	char c;
 	long i;
 	pid_t pid;
@@ -309,7 +310,12 @@ START_TEST(test_killed_mid_record)
 	while (read(ready[0], &c, 1) != 1)
 		;
 	kill(pid, SIGKILL);
-	run_until(s, &pid, 1, 1);
+	/* reaped before the session sees the connection end, so that the end is known at once
+	 * (the session would otherwise wait a grace period for it, a clock the test must not
+	 * race) */
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	gt_session_process_exited(s, pid, status);
+	run_until(s, NULL, 0, 1);
 	gt_session_stats(s, &st);
 	ck_assert_uint_eq(st.torn, 1);
 	ck_assert_uint_eq(st.corrupt, 0);
@@ -368,7 +374,6 @@ START_TEST(test_bad_handshake)
 	struct gt_session_stats st;
 	struct stat sb;
 	char dir[128], *slash;
-	uint64_t t0;
 	int fd;
 
 	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
@@ -384,21 +389,17 @@ START_TEST(test_bad_handshake)
 	fd = raw_connect(gt_session_address(s)); /* the first stays open: refused anyway */
 	ck_assert_int_ge(fd, 0);
 	close(fd); /* closes before registering */
-	t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 2000000000ull) {
+	do {
 		ck_assert_int_eq(gt_session_poll(s, 10 * 1000000ull), 0);
 		gt_session_stats(s, &st);
-		if (st.refused == 2)
-			break;
-	}
+	} while (st.refused < 2);
 	ck_assert_uint_eq(st.refused, 2);
 	ck_assert_uint_eq(st.processes, 0);
 	ck_assert_uint_eq(gt_session_live(s), 0);
 
+	/* a poll of an hour returns at once after stop (else the test's timeout fails it) */
 	gt_session_stop(s);
-	t0 = gt_now_ns();
-	ck_assert_int_eq(gt_session_poll(s, 5000000000ull), 0);
-	ck_assert_uint_lt(gt_now_ns() - t0, 1000000000ull);
+	ck_assert_int_eq(gt_session_poll(s, 3600ull * 1000000000u), 0);
 	gt_session_free(s);
 	ck_assert_int_eq(stat(dir, &sb), -1);
 	ck_assert_int_eq(gt_writer_close(w), 0);

@@ -48,6 +48,7 @@ struct run_opts {
 	struct gt_envconf cfg; /* the same settings parsed, for what the CLI itself needs */
 	const char *export_name;
 	uint64_t delay_ns, duration_ns;
+	uint64_t write_queue_bytes; /* --write-queue: the writer thread's queue */
 	char **argv; /* the program and its arguments */
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
 };
@@ -123,6 +124,9 @@ static void usage(FILE *out)
 	      "      --flush-interval MS  how often CUPTI hands over its records "
 	      "(default 100;\n"
 	      "                           0 only at exit)\n"
+	      "      --write-queue SIZE   compressed trace waiting for the disk, 0..4G "
+	      "(default 64M;\n"
+	      "                           0 writes from the drain: a slow disk stalls it)\n"
 	      "      --graph LEVEL        CUDA graphs as whole launches (graph, "
 	      "default) or one\n"
 	      "                           record per node (node)\n"
@@ -169,6 +173,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_DURATION,
 		OPT_BUFFER,
 		OPT_FLUSH,
+		OPT_WRITE_QUEUE,
 		OPT_GRAPH,
 		OPT_EXPORT,
 		OPT_STATS,
@@ -185,6 +190,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	        {"duration", required_argument, NULL, OPT_DURATION},
 	        {"buffer-size", required_argument, NULL, OPT_BUFFER},
 	        {"flush-interval", required_argument, NULL, OPT_FLUSH},
+	        {"write-queue", required_argument, NULL, OPT_WRITE_QUEUE},
 	        {"graph", required_argument, NULL, OPT_GRAPH},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
@@ -236,6 +242,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_FLUSH:
 			r = set_setting(o, GT_ENVCONF_FLUSH_MS, "--flush-interval", optarg);
+			break;
+		case OPT_WRITE_QUEUE:
+			if (gt_opt_size(optarg, 0, 4ull << 30, &o->write_queue_bytes) < 0)
+				return bad_value("--write-queue", optarg,
+				                 "use a size from 0 to 4G, e.g. 64M");
 			break;
 		case OPT_GRAPH:
 			r = set_setting(o, GT_ENVCONF_GRAPH, "--graph", optarg);
@@ -464,6 +475,8 @@ static int build_env(struct run *run)
  */
 static int open_writer(struct run *run)
 {
+	/* the drain compresses, a thread writes: disk latency never stops the drain */
+	struct gt_writer_options wo = {.queue_bytes = run->o.write_queue_bytes};
 	struct gt_cuda_probe cu;
 	struct gt_trace_info info = {
 	        .clock_id = GT_CLOCK_MONOTONIC,
@@ -488,7 +501,7 @@ static int open_writer(struct run *run)
 		info.driver_version = run->driver;
 	info.start_realtime_ns = gt_clock_ns(CLOCK_REALTIME);
 	info.start_trace_ns = gt_now_ns();
-	r = gt_writer_open(run->path, &info, NULL, &run->w);
+	r = gt_writer_open(run->path, &info, &wo, &run->w);
 	if (r < 0)
 		gt_cli_error("cannot create %s: %s; check that the directory exists and is "
 		             "writable, or choose another with -o",
@@ -808,7 +821,8 @@ static void run_free(struct run *run)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run run = {.sp = {.pid = -1, .gate_fd = -1, .err_fd = -1}};
+	struct run run = {.sp = {.pid = -1, .gate_fd = -1, .err_fd = -1},
+	                  .o.write_queue_bytes = GT_WRITE_QUEUE_DEFAULT_BYTES};
 	struct gt_session_options so = {0};
 	char tried[2048];
 	const char *how;

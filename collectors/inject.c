@@ -166,6 +166,18 @@ static void flush_for_close(void)
 	gt_collectors_flush(GT_FLUSH_LAST);
 }
 
+/* Close the client. A standalone trace that could not be completed is the one thing said
+ * without GPUTRACE_DEBUG: one line naming the file left and how to read it. */
+static void close_client(struct gt_client *c, bool at_exit)
+{
+	const char *path = NULL, *err = NULL;
+
+	if (gt_client_close(c, &path, &err) < 0 && err)
+		dprintf(STDERR_FILENO, "gputrace: %s\n", err);
+	else if (path)
+		gt_debug("trace written to %s%s", path, at_exit ? "" : " (tracing detached)");
+}
+
 void gt_inject_detach(unsigned code, int detail, const char *message)
 {
 	struct gt_rec_process_end end = {0};
@@ -186,13 +198,12 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	 * client keeps what writers touch (gt_client_close) */
 	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
-	gt_client_close(c, NULL);
+	close_client(c, false);
 }
 
 static void on_exit_flush(int status, void *arg)
 {
 	struct gt_client *c = gt_inj.client;
-	const char *path = NULL;
 	struct timespec ts = {0, 1000000};
 
 	(void)arg;
@@ -210,9 +221,7 @@ static void on_exit_flush(int status, void *arg)
 	 * stays (gt_client_close), for one preempted for longer */
 	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
-	gt_client_close(c, &path);
-	if (path)
-		gt_debug("trace written to %s", path);
+	close_client(c, true);
 }
 
 static void on_fork_child(void)

@@ -31,7 +31,12 @@
 #define INTERN_ARENA_BYTES (8u << 20)
 #define KEY_LEN_BITS       13 /* GT_STRING_MAX (4096) fits */
 
-#define STANDALONE_JOIN_NS       (2000ull * 1000u * 1000u)
+/* At exit the trace is completed however long its writing takes, as long as it moves: the
+ * waits give up only when neither the drainer nor the writer has finished anything for this
+ * long (GPUTRACE_WRITE_TIMEOUT seconds; docs/reliability.md). */
+#define STANDALONE_STALL_NS      (60ull * 1000u * 1000u * 1000u)
+#define STANDALONE_STALL_MAX_S   86400.0
+#define STANDALONE_JOIN_CHECK_NS (100ull * 1000u * 1000u)
 #define STANDALONE_FINAL_WAIT_NS (20ull * 1000u * 1000u)
 #define LIVE_TORN_TIMEOUT_NS     (2000ull * 1000u * 1000u)
 
@@ -67,7 +72,9 @@ struct gt_client {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic int stop;
+	_Atomic uint64_t beats; /* the drainer's loop turns: its sign of life */
 	uint64_t flush_ns;
+	uint64_t stall_ns; /* close gives up after this long without progress */
 	char path[PATH_MAX];
 
 	struct gt_process_info info;
@@ -83,7 +90,8 @@ struct gt_client {
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_client *retired;
 
-static char errbuf[PATH_MAX + 128]; /* *errmsg of gt_client_open; called once per process */
+/* *errmsg of gt_client_open and gt_client_close: each called once per process */
+static char errbuf[2 * PATH_MAX + 256];
 
 /* "<what>: <strerror(err)>" into errbuf. */
 __attribute__((format(printf, 2, 3))) static const char *set_err(int err, const char *fmt, ...)
@@ -237,7 +245,8 @@ void gt_client_set_exit_status(struct gt_client *c, int status)
 }
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
- * kick) or the flush period, and drains. Stops when asked; the final drain is done by
+ * kick) or the flush period, and drains; while the writer's queue is full, it sleeps until
+ * the writer thread wrote something instead. Stops when asked; the final drain is done by
  * gt_client_close after the join. */
 static void *drain_thread(void *arg)
 {
@@ -247,21 +256,30 @@ static void *drain_thread(void *arg)
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
-		struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = c->efd, .events = POLLIN},
+		                        {.fd = gt_writer_wake_fd(c->writer), .events = POLLIN}};
 		/* the drainer's own mapping; NULL once it gave up on a corrupt ring */
 		struct gt_ring *ring = gt_drain_proc_ring(c->dp);
 
 		if (!ring)
 			break;
-		if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
-			poll(&pfd, 1, ms);
-		gt_ring_sleep_end(ring);
+		if (gt_writer_full(c->writer)) {
+			if (!atomic_load(&c->stop))
+				poll(pfd, 2, ms);
+		} else {
+			if (gt_ring_sleep_begin(ring) && !atomic_load(&c->stop))
+				poll(pfd, 1, ms);
+			gt_ring_sleep_end(ring);
+		}
 		if (read(c->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+		if (pfd[1].fd >= 0 && read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
 		/* a writer error (disk full) stops the draining; producers then drop and
 		 * count, and close reports the error */
 		if (gt_drain_proc_run(c->dp, 0, false) < 0)
 			break;
+		atomic_fetch_add_explicit(&c->beats, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -293,9 +311,70 @@ static int output_path(struct gt_client *c, const char **errmsg)
 	return -EEXIST;
 }
 
+/* A byte count from the environment: digits with an optional K, M or G suffix. Returns 0
+ * (def when unset or empty) or -EINVAL. */
+static int env_bytes(const char *name, uint64_t def, uint64_t max, uint64_t *ret)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	*ret = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		v = v > max >> 10 ? max + 1 : v << 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v = v > max >> 20 ? max + 1 : v << 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v = v > max >> 30 ? max + 1 : v << 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Seconds from the environment (a decimal number above 0), as nanoseconds. Returns 0 (def
+ * when unset or empty) or -EINVAL. */
+static int env_seconds(const char *name, uint64_t def, uint64_t *ret_ns)
+{
+	const char *s = getenv(name);
+	char *end;
+	double v;
+
+	*ret_ns = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0) || v > STANDALONE_STALL_MAX_S)
+		return -EINVAL;
+	*ret_ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
 static int open_standalone(struct gt_client *c, const struct gt_client_options *opts,
                            const char **errmsg)
 {
+	struct gt_writer_options wo = {0};
+	uint64_t queue;
 	struct gt_trace_info info = {0};
 	struct gt_ring *cring = NULL;
 	const char *why = NULL;
@@ -305,6 +384,22 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 	r = output_path(c, errmsg);
 	if (r < 0)
 		return r;
+	/* the drainer compresses, a thread writes: a slow disk does not stop the draining */
+	if (env_bytes(GT_ENV_WRITE_QUEUE, GT_WRITE_QUEUE_DEFAULT_BYTES, 4ull << 30, &queue) < 0) {
+		*errmsg = set_err(EINVAL, "bad " GT_ENV_WRITE_QUEUE " '%s' (use a size like 64M)",
+		                  getenv(GT_ENV_WRITE_QUEUE));
+		return -EINVAL;
+	}
+	if (env_seconds(GT_ENV_WRITE_TIMEOUT, STANDALONE_STALL_NS, &c->stall_ns) < 0) {
+		*errmsg =
+		        set_err(EINVAL, "bad " GT_ENV_WRITE_TIMEOUT " '%s' (use seconds, e.g. 60)",
+		                getenv(GT_ENV_WRITE_TIMEOUT));
+		return -EINVAL;
+	}
+	wo.queue_bytes = (size_t)queue;
+	wo.stall_ns = c->stall_ns;
+	/* nobody can ask this process again: what could not be completed stays, readable */
+	wo.keep_partial = true;
 	if (opts && opts->info) {
 		info = *opts->info;
 	} else {
@@ -315,7 +410,7 @@ static int open_standalone(struct gt_client *c, const struct gt_client_options *
 		info.cmdline = c->info.cmdline;
 		info.tool_version = GT_VERSION;
 	}
-	r = gt_writer_open(c->path, &info, NULL, &c->writer);
+	r = gt_writer_open(c->path, &info, &wo, &c->writer);
 	if (r < 0) {
 		*errmsg = set_err(-r, "cannot create trace file %s", c->path);
 		return r;
@@ -454,23 +549,69 @@ fail:
 	return r;
 }
 
-/* pthread_timedjoin_np with a deadline on CLOCK_REALTIME, as glibc wants it. */
-static int join_bounded(pthread_t th, uint64_t ns)
+/* The standalone side's sign of life: the drainer's turns and the writer's returned calls. */
+static uint64_t standalone_progress(struct gt_client *c)
 {
-	struct timespec ts;
-	uint64_t t = gt_clock_ns(CLOCK_REALTIME) + ns;
-
-	ts.tv_sec = (time_t)(t / 1000000000u);
-	ts.tv_nsec = (long)(t % 1000000000u);
-	return pthread_timedjoin_np(th, NULL, &ts);
+	return atomic_load_explicit(&c->beats, memory_order_relaxed) +
+	       gt_writer_progress(c->writer);
 }
 
-int gt_client_close(struct gt_client *c, const char **path)
+/* Join the drainer however long its last pass takes, as long as it (or the writer it feeds)
+ * moves; -ETIMEDOUT once nothing moved for c->stall_ns. */
+static int join_drainer(struct gt_client *c)
 {
+	uint64_t seen = standalone_progress(c), since = gt_now_ns();
+
+	for (;;) {
+		/* pthread_timedjoin_np wants a deadline on CLOCK_REALTIME */
+		uint64_t t = gt_clock_ns(CLOCK_REALTIME) + STANDALONE_JOIN_CHECK_NS, p;
+		struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+		int r = pthread_timedjoin_np(c->thread, NULL, &ts);
+
+		if (r == 0)
+			return 0;
+		if (r != ETIMEDOUT)
+			return -r;
+		p = standalone_progress(c);
+		if (p != seen) {
+			seen = p;
+			since = gt_now_ns();
+		} else if (gt_now_ns() - since >= c->stall_ns) {
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+/* The one-line reason for a standalone trace that could not be completed (errbuf). */
+static const char *close_error(struct gt_client *c, int r, bool partial)
+{
+	char why[96];
+
+	if (r == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "its writing made no progress for %.3g s",
+		         (double)c->stall_ns / 1e9);
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-r));
+	if (partial)
+		snprintf(errbuf, sizeof(errbuf),
+		         "the trace %s could not be completed (%s); what was written is in "
+		         "%s.tmp-%u, which `gputrace info` reads",
+		         c->path, why, c->path, (unsigned)c->pid);
+	else
+		snprintf(errbuf, sizeof(errbuf), "the trace %s may lack its last records (%s)",
+		         c->path, why);
+	return errbuf;
+}
+
+int gt_client_close(struct gt_client *c, const char **path, const char **errmsg)
+{
+	static char done_path[PATH_MAX + 16];
 	int r = 0, w;
 
 	if (path)
 		*path = NULL;
+	if (errmsg)
+		*errmsg = NULL;
 	if (!c)
 		return 0;
 	write_clock(c->ring);
@@ -482,11 +623,21 @@ int gt_client_close(struct gt_client *c, const char **path)
 	}
 	atomic_store(&c->stop, 1);
 	gt_ring_kick(c->ring);
-	if (c->thread_running && join_bounded(c->thread, STANDALONE_JOIN_NS) != 0) {
-		/* The drainer is stuck (a hung disk?): leave it and everything it uses; the
-		 * process is exiting anyway. */
-		return -ETIMEDOUT;
+	if (c->thread_running) {
+		r = join_drainer(c);
+		if (r < 0) {
+			/* The drainer is stuck: it, the writer and the file stay as they are
+			 * (the process is ending); what was written so far reads. */
+			if (errmsg)
+				*errmsg = close_error(c, r, true);
+			snprintf(done_path, sizeof(done_path), "%s.tmp-%u", c->path,
+			         (unsigned)c->pid);
+			if (path)
+				*path = done_path;
+			return r;
+		}
 	}
+	/* the final drain waits for the writer's room; both give up on a stalled writer */
 	r = gt_drain_proc_finish(c->dp, c->has_status ? GT_END_EXIT : GT_END_UNKNOWN,
 	                         c->has_status ? c->exit_status : 0, STANDALONE_FINAL_WAIT_NS,
 	                         false);
@@ -495,13 +646,19 @@ int gt_client_close(struct gt_client *c, const char **path)
 	c->drain = NULL;
 	w = gt_writer_close(c->writer);
 	c->writer = NULL;
-	r = r < 0 ? r : w;
-	if (path && r == 0) {
-		static char done_path[PATH_MAX];
-
-		memcpy(done_path, c->path, sizeof(done_path));
-		*path = done_path;
+	if (w < 0) {
+		/* the temporary file stays (keep_partial), complete chunks and all */
+		if (errmsg)
+			*errmsg = close_error(c, w, true);
+		snprintf(done_path, sizeof(done_path), "%s.tmp-%u", c->path, (unsigned)c->pid);
+		r = w;
+	} else {
+		if (r < 0 && errmsg)
+			*errmsg = close_error(c, r, false);
+		memcpy(done_path, c->path, sizeof(c->path));
 	}
+	if (path)
+		*path = done_path;
 	client_retire(c);
 	return r;
 }

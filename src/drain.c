@@ -44,6 +44,7 @@ struct gt_drain_proc {
 	uint64_t lost_torn, lost_corrupt;
 	uint64_t bad; /* records rejected by the drainer itself (bad string ids) */
 	bool detached;
+	bool finishing; /* the final drain: wait for the writer's room instead of stopping */
 	struct gt_rec_process_end detach_end;
 	uint64_t buf[sizeof(union gt_record) / 8 + 1]; /* the record being remapped */
 };
@@ -190,7 +191,7 @@ static int on_string(struct gt_drain_proc *p, const struct gt_rec_string *s)
 	return 0;
 }
 
-static int on_record(void *ctx, const struct gt_rec_hdr *rec)
+static int handle_record(void *ctx, const struct gt_rec_hdr *rec)
 {
 	struct gt_drain_proc *p = ctx;
 	struct gt_drain *d = p->d;
@@ -241,6 +242,25 @@ static int on_record(void *ctx, const struct gt_rec_hdr *rec)
 		return r;
 	d->stats.records++;
 	return 0;
+}
+
+/* A pass stops (DRAIN_WRITER_FULL) after the record that found the writer's queue full: the
+ * rest stays in the ring, read once there is room; drops, if it fills, are counted as
+ * always. The final drain of a process waits for room instead. */
+#define DRAIN_WRITER_FULL (-EAGAIN)
+
+static int writer_room(struct gt_drain_proc *p)
+{
+	if (!gt_writer_full(p->d->w))
+		return 0;
+	return p->finishing ? gt_writer_wait_space(p->d->w) : DRAIN_WRITER_FULL;
+}
+
+static int on_record(void *ctx, const struct gt_rec_hdr *rec)
+{
+	int r = handle_record(ctx, rec);
+
+	return r < 0 ? r : writer_room(ctx);
 }
 
 int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,
@@ -344,7 +364,11 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 
 	if (!p->ring)
 		return 0;
+	if (!p->finishing && gt_writer_full(p->d->w))
+		return 0;
 	r = gt_ring_consume(p->ring, on_record, p, wait_ns, producers_dead);
+	if (r == DRAIN_WRITER_FULL)
+		r = 0;
 	if (r == -EBADMSG) {
 		/* The shared head index is impossible: nothing more from this ring can be
 		 * trusted. Report it for this process only. */
@@ -385,6 +409,7 @@ int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, ui
 	long lr = 0;
 	int r = 0;
 
+	p->finishing = true;
 	if (p->ring)
 		lr = gt_drain_proc_run(p, wait_ns, producers_dead);
 	if (p->ring)

@@ -69,6 +69,7 @@ enum tag_kind {
 	TAG_STOP,
 	TAG_SOCK,
 	TAG_EFD,
+	TAG_WRITER,
 };
 
 struct proc;
@@ -108,7 +109,7 @@ struct gt_session {
 	char dir[PATH_MAX];
 	char addr[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int lfd, ep, tfd, stopfd;
-	struct tag listen_tag, timer_tag, stop_tag;
+	struct tag listen_tag, timer_tag, stop_tag, writer_tag;
 	struct proc *procs; /* newest first */
 	unsigned live;
 	struct {
@@ -160,6 +161,7 @@ int gt_session_new(struct gt_writer *writer, const struct gt_session_options *op
 	s->listen_tag.kind = TAG_LISTEN;
 	s->timer_tag.kind = TAG_TIMER;
 	s->stop_tag.kind = TAG_STOP;
+	s->writer_tag.kind = TAG_WRITER;
 
 	r = gt_drain_new(writer, &s->drain);
 	if (r < 0)
@@ -199,6 +201,9 @@ int gt_session_new(struct gt_writer *writer, const struct gt_session_options *op
 		r = ep_add(s, s->tfd, &s->timer_tag);
 	if (r == 0)
 		r = ep_add(s, s->stopfd, &s->stop_tag);
+	/* the writer thread wrote: room again for a drain its full queue stopped */
+	if (r == 0 && gt_writer_wake_fd(writer) >= 0)
+		r = ep_add(s, gt_writer_wake_fd(writer), &s->writer_tag);
 	if (r < 0)
 		goto out;
 	*ret = s;
@@ -637,8 +642,9 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 		if (atomic_exchange(&s->stop, 0))
 			return 0;
 		/* Tell each ring's producers we are about to sleep; one already past half
-		 * means no sleeping this round. */
-		for (p = s->procs; p; p = p->next) {
+		 * means no sleeping this round. While the writer's queue is full there is no
+		 * draining: sleep until it wrote something (or the timer). */
+		for (p = gt_writer_full(s->writer) ? NULL : s->procs; p; p = p->next) {
 			struct gt_ring *ring =
 			        p->state == PROC_LIVE ? gt_drain_proc_ring(p->dp) : NULL;
 
@@ -683,6 +689,11 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 				 * name it: wait again instead (level-triggered: the others
 				 * are reported again) */
 				rescan = true;
+				break;
+			case TAG_WRITER:
+				rd = read(gt_writer_wake_fd(s->writer), &v, sizeof(v));
+				(void)rd;
+				r = drain_all(s);
 				break;
 			case TAG_EFD:
 				rd = read(t->p->efd, &v, sizeof(v));

@@ -1,9 +1,11 @@
 /* The .gtrace writer: header, records encoded into self-contained zstd chunks, footer index
- * and trailer; written under a temporary name and renamed into place on close. Runs in the
- * CLI's drainer and in the standalone drainer thread of the injection library (never on an
- * application thread). Layout: docs/format.md. */
+ * and trailer; written under a temporary name and renamed into place on close. Chunks are
+ * compressed by the caller (the drain) and written by the caller or, with a queue, by the
+ * writer thread of writeq.c. Runs in the CLI's drainer and in the standalone drainer thread of
+ * the injection library (never on an application thread but at exit). Layout: docs/format.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "codec.h"
 #include "gputrace/trace.h"
+#include "writeq.h"
 
 /* Longest header string kept; longer ones (a huge command line) are cut. */
 #define HEADER_STRING_MAX (64u << 10)
@@ -28,7 +31,10 @@ struct gt_writer {
 	char *tmp_path;  /* path.tmp-<pid>; owned */
 	int level;       /* zstd level */
 	int error;       /* first write error (-errno); sticky: later calls return it */
-	uint64_t offset; /* bytes written to the file so far */
+	uint64_t offset; /* bytes written to the file so far (or handed to the queue) */
+	bool keep_partial;
+	struct gt_writeq *q;       /* the writer thread's queue; NULL: written here */
+	_Atomic uint64_t progress; /* write() calls returned here (without a queue) */
 
 	struct gt_codec codec;
 	ZSTD_CCtx *cctx; /* reused for every chunk */
@@ -45,6 +51,14 @@ struct gt_writer {
 	struct gt_trace_counts counts;
 };
 
+/* The sticky error, taking up one the writer thread met. */
+static int writer_error(struct gt_writer *w)
+{
+	if (!w->error && w->q)
+		w->error = gt_writeq_error(w->q);
+	return w->error;
+}
+
 static int write_all(struct gt_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -54,6 +68,7 @@ static int write_all(struct gt_writer *w, const void *buf, size_t len)
 	while (len) {
 		ssize_t n = write(w->fd, p, len);
 
+		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -64,6 +79,24 @@ static int write_all(struct gt_writer *w, const void *buf, size_t len)
 		len -= (size_t)n;
 		w->offset += (uint64_t)n;
 	}
+	return 0;
+}
+
+/* Bytes after the header: written here, or queued for the writer thread. */
+static int emit(struct gt_writer *w, const void *buf, size_t len)
+{
+	int r;
+
+	if (!w->q)
+		return write_all(w, buf, len);
+	r = writer_error(w);
+	if (r == 0)
+		r = gt_writeq_push(w->q, buf, len);
+	if (r < 0) {
+		w->error = r;
+		return r;
+	}
+	w->offset += len;
 	return 0;
 }
 
@@ -117,6 +150,7 @@ static int write_header(struct gt_writer *w, const struct gt_trace_info *info)
 
 static void writer_free(struct gt_writer *w)
 {
+	/* a queue still here was never started on, or was stopped */
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->cctx);
@@ -168,10 +202,13 @@ int gt_writer_open(const char *path, const struct gt_trace_info *info,
 		goto out;
 	}
 	r = write_header(w, info);
+	if (r == 0 && opts && opts->queue_bytes)
+		r = gt_writeq_new(w->fd, opts->queue_bytes, opts->stall_ns, &w->q);
 	if (r < 0) {
 		unlink(w->tmp_path);
 		goto out;
 	}
+	w->keep_partial = opts && opts->keep_partial;
 	*ret = w;
 	return 0;
 out:
@@ -203,7 +240,7 @@ int gt_writer_flush(struct gt_writer *w)
 
 	if (!w)
 		return -EINVAL;
-	if (w->error)
+	if (writer_error(w))
 		return w->error;
 	if (!w->raw_len)
 		return 0;
@@ -236,7 +273,7 @@ int gt_writer_flush(struct gt_writer *w)
 		w->error = r;
 		return r;
 	}
-	r = write_all(w, w->out, GT_CHUNK_HDR_BYTES + comp);
+	r = emit(w, w->out, GT_CHUNK_HDR_BYTES + comp);
 	if (r < 0)
 		return r;
 	w->counts.chunks++;
@@ -251,7 +288,7 @@ int gt_writer_write(struct gt_writer *w, const struct gt_rec_hdr *rec)
 {
 	if (!w || !rec || gt_record_validate(rec, rec->size) < 0)
 		return -EINVAL;
-	if (w->error)
+	if (writer_error(w))
 		return w->error;
 	w->raw_len += gt_codec_encode(&w->codec, rec, w->raw + w->raw_len);
 	w->raw_records++;
@@ -265,7 +302,7 @@ int gt_writer_string(struct gt_writer *w, uint32_t pid, uint32_t id, const char 
 {
 	if (!w || id == GT_STRING_NONE || len > GT_STRING_MAX || (len && !s))
 		return -EINVAL;
-	if (w->error)
+	if (writer_error(w))
 		return w->error;
 	w->raw_len += gt_codec_encode_string(&w->codec, pid, id, s, len, w->raw + w->raw_len);
 	w->raw_records++;
@@ -281,7 +318,7 @@ int gt_writer_append_encoded(struct gt_writer *w, const void *bytes, size_t len,
 
 	if (!w || (len && !bytes) || len > w->chunk_bytes + GT_CODEC_MAX_RECORD)
 		return -EINVAL;
-	if (w->error)
+	if (writer_error(w))
 		return w->error;
 	if (w->raw_len + len > w->chunk_bytes + GT_CODEC_MAX_RECORD) {
 		r = gt_writer_flush(w);
@@ -341,24 +378,77 @@ static int write_footer(struct gt_writer *w)
 	gt_put_le64(t + 16, len);
 	gt_put_le32(t + 24, gt_crc32c(0, buf, len));
 	gt_put_le32(t + 28, gt_crc32c(0, t, 28));
-	r = write_all(w, buf, len + GT_TRAILER_BYTES);
+	r = emit(w, buf, len + GT_TRAILER_BYTES);
 	free(buf);
+	return r;
+}
+
+bool gt_writer_full(const struct gt_writer *w)
+{
+	return w && w->q && gt_writeq_full(w->q);
+}
+
+int gt_writer_wait_space(struct gt_writer *w)
+{
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (writer_error(w) || !w->q)
+		return w->error;
+	r = gt_writeq_wait_space(w->q);
+	if (r < 0)
+		w->error = r;
+	return r;
+}
+
+int gt_writer_wake_fd(const struct gt_writer *w)
+{
+	return w && w->q ? gt_writeq_wake_fd(w->q) : -1;
+}
+
+uint64_t gt_writer_progress(const struct gt_writer *w)
+{
+	if (!w)
+		return 0;
+	return atomic_load_explicit(&w->progress, memory_order_relaxed) +
+	       (w->q ? gt_writeq_progress(w->q) : 0);
+}
+
+/* Stop the writer thread: after writing and syncing everything (finish) or at once. A
+ * stalled thread keeps the file descriptor (see gt_writeq_finish). */
+static int stop_queue(struct gt_writer *w, bool finish)
+{
+	int r;
+
+	if (!w->q)
+		return 0;
+	/* a queue that stalled before gives up at once */
+	r = finish ? gt_writeq_finish(w->q) : gt_writeq_cancel(w->q);
+	if (r == -ETIMEDOUT)
+		w->fd = -1;
+	w->q = NULL;
 	return r;
 }
 
 int gt_writer_close(struct gt_writer *w)
 {
-	int r;
+	bool queued;
+	int r, q;
 
 	if (!w)
 		return 0;
+	queued = w->q != NULL;
 	r = gt_writer_flush(w);
+	if (r == 0)
+		r = write_footer(w);
+	/* the thread writes what is queued, then syncs */
+	q = stop_queue(w, r == 0);
+	r = r < 0 ? r : q;
 	if (r < 0)
 		goto out;
-	r = write_footer(w);
-	if (r < 0)
-		goto out;
-	if (fsync(w->fd) < 0) {
+	/* EINVAL: a file that cannot be synced (a FIFO): nothing to wait for */
+	if (!queued && fsync(w->fd) < 0 && errno != EINVAL) {
 		r = -errno;
 		goto out;
 	}
@@ -371,8 +461,9 @@ int gt_writer_close(struct gt_writer *w)
 	if (rename(w->tmp_path, w->path) < 0)
 		r = -errno;
 out:
-	/* a file that is not complete never appears under the final name */
-	if (r < 0)
+	/* a file that is not complete never appears under the final name; a stalled one
+	 * cannot be removed from under its writer */
+	if (r < 0 && r != -ETIMEDOUT && !w->keep_partial)
 		unlink(w->tmp_path);
 	writer_free(w);
 	return r;
@@ -382,6 +473,7 @@ void gt_writer_discard(struct gt_writer *w)
 {
 	if (!w)
 		return;
+	stop_queue(w, false);
 	unlink(w->tmp_path);
 	writer_free(w);
 }

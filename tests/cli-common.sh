@@ -44,14 +44,17 @@ err_matches() {
 	grep -qE -- "$1" "$tmp/err" || fail "stderr [$(cat "$tmp/err")] does not match [$1]"
 }
 
-# Wait up to 5 s for a file to appear.
+# Wait for a file to appear, however long that takes on a loaded machine; with a pid, fail
+# as soon as that process has ended without making it. (A hang is the test's timeout.)
 wait_for() {
-	for _ in $(seq 50); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
+	while [ ! -e "$1" ]; do
+		if [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null; then
+			[ -e "$1" ] && return 0
+			fail "$1 never appeared (process $2 ended)"
+			return 1
+		fi
+		sleep 0.05
 	done
-	fail "$1 never appeared"
-	return 1
 }
 
 # Exit with the verdict: 1 if any check failed.

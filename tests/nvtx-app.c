@@ -3,12 +3,13 @@
  * (NVTX loads the library through NVTX_INJECTION64_PATH).
  *   nvtx-app [N]        pushes and pops "outer"/"inner" N times (default 2), marks "tick"
  *                       once, exits with status 0;
- *   nvtx-app N kill     the same, then waits half a second (several flush intervals) and
- *                       kills itself with SIGKILL, so only what the flush thread published
- *                       survives;
+ *   nvtx-app N kill     the same, then waits until the library's flush thread has run a whole
+ *                       flush period (it counts the thread's sleeps in /proc), which publishes
+ *                       the thread's staged records, and kills itself with SIGKILL, so only
+ *                       what the flush thread published survives;
  *   nvtx-app exitrace   32 threads mark unique 200-byte messages (each a new string to intern)
- *                       while main calls exit(): the exit must not pull the ring or the string
- *                       table from under them;
+ *                       while main calls exit() once each has marked: the exit must not pull
+ *                       the ring or the string table from under them;
  *   nvtx-app ranges     start "outer", start and end "inner" 5,000 times, end "outer", end it
  *                       again and end id 0; then start 4,100 "held" ranges at once (4 more
  *                       than the library tracks) and end them all;
@@ -16,16 +17,19 @@
  *                       --capture-range nvtx:train): "inside" is pushed inside one, "outside"
  *                       after it;
  *   nvtx-app forkcap    (run with --capture-range nvtx:STEP) a thread opens and closes STEP
- *                       ranges while main forks 50 children that do the same once and exit;
- *                       exits 3 if a child does not finish within 5 s;
+ *                       ranges while main forks 50 children that do the same once and exit
+ *                       (a child that hangs hangs this program: the test's timeout says so);
  *   nvtx-app open       leaves ranges open: 3 pushes on a thread that exits, 2 pushes and a
  *                       started range on main at exit;
  *   nvtx-app sigcap     (run with --capture-range nvtx:CAP) main pushes and pops CAP for
  *                       0.3 s under a 20 µs timer whose handler, on main too, does the same:
  *                       a handler that interrupts its own thread's capture transition must
  *                       not wait for the lock that thread holds. */
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,8 @@
 #include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
+
+static atomic_int marked; /* exitrace: threads that have marked at least once */
 
 static void sleep_ms(long ms)
 {
@@ -54,6 +60,8 @@ static void *marker(void *arg)
 
 		msg[n] = 'x';
 		nvtxMarkA(msg);
+		if (i == 1)
+			atomic_fetch_add(&marked, 1);
 	}
 	return NULL;
 }
@@ -65,7 +73,9 @@ static int exitrace(void)
 	nvtxMarkA("start");
 	for (long i = 0; i < 32; i++)
 		pthread_create(&t, NULL, marker, (void *)i);
-	sleep_ms(50);
+	/* every thread is writing (and keeps writing) when exit() begins */
+	while (atomic_load(&marked) < 32)
+		sched_yield();
 	exit(0);
 }
 
@@ -117,7 +127,6 @@ static void *stepper(void *arg)
 static int forkcap(void)
 {
 	pthread_t t;
-	int hung = 0;
 
 	nvtxMarkA("start");
 	pthread_create(&t, NULL, stepper, NULL);
@@ -130,19 +139,12 @@ static int forkcap(void)
 			nvtxRangePop();
 			_exit(0);
 		}
-		for (int ms = 0; waitpid(p, &st, WNOHANG) != p; ms++) {
-			if (ms == 5000) {
-				hung++;
-				kill(p, SIGKILL);
-				waitpid(p, &st, 0);
-				break;
-			}
-			sleep_ms(1);
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "nvtx-app: child %d failed\n", i);
+			return 3;
 		}
 	}
-	if (hung)
-		fprintf(stderr, "nvtx-app: %d of 50 children hung\n", hung);
-	return hung ? 3 : 0;
+	return 0;
 }
 
 static void *open_pushes(void *arg)
@@ -165,6 +167,40 @@ static int open_ranges(void)
 	nvtxRangePushA("closed");
 	nvtxRangePop();
 	return 0;
+}
+
+/* Voluntary context switches of this process's thread named `name` (the library's flush
+ * thread sleeps once per flush period), or -1 when there is no such thread. */
+static long thread_sleeps(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long v = -1;
+
+	while (d && v < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "", line[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strcmp(comm, name) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "voluntary_ctxt_switches: %ld", &v);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return v;
 }
 
 static void cap_handler(int sig)
@@ -222,7 +258,14 @@ int main(int argc, char **argv)
 	}
 	nvtxMarkA("tick");
 	if (argc > 2 && strcmp(argv[2], "kill") == 0) {
-		sleep_ms(500);
+		long v0 = thread_sleeps("gputrace-flush");
+
+		if (v0 < 0)
+			return 4;
+		/* the ranges are in this thread's stage: each flush period publishes it, then
+		 * the flush thread sleeps again; three sleeps from now, a whole period ran */
+		while (thread_sleeps("gputrace-flush") < v0 + 3)
+			sleep_ms(1);
 		raise(SIGKILL);
 	}
 	return 0;

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 			return 104;
 	}
 	gt_client_set_exit_status(c, depth);
-	if (gt_client_close(c, NULL) < 0)
+	if (gt_client_close(c, NULL, NULL) < 0)
 		return 105;
 	return depth;
 }

@@ -3,14 +3,19 @@
  * Runs as a unit test (suite client). */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "gputrace/client.h"
+#include "gputrace/clock.h"
 #include "gputrace/env.h"
 #include "gputrace/session.h"
 #include "gputrace/trace.h"
@@ -72,6 +77,9 @@ static void *worker(void *p)
 
 START_TEST(test_standalone_threads)
 {
+	/* _i: 0 with the writer's queue (the default), 1 writing from the drainer thread */
+	if (_i == 1)
+		setenv(GT_ENV_WRITE_QUEUE, "0", 1);
 	struct gt_client *c;
 	struct worker w[THREADS];
 	const char *err = NULL, *out = NULL;
@@ -105,7 +113,7 @@ START_TEST(test_standalone_threads)
 	for (j = 1; j < NAMES; j++)
 		ck_assert_uint_ne(w[0].ids[j], w[0].ids[j - 1]);
 	gt_client_set_exit_status(c, 7);
-	ck_assert_int_eq(gt_client_close(c, &out), 0);
+	ck_assert_int_eq(gt_client_close(c, &out, NULL), 0);
 	snprintf(want, sizeof(want), "%s/out-%d.gtrace", tmpdir, (int)getpid());
 	ck_assert_str_eq(out, want);
 
@@ -144,6 +152,7 @@ START_TEST(test_standalone_threads)
 	ck_assert_int_eq(t.recs[k]->process_end.code, 7);
 	ck_assert_int_eq(k, (long)t.n - 1);
 	trace_free(&t);
+	unsetenv(GT_ENV_WRITE_QUEUE);
 	unlink(want);
 	rmdir(tmpdir);
 }
@@ -172,7 +181,7 @@ START_TEST(test_fork_forget)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	ck_assert_uint_ne(gt_client_intern(c, "after fork", 10), GT_STRING_NONE);
-	ck_assert_int_eq(gt_client_close(c, &out), 0);
+	ck_assert_int_eq(gt_client_close(c, &out, NULL), 0);
 	snprintf(want, sizeof(want), "%s/out-%d.gtrace", tmpdir, (int)getpid());
 	snprintf(child_file, sizeof(child_file), "%s/out-%d.gtrace", tmpdir, (int)pid);
 	ck_assert_str_eq(out, want);
@@ -184,7 +193,115 @@ START_TEST(test_fork_forget)
 	trace_free(&t);
 	unlink(want);
 	rmdir(tmpdir);
-	ck_assert_int_eq(gt_client_close(NULL, NULL), 0);
+	ck_assert_int_eq(gt_client_close(NULL, NULL, NULL), 0);
+}
+END_TEST
+
+
+/* Write `n` NVTX marks with varied fields (so that they do not compress to nothing), each
+ * waiting for ring space as CUPTI's thread does. Returns the writes that failed (no Check
+ * call in between: Check records each in a file, which a file-size limit would refuse). */
+static unsigned write_marks(struct gt_client *c, unsigned n)
+{
+	uint32_t id = gt_client_intern(c, "mark", 4);
+	unsigned failed = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct gt_rec_nvtx m = {0};
+
+		m.hdr.type = GT_REC_NVTX;
+		m.hdr.size = sizeof(m);
+		m.start_ns = gt_now_ns();
+		m.end_ns = m.start_ns + (i * 2654435761u) % 100000u;
+		m.range_id = i * 0x9e3779b97f4a7c15ull;
+		m.message_id = id;
+		m.kind = GT_NVTX_MARK;
+		failed += gt_ring_write(gt_client_ring(c), &m.hdr, GT_RING_WAIT) != 0;
+	}
+	return failed;
+}
+
+/* A disk that takes one page and then no more (a FIFO nobody reads): the close waits for the
+ * writer while it moves and gives up once nothing moved for GPUTRACE_WRITE_TIMEOUT, with one
+ * line naming the file left behind. */
+START_TEST(test_close_stalled_writer)
+{
+	struct gt_client *c;
+	const char *err = NULL, *out = NULL;
+	char tmp[160], want[512];
+	uint64_t t0;
+	int fd;
+
+	setup_env();
+	setenv(GT_ENV_WRITE_TIMEOUT, "0.3", 1);
+	snprintf(tmp, sizeof(tmp), "%s/out-%d.gtrace.tmp-%d", tmpdir, (int)getpid(),
+	         (int)getpid());
+	ck_assert_int_eq(mkfifo(tmp, 0644), 0);
+	fd = open(tmp, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fcntl(fd, F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), 0);
+	ck_assert_uint_eq(write_marks(c, 100000), 0);
+	t0 = gt_now_ns();
+	ck_assert_int_eq(gt_client_close(c, &out, &err), -ETIMEDOUT);
+	/* (no upper bound: on a loaded machine the wait may start late; it ends, which is
+	 * what matters) */
+	ck_assert_uint_ge(gt_now_ns() - t0, 300000000u);
+	ck_assert_str_eq(out, tmp);
+	snprintf(want, sizeof(want),
+	         "the trace %s/out-%d.gtrace could not be completed (its writing made no progress "
+	         "for 0.3 s); what was written is in %s, which `gputrace info` reads",
+	         tmpdir, (int)getpid(), tmp);
+	ck_assert_str_eq(err, want);
+	close(fd);
+	unlink(tmp);
+	rmdir(tmpdir);
+	unsetenv(GT_ENV_WRITE_TIMEOUT);
+}
+END_TEST
+
+/* A write error (here the file-size limit, as a full disk): the trace is kept under its
+ * temporary name, which reads, and one line says so. */
+START_TEST(test_close_write_error)
+{
+	struct gt_client *c;
+	const char *err = NULL, *out = NULL;
+	char tmp[160], want[512];
+	struct gt_reader *r;
+	struct rlimit lim;
+	rlim_t old;
+	unsigned failed;
+	int rc;
+
+	setup_env();
+	snprintf(tmp, sizeof(tmp), "%s/out-%d.gtrace.tmp-%d", tmpdir, (int)getpid(),
+	         (int)getpid());
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), 0);
+	/* after the ring (a memfd, a file too) was made: only the trace's writes fail */
+	ck_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &lim), 0);
+	old = lim.rlim_cur;
+	lim.rlim_cur = 64 * 1024;
+	if (setrlimit(RLIMIT_FSIZE, &lim) < 0)
+		ck_abort_msg("setrlimit: %s", strerror(errno));
+	failed = write_marks(c, 300000);
+	rc = gt_client_close(c, &out, &err);
+	/* Check's own result file is a file too */
+	lim.rlim_cur = old;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	ck_assert_int_eq(rc, -EFBIG);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_str_eq(out, tmp);
+	snprintf(want, sizeof(want),
+	         "the trace %s/out-%d.gtrace could not be completed (File too large); what was "
+	         "written is in %s, which `gputrace info` reads",
+	         tmpdir, (int)getpid(), tmp);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(gt_reader_open(tmp, &r, &err), 0);
+	ck_assert(gt_reader_status(r)->recovered);
+	gt_reader_close(r);
+	unlink(tmp);
+	rmdir(tmpdir);
 }
 END_TEST
 
@@ -207,6 +324,27 @@ START_TEST(test_open_errors)
 	ck_assert_str_eq(err, "cannot create trace file /nonexistent-gputrace/out.gtrace: "
 	                      "No such file or directory");
 	ck_assert_ptr_null(c);
+	setenv(GT_ENV_OUTPUT, "out", 1);
+	setenv(GT_ENV_WRITE_QUEUE, "12Q", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+	ck_assert_str_eq(err, "bad GPUTRACE_WRITE_QUEUE '12Q' (use a size like 64M): "
+	                      "Invalid argument");
+	setenv(GT_ENV_WRITE_QUEUE, "5G", 1);
+	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+	ck_assert_ptr_null(c);
+	unsetenv(GT_ENV_WRITE_QUEUE);
+	for (unsigned i = 0; i < 3; i++) {
+		static const char *const bad[] = {"0", "-1", "soon"};
+		char want[128];
+
+		setenv(GT_ENV_WRITE_TIMEOUT, bad[i], 1);
+		ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
+		snprintf(want, sizeof(want),
+		         "bad GPUTRACE_WRITE_TIMEOUT '%s' (use seconds, e.g. 60): Invalid argument",
+		         bad[i]);
+		ck_assert_str_eq(err, want);
+	}
+	unsetenv(GT_ENV_WRITE_TIMEOUT);
 }
 END_TEST
 
@@ -252,8 +390,10 @@ static Suite *client_suite(void)
 	TCase *tc = tcase_create("client");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_standalone_threads);
+	tcase_add_loop_test(tc, test_standalone_threads, 0, 2);
 	tcase_add_test(tc, test_fork_forget);
+	tcase_add_test(tc, test_close_stalled_writer);
+	tcase_add_test(tc, test_close_write_error);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_process_info);
 	suite_add_tcase(s, tc);

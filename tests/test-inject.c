@@ -2,8 +2,10 @@
  * and NVTX through NVTX_INJECTION64_PATH (the GPUTRACE_* parser has its own suite, envconf).
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -563,20 +565,57 @@ START_TEST(nvtx_first_call_in_handler)
 }
 END_TEST
 
+/* Voluntary context switches of this process's thread named `name` (the library's flush
+ * thread sleeps once per flush period, so they count its periods, or more), -1 if none. */
+static long thread_sleeps(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long v = -1;
+
+	while (d && v < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "", line[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strcmp(comm, name) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "voluntary_ctxt_switches: %ld", &v);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
 /* A thread renamed after its first NVTX call: its first THREAD record has the old name and
- * the flush thread's rescan (every fifth flush period; 20 ms here) writes one with the new
- * name while the thread lives. A thread whose name never changes gets one record, and no
- * record repeats a name. */
+ * a rescan of the thread names (the flush thread's, every fifth flush period, or the last one
+ * at exit, which finds the thread still alive here) writes one with the new name. A thread
+ * whose name never changes gets one record, and no record repeats a name. */
+static sem_t renamed;
+
 static void *rename_worker(void *arg)
 {
-	struct timespec wait = {0, 300 * 1000000L};
-
 	(void)arg;
 	pthread_setname_np(pthread_self(), "before");
 	nvtxMarkA("named"); /* the library's first sight of this thread: "before" */
 	pthread_setname_np(pthread_self(), "after");
-	nanosleep(&wait, NULL); /* three rescans */
 	nvtxMarkA("renamed");
+	/* alive until the program exits */
+	sem_post(&renamed);
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -587,9 +626,11 @@ static void rename_child(void)
 	setenv("GPUTRACE_FLUSH_MS", "20", 1);
 	pthread_setname_np(pthread_self(), "main-thread");
 	nvtxMarkA("start");
+	sem_init(&renamed, 0, 0);
 	if (pthread_create(&th, NULL, rename_worker, NULL) != 0)
 		exit(3);
-	pthread_join(th, NULL);
+	while (sem_wait(&renamed) != 0)
+		;
 	exit(0);
 }
 
@@ -648,8 +689,9 @@ START_TEST(thread_renamed)
 END_TEST
 
 /* The table of known threads holds 4,096; a thread that has exited gives its slot up at the
- * next rescan. 5,000 short-lived threads come and go (a pause every 500 lets the rescans,
- * every 5 ms here, find them gone), then one more is renamed: its rename is still followed. */
+ * next rescan. 5,000 short-lived threads come and go (after every 500, a pause until the flush
+ * thread has slept 11 times: at least two rescans, which find them gone), then one more is
+ * renamed: its rename is still followed. */
 #define MANY_THREADS 5000
 
 static void *short_worker(void *arg)
@@ -661,21 +703,29 @@ static void *short_worker(void *arg)
 
 static void many_child(void)
 {
-	struct timespec pause = {0, 30 * 1000000L};
+	struct timespec ms = {0, 1000000L};
 	pthread_t th;
+	long v;
 
 	setenv("GPUTRACE_FLUSH_MS", "1", 1);
 	nvtxMarkA("start");
+	sem_init(&renamed, 0, 0);
 	for (int i = 0; i < MANY_THREADS; i++) {
 		if (pthread_create(&th, NULL, short_worker, NULL) != 0)
 			exit(3);
 		pthread_join(th, NULL);
-		if (i % 500 == 499)
-			nanosleep(&pause, NULL);
+		if (i % 500 == 499) {
+			v = thread_sleeps("gputrace-flush");
+			if (v < 0)
+				exit(4);
+			while (thread_sleeps("gputrace-flush") < v + 11)
+				nanosleep(&ms, NULL);
+		}
 	}
 	if (pthread_create(&th, NULL, rename_worker, NULL) != 0)
 		exit(3);
-	pthread_join(th, NULL);
+	while (sem_wait(&renamed) != 0)
+		;
 	exit(0);
 }
 

@@ -307,8 +307,9 @@ START_TEST(test_wait_bounded)
 	t0 = gt_now_ns();
 	ck_assert_int_eq(write_rec(ring, 0, 56, GT_RING_WAIT), -ENOSPC);
 	dt = gt_now_ns() - t0;
+	/* it waited its whole bound, and then gave up (returned): how much longer the return
+	 * took is the scheduler's business, not a property of the ring */
 	ck_assert_uint_ge(dt, GT_RING_WAIT_MAX_NS);
-	ck_assert_uint_lt(dt, 3ull * GT_RING_WAIT_MAX_NS);
 	ck_assert_uint_eq(gt_ring_header(ring)->waits, 1);
 	ck_assert_uint_eq(gt_ring_header(ring)->dropped[GT_REC_NVTX], 1);
 
@@ -411,8 +412,9 @@ START_TEST(test_torn_in_process)
 	ck_assert_int_eq(write_rec(ring, 0, 2, 0), 0);
 	t0 = gt_now_ns();
 	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 0);
-	while ((n = gt_ring_consume(ring, check_rec, &s, 0, false)) == 0 &&
-	       gt_now_ns() - t0 < 2000000000ull)
+	/* until the timeout has passed, however late this thread gets to look (a hang is the
+	 * test's timeout) */
+	while ((n = gt_ring_consume(ring, check_rec, &s, 0, false)) == 0)
 		usleep(1000);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_ge(gt_now_ns() - t0, 20000000);
@@ -593,10 +595,12 @@ START_TEST(test_forked_producers)
 }
 END_TEST
 
-/* What a killed child tells the parent: how many records each thread committed. */
+/* What a killed child tells the parent: how many records each thread committed; with `hold`
+ * set by the parent, thread 0 stops in the middle of its third record and says so (`held`). */
 struct kill_log {
 	_Atomic uint32_t committed[2];
 	_Atomic uint32_t started;
+	_Atomic uint32_t hold, held;
 };
 
 struct slow_arg {
@@ -629,6 +633,12 @@ static void *slow_producer(void *p)
 			/* sleeping mid-record leaves the CPU to the parent, which kills us */
 			if (i == 32 && seq % 4 == 0)
 				nanosleep(&(struct timespec){0, 20000}, NULL);
+			/* or, when asked, stay mid-record until the kill: a torn slot for sure */
+			if (i == 32 && seq == 2 && a->id == 0 && atomic_load(&a->log->hold)) {
+				atomic_store(&a->log->held, 1);
+				for (;;)
+					pause();
+			}
 		}
 		gt_ring_commit(a->ring, slot);
 		atomic_store(&a->log->committed[a->id], seq + 1);
@@ -656,10 +666,11 @@ static int kill_check(void *ctx, const struct gt_rec_hdr *rec)
 	return 0;
 }
 
-/* 1000 times: a child with two producer threads is SIGKILLed at a random moment. Every
- * record it logged as committed is read back in order (plus at most the one committed but
- * not yet logged), torn slots are skipped, and the shared ring keeps working across
- * iterations. */
+/* 1000 times: a child with two producer threads is SIGKILLed at a random moment once it has
+ * committed a record; every tenth time, a child with one thread is killed while that thread
+ * is in the middle of a record. Every record it logged as committed is read back in order
+ * (plus at most the one committed but not yet logged), torn slots are skipped, and the shared
+ * ring keeps working across iterations. */
 START_TEST(test_sigkill_producers)
 {
 	enum {
@@ -686,22 +697,28 @@ START_TEST(test_sigkill_producers)
 		atomic_store(&log->committed[0], 0);
 		atomic_store(&log->committed[1], 0);
 		atomic_store(&log->started, 0);
+		atomic_store(&log->hold, it % 10 == 0);
+		atomic_store(&log->held, 0);
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
 			struct slow_arg a0 = {ring, log, 0}, a1 = {ring, log, 1};
 			pthread_t th;
 
-			pthread_create(&th, NULL, slow_producer, &a1);
+			if (!atomic_load(&log->hold))
+				pthread_create(&th, NULL, slow_producer, &a1);
 			atomic_store(&log->started, 1);
 			slow_producer(&a0);
 			_exit(0);
 		}
-		while (!atomic_load(&log->started))
-			sched_yield();
-		{
+		if (atomic_load(&log->hold)) {
+			while (!atomic_load(&log->held))
+				sched_yield();
+		} else {
 			struct timespec ts = {0, (long)(rand_r(&seed) % 400000)};
 
+			while (!atomic_load(&log->committed[0]) && !atomic_load(&log->committed[1]))
+				sched_yield();
 			nanosleep(&ts, NULL);
 		}
 		kill(pid, SIGKILL);
@@ -725,11 +742,12 @@ START_TEST(test_sigkill_producers)
 		recovered += k.next[0] + k.next[1];
 		ck_assert_uint_eq(st.corrupt, 0);
 	}
-	/* the kills did land mid-record, and most records were committed */
+	/* the kills did land mid-record (every tenth for sure), and records were committed
+	 * before each kill */
 	printf("sigkill: %d kills, %llu records recovered, %llu torn\n", ITER,
 	       (unsigned long long)recovered, (unsigned long long)torn_total);
-	ck_assert_uint_gt(torn_total, 0);
-	ck_assert_uint_gt(recovered, ITER);
+	ck_assert_uint_ge(torn_total, ITER / 10);
+	ck_assert_uint_ge(recovered, ITER);
 	munmap(log, 4096);
 	gt_ring_free(ring);
 }

@@ -4,6 +4,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,10 +253,10 @@ static uint64_t read_and_compare(const char *path, const struct synth_opts *o,
 	return n;
 }
 
-static void write_synth(const char *path, const struct synth_opts *o, size_t chunk_bytes,
-                        uint64_t *nrec)
+static void write_synth_q(const char *path, const struct synth_opts *o, size_t chunk_bytes,
+                          size_t queue_bytes, uint64_t *nrec)
 {
-	struct gt_writer_options wo = {.chunk_bytes = chunk_bytes};
+	struct gt_writer_options wo = {.chunk_bytes = chunk_bytes, .queue_bytes = queue_bytes};
 	struct gt_writer *w;
 	union synth_buf b;
 	struct synth s;
@@ -271,6 +273,12 @@ static void write_synth(const char *path, const struct synth_opts *o, size_t chu
 	ck_assert_int_eq(gt_writer_close(w), 0);
 	if (nrec)
 		*nrec = n;
+}
+
+static void write_synth(const char *path, const struct synth_opts *o, size_t chunk_bytes,
+                        uint64_t *nrec)
+{
+	write_synth_q(path, o, chunk_bytes, 0, nrec);
 }
 
 /* ---- tests ---------------------------------------------------------------------------- */
@@ -722,6 +730,106 @@ static void check_cut(const uint8_t *buf, const struct layout *l, size_t cut)
 	gt_reader_close(rd);
 }
 
+
+/* A reader of a FIFO into a file, until the writer closes it (the "disk" of the test below). */
+struct fifo_copy {
+	int fd;
+	const char *out;
+};
+
+static void *fifo_copy(void *arg)
+{
+	struct fifo_copy *fc = arg;
+	int out = open(fc->out, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	char buf[65536];
+
+	for (;;) {
+		struct pollfd p = {.fd = fc->fd, .events = POLLIN};
+		ssize_t got;
+
+		poll(&p, 1, -1);
+		got = read(fc->fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got < 0 || write(out, buf, (size_t)got) != got)
+			break;
+	}
+	close(out);
+	return NULL;
+}
+
+/* Chunks written by the writer thread from its queue make the same file, byte for byte, as
+ * chunks written by the caller. While the disk takes nothing (a FIFO nobody reads), the queue
+ * is full after its first chunk and stays full; once the disk reads again, the writer thread
+ * says so on its eventfd and gt_writer_wait_space returns. */
+START_TEST(test_queued_writer_same_bytes)
+{
+	const char *a = path_in("direct.gtrace"), *b = path_in("queued.gtrace");
+	const char *c = path_in("captured.gtrace");
+	struct gt_writer_options wo = {.chunk_bytes = 8192, .queue_bytes = 1};
+	struct fifo_copy fc = {.out = c};
+	uint64_t na, nb, v;
+	uint8_t *ba, *bb;
+	size_t la, lb;
+	struct gt_writer *w;
+	union synth_buf sb;
+	struct synth s;
+	struct pollfd p;
+	char tmp[256];
+	pthread_t th;
+
+	write_synth_q(a, &many_opts, 8192, 0, &na);
+	write_synth_q(b, &many_opts, 8192, 64u << 20, &nb);
+	ck_assert_uint_eq(na, nb);
+	ba = slurp(a, &la);
+	bb = slurp(b, &lb);
+	ck_assert_uint_eq(la, lb);
+	ck_assert(memcmp(ba, bb, la) == 0);
+	free(bb);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", b, (long)getpid());
+	unlink(b);
+	ck_assert_int_eq(mkfifo(tmp, 0644), 0);
+	fc.fd = open(tmp, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(fc.fd, 0);
+	ck_assert_int_ge(fcntl(fc.fd, F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(gt_writer_open(b, &test_info, &wo, &w), 0);
+	ck_assert_int_ge(gt_writer_wake_fd(w), 0);
+	synth_init(&s, &many_opts);
+	while (!gt_writer_full(w) && synth_next(&s, &sb))
+		ck_assert_int_eq(gt_writer_write(w, &sb.rec.hdr), 0);
+	ck_assert(gt_writer_full(w));
+	/* more records are taken (and chunks queued) while the disk is stuck */
+	for (int i = 0; i < 2000 && synth_next(&s, &sb); i++)
+		ck_assert_int_eq(gt_writer_write(w, &sb.rec.hdr), 0);
+	ck_assert(gt_writer_full(w));
+	ck_assert_int_eq(pthread_create(&th, NULL, fifo_copy, &fc), 0);
+	ck_assert_int_eq(gt_writer_wait_space(w), 0);
+	p = (struct pollfd){.fd = gt_writer_wake_fd(w), .events = POLLIN};
+	ck_assert_int_eq(poll(&p, 1, -1), 1);
+	ck_assert_int_eq(read(gt_writer_wake_fd(w), &v, sizeof(v)), sizeof(v));
+	ck_assert_uint_gt(gt_writer_progress(w), 0);
+	while (synth_next(&s, &sb))
+		ck_assert_int_eq(gt_writer_write(w, &sb.rec.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	pthread_join(th, NULL);
+	close(fc.fd);
+	bb = slurp(c, &lb);
+	ck_assert_uint_eq(la, lb);
+	ck_assert(memcmp(ba, bb, la) == 0);
+	free(ba);
+	free(bb);
+	/* without a queue: never full, no eventfd, nothing to wait for */
+	ck_assert_int_eq(gt_writer_open(a, &test_info, NULL, &w), 0);
+	ck_assert(!gt_writer_full(w));
+	ck_assert_int_eq(gt_writer_wake_fd(w), -1);
+	ck_assert_int_eq(gt_writer_wait_space(w), 0);
+	gt_writer_discard(w);
+}
+END_TEST
+
 START_TEST(test_truncate_at_chunk_boundaries)
 {
 	const char *path = path_in("many.gtrace");
@@ -1099,6 +1207,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_header_bit_flips);
 	tcase_add_test(tc, test_roundtrip_many_chunks);
+	tcase_add_test(tc, test_queued_writer_same_bytes);
 	tcase_add_test(tc, test_truncate_at_chunk_boundaries);
 	tcase_add_test(tc, test_truncate_at_random_offsets);
 	tcase_add_test(tc, test_bit_flips_in_chunks);

@@ -28,7 +28,7 @@ _gputrace() {
 			case ${COMP_WORDS[i]} in
 			--) _gputrace_program $((i + 1)); return ;;
 			-o | --output | -t | --trace | --api | --capture-range | --delay | --duration | \
-				--buffer-size | --flush-interval | --graph | --export)
+				--buffer-size | --flush-interval | --write-queue | --graph | --export)
 				((i++)) ;;
 			-*) ;;
 			*) _gputrace_program $i; return ;;
@@ -47,12 +47,12 @@ _gputrace() {
 			return ;;
 		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
 		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
-		--delay | --duration | --buffer-size | --flush-interval) return ;;
+		--delay | --duration | --buffer-size | --flush-interval | --write-queue) return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
-				--capture-range --delay --duration --buffer-size --flush-interval --graph
-				--export --stats --view --view= -h --help --" -- "$cur"))
+				--capture-range --delay --duration --buffer-size --flush-interval
+				--write-queue --graph --export --stats --view --view= -h --help --" -- "$cur"))
 			[[ ${COMPREPLY[0]} == --view= ]] && compopt -o nospace 2>/dev/null
 		else
 			COMPREPLY=($(compgen -c -- "$cur"))

@@ -43,12 +43,19 @@ void gt_client_kick(struct gt_client *c);
 void gt_client_set_exit_status(struct gt_client *c, int status);
 
 /* At exit or detach: session mode sends goodbye and closes the connection; standalone mode
- * drains everything, writes PROCESS_END and closes the file (returns its path in *path, may
- * be NULL). Bounded time. NULL is accepted. What producers touch (the ring's mapping, the
- * string table, the wake-up eventfd, the client itself) is kept until the process ends: a
- * producer that found tracing on just before may still be writing; what it writes is not
- * read. The ring's memory itself is released (gt_ring_retire). */
-int gt_client_close(struct gt_client *c, const char **path);
+ * drains everything, writes PROCESS_END and closes the file. Standalone, it waits as long as
+ * the drainer or the writer makes progress (a slow disk legitimately takes seconds) and gives
+ * up after GPUTRACE_WRITE_TIMEOUT seconds (default 60) in which nothing moved.
+ * Returns 0, with *path the trace; or -errno with *errmsg a one-line reason that names the
+ * file left behind and *path that file: on a write error or a stall (-ETIMEDOUT) the
+ * temporary PATH.tmp-<pid>, which the reader recovers; on another error (the final drain
+ * ran out of memory) the trace itself, complete but possibly without its last records.
+ * path and errmsg may be NULL; both point to static storage. NULL c is accepted.
+ * What producers touch (the ring's mapping, the string table, the wake-up eventfd, the
+ * client itself) is kept until the process ends: a producer that found tracing on just
+ * before may still be writing; what it writes is not read. The ring's memory itself is
+ * released (gt_ring_retire). */
+int gt_client_close(struct gt_client *c, const char **path, const char **errmsg);
 
 /* In a fork()ed child: forget the parent's ring and connection without touching them
  * (the child is not traced unless it execs). */

@@ -47,8 +47,10 @@ const struct gt_rec_process *gt_drain_proc_record(const struct gt_drain_proc *p)
 struct gt_ring *gt_drain_proc_ring(struct gt_drain_proc *p);
 
 /* Drain what is committed (see gt_ring_consume for wait_ns and producers_dead). A ring
- * found corrupt is reported once (a NOTICE), freed, and not read again: not an error.
- * Returns records written (>= 0) or -errno from the writer. */
+ * found corrupt is reported once (a NOTICE), freed, and not read again: not an error. While
+ * the writer's queue is full (gt_writer_full) the pass reads nothing more and returns: the
+ * rest stays in the ring for a later pass. Returns records written (>= 0) or -errno from the
+ * writer. */
 long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers_dead);
 
 /* Write a NOTICE about this process (severity enum gt_notice_severity, code
@@ -56,7 +58,8 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,
                          const char *message);
 
-/* Final drain (as gt_drain_proc_run), then LOSS records (ring-full drops by type, torn and
+/* Final drain (as gt_drain_proc_run, but waiting for the writer's room when its queue is
+ * full: gt_writer_wait_space), then LOSS records (ring-full drops by type, torn and
  * corrupt counts), "<unknown>" for string ids that never arrived, and PROCESS_END with
  * how/code - unless the process wrote its own PROCESS_END (GT_END_DETACHED) into the ring,
  * which is used instead. Frees p and its ring. Returns 0 or -errno from the writer (p is

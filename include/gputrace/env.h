@@ -24,6 +24,12 @@
 #define GT_ENV_CAPTURE "GPUTRACE_CAPTURE_RANGE"
 /* Graph tracing granularity: graph (default) or node. */
 #define GT_ENV_GRAPH "GPUTRACE_GRAPH"
+/* Standalone: compressed trace bytes that may wait for the disk (K/M/G suffix; 0 writes from
+ * the drainer thread itself). Default GT_WRITE_QUEUE_DEFAULT_BYTES (64M). */
+#define GT_ENV_WRITE_QUEUE "GPUTRACE_WRITE_QUEUE"
+/* Standalone: at exit, seconds the trace's writing may go without progress (no write, sync
+ * or drained record) before the process gives up on completing it. Default 60. */
+#define GT_ENV_WRITE_TIMEOUT "GPUTRACE_WRITE_TIMEOUT"
 /* Non-empty: diagnostics from the injection library go to stderr. */
 #define GT_ENV_DEBUG "GPUTRACE_DEBUG"
 /* Set by gputrace run on the child: the CLI's pid, so a child knows it is traced. */

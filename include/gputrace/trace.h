@@ -43,7 +43,21 @@ struct gt_writer;
 struct gt_writer_options {
 	int zstd_level;     /* 0 = default (1) */
 	size_t chunk_bytes; /* uncompressed bytes per chunk; 0 = default (1 MiB) */
+	/* > 0: chunks are written by a thread of the writer from a queue of compressed
+	 * chunks; gt_writer_full() says when this many bytes wait (the caller then stops
+	 * adding records until there is room: gt_writer_wait_space, gt_writer_wake_fd).
+	 * 0: each chunk is written by the caller, in gt_writer_write. */
+	size_t queue_bytes;
+	/* With a queue: gt_writer_wait_space and gt_writer_close give up (-ETIMEDOUT) once no
+	 * write or sync has returned for this long; 0 = wait as long as it takes. */
+	uint64_t stall_ns;
+	/* A close that fails leaves PATH.tmp-<pid> in place (readable: the reader recovers
+	 * its complete chunks) instead of removing it. */
+	bool keep_partial;
 };
+
+/* Default queue_bytes of gputrace run and the standalone writer. */
+#define GT_WRITE_QUEUE_DEFAULT_BYTES (64u << 20)
 
 /* Create PATH.tmp-<pid>; gt_writer_close() renames it to PATH. opts may be NULL.
  * Returns 0 and *ret, or -errno (-EEXIST never: the caller decides about overwriting). */
@@ -57,16 +71,38 @@ int gt_writer_write(struct gt_writer *w, const struct gt_rec_hdr *rec);
 /* Convenience: append a GT_REC_STRING. */
 int gt_writer_string(struct gt_writer *w, uint32_t pid, uint32_t id, const char *s, size_t len);
 
-/* Compress and write the pending chunk now (bounds what a crash of the writer can lose). */
+/* Compress and write (or queue) the pending chunk now (bounds what a crash of the writer can
+ * lose). Never waits for the queue. */
 int gt_writer_flush(struct gt_writer *w);
+
+/* With a queue: true while it holds queue_bytes or more; a drain stops reading rings then
+ * (the rings hold the records, or count what they drop) until there is room. Always false
+ * without a queue. Any thread. */
+bool gt_writer_full(const struct gt_writer *w);
+
+/* Wait until the queue has room (returns at once without a queue). Returns 0, the writer's
+ * error, or -ETIMEDOUT when its writes stalled for stall_ns (sticky, as write errors are). */
+int gt_writer_wait_space(struct gt_writer *w);
+
+/* An fd that polls readable after the writer thread wrote something (read it to re-arm);
+ * -1 without a queue. Owned by the writer. */
+int gt_writer_wake_fd(const struct gt_writer *w);
+
+/* Write and sync calls that returned so far, by any thread: the writer's sign of life.
+ * Any thread. */
+uint64_t gt_writer_progress(const struct gt_writer *w);
 
 const struct gt_trace_counts *gt_writer_counts(const struct gt_writer *w);
 
-/* Flush, write the footer, fsync, rename to the final path, free. Returns 0 or -errno;
- * the writer is freed either way. NULL is accepted. */
+/* Flush, write the footer, wait for the writer thread to write everything, fsync, rename to
+ * the final path, free. Returns 0 or -errno; the writer is freed either way. On an error the
+ * temporary file is removed (unless keep_partial); on -ETIMEDOUT (stall_ns passed without a
+ * write or sync returning) it stays, with its writer thread, which closes it if its call
+ * ever returns and writes nothing more. NULL is accepted. */
 int gt_writer_close(struct gt_writer *w);
 
-/* Drop everything: remove the temporary file and free. NULL is accepted. */
+/* Drop everything: stop the writer thread (bounded by stall_ns), remove the temporary file
+ * and free. NULL is accepted. */
 void gt_writer_discard(struct gt_writer *w);
 
 struct gt_reader;

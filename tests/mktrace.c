@@ -1,11 +1,11 @@
 /* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
- *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2). */
+ * 130001 - 100 * (p % 2). --nccl names one kernel of every step after NCCL's all-reduce. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,7 +33,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices]\n"
+	      "               [--cupti-notices] [--nccl]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"nccl", no_argument, NULL, 'N'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -127,6 +128,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
+			break;
+		case 'N':
+			o.nccl = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "chrome-int.h"
+#include "model.h"
 
 /* Ranks written per pass over the trace: each open file holds a model (a few MiB of mostly
  * untouched flow tables) and a 1 MiB buffer, so a job of thousands of ranks is written in
@@ -116,6 +117,20 @@ static void check_others(const struct split *sp, struct gt_export_result *res)
 	}
 }
 
+/* Whether every process of `rank` has a pid of at least min: then its file shows GPU n as
+ * pid n, as Kineto does (TensorBoard's plugin takes a kernel's GPU from its pid), without
+ * meeting a process's pid. */
+static bool pids_above(const struct split *sp, int32_t rank, uint32_t min)
+{
+	for (size_t i = 0; i < gt_ranks_nprocs(sp->ranks); i++) {
+		const struct gt_rank_proc *p = gt_ranks_proc_at(sp->ranks, i);
+
+		if (p->rank == rank && p->pid < min)
+			return false;
+	}
+	return true;
+}
+
 /* The file index of process pid in the current group, or -1. */
 static int out_of(const struct split *sp, uint32_t pid)
 {
@@ -164,6 +179,7 @@ static int write_group(struct split *sp, const struct gt_steps *steps, size_t pa
 
 	for (size_t i = 0; i < sp->n; i++) {
 		setup.rank = sp->list[sp->first + i];
+		setup.small_gpu_pids = pids_above(sp, setup.rank, GT_XGPU_SMALL_MAX);
 		snprintf(path, sizeof(path), "%s/rank-%d" FILE_SUFFIX, sp->opts->output,
 		         setup.rank);
 		setup.path = path;

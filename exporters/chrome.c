@@ -165,14 +165,15 @@ static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
 {
 	char name[32];
 	char *n = name;
-	uint32_t pid = GPU_PID_BASE + g->number;
+	uint32_t pid = gt_xgpu_pid(&c->m, g);
 
 	if (g->announced && !g->info_changed)
 		return;
 	n = LIT(n, "GPU ");
 	n = gt_fmt_u64(n, g->number);
 	meta_str(c, "process_name", pid, 0, "name", name, (size_t)(n - name));
-	meta_sort(c, "process_sort_index", pid, 0, pid);
+	/* after every traced process, whatever its pid, as Kineto sorts GPUs */
+	meta_sort(c, "process_sort_index", pid, 0, GPU_PID_BASE + g->number);
 	if (g->name_id) {
 		size_t len;
 		const char *dn = text(c, g->name_id, false, &len);
@@ -779,7 +780,7 @@ static void counter_event(struct chrome *c, const struct gt_xgpu *g, const char 
 	p = LIT(p, "{\"ph\":\"C\",\"name\":\"");
 	p = stpcpy(p, name);
 	p = LIT(p, "\",");
-	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = put_pid_tid(p, gt_xgpu_pid(&c->m, g), 0);
 	p = LIT(p, ",\"ts\":");
 	p = put_ts(p, c, ts);
 	p = LIT(p, ",\"args\":{\"bytes\":");
@@ -815,7 +816,7 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 	p = LIT(p, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"memory_pool\",\"name\":\"memory pool ");
 	p = put_str(p, gt_pool_op_name(r->op));
 	p = LIT(p, "\",");
-	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = put_pid_tid(p, gt_xgpu_pid(&c->m, g), 0);
 	p = LIT(p, ",\"ts\":");
 	p = put_ts(p, c, r->ts_ns);
 	p = LIT(p, ",\"args\":{\"address\":\"");
@@ -1270,6 +1271,7 @@ int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, 
 	}
 	/* the same lanes as perfetto's, so both show the same threads */
 	c->m.strict_ties = true;
+	c->m.small_gpu_pids = setup->small_gpu_pids;
 	err = open_file(c, 0);
 	if (err < 0) {
 		*errmsg = c->errmsg;

@@ -1176,7 +1176,7 @@ void gt_xlane_ids(const struct gt_xmodel *m, const struct gt_xtrack *t, unsigned
 		/* a second process's streams on the same GPU: its index above the stream id */
 		if (t->pid != g->first_pid)
 			base |= (m->procs[t->proc]->index & 0x1fu) << 20;
-		*pid = GT_XGPU_PID_BASE + g->number;
+		*pid = gt_xgpu_pid(m, g);
 		*tid = base | (uint32_t)lane << GT_XLANE_SHIFT;
 		return;
 	}
@@ -1189,6 +1189,13 @@ void gt_xlane_ids(const struct gt_xmodel *m, const struct gt_xtrack *t, unsigned
 		*tid = GT_XOVERHEAD_TID + lane;
 		return;
 	}
+}
+
+uint32_t gt_xgpu_pid(const struct gt_xmodel *m, const struct gt_xgpu *g)
+{
+	if (m->small_gpu_pids && g->number < GT_XGPU_SMALL_MAX)
+		return g->number;
+	return GT_XGPU_PID_BASE + g->number;
 }
 
 char *gt_xlane_name(struct gt_xmodel *m, const struct gt_xtrack *t, unsigned lane, char *n,

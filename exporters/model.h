@@ -225,6 +225,8 @@ struct gt_xmap {
 struct gt_xmodel {
 	struct gt_reader *reader; /* borrowed */
 	bool demangle;            /* demangle kernel names */
+	bool small_gpu_pids;      /* GPU n is pid n, as in Kineto's JSON (files of one rank whose
+	                           * processes all have pids above GT_XGPU_SMALL_MAX) */
 	bool strict_ties;         /* slices whose order at equal timestamps would depend on
 	                           * file order go to another lane (both timeline formats set
 	                           * it, so that their lanes, and so their threads, agree) */
@@ -341,6 +343,13 @@ const struct gt_xflow_slot *gt_xflow_gpu(struct gt_xmodel *m, uint32_t pid, uint
 /* GPUs are shown as processes with these pids (above Linux's largest pid, 2^22), "GPU n"
  * at GT_XGPU_PID_BASE + n, in both timeline formats. */
 #define GT_XGPU_PID_BASE 5000000u
+
+/* With small_gpu_pids, GPUs numbered below this are pids 0 .. GT_XGPU_SMALL_MAX - 1 (and the
+ * processes drawn beside them must all have larger pids). */
+#define GT_XGPU_SMALL_MAX 256u
+
+/* The pid that shows GPU g as a process. */
+uint32_t gt_xgpu_pid(const struct gt_xmodel *m, const struct gt_xgpu *g);
 
 /* Synthetic thread ids of lanes: real tids stay below 2^22; lane k of thread T is
  * T | k << GT_XLANE_SHIFT, its sync lanes T | (16 + k) << GT_XLANE_SHIFT; NVTX start/end

@@ -150,7 +150,7 @@ j = json.load(open(sys.argv[1]))
 r = int(sys.argv[2])
 pids = sorted({e["pid"] for e in j["traceEvents"]})
 assert j["distributedInfo"] == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, j["distributedInfo"]
-assert pids == [4100 + 7 * r, 5000000 + r], pids
+assert pids == [r, 4100 + 7 * r], pids  # its GPU (device r) as pid r, as Kineto writes it
 assert j["gputrace"]["rank_file"] == r and j["gputrace"]["split"] == "ranks"
 PY
 	done

@@ -395,13 +395,16 @@ START_TEST(test_fixture_split)
 		ck_assert_uint_eq(count_cat(ev, "s", "ac2g"), fxe.flows / 2);
 		ck_assert_uint_eq(count_cat(ev, "f", "ac2g"), fxe.flows / 2);
 		ck_assert_uint_eq(count_name_prefix(ev, "ProfilerStep#"), fxo.iters);
-		/* only its process and its GPU (device 0 of its own: GPU 0) */
+		/* only its process and its GPU (device 0 of its own: GPU 0, pid 0 as in
+		 * Kineto's JSON, since the process's pid is above 256) */
 		cJSON_ArrayForEach(e, ev)
 		{
 			double pid = num(e, "pid");
 
-			ck_assert_msg(pid == FX_PID0 + r || pid == 5000000, "pid %.0f in rank %d",
-			              pid, r);
+			ck_assert_msg(pid == FX_PID0 + r || pid == 0, "pid %.0f in rank %d", pid,
+			              r);
+			if (strcmp(str(e, "cat"), "kernel") == 0)
+				ck_assert_double_eq(num(obj(e, "args"), "device"), pid);
 		}
 		check_dist(j, r, 2, r, NULL);
 		ck_assert_int_eq(hta_rank(path), r);
@@ -505,7 +508,10 @@ START_TEST(test_real_split)
 		{
 			double p = num(e, "pid");
 
-			ck_assert_msg(p == pid || p == 5000000, "pid %.0f in rank %d", p, r);
+			ck_assert_msg(p == pid || p == 0, "pid %.0f in rank %d", p, r);
+			/* TensorBoard's plugin takes a kernel's GPU from its pid */
+			if (strcmp(str(e, "cat"), "kernel") == 0)
+				ck_assert_double_eq(num(obj(e, "args"), "device"), p);
 		}
 		check_dist(j, r, 2, r, NULL);
 		ck_assert_int_eq(hta_rank(path), r);
@@ -527,6 +533,61 @@ START_TEST(test_real_split)
 	per_pid_events(in, 548, &launcher, &dummy);
 	ck_assert_uint_eq(launcher, 2); /* its notice and its end */
 	ck_assert_uint_eq(res.events + launcher, 4405);
+}
+END_TEST
+
+/* A rank whose process has a pid as small as a GPU number (pid 1 in a container) keeps its
+ * GPUs at 5,000,000 + n, so that the two never share a row. */
+START_TEST(test_small_pid_split)
+{
+	struct gt_export_options o = {.split = GT_EXPORT_SPLIT_RANKS};
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .tool_version = "test"};
+	struct gt_export_result res;
+	struct gt_rec_process pr;
+	struct gt_rec_kernel k;
+	struct gt_writer *w;
+	char in[160], out[160], path[256];
+	cJSON *j;
+	const cJSON *e;
+	uint64_t kernels = 0;
+
+	snprintf(in, sizeof(in), "%s/pid1.gtrace", dir);
+	ck_assert_int_eq(gt_writer_open(in, &info, NULL, &w), 0);
+	memset(&pr, 0, sizeof(pr));
+	pr.hdr.type = GT_REC_PROCESS;
+	pr.hdr.size = sizeof(pr);
+	pr.hdr.pid = 1;
+	pr.start_ns = 1000;
+	pr.rank = 3;
+	pr.local_rank = 0;
+	pr.world_size = 4;
+	ck_assert_int_eq(gt_writer_write(w, &pr.hdr), 0);
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = GT_REC_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.hdr.pid = 1;
+	k.span.start_ns = 2000;
+	k.span.end_ns = 3000;
+	k.span.device_id = 1;
+	k.span.stream_id = 7;
+	k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	snprintf(out, sizeof(out), "%s/pid1-ranks", dir);
+	ck_assert_int_eq(export_with(in, out, &o, &res), 0);
+	ck_assert_uint_eq(res.files, 1);
+	snprintf(path, sizeof(path), "%s/rank-3.pt.trace.json", out);
+	j = load(path);
+	check_dist(j, 3, 4, 0, NULL);
+	cJSON_ArrayForEach(e, obj(j, "traceEvents"))
+	{
+		if (strcmp(str(e, "cat"), "kernel") != 0)
+			continue;
+		ck_assert_double_eq(num(e, "pid"), 5000001);
+		kernels++;
+	}
+	ck_assert_uint_eq(kernels, 1);
+	cJSON_Delete(j);
 }
 END_TEST
 
@@ -570,6 +631,7 @@ static Suite *hta_suite(void)
 	tcase_add_test(tc, test_one_rank_file);
 	tcase_add_test(tc, test_fixture_split);
 	tcase_add_test(tc, test_real_split);
+	tcase_add_test(tc, test_small_pid_split);
 	tcase_add_test(tc, test_sm_load);
 	suite_add_tcase(s, tc);
 	return s;

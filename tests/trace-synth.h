@@ -22,6 +22,7 @@ struct synth_opts {
 	bool memcpy;     /* a HtoD copy every 64 kernels */
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
 	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
+	bool steps;      /* an NVTX range "step" around each step's launches, per process */
 };
 
 /* NCCL's all-reduce kernel as CUPTI names it (mangled) */
@@ -53,6 +54,7 @@ struct synth_proc {
 	uint64_t cpu_ns, gpu_ns; /* this process's CPU and GPU clocks */
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
+	uint64_t step_ns;        /* when its current step began (CPU) */
 };
 
 enum synth_phase {
@@ -76,7 +78,8 @@ struct synth {
 	struct gt_rec_api api[SYNTH_BATCH];
 	struct gt_rec_kernel kern[SYNTH_BATCH];
 	struct gt_rec_memcpy copy;
-	unsigned nbatch, bi;
+	struct gt_rec_nvtx step[SYNTH_BATCH]; /* steps that ended in the batch */
+	unsigned nbatch, bi, nsteps;
 	bool have_copy;
 };
 
@@ -209,6 +212,7 @@ static inline void synth_batch(struct synth *s)
 
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
 	s->bi = 0;
+	s->nsteps = 0;
 	s->have_copy = false;
 	for (unsigned j = 0; j < s->nbatch; j++) {
 		struct gt_rec_api *a = &s->api[j];
@@ -229,7 +233,20 @@ static inline void synth_batch(struct synth *s)
 		pr->cpu_ns = a->end_ns + 500 + (r >> 20) % 2500;
 
 		synth_position(s, pr->pos, k, &typical);
+		if (pr->pos == 0)
+			pr->step_ns = a->start_ns;
 		pr->pos = (pr->pos + 1) % s->seq_len;
+		if (s->o.steps && pr->pos == 0) {
+			/* the step's launches are done: its range ends, written at its pop */
+			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			n->start_ns = pr->step_ns;
+			n->end_ns = a->end_ns + 200;
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
 		if (pr->gpu_ns < a->end_ns + 1000)
 			pr->gpu_ns = a->end_ns + 1000;
@@ -346,6 +363,12 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				s->i++;
 				return true;
 			}
+			if (s->o.steps && s->i == 6 + s->o.names) {
+				/* after the kernel names, so that the other ids stay as they were */
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names, "step", 4);
+				s->i++;
+				return true;
+			}
 			if (s->i < 6 + s->o.names) {
 				unsigned k = (unsigned)(s->i - 6);
 				int n = s->o.nccl && k == 0
@@ -381,6 +404,10 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				else
 					memcpy(r, &s->kern[s->o.api ? j - s->nbatch : j],
 					       sizeof(s->kern[0]));
+				return true;
+			}
+			if (s->bi < per + s->nsteps) {
+				memcpy(r, &s->step[s->bi++ - per], sizeof(s->step[0]));
 				return true;
 			}
 			if (s->have_copy) {

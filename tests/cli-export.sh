@@ -128,7 +128,9 @@ expect_rc 65 "$gputrace" export run.gtrace -f chrome --split ranks
 expect_err "gputrace: export to run-ranks failed: no process of the trace has a rank (its launcher set none of RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID): nothing to split by"
 [ ! -e run-ranks ] || fail "a directory was made for a trace without ranks"
 if [ -n "$mktrace" ]; then
-	"$mktrace" -o job.gtrace --processes 2 --api --kernels 2000 --names 20 --nccl >/dev/null ||
+	# 1,000 launches per rank, 31 per step (20 names): 32 NVTX "step" ranges each
+	"$mktrace" -o job.gtrace --processes 2 --api --kernels 2000 --names 20 --nccl --steps \
+		>/dev/null ||
 		fail "mktrace could not write job.gtrace"
 	# a whole-trace export of two ranks says how HTA wants them
 	expect_rc 0 "$gputrace" export job.gtrace -f chrome
@@ -152,12 +154,18 @@ pids = sorted({e["pid"] for e in j["traceEvents"]})
 assert j["distributedInfo"] == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, j["distributedInfo"]
 assert pids == [r, 4100 + 7 * r], pids  # its GPU (device r) as pid r, as Kineto writes it
 assert j["gputrace"]["rank_file"] == r and j["gputrace"]["split"] == "ranks"
+steps = [e["name"] for e in j["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+assert steps == ["ProfilerStep#%d" % i for i in range(32)], steps
+assert j["gputrace"]["profiler_steps"] == 32 and j["gputrace"]["steps_from"] == "step"
 PY
 	done
 	# -o names the directory; an existing file there cannot be one
-	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q --no-steps
 	expect_err ""
 	[ -f hta/rank-1.pt.trace.json ] || fail "-o hta: no hta/rank-1.pt.trace.json"
+	! grep -q ProfilerStep hta/rank-1.pt.trace.json || fail "--no-steps wrote ProfilerStep"
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --step nothing -o named.json -q
+	! grep -q ProfilerStep named.json || fail "--step nothing wrote ProfilerStep"
 	touch plain
 	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o plain
 	expect_err "gputrace: export to plain failed: plain exists and is not a directory: --split ranks writes a directory"

@@ -24,7 +24,7 @@ struct gt_chrome_setup {
 	                                       * are written; NULL: no distributedInfo */
 	int32_t rank; /* the file of one rank: its distributedInfo opens the file; -1: a
 	               * whole trace, whose trailer names its rank if it holds only one */
-	bool small_gpu_pids; /* GPU n as pid n, as Kineto writes it (gt_xgpu_pid) */
+	bool small_gpu_pids; /* GPU n as pid n, as Kineto writes it (gt_lanes_gpu_pid) */
 };
 
 /* Open the output and write its head. Returns 0 or -errno; on failure *errmsg says why. */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "chrome-int.h"
-#include "model.h"
+#include "lanes.h"
 
 /* Ranks written per pass over the trace: each open file holds a model (a few MiB of mostly
  * untouched flow tables) and a 1 MiB buffer, so a job of thousands of ranks is written in
@@ -179,7 +179,7 @@ static int write_group(struct split *sp, const struct gt_steps *steps, size_t pa
 
 	for (size_t i = 0; i < sp->n; i++) {
 		setup.rank = sp->list[sp->first + i];
-		setup.small_gpu_pids = pids_above(sp, setup.rank, GT_XGPU_SMALL_MAX);
+		setup.small_gpu_pids = pids_above(sp, setup.rank, GT_GPU_SMALL_PID_MAX);
 		snprintf(path, sizeof(path), "%s/rank-%d" FILE_SUFFIX, sp->opts->output,
 		         setup.rank);
 		setup.path = path;

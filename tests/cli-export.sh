@@ -60,7 +60,7 @@ err_matches '^gputrace: bogus\.gtrace: .+$'
 expect_rc 0 "$gputrace" export run.gtrace -f chrome
 [ -s run.json ] || fail "no run.json"
 valid_json run.json
-err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KB)\)$'
+err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KiB)\)$'
 # An existing output is replaced.
 expect_rc 0 "$gputrace" export run.gtrace -f chrome -q
 [ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
@@ -94,7 +94,7 @@ if [ -n "$mktrace" ]; then
 	[ "$(tail -n +2 big-api.csv | wc -l)" -eq 20000 ] ||
 		fail "csv: $(tail -n +2 big-api.csv | wc -l) API rows, expected 20000"
 	expect_rc 0 "$gputrace" export big.gtrace -f chrome --max-size 1M
-	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MB in [0-9]+ files\)$'
+	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MiB in [0-9]+ files\)$'
 	valid_json big.json
 	valid_json big.1.json
 	# Written as a killed writer leaves it: every chunk is still read.
@@ -136,7 +136,7 @@ if [ -n "$mktrace" ]; then
 	expect_rc 0 "$gputrace" export job.gtrace -f chrome
 	err_has_line "gputrace: the trace holds 2 ranks; Holistic Trace Analysis reads one rank per file: add --split ranks"
 	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks
-	err_matches '^gputrace: wrote job-ranks/ \(2 ranks: rank-N\.pt\.trace\.json, [0-9,]+ events, [0-9.]+ [KM]B\)$'
+	err_matches '^gputrace: wrote job-ranks/ \(2 ranks: rank-N\.pt\.trace\.json, [0-9,]+ events, [0-9.]+ [KM]iB\)$'
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "split: more than the closing line: $(cat "$tmp/err")"
 	[ "$(ls job-ranks | paste -sd' ' -)" = "rank-0.pt.trace.json rank-1.pt.trace.json" ] ||
 		fail "job-ranks/ holds: $(ls job-ranks)"

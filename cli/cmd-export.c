@@ -247,11 +247,12 @@ int cmd_export(int argc, char **argv)
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
 		gt_reader_close(r);
 		/* Damage found while reading is the trace's fault, and so is a trace without
-		 * ranks to split by; anything else is output. */
+		 * ranks to split by or whose ranks share a pid; anything else is output. */
 		if (ret == -ENOTDIR)
 			return GT_EXIT_CANT_CREATE;
-		return (ret == -EINVAL || ret == -EBADMSG || ret == -ENOENT) ? GT_EXIT_BAD_TRACE
-		                                                             : GT_EXIT_IO;
+		if (ret == -ENOENT || ret == -EEXIST)
+			return GT_EXIT_BAD_TRACE;
+		return (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
 	}
 	if (gt_reader_status(r)->recovered && !quiet) {
 		const struct gt_reader_status *rs = gt_reader_status(r);

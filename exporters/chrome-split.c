@@ -50,6 +50,26 @@ static int prescan(struct split *sp)
 	return ret < 0 ? ret : gt_reader_rewind(sp->r);
 }
 
+/* Records carry only a pid: a merged trace in which two processes (of two hosts) share one
+ * cannot be split by rank without mixing them. Returns 0 or -EEXIST with the message. */
+static int check_clash(struct split *sp)
+{
+	for (size_t i = 0; i < gt_ranks_nprocs(sp->ranks); i++) {
+		const struct gt_rank_proc *p = gt_ranks_proc_at(sp->ranks, i);
+
+		if (!p->clash)
+			continue;
+		snprintf(errbuf, sizeof(errbuf),
+		         "pid %u names two processes (two PROCESS records with different hosts "
+		         "or ranks); records carry only a pid, so their ranks cannot be told "
+		         "apart",
+		         p->pid);
+		sp->errmsg = errbuf;
+		return -EEXIST;
+	}
+	return 0;
+}
+
 /* The directory exists afterwards (made if need be). */
 static int make_dir(struct split *sp)
 {
@@ -248,6 +268,9 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		}
 		goto out;
 	}
+	ret = check_clash(&sp);
+	if (ret < 0)
+		goto out;
 	sp.nlist = gt_ranks_list(sp.ranks, NULL, 0);
 	if (!sp.nlist) {
 		sp.errmsg = "no process of the trace has a rank (its launcher set none of RANK, "

@@ -155,6 +155,8 @@ int gt_ranks_feed(struct gt_ranks *rk, const struct gt_reader *r, const union gt
 	if (rec->hdr.type == GT_REC_PROCESS) {
 		const struct gt_rec_process *pr = &rec->process;
 
+		if (p->have_info && (p->host_id != pr->host_id || p->rank != pr->rank))
+			p->clash = true;
 		p->ppid = pr->ppid;
 		p->host_id = pr->host_id;
 		p->exe_id = pr->exe_id;

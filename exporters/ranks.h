@@ -19,6 +19,9 @@ struct gt_rank_proc {
 	int32_t rank, local_rank, world_size; /* -1 if unknown */
 	bool have_info;                       /* a PROCESS record was seen */
 	bool nccl;                            /* ran at least one of NCCL's kernels */
+	bool clash; /* a later PROCESS record of this pid named another host or rank: two
+	             * processes (of a merged trace) share the pid, and records cannot tell them
+	             * apart */
 	uint64_t records;                     /* records of this pid, of every kind */
 };
 

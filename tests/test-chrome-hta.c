@@ -5,6 +5,7 @@
  * the two-rank job recorded on an H200 (tests/data/ddp-2rank.gtrace). */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -591,6 +592,40 @@ START_TEST(test_small_pid_split)
 }
 END_TEST
 
+/* A merged trace whose two hosts' processes share a pid cannot be split by rank: refused
+ * before anything is written. */
+START_TEST(test_pid_clash)
+{
+	struct gt_export_options o = {.split = GT_EXPORT_SPLIT_RANKS};
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .tool_version = "test"};
+	struct gt_export_result res;
+	struct gt_rec_process pr;
+	struct gt_writer *w;
+	char in[160], out[160];
+
+	snprintf(in, sizeof(in), "%s/clash.gtrace", dir);
+	ck_assert_int_eq(gt_writer_open(in, &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_string(w, 4242, 1, "host-a", 6), 0);
+	ck_assert_int_eq(gt_writer_string(w, 4242, 2, "host-b", 6), 0);
+	for (int h = 0; h < 2; h++) {
+		memset(&pr, 0, sizeof(pr));
+		pr.hdr.type = GT_REC_PROCESS;
+		pr.hdr.size = sizeof(pr);
+		pr.hdr.pid = 4242;
+		pr.start_ns = 1000;
+		pr.host_id = (uint32_t)h + 1;
+		pr.rank = h;
+		pr.local_rank = 0;
+		pr.world_size = 2;
+		ck_assert_int_eq(gt_writer_write(w, &pr.hdr), 0);
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	snprintf(out, sizeof(out), "%s/clash-ranks", dir);
+	ck_assert_int_eq(export_with(in, out, &o, &res), -EEXIST);
+	ck_assert_int_ne(access(out, F_OK), 0);
+}
+END_TEST
+
 /* Kineto's SM load per kernel: the fixture's 128 x 2 blocks of 256 threads on 132 SMs. */
 START_TEST(test_sm_load)
 {
@@ -632,6 +667,7 @@ static Suite *hta_suite(void)
 	tcase_add_test(tc, test_fixture_split);
 	tcase_add_test(tc, test_real_split);
 	tcase_add_test(tc, test_small_pid_split);
+	tcase_add_test(tc, test_pid_clash);
 	tcase_add_test(tc, test_sm_load);
 	suite_add_tcase(s, tc);
 	return s;

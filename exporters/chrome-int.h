@@ -22,8 +22,8 @@ struct gt_chrome_setup {
 	const struct gt_steps *steps;         /* borrowed; NULL: NVTX ranges as they are */
 	const struct gt_ranks *ranks;         /* borrowed; read when the header and trailer
 	                                       * are written; NULL: no distributedInfo */
-	int32_t rank; /* the file of one rank: its distributedInfo opens the file; -1: a
-	               * whole trace, whose trailer names its rank if it holds only one */
+	int32_t rank;        /* the file of one rank: its distributedInfo opens the file; -1: a
+	                      * whole trace, whose trailer names its rank if it holds only one */
 	bool small_gpu_pids; /* GPU n as pid n, as Kineto writes it (gt_lanes_gpu_pid) */
 };
 
@@ -54,10 +54,13 @@ int64_t gt_chrome_base(struct gt_reader *r);
 #define GT_CHROME_DIST_MAX 256u
 char *gt_chrome_dist_info(char *buf, const struct gt_rank_info *info);
 
-/* --split ranks: one file per rank in the directory opts->output (chrome-split.c). Returns 0
- * or -errno with *errmsg. */
+/* Whether the export looks for steps: not turned off, and the trace may hold NVTX ranges
+ * (its footer counts some, or it has none). */
+bool gt_chrome_want_steps(struct gt_reader *r, const struct gt_export_options *opts);
+
+/* --split ranks: one file per rank in the directory opts->output (chrome-split.c), steps
+ * found as opts say. Returns 0 or -errno with *errmsg. */
 int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *opts,
-                          const struct gt_steps *steps, struct gt_export_result *res,
-                          const char **errmsg);
+                          struct gt_export_result *res, const char **errmsg);
 
 #endif /* GPUTRACE_EXPORTERS_CHROME_INT_H */

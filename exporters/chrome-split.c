@@ -27,14 +27,15 @@ struct split {
 	struct gt_reader *r;
 	const struct gt_export_options *opts;
 	struct gt_ranks *ranks;
-	int32_t *list; /* the distinct ranks, ascending */
+	struct gt_steps *steps; /* NULL: no steps looked for */
+	int32_t *list;          /* the distinct ranks, ascending */
 	size_t nlist;
 	struct gt_chrome *out[GROUP]; /* files of list[first .. first + n) */
 	size_t first, n;
 	const char *errmsg;
 };
 
-/* One pass: who has which rank, who ran NCCL. */
+/* One pass: who has which rank, who ran NCCL, which NVTX ranges are steps. */
 static int prescan(struct split *sp)
 {
 	const union gt_record *rec;
@@ -44,9 +45,13 @@ static int prescan(struct split *sp)
 		return ret;
 	while ((ret = gt_reader_next(sp->r, &rec)) > 0) {
 		ret = gt_ranks_feed(sp->ranks, sp->r, rec);
+		if (ret >= 0 && sp->steps)
+			ret = gt_steps_feed(sp->steps, sp->r, rec);
 		if (ret < 0)
 			return ret;
 	}
+	if (ret >= 0 && sp->steps)
+		ret = gt_steps_finish(sp->steps);
 	return ret < 0 ? ret : gt_reader_rewind(sp->r);
 }
 
@@ -182,14 +187,13 @@ static void close_group(struct split *sp)
 }
 
 /* One pass over the trace writing the files of ranks list[first .. first + n). */
-static int write_group(struct split *sp, const struct gt_steps *steps, size_t pass, size_t passes,
-                       struct gt_export_result *res)
+static int write_group(struct split *sp, size_t pass, size_t passes, struct gt_export_result *res)
 {
 	struct gt_chrome_setup setup = {
 	        .reader = sp->r,
 	        .opts = sp->opts,
 	        .base_ns = gt_chrome_base(sp->r),
-	        .steps = steps,
+	        .steps = sp->steps,
 	        .ranks = sp->ranks,
 	};
 	const union gt_record *rec;
@@ -242,8 +246,7 @@ static int write_group(struct split *sp, const struct gt_steps *steps, size_t pa
 }
 
 int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *opts,
-                          const struct gt_steps *steps, struct gt_export_result *res,
-                          const char **errmsg)
+                          struct gt_export_result *res, const char **errmsg)
 {
 	struct split sp = {.r = r, .opts = opts, .errmsg = "out of memory"};
 	size_t passes;
@@ -258,6 +261,8 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	ret = gt_ranks_new(&sp.ranks);
+	if (ret >= 0 && gt_chrome_want_steps(r, opts))
+		ret = gt_steps_new(opts->step_name, &sp.steps);
 	if (ret < 0)
 		goto out;
 	ret = prescan(&sp);
@@ -292,7 +297,7 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 	for (size_t pass = 0; pass < passes; pass++) {
 		sp.first = pass * GROUP;
 		sp.n = sp.nlist - sp.first < GROUP ? sp.nlist - sp.first : GROUP;
-		ret = write_group(&sp, steps, pass, passes, res);
+		ret = write_group(&sp, pass, passes, res);
 		close_group(&sp);
 		if (ret < 0)
 			goto out;
@@ -313,5 +318,6 @@ out:
 		*errmsg = sp.errmsg;
 	free(sp.list);
 	gt_ranks_free(sp.ranks);
+	gt_steps_free(sp.steps);
 	return ret < 0 ? ret : 0;
 }

@@ -51,6 +51,7 @@ struct chrome {
 /* The handle of chrome-int.h. */
 struct gt_chrome {
 	struct chrome c;
+	bool have_timeline; /* c.m was set up: gt_chrome_free() finishes it */
 };
 
 static char errbuf[512];
@@ -1197,9 +1198,10 @@ char *gt_chrome_dist_info(char *p, const struct gt_rank_info *info)
 
 int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, const char **errmsg)
 {
-	struct gt_chrome *g = calloc(1, sizeof(*g));
+	struct gt_chrome *g = calloc(1, sizeof(*g)); /* gt_chrome_free() on failure, else the
+	                                              * caller's */
 	struct chrome *c;
-	int err;
+	int err = -ENOMEM;
 
 	*errmsg = "out of memory";
 	if (!g)
@@ -1214,20 +1216,21 @@ int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, 
 	c->ranks = setup->ranks;
 	c->rank = setup->rank;
 	c->out_path = strdup(setup->path);
-	err = c->out_path ? gt_timeline_init(&c->m, setup->reader, setup->opts->demangle != 0,
-	                                     gt_text_json_escape, 6)
-	                  : -ENOMEM;
-	if (err < 0) {
-		free(c->out_path);
-		free(g);
-		return err;
-	}
+	if (!c->out_path)
+		goto out;
+	err = gt_timeline_init(&c->m, setup->reader, setup->opts->demangle != 0,
+	                       gt_text_json_escape, 6);
+	if (err < 0)
+		goto out; /* the timeline cleaned up after itself */
+	g->have_timeline = true;
 	/* the same lanes as perfetto's, so both show the same threads */
 	c->m.strict_ties = true;
 	c->m.small_gpu_pids = setup->small_gpu_pids;
 	err = open_file(c, 0);
-	if (err < 0) {
+	if (err < 0)
 		*errmsg = c->errmsg;
+out:
+	if (err < 0) {
 		gt_chrome_free(g);
 		return err;
 	}
@@ -1294,7 +1297,8 @@ void gt_chrome_free(struct gt_chrome *g)
 		gt_outbuf_close(&g->c.out);
 	free(g->c.path);
 	free(g->c.out_path);
-	gt_timeline_fini(&g->c.m);
+	if (g->have_timeline)
+		gt_timeline_fini(&g->c.m);
 	free(g);
 }
 
@@ -1303,12 +1307,12 @@ const char *gt_chrome_errmsg(const struct gt_chrome *g)
 	return g->c.errmsg;
 }
 
-/* Whether a trace may hold NVTX ranges (a trace without a footer may). */
-static bool may_have_nvtx(struct gt_reader *r)
+bool gt_chrome_want_steps(struct gt_reader *r, const struct gt_export_options *opts)
 {
 	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
 
-	return !fc || fc->records[GT_REC_NVTX] > 0;
+	/* a trace without a footer may hold NVTX ranges */
+	return !opts->no_steps && (!fc || fc->records[GT_REC_NVTX] > 0);
 }
 
 static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
@@ -1325,8 +1329,10 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 
 	memset(res, 0, sizeof(*res));
 	*errmsg = "out of memory";
+	if (opts->split == GT_EXPORT_SPLIT_RANKS)
+		return gt_chrome_split_ranks(r, opts, res, errmsg);
 	/* a first pass finds the steps, whose numbers depend on the whole trace */
-	if (!opts->no_steps && may_have_nvtx(r)) {
+	if (gt_chrome_want_steps(r, opts)) {
 		ret = gt_steps_scan(r, opts->step_name, &steps);
 		if (ret < 0) {
 			if (ret != -ENOMEM) {
@@ -1336,10 +1342,6 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 			}
 			goto out;
 		}
-	}
-	if (opts->split == GT_EXPORT_SPLIT_RANKS) {
-		ret = gt_chrome_split_ranks(r, opts, steps, res, errmsg);
-		goto out;
 	}
 	ret = gt_ranks_new(&ranks);
 	if (ret < 0)

@@ -416,8 +416,13 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 
 	if (!t)
 		return -ENOMEM;
+	lane = gt_lanes_place(&c->m, t, k->span.start_ns, k->span.end_ns);
+	/* describe the lane before taking the name: caching the names a description needs
+	 * may move the cache, and with it a name taken before */
+	announce_lane(c, t, lane);
 	name = text(c, k->name_id, true, &nlen);
-	p = span_slice(c, t, &k->span, "kernel", name, nlen, 700, &lane);
+	p = slice_head(c, t, lane, "kernel", name, nlen, k->span.start_ns, k->span.end_ns, 700);
+	p = span_args(p, &k->span);
 	p = LIT(p, ",");
 	p = arg_dim3(p, "grid", 4, k->grid_x, k->grid_y, k->grid_z);
 	p = LIT(p, ",");
@@ -548,8 +553,9 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 
 	if (!t)
 		return -ENOMEM;
-	name = text(c, r->name_id, false, &nlen);
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
+	announce_lane(c, t, lane); /* before the name: see emit_kernel */
+	name = text(c, r->name_id, false, &nlen);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
 	               name, nlen, r->start_ns, r->end_ns, 200);
 	p = ARG(p, "correlation", r->correlation_id);
@@ -614,6 +620,18 @@ static char *nvtx_args(struct chrome *c, char *p, const struct gt_rec_nvtx *r)
 	return p;
 }
 
+/* The message of an NVTX record (returned, *nlen bytes) and the length of its domain. After
+ * its lane is described (see emit_kernel), and the domain first, so that caching the message
+ * cannot move it: the two stay valid until the next name is cached. */
+static const char *nvtx_names(struct chrome *c, const struct gt_rec_nvtx *r, size_t *nlen,
+                              size_t *dlen)
+{
+	*dlen = 0;
+	if (r->domain_id)
+		text(c, r->domain_id, false, dlen);
+	return text(c, r->message_id, false, nlen);
+}
+
 static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct chrome *c = ctx;
@@ -625,11 +643,6 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	unsigned lane;
 	char *p;
 
-	/* the domain first: caching a new name may move the others (gt_xmodel_name) */
-	if (r->domain_id)
-		text(c, r->domain_id, false, &dlen);
-	name = text(c, r->message_id, false, &nlen);
-	mlen = nlen;
 	if (r->kind == GT_NVTX_MARK) {
 		uint32_t pid, tid;
 
@@ -639,6 +652,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		if (t->nlanes == 0)
 			t->nlanes = 1; /* instants need no lane of their own */
 		announce_lane(c, t, 0);
+		name = nvtx_names(c, r, &nlen, &dlen);
 		lane_ids(c, t, 0, &pid, &tid);
 		p = ev_begin(c, 512 + nlen + dlen);
 		p = LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":\"");
@@ -659,6 +673,10 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		t = gt_timeline_track(&c->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
 	if (!t)
 		return -ENOMEM;
+	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
+	announce_lane(c, t, lane);
+	name = nvtx_names(c, r, &nlen, &dlen);
+	mlen = nlen;
 	if (c->steps)
 		step = gt_steps_find(c->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
 	if (step) {
@@ -674,7 +692,6 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		c->steps_written++;
 		c->file_steps++;
 	}
-	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
 	               400 + dlen + (msg ? mlen + 24 : 0));
 	p = nvtx_args(c, p, r);

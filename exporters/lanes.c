@@ -155,7 +155,7 @@ void gt_lanes_ids(const struct gt_timeline *m, const struct gt_track *t, unsigne
 		/* a second process's streams on the same GPU: its index above the stream id */
 		if (t->pid != g->first_pid)
 			base |= (m->procs[t->proc]->index & 0x1fu) << 20;
-		*pid = GT_GPU_PID_BASE + g->number;
+		*pid = GT_GPU_PID_BASE + g->cat->number;
 		*tid = base | (uint32_t)lane << GT_LANE_SHIFT;
 		return;
 	}

@@ -2,10 +2,14 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ *           [--device-zero] [--memory]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2). */
+ * 130001 - 100 * (p % 2).
+ * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
+ * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,7 +37,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices]\n"
+	      "               [--cupti-notices] [--device-zero] [--memory]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -68,6 +72,8 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"device-zero", no_argument, NULL, 'Z'},
+	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -127,6 +133,12 @@ int main(int argc, char **argv)
 		case 'C':
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
+			break;
+		case 'Z':
+			o.device_zero = true;
+			break;
+		case 'M':
+			o.memory = true;
 			break;
 		case 'h':
 			usage(stdout);

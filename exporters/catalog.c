@@ -77,6 +77,9 @@ static struct gt_catalog_process *process_new(struct gt_catalog *c, uint32_t pid
 	}
 	c->last_pid = pid;
 	c->last_proc = p;
+	/* the caches by pid named the previous process of this pid */
+	c->last_gpu = NULL;
+	c->last_thread = NULL;
 	return p;
 }
 
@@ -153,15 +156,21 @@ static int observe_end(struct gt_catalog *c, const struct gt_rec_process_end *r)
 
 static struct gt_catalog_thread *thread_get(struct gt_catalog *c, uint32_t pid, uint32_t tid)
 {
-	struct gt_catalog_process *p = gt_catalog_process(c, pid);
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct gt_catalog_process *p;
 	struct gt_catalog_thread *t;
 	uint32_t v;
 
+	if (c->last_thread && c->last_tid == key)
+		return c->last_thread;
+	p = gt_catalog_process(c, pid);
 	if (!p)
 		return NULL;
 	v = gt_idmap_get(&c->thread_map, p->index, tid);
-	if (v)
-		return c->threads[v - 1];
+	if (v) {
+		c->last_tid = key;
+		return c->last_thread = c->threads[v - 1];
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -174,6 +183,8 @@ static struct gt_catalog_thread *thread_get(struct gt_catalog *c, uint32_t pid, 
 	if (gt_idmap_put(&c->thread_map, p->index, tid, c->nthreads) < 0)
 		return NULL;
 	p->nthreads++;
+	c->last_tid = key;
+	c->last_thread = t;
 	return t;
 }
 
@@ -239,21 +250,23 @@ const struct gt_catalog_gpu *gt_catalog_gpu_final(const struct gt_catalog *c,
 static int gpu_bind(struct gt_catalog *c, const struct gt_catalog_process *p, uint32_t device_id,
                     struct gt_catalog_gpu *g)
 {
-	c->last_device = (uint64_t)p->index << 32 | device_id;
+	c->last_device = (uint64_t)p->pid << 32 | device_id;
 	c->last_gpu = g;
 	return gt_idmap_put(&c->device_map, p->index, device_id, g->index + 1);
 }
 
 struct gt_catalog_gpu *gt_catalog_gpu(struct gt_catalog *c, uint32_t pid, uint32_t device_id)
 {
-	struct gt_catalog_process *p = gt_catalog_process(c, pid);
+	struct gt_catalog_process *p;
 	struct gt_catalog_gpu *g;
 	uint32_t v;
 
+	/* a run of records of one process on one device: no lookup */
+	if (c->last_gpu && c->last_device == ((uint64_t)pid << 32 | device_id))
+		return c->last_gpu;
+	p = gt_catalog_process(c, pid);
 	if (!p)
 		return NULL;
-	if (c->last_gpu && c->last_device == ((uint64_t)p->index << 32 | device_id))
-		return c->last_gpu;
 	v = gt_idmap_get(&c->device_map, p->index, device_id);
 	/* not described by this process (yet): a GPU of its own, (host, pid, ordinal) */
 	g = v ? c->gpus[v - 1] : gpu_new(c, p, device_id);
@@ -369,24 +382,10 @@ static void observe_notice(struct gt_catalog *c, const struct gt_rec_notice *n)
 		c->more_notices++;
 }
 
-/* The GPU a span's device is, for the records whose work runs on one. */
-static int see_device(struct gt_catalog *c, uint32_t pid, uint32_t device_id)
+/* The rare records, out of the hot path below. */
+static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const union gt_record *rec)
 {
-	return gt_catalog_gpu(c, pid, device_id) ? 0 : -ENOMEM;
-}
-
-static int see_thread(struct gt_catalog *c, uint32_t pid, uint32_t tid)
-{
-	return thread_get(c, pid, tid) ? 0 : -ENOMEM;
-}
-
-int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec)
-{
-	unsigned type = rec->hdr.type;
-
-	if (type < GT_REC_MAX)
-		c->records[type]++;
-	switch (type) {
+	switch (rec->hdr.type) {
 	case GT_REC_STRING:
 		return 0; /* strings belong to the trace, not to the process that named them */
 	case GT_REC_PROCESS:
@@ -406,11 +405,65 @@ int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec)
 	case GT_REC_CONTEXT: {
 		struct gt_catalog_process *p = gt_catalog_process(c, rec->hdr.pid);
 
-		if (!p || see_device(c, rec->hdr.pid, rec->context.device_id) < 0)
+		if (!p || !gt_catalog_gpu(c, rec->hdr.pid, rec->context.device_id))
 			return -ENOMEM;
 		return gt_idmap_put(&c->ctx_map, p->index, rec->context.context_id,
 		                    rec->context.device_id + 1);
 	}
+	case GT_REC_MEMORY:
+		return observe_memory(c, &rec->memory);
+	case GT_REC_LOSS: {
+		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
+		                                                     : GT_LOSS_SOURCE_MAX;
+		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
+
+		c->losses[src][kind] += rec->loss.count;
+		break;
+	}
+	case GT_REC_NOTICE:
+		observe_notice(c, &rec->notice);
+		break;
+	default:
+		break;
+	}
+	return gt_catalog_process(c, rec->hdr.pid) ? 0 : -ENOMEM;
+}
+
+static __attribute__((noinline)) int see_device_slow(struct gt_catalog *c, uint32_t pid,
+                                                     uint32_t device_id)
+{
+	return gt_catalog_gpu(c, pid, device_id) ? 0 : -ENOMEM;
+}
+
+static __attribute__((noinline)) int see_thread_slow(struct gt_catalog *c, uint32_t pid,
+                                                     uint32_t tid)
+{
+	return thread_get(c, pid, tid) ? 0 : -ENOMEM;
+}
+
+/* The GPU a record's device is, for the records whose work runs on one; a run of records of
+ * one process on one device costs a compare. */
+static inline int see_device(struct gt_catalog *c, uint32_t pid, uint32_t device_id)
+{
+	if (c->last_gpu && c->last_device == ((uint64_t)pid << 32 | device_id))
+		return 0;
+	return see_device_slow(c, pid, device_id);
+}
+
+static inline int see_thread(struct gt_catalog *c, uint32_t pid, uint32_t tid)
+{
+	if (c->last_thread && c->last_tid == ((uint64_t)pid << 32 | tid))
+		return 0;
+	return see_thread_slow(c, pid, tid);
+}
+
+int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec)
+{
+	unsigned type = rec->hdr.type;
+
+	if (type < GT_REC_MAX)
+		c->records[type]++;
+	switch (type) {
 	case GT_REC_STREAM:
 		return see_device(c, rec->hdr.pid, rec->stream.device_id);
 	case GT_REC_KERNEL:
@@ -421,8 +474,6 @@ int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec)
 		return see_device(c, rec->hdr.pid, rec->memset.span.device_id);
 	case GT_REC_GRAPH:
 		return see_device(c, rec->hdr.pid, rec->graph.span.device_id);
-	case GT_REC_MEMORY:
-		return observe_memory(c, &rec->memory);
 	case GT_REC_MEMORY_POOL:
 		return see_device(c, rec->hdr.pid, rec->memory_pool.device_id);
 	case GT_REC_API:
@@ -431,19 +482,8 @@ int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec)
 		return see_thread(c, rec->hdr.pid, rec->nvtx.tid);
 	case GT_REC_SYNC:
 		return see_thread(c, rec->hdr.pid, rec->sync.tid);
-	case GT_REC_LOSS: {
-		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
-		                                                     : GT_LOSS_SOURCE_MAX;
-		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
-
-		c->losses[src][kind] += rec->loss.count;
-		return gt_catalog_process(c, rec->hdr.pid) ? 0 : -ENOMEM;
-	}
-	case GT_REC_NOTICE:
-		observe_notice(c, &rec->notice);
-		return gt_catalog_process(c, rec->hdr.pid) ? 0 : -ENOMEM;
 	default:
-		return gt_catalog_process(c, rec->hdr.pid) ? 0 : -ENOMEM;
+		return observe_meta(c, rec);
 	}
 }
 

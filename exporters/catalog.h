@@ -94,8 +94,10 @@ struct gt_catalog {
 	/* the last lookups, so that a run of records of one process costs no hashing */
 	uint32_t last_pid;
 	struct gt_catalog_process *last_proc;
-	uint64_t last_device; /* process index << 32 | ordinal */
+	uint64_t last_device; /* pid << 32 | ordinal (reset when a pid gets a new process) */
 	struct gt_catalog_gpu *last_gpu;
+	uint64_t last_tid; /* pid << 32 | tid */
+	struct gt_catalog_thread *last_thread;
 
 	uint64_t records[GT_REC_MAX]; /* records of each kind */
 	/* records lost, [source][kind]; source GT_LOSS_SOURCE_MAX: a source this build does not

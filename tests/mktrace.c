@@ -2,11 +2,15 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
+ *           [--device-zero] [--memory]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
  * 130001 - 100 * (p % 2). --nccl names one kernel of every step after NCCL's all-reduce;
- * --steps puts an NVTX range "step" around each step's launches. */
+ * --steps puts an NVTX range "step" around each step's launches.
+ * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
+ * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -34,7 +38,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices] [--nccl] [--steps]\n"
+	      "               [--cupti-notices] [--nccl] [--steps] [--device-zero] [--memory]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -71,6 +75,8 @@ int main(int argc, char **argv)
 	        {"cupti-notices", no_argument, NULL, 'C'},
 	        {"nccl", no_argument, NULL, 'N'},
 	        {"steps", no_argument, NULL, 'S'},
+	        {"device-zero", no_argument, NULL, 'Z'},
+	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -136,6 +142,12 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			o.steps = true;
+			break;
+		case 'Z':
+			o.device_zero = true;
+			break;
+		case 'M':
+			o.memory = true;
 			break;
 		case 'h':
 			usage(stdout);

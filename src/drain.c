@@ -246,8 +246,9 @@ static int handle_record(void *ctx, const struct gt_rec_hdr *rec)
 
 /* A pass stops (DRAIN_WRITER_FULL) after the record that found the writer's queue full: the
  * rest stays in the ring, read once there is room; drops, if it fills, are counted as
- * always. The final drain of a process waits for room instead. */
-#define DRAIN_WRITER_FULL (-EAGAIN)
+ * always. The final drain of a process waits for room instead. Not an errno value: a real
+ * -EAGAIN from the writer (a non-blocking file) is an error like any other. */
+#define DRAIN_WRITER_FULL (-0x10000)
 
 static int writer_room(struct gt_drain_proc *p)
 {

@@ -1,5 +1,5 @@
 /* The trace writer's queue and its thread: chunks wait here, compressed, and are written in
- * order, as many as are waiting in one writev(). Runs in the CLI (gputrace run) and in the
+ * order, as many as are waiting per writev() up to GT_WRITE_MAX_BYTES. Runs in the CLI (gputrace run) and in the
  * standalone drainer's process (the traced application); never on an application thread
  * except for gt_writeq_finish/cancel at exit or detach. */
 #include <errno.h>
@@ -18,7 +18,8 @@
 #include "gputrace/clock.h"
 #include "writeq.h"
 
-/* Chunks written by one writev(); at most this many syscalls' latency per 64 chunks. */
+/* Chunks taken from the queue at once; written by as few writev() calls as GT_WRITE_MAX_BYTES
+ * allows. */
 #define BATCH_MAX 64
 /* How often a bounded wait looks at the thread's progress. */
 #define STALL_CHECK_NS (100ull * 1000u * 1000u)
@@ -64,18 +65,31 @@ static void queue_free(struct gt_writeq *q)
 	free(q);
 }
 
-/* Write the batch in order, resuming after short writes. */
+/* Write the batch in order, resuming after short writes. One writev() takes at most
+ * GT_WRITE_MAX_BYTES: each call that returns is progress (the stall limit counts calls), so a
+ * slow disk that moves shows it at a fixed byte granularity however much is queued. */
 static int write_batch(struct gt_writeq *q, struct item **batch, unsigned n)
 {
 	struct iovec iov[BATCH_MAX];
-	unsigned i;
+	unsigned i, k;
 
 	for (i = 0; i < n; i++)
 		iov[i] = (struct iovec){batch[i]->bytes, batch[i]->len};
 	i = 0;
 	while (i < n) {
-		ssize_t w = writev(q->fd, iov + i, (int)(n - i));
+		size_t bytes = 0, cut = 0;
+		ssize_t w;
 
+		for (k = i; k < n && bytes + iov[k].iov_len <= GT_WRITE_MAX_BYTES; k++)
+			bytes += iov[k].iov_len;
+		if (k == i) {
+			/* the next chunk alone is larger: its first GT_WRITE_MAX_BYTES */
+			cut = iov[i].iov_len - GT_WRITE_MAX_BYTES;
+			iov[i].iov_len = GT_WRITE_MAX_BYTES;
+			k = i + 1;
+		}
+		w = writev(q->fd, iov + i, (int)(k - i));
+		iov[k - 1].iov_len += cut;
 		atomic_fetch_add_explicit(&q->progress, 1, memory_order_relaxed);
 		if (w < 0 && errno == EINTR)
 			continue;

@@ -17,6 +17,7 @@
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
 #include "gputrace/pattern.h"
+#include "stall.h"
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
  * kick) or the flush period, and drains; while the writer's queue is full, it sleeps until
@@ -127,7 +128,8 @@ static int env_bytes(const char *name, uint64_t def, uint64_t max, uint64_t *ret
 }
 
 /* Seconds from the environment (a decimal number above 0), as nanoseconds. Returns 0 (def
- * when unset or empty) or -EINVAL. */
+ * when unset or empty) or -EINVAL, for a value that rounds to 0 ns too: a stall limit of 0
+ * means "no limit" to the waits (src/stall.h), which the application's exit must never have. */
 static int env_seconds(const char *name, uint64_t def, uint64_t *ret_ns)
 {
 	const char *s = getenv(name);
@@ -139,7 +141,7 @@ static int env_seconds(const char *name, uint64_t def, uint64_t *ret_ns)
 		return 0;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v > 0) || v > STANDALONE_STALL_MAX_S)
+	if (end == s || *end || errno || !(v * 1e9 >= 1) || v > STANDALONE_STALL_MAX_S)
 		return -EINVAL;
 	*ret_ns = (uint64_t)(v * 1e9);
 	return 0;
@@ -233,11 +235,13 @@ static uint64_t standalone_progress(struct gt_client *c)
  * moves; -ETIMEDOUT once nothing moved for c->stall_ns. */
 static int join_drainer(struct gt_client *c)
 {
-	uint64_t seen = standalone_progress(c), since = gt_now_ns();
+	struct gt_stall st;
 
+	gt_stall_init(&st, c->stall_ns, standalone_progress(c));
 	for (;;) {
 		/* pthread_timedjoin_np wants a deadline on CLOCK_REALTIME */
-		uint64_t t = gt_clock_ns(CLOCK_REALTIME) + STANDALONE_JOIN_CHECK_NS, p;
+		uint64_t t = gt_clock_ns(CLOCK_REALTIME) +
+		             gt_stall_step_ns(&st, STANDALONE_JOIN_CHECK_NS);
 		struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
 		int r = pthread_timedjoin_np(c->thread, NULL, &ts);
 
@@ -245,13 +249,8 @@ static int join_drainer(struct gt_client *c)
 			return 0;
 		if (r != ETIMEDOUT)
 			return -r;
-		p = standalone_progress(c);
-		if (p != seen) {
-			seen = p;
-			since = gt_now_ns();
-		} else if (gt_now_ns() - since >= c->stall_ns) {
+		if (gt_stall_expired(&st, standalone_progress(c)))
 			return -ETIMEDOUT;
-		}
 	}
 }
 

@@ -1,7 +1,7 @@
 /* The trace writer's queue and its thread: chunks wait here, compressed, and are written in
- * order, as many as are waiting per writev() up to GT_WRITE_MAX_BYTES. Runs in the CLI (gputrace run) and in the
- * standalone drainer's process (the traced application); never on an application thread
- * except for gt_writeq_finish/cancel at exit or detach. */
+ * order, as many per writev() as GT_WRITE_MAX_BYTES takes. Runs in the CLI (gputrace run) and
+ * in the standalone drainer's process (the traced application); never on an application
+ * thread except for gt_writeq_finish/cancel at exit. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gputrace/clock.h"
+#include "stall.h"
 #include "writeq.h"
 
 /* Chunks taken from the queue at once; written by as few writev() calls as GT_WRITE_MAX_BYTES
@@ -265,29 +266,29 @@ static bool is_done(const struct gt_writeq *q)
  * once, so that a caller's successive waits do not each take stall_ns. */
 static int wait_until(struct gt_writeq *q, bool (*ready)(const struct gt_writeq *q))
 {
-	uint64_t seen = atomic_load(&q->progress), since = gt_now_ns();
+	struct gt_stall st;
 
+	gt_stall_init(&st, q->stall_ns, atomic_load(&q->progress));
 	while (!ready(q)) {
 		struct timespec ts;
-		uint64_t t, now, p;
+		uint64_t t, p;
 
 		if (!q->stall_ns) {
 			pthread_cond_wait(&q->cond, &q->lock);
 			continue;
 		}
-		if (q->stalled && seen == q->stalled_at)
+		if (q->stalled && st.seen == q->stalled_at)
 			return -ETIMEDOUT;
-		t = gt_now_ns() + (q->stall_ns < STALL_CHECK_NS ? q->stall_ns : STALL_CHECK_NS);
+		t = gt_now_ns() + gt_stall_step_ns(&st, STALL_CHECK_NS);
 		ts.tv_sec = (time_t)(t / 1000000000u);
 		ts.tv_nsec = (long)(t % 1000000000u);
 		pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+		if (ready(q))
+			break;
 		p = atomic_load(&q->progress);
-		now = gt_now_ns();
-		if (p != seen) {
-			seen = p;
-			since = now;
+		if (p != st.seen)
 			q->stalled = false;
-		} else if (now - since >= q->stall_ns && !ready(q)) {
+		if (gt_stall_expired(&st, p)) {
 			q->stalled = true;
 			q->stalled_at = p;
 			return -ETIMEDOUT;

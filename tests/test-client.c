@@ -333,8 +333,9 @@ START_TEST(test_open_errors)
 	ck_assert_int_eq(gt_client_open(NULL, &c, &err), -EINVAL);
 	ck_assert_ptr_null(c);
 	unsetenv(GT_ENV_WRITE_QUEUE);
-	for (unsigned i = 0; i < 3; i++) {
-		static const char *const bad[] = {"0", "-1", "soon"};
+	/* 1e-10 s is above 0 but 0 ns, which would be no limit at all */
+	for (unsigned i = 0; i < 4; i++) {
+		static const char *const bad[] = {"0", "-1", "soon", "1e-10"};
 		char want[128];
 
 		setenv(GT_ENV_WRITE_TIMEOUT, bad[i], 1);

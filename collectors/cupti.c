@@ -297,10 +297,11 @@ void gt_flush_stop(void)
 	flush_stop = true;
 	pthread_cond_signal(&flush_cond);
 	pthread_mutex_unlock(&flush_lock);
-	/* bounded: a flush stuck inside CUPTI must not hang the application's exit */
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	/* bounded: a flush stuck inside CUPTI must not hang the application's exit (a deadline
+	 * on CLOCK_MONOTONIC, which a step of the wall clock does not move) */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += 2;
-	if (pthread_timedjoin_np(flush_thread, NULL, &deadline) != 0)
+	if (pthread_clockjoin_np(flush_thread, NULL, CLOCK_MONOTONIC, &deadline) != 0)
 		gt_debug("flush thread did not stop within 2 s; leaving it");
 	flush_running = false;
 }

@@ -239,11 +239,10 @@ static int join_drainer(struct gt_client *c)
 
 	gt_stall_init(&st, c->stall_ns, standalone_progress(c));
 	for (;;) {
-		/* pthread_timedjoin_np wants a deadline on CLOCK_REALTIME */
-		uint64_t t = gt_clock_ns(CLOCK_REALTIME) +
-		             gt_stall_step_ns(&st, STANDALONE_JOIN_CHECK_NS);
+		/* a deadline on the trace clock: a step of the wall clock moves it not */
+		uint64_t t = gt_now_ns() + gt_stall_step_ns(&st, STANDALONE_JOIN_CHECK_NS);
 		struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-		int r = pthread_timedjoin_np(c->thread, NULL, &ts);
+		int r = pthread_clockjoin_np(c->thread, NULL, GT_TRACE_CLOCK, &ts);
 
 		if (r == 0)
 			return 0;

@@ -174,7 +174,10 @@ int gt_client_standalone_open(struct gt_client *c, const struct gt_client_option
 		                        getenv(GT_ENV_WRITE_TIMEOUT));
 		return -EINVAL;
 	}
-	wo.queue_bytes = (size_t)queue;
+	/* 0: no room to wait in (the drainer stops after each chunk until it is written, as if
+	 * it wrote it itself), but still a writer thread: a write or sync that never returns is
+	 * left there, and the exit's close keeps its limit */
+	wo.queue_bytes = queue ? (size_t)queue : 1;
 	wo.stall_ns = c->stall_ns;
 	/* nobody can ask this process again: what could not be completed stays, readable */
 	wo.keep_partial = true;

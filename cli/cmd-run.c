@@ -476,8 +476,10 @@ static int build_env(struct run *run)
  */
 static int open_writer(struct run *run)
 {
-	/* the drain compresses, a thread writes: disk latency never stops the drain */
-	struct gt_writer_options wo = {.queue_bytes = run->o.write_queue_bytes};
+	/* the drain compresses, a thread writes: disk latency never stops the drain; at the
+	 * end, what is left is waited for as long as the writing moves */
+	struct gt_writer_options wo = {.queue_bytes = run->o.write_queue_bytes,
+	                               .stall_ns = GT_WRITE_STALL_DEFAULT_NS};
 	struct gt_cuda_probe cu;
 	struct gt_trace_info info = {
 	        .clock_id = GT_CLOCK_MONOTONIC,
@@ -908,6 +910,14 @@ int cmd_run(int argc, char **argv)
 		if (r < 0)
 			gt_cli_warn("--delay: could not trim %s (%s); it holds the whole run",
 			            run.path, strerror(-r));
+	}
+	if (run.trace_err == -ETIMEDOUT) {
+		/* the writer thread is left in its call, with the file: it stays */
+		gt_cli_error("the trace %s could not be completed (its writing made no progress "
+		             "for %.3g s); what was written is in %s, which `gputrace info` reads",
+		             run.path, (double)GT_WRITE_STALL_DEFAULT_NS / 1e9, run.tmp_path);
+		ret = status ? status : GT_EXIT_IO;
+		goto out;
 	}
 	if (run.trace_err) {
 		gt_cli_error("the trace %s could not be written: %s", run.path,

@@ -23,7 +23,7 @@
 /* At exit the trace is completed however long its writing takes, as long as it moves: the
  * waits give up only when neither the drainer nor the writer has finished anything for this
  * long (GPUTRACE_WRITE_TIMEOUT seconds; docs/reliability.md). */
-#define STANDALONE_STALL_NS      (60ull * 1000u * 1000u * 1000u)
+#define STANDALONE_STALL_NS      GT_WRITE_STALL_DEFAULT_NS
 #define STANDALONE_STALL_MAX_S   86400.0
 #define STANDALONE_JOIN_CHECK_NS (100ull * 1000u * 1000u)
 #define STANDALONE_FINAL_WAIT_NS (20ull * 1000u * 1000u)

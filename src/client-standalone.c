@@ -21,13 +21,15 @@
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
  * kick) or the flush period, and drains; while the writer's queue is full, it sleeps until
- * the writer thread wrote something instead. Stops when asked; the final drain is done by
- * gt_client_close after the join. */
+ * the writer thread wrote something instead. After a detach it writes out what it drained
+ * (gt_client_detach). Stops when asked; the final drain is done by gt_client_close after the
+ * join. */
 static void *drain_thread(void *arg)
 {
 	struct gt_client *c = arg;
 	int ms = (int)((c->flush_ns + 999999u) / 1000000u);
 	uint64_t v;
+	bool flush;
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
@@ -50,9 +52,16 @@ static void *drain_thread(void *arg)
 			break;
 		if (pfd[1].fd >= 0 && read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
+		/* taken before the pass, which then holds every record written before the ask */
+		flush = atomic_exchange(&c->flush_now, 0);
 		/* a writer error (disk full) stops the draining; producers then drop and
 		 * count, and close reports the error */
 		if (gt_drain_proc_run(c->dp, 0, false) < 0)
+			break;
+		/* (records left for the writer's room: ask again after the next pass) */
+		if (flush && gt_drain_proc_pending(c->dp))
+			atomic_store(&c->flush_now, 1);
+		else if (flush && gt_writer_flush(c->writer) < 0)
 			break;
 		atomic_fetch_add_explicit(&c->beats, 1, memory_order_relaxed);
 	}

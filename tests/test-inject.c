@@ -1,5 +1,6 @@
-/* Check suite for the injection library's parts that run without a GPU: its exported symbols
- * and NVTX through NVTX_INJECTION64_PATH (the GPUTRACE_* parser has its own suite, envconf).
+/* Check suite for the injection library's parts that run without a GPU: its exported symbols,
+ * NVTX through NVTX_INJECTION64_PATH and detaching (the GPUTRACE_* parser has its own suite,
+ * envconf).
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
 #include <dirent.h>
@@ -20,6 +21,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gputrace/trace.h"
+#include "inject.h"
 
 /* The library exports exactly its two entry points: it runs inside other programs. */
 START_TEST(exports)
@@ -760,6 +762,51 @@ START_TEST(thread_renamed_after_many)
 }
 END_TEST
 
+/* In the child: start tracing (the library linked in, as cuInit would) and detach at once, as
+ * when CUPTI refuses the subscription. The detach must return without completing the trace:
+ * it runs on the thread inside cuInit, which must not wait for the disk (it used to write the
+ * footer, fsync and rename right there). The exit completes it. */
+static void detach_child(void)
+{
+	const char *out = getenv("GPUTRACE_OUTPUT");
+
+	if (gt_inject_start() < 0)
+		_exit(2);
+	gt_inject_detach(GT_NOTICE_CUPTI_ERROR, 7, "refused by the test");
+	if (access(out, F_OK) == 0)
+		_exit(3);
+}
+
+START_TEST(detach_completes_at_exit)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	unsigned ends = 0, notices = 0;
+	int ret;
+
+	child_trace_run(&t, "detach.gtrace", detach_child, NULL);
+	ck_assert(!gt_reader_status(t.r)->recovered);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type == GT_REC_PROCESS_END) {
+			ends++;
+			ck_assert_uint_eq(rec->process_end.how, GT_END_DETACHED);
+			ck_assert_int_eq(rec->process_end.code, 7);
+		}
+		if (rec->hdr.type == GT_REC_NOTICE) {
+			notices++;
+			ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_ERROR);
+			ck_assert_uint_eq(rec->notice.code, GT_NOTICE_CUPTI_ERROR);
+			ck_assert_str_eq(gt_reader_string(t.r, rec->notice.message_id, NULL),
+			                 "refused by the test");
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(ends, 1);
+	ck_assert_uint_eq(notices, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -774,6 +821,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, nvtx_first_call_in_handler);
 	tcase_add_test(tc, thread_renamed);
 	tcase_add_test(tc, thread_renamed_after_many);
+	tcase_add_test(tc, detach_completes_at_exit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -829,7 +829,8 @@ START_TEST(test_wedged_end)
 				continue;
 			marks[k] += rec->hdr.type == GT_REC_NVTX;
 			lost += rec->hdr.type == GT_REC_LOSS ? rec->loss.count : 0;
-			if (rec->hdr.type == GT_REC_PROCESS_END && rec->process_end.how == GT_END_EXIT)
+			if (rec->hdr.type == GT_REC_PROCESS_END &&
+			    rec->process_end.how == GT_END_EXIT)
 				ends[k] = rec->process_end.code;
 		}
 		ck_assert_int_eq(n, 0);

@@ -1,6 +1,6 @@
 /* Check suite for the injection library's parts that run without a GPU: its exported symbols,
- * NVTX through NVTX_INJECTION64_PATH and detaching (the GPUTRACE_* parser has its own suite,
- * envconf).
+ * NVTX through NVTX_INJECTION64_PATH, detaching, and the CUPTI start against a fake CUPTI (the
+ * GPUTRACE_* parser has its own suite, envconf).
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
 #include <dirent.h>
@@ -20,6 +20,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "cupti-glue.h"
+#include "cuptilib.h"
 #include "gputrace/trace.h"
 #include "inject.h"
 
@@ -807,6 +809,181 @@ START_TEST(detach_completes_at_exit)
 }
 END_TEST
 
+/* ---- a fake CUPTI: what gt_cupti_start switches on, and one refusal ---- */
+
+#define FAKE_DOMAINS 8
+#define FAKE_CBIDS   1024
+#define FAKE_NAMED   100 /* callback ids 1..99 have names, as has cudaDeviceReset */
+
+static unsigned char fake_cb_on[FAKE_DOMAINS][FAKE_CBIDS];
+static unsigned char fake_domain_on[FAKE_DOMAINS];
+
+static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
+                                           void *u)
+{
+	(void)f;
+	(void)u;
+	*h = (CUpti_SubscriberHandle)fake_cb_on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_unsubscribe(CUpti_SubscriberHandle h)
+{
+	(void)h;
+	return CUPTI_SUCCESS;
+}
+
+/* Refuses the driver API's callback id 50: the api collector has switched on the runtime's
+ * named ids and the driver's below 50 by then. */
+static CUptiResult CUPTIAPI fake_enable_callback(uint32_t on, CUpti_SubscriberHandle h,
+                                                 CUpti_CallbackDomain d, CUpti_CallbackId id)
+{
+	(void)h;
+	if (on && d == CUPTI_CB_DOMAIN_DRIVER_API && id == 50)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_cb_on[d][id] = (unsigned char)on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_enable_domain(uint32_t on, CUpti_SubscriberHandle h,
+                                               CUpti_CallbackDomain d)
+{
+	(void)h;
+	fake_domain_on[d] = (unsigned char)on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_callback_name(CUpti_CallbackDomain d, uint32_t id,
+                                               const char **name)
+{
+	if (id >= FAKE_NAMED && !(d == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	                          id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*name = "fakeCall";
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_result_string(CUptiResult r, const char **s)
+{
+	*s = r == CUPTI_ERROR_INVALID_PARAMETER ? "CUPTI_ERROR_INVALID_PARAMETER" : "FAKE";
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_kind(CUpti_ActivityKind k)
+{
+	(void)k;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_api_kind(CUpti_CallbackId id, uint8_t on)
+{
+	(void)id;
+	(void)on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_register(CUpti_BuffersCallbackRequestFunc a,
+                                          CUpti_BuffersCallbackCompleteFunc b)
+{
+	(void)a;
+	(void)b;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_clock(CUpti_TimestampCallbackFunc f)
+{
+	(void)f;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_tid_type(CUpti_ActivityThreadIdType t)
+{
+	(void)t;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_flush(uint32_t flags)
+{
+	(void)flags;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_dropped(CUcontext c, uint32_t s, size_t *n)
+{
+	(void)c;
+	(void)s;
+	*n = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* In the child: tracing starts on the fake CUPTI, whose refusal leaves the api collector out.
+ * What it had switched on must be off again, except cudaDeviceReset, which the capture
+ * collector (on) needs too; the resource domain (meta) stays on. Exit codes name the check
+ * that failed. */
+static void refused_child(void)
+{
+	const char *what = NULL;
+	unsigned d, id;
+
+	setenv("GPUTRACE_API", "all", 1);
+	setenv("GPUTRACE_API_SOURCE", "callback", 1);
+	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	if (gt_inject_start() < 0)
+		_exit(2);
+	gt_cupti.cuptiSubscribe = fake_subscribe;
+	gt_cupti.cuptiUnsubscribe = fake_unsubscribe;
+	gt_cupti.cuptiEnableCallback = fake_enable_callback;
+	gt_cupti.cuptiEnableDomain = fake_enable_domain;
+	gt_cupti.cuptiGetCallbackName = fake_callback_name;
+	gt_cupti.cuptiGetResultString = fake_result_string;
+	gt_cupti.cuptiActivityEnable = fake_kind;
+	gt_cupti.cuptiActivityDisable = fake_kind;
+	gt_cupti.cuptiActivityEnableRuntimeApi = fake_api_kind;
+	gt_cupti.cuptiActivityEnableDriverApi = fake_api_kind;
+	gt_cupti.cuptiActivityRegisterCallbacks = fake_register;
+	gt_cupti.cuptiActivityRegisterTimestampCallback = fake_clock;
+	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
+	gt_cupti.cuptiActivityFlushAll = fake_flush;
+	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
+	if (gt_cupti_start(&what) != 0)
+		_exit(3);
+	for (d = 0; d < FAKE_DOMAINS; d++)
+		for (id = 0; id < FAKE_CBIDS; id++)
+			if (fake_cb_on[d][id] !=
+			    (d == CUPTI_CB_DOMAIN_RUNTIME_API &&
+			     id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020))
+				_exit(4);
+	if (!fake_domain_on[CUPTI_CB_DOMAIN_RESOURCE])
+		_exit(5);
+}
+
+/* A collector CUPTI refuses after it switched some callbacks on is left out without leaving
+ * them on (they would cost every call and record nothing), and the trace says why. */
+START_TEST(refused_collector)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	unsigned notices = 0;
+	int ret;
+
+	child_trace_run(&t, "refused.gtrace", refused_child, NULL);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type != GT_REC_NOTICE)
+			continue;
+		notices++;
+		ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_WARNING);
+		ck_assert_uint_eq(rec->notice.code, GT_NOTICE_CUPTI_ERROR);
+		ck_assert_int_eq(rec->notice.detail, CUPTI_ERROR_INVALID_PARAMETER);
+		ck_assert_str_eq(gt_reader_string(t.r, rec->notice.message_id, NULL),
+		                 "CUPTI refused the api collector (CUPTI_ERROR_INVALID_PARAMETER): "
+		                 "its records are missing from this trace");
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(notices, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -822,6 +999,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, thread_renamed);
 	tcase_add_test(tc, thread_renamed_after_many);
 	tcase_add_test(tc, detach_completes_at_exit);
+	tcase_add_test(tc, refused_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }

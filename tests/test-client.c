@@ -223,7 +223,9 @@ static unsigned write_marks(struct gt_client *c, unsigned n)
 
 /* A disk that takes one page and then no more (a FIFO nobody reads): the close waits for the
  * writer while it moves and gives up once nothing moved for GPUTRACE_WRITE_TIMEOUT, with one
- * line naming the file left behind. */
+ * line naming the file left behind. _i 0: the default queue takes every chunk, and the wait
+ * that gives up is the file's close; _i 1: a queue of 4 KiB is full from the first chunk, so
+ * the final drain waits for room first, and that wait gives up. */
 START_TEST(test_close_stalled_writer)
 {
 	struct gt_client *c;
@@ -234,6 +236,8 @@ START_TEST(test_close_stalled_writer)
 
 	setup_env();
 	setenv(GT_ENV_WRITE_TIMEOUT, "0.3", 1);
+	if (_i == 1)
+		setenv(GT_ENV_WRITE_QUEUE, "4K", 1);
 	snprintf(tmp, sizeof(tmp), "%s/out-%d.gtrace.tmp-%d", tmpdir, (int)getpid(),
 	         (int)getpid());
 	ck_assert_int_eq(mkfifo(tmp, 0644), 0);
@@ -257,6 +261,7 @@ START_TEST(test_close_stalled_writer)
 	unlink(tmp);
 	rmdir(tmpdir);
 	unsetenv(GT_ENV_WRITE_TIMEOUT);
+	unsetenv(GT_ENV_WRITE_QUEUE);
 }
 END_TEST
 
@@ -440,7 +445,7 @@ static Suite *client_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_standalone_threads, 0, 2);
 	tcase_add_test(tc, test_fork_forget);
-	tcase_add_test(tc, test_close_stalled_writer);
+	tcase_add_loop_test(tc, test_close_stalled_writer, 0, 2);
 	tcase_add_loop_test(tc, test_close_stalled_final_write, 0, 2);
 	tcase_add_test(tc, test_close_write_error);
 	tcase_add_test(tc, test_open_errors);

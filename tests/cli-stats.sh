@@ -15,21 +15,33 @@ expect_empty_out() {
 
 # Help and usage errors.
 expect_rc 0 "$gputrace" stats --help
-out_has_line "Usage: gputrace stats [options] FILE"
+out_has_line "Usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats
-expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE"
+expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
 expect_err "gputrace: stats: unknown option '--bogus'; see 'gputrace stats --help'"
 expect_rc 64 "$gputrace" stats --report kernel x.gtrace
-expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, all"
+expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r kernels, x.gtrace
-expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, all"
+expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats --format xml x.gtrace
 expect_err "gputrace: stats: unknown format 'xml'; choose table, csv or json"
 expect_rc 64 "$gputrace" stats --limit ten x.gtrace
 expect_err "gputrace: stats: --limit takes a number of rows, not 'ten'"
-expect_rc 64 "$gputrace" stats a.gtrace b.gtrace
-expect_err "gputrace: stats: unexpected argument 'b.gtrace'; it takes one trace file"
+expect_rc 64 "$gputrace" stats --by rack x.gtrace
+expect_err "gputrace: stats: --by takes rank, process, device or host, not 'rack'"
+expect_rc 64 "$gputrace" stats --min-lag -1 x.gtrace
+expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
+expect_rc 64 "$gputrace" stats --step '' x.gtrace
+expect_err "gputrace: stats: --step takes the name of an NVTX range"
+expect_rc 64 "$gputrace" stats -r memory,steps x.gtrace
+expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
+expect_rc 64 "$gputrace" stats -r memory a.gtrace b.gtrace
+expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors and losses are of one trace"
+expect_rc 64 "$gputrace" stats --by device -r steps a.gtrace
+expect_err "gputrace: stats: steps and stragglers are per rank or process, not --by device"
+expect_rc 64 "$gputrace" stats --by device -r kernels,nvtx a.gtrace
+expect_err "gputrace: stats: API calls and NVTX ranges belong to no GPU: not --by device"
 expect_rc 64 "$gputrace" stats x.gtrace --format
 expect_err "gputrace: stats: option '--format' needs a value; see 'gputrace stats --help'"
 expect_empty_out

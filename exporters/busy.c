@@ -1,7 +1,7 @@
 /* GPU busy time by kind: intervals are collected in a small buffer, merged in start order
  * with the segments still open into disjoint segments labelled by what ran, and the oldest
  * segments are summed (and attributed to windows) and forgotten. Runs in the CLI; memory
- * bounded by GT_BUSY_PENDING + GT_BUSY_KEEP intervals per GPU. */
+ * bounded by GT_BUSY_PENDING + GT_BUSY_KEEP intervals per GPU (about 200 KiB at most). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -26,35 +26,53 @@ struct active {
 	uint32_t _pad;
 };
 
+/* What a merge works in, shared by the GPUs of one reading (a merge runs at a time). */
+struct gt_busy_scratch {
+	struct seg *out; /* the merge's output */
+	size_t capout;
+	struct active *heap; /* the sweep's open intervals, a min-heap by end */
+	size_t capheap;
+};
+
 struct gt_busy {
 	struct gt_busy_window *win; /* borrowed, sorted by start */
 	size_t nwin, wfirst;        /* wfirst: no window before it ends after what is summed */
 
 	struct seg *live; /* merged, disjoint, sorted; owned */
-	size_t nlive;
-	struct seg *pend; /* not merged yet, any order; owned, GT_BUSY_PENDING */
+	size_t nlive, caplive;
+	struct seg *pend; /* not merged yet, any order; owned, GT_BUSY_PENDING once used */
 	size_t npend;
-	struct seg *out;     /* the merge's output; owned, GT_BUSY_PENDING + GT_BUSY_KEEP */
-	struct active *heap; /* the sweep's open intervals, a min-heap by end; owned */
-	size_t capheap;
+	struct gt_busy_scratch *scratch; /* borrowed, or own_scratch */
+	struct gt_busy_scratch own_scratch;
 	uint64_t floor; /* everything before it has been summed */
 	struct gt_busy_totals t;
 };
 
-int gt_busy_new(struct gt_busy_window *windows, size_t n, struct gt_busy **ret)
+int gt_busy_scratch_new(struct gt_busy_scratch **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+void gt_busy_scratch_free(struct gt_busy_scratch *sc)
+{
+	if (!sc)
+		return;
+	free(sc->out);
+	free(sc->heap);
+	free(sc);
+}
+
+int gt_busy_new(struct gt_busy_window *windows, size_t n, struct gt_busy_scratch *scratch,
+                struct gt_busy **ret)
 {
 	struct gt_busy *b = calloc(1, sizeof(*b));
 
+	/* the buffers come with the first interval, and grow with use: a GPU with little
+	 * activity costs little */
 	if (!b)
 		return -ENOMEM;
-	b->live = malloc(GT_BUSY_KEEP * sizeof(*b->live));
-	b->pend = malloc(GT_BUSY_PENDING * sizeof(*b->pend));
-	/* a merge of n intervals and k segments makes at most 2 (n + k) - 1 segments */
-	b->out = malloc(2 * (GT_BUSY_PENDING + GT_BUSY_KEEP) * sizeof(*b->out));
-	if (!b->live || !b->pend || !b->out) {
-		gt_busy_free(b);
-		return -ENOMEM;
-	}
+	b->scratch = scratch ? scratch : &b->own_scratch;
 	b->win = windows;
 	b->nwin = windows ? n : 0;
 	b->t.first_ns = UINT64_MAX;
@@ -68,8 +86,8 @@ void gt_busy_free(struct gt_busy *b)
 		return;
 	free(b->live);
 	free(b->pend);
-	free(b->out);
-	free(b->heap);
+	free(b->own_scratch.out);
+	free(b->own_scratch.heap);
 	free(b);
 }
 
@@ -175,23 +193,39 @@ static uint32_t mask_of(const uint32_t *count)
 	return m;
 }
 
+/* Room for n elements of `size` bytes in *p (capacity *cap). Returns 0 or -ENOMEM. */
+static int reserve(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (n <= *cap)
+		return 0;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
 /* Merge the pending intervals with the open segments into disjoint labelled segments
  * (a sweep in start order with a heap of open ends), then sum all but the newest `keep`. */
 static int merge(struct gt_busy *b, size_t keep)
 {
 	size_t i = 0, j = 0, nout = 0, nheap = 0, need = b->nlive + b->npend;
+	struct gt_busy_scratch *sc = b->scratch;
 	uint32_t count[GT_BUSY_KIND_MAX] = {0};
 	uint64_t now = 0;
 	bool sorted = true;
+	struct active *heap;
+	struct seg *out;
 
-	if (need > b->capheap) {
-		struct active *h = realloc(b->heap, need * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		b->heap = h;
-		b->capheap = need;
-	}
+	/* n intervals and k segments make at most 2 (n + k) - 1 segments */
+	if (reserve((void **)&sc->heap, &sc->capheap, need, sizeof(*sc->heap)) < 0 ||
+	    reserve((void **)&sc->out, &sc->capout, 2 * need, sizeof(*sc->out)) < 0)
+		return -ENOMEM;
+	heap = sc->heap;
+	out = sc->out;
 	for (size_t k = 1; k < b->npend && sorted; k++)
 		sorted = b->pend[k - 1].start <= b->pend[k].start;
 	if (!sorted)
@@ -203,14 +237,14 @@ static int merge(struct gt_busy *b, size_t keep)
 			next = &b->live[i];
 		else if (j < b->npend)
 			next = &b->pend[j];
-		if (nheap && (!next || b->heap[0].end <= next->start)) {
+		if (nheap && (!next || heap[0].end <= next->start)) {
 			/* the earliest end comes first: close everything ending then */
-			uint64_t t = b->heap[0].end;
+			uint64_t t = heap[0].end;
 
-			emit(b->out, &nout, now, t, mask_of(count));
+			emit(out, &nout, now, t, mask_of(count));
 			now = t;
-			while (nheap && b->heap[0].end == t) {
-				struct active a = heap_pop(b->heap, &nheap);
+			while (nheap && heap[0].end == t) {
+				struct active a = heap_pop(heap, &nheap);
 
 				for (unsigned k = 0; k < GT_BUSY_KIND_MAX; k++)
 					if (a.mask & (1u << k))
@@ -221,9 +255,9 @@ static int merge(struct gt_busy *b, size_t keep)
 		if (!next)
 			break;
 		if (nheap)
-			emit(b->out, &nout, now, next->start, mask_of(count));
+			emit(out, &nout, now, next->start, mask_of(count));
 		now = next->start;
-		heap_push(b->heap, &nheap, (struct active){next->end, next->mask, 0});
+		heap_push(heap, &nheap, (struct active){next->end, next->mask, 0});
 		for (unsigned k = 0; k < GT_BUSY_KIND_MAX; k++)
 			if (next->mask & (1u << k))
 				count[k]++;
@@ -236,9 +270,12 @@ static int merge(struct gt_busy *b, size_t keep)
 	/* the oldest segments are final; the newest `keep` stay open */
 	i = nout > keep ? nout - keep : 0;
 	for (size_t k = 0; k < i; k++)
-		retire(b, &b->out[k]);
+		retire(b, &out[k]);
+	if (reserve((void **)&b->live, &b->caplive, nout - i, sizeof(*b->live)) < 0)
+		return -ENOMEM;
 	b->nlive = nout - i;
-	memcpy(b->live, b->out + i, b->nlive * sizeof(*b->live));
+	if (b->nlive)
+		memcpy(b->live, out + i, b->nlive * sizeof(*b->live));
 	return 0;
 }
 
@@ -260,6 +297,8 @@ int gt_busy_add(struct gt_busy *b, uint64_t start_ns, uint64_t end_ns, unsigned 
 			return 0;
 		start_ns = b->floor;
 	}
+	if (!b->pend && !(b->pend = malloc(GT_BUSY_PENDING * sizeof(*b->pend))))
+		return -ENOMEM;
 	b->pend[b->npend++] = (struct seg){start_ns, end_ns, 1u << kind, 0};
 	if (b->npend == GT_BUSY_PENDING)
 		return merge(b, GT_BUSY_KEEP);

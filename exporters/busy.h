@@ -4,8 +4,9 @@
  * (so compute, exposed communication, copies only, idle, and communication overlapped by
  * compute), over the whole trace and within given windows (training steps). Runs in the CLI
  * (stats across ranks). Memory is bounded: at most GT_BUSY_PENDING intervals wait to be
- * merged and GT_BUSY_KEEP merged segments stay open, whatever the trace's length; rules and
- * precision: docs/stats.md, "Across ranks". */
+ * merged and GT_BUSY_KEEP merged segments stay open, whatever the trace's length (about
+ * 75 KiB per GPU, and the merge's scratch); rules and precision: docs/stats.md, "Across
+ * ranks". */
 #ifndef GPUTRACE_EXPORTERS_BUSY_H
 #define GPUTRACE_EXPORTERS_BUSY_H
 
@@ -21,11 +22,12 @@ enum gt_busy_kind {
 };
 #define GT_BUSY_MASKS (1u << GT_BUSY_KIND_MAX) /* combinations, 0 (nothing) included */
 
-/* Intervals waiting to be merged, and merged segments kept open after each merge: an
- * interval that arrives after GT_BUSY_PENDING + GT_BUSY_KEEP later-starting ones of the same
- * GPU may find part of its time summed already (that part is counted in late_ns). */
+/* Intervals waiting to be merged, and merged segments (stretches of time during which the
+ * same kinds ran) kept open after each merge. An interval is summed exactly when it arrives
+ * before GT_BUSY_KEEP newer segments of its GPU have been merged; otherwise its time before
+ * what was summed is counted in late_ns and left out. */
 #define GT_BUSY_PENDING 1024u
-#define GT_BUSY_KEEP    512u
+#define GT_BUSY_KEEP    2048u
 
 /* A window (a training step) and the time within it. */
 struct gt_busy_window {
@@ -49,10 +51,19 @@ struct gt_busy_totals {
 
 struct gt_busy;
 
+/* The buffers a merge works in (a few hundred KiB at most), which the busy times of one
+ * reading may share: only the open segments and the waiting intervals are each GPU's own.
+ * Returns 0 or -ENOMEM. */
+struct gt_busy_scratch;
+int gt_busy_scratch_new(struct gt_busy_scratch **ret);
+void gt_busy_scratch_free(struct gt_busy_scratch *sc); /* accepts NULL */
+
 /* windows: n windows sorted by start (they may nest or overlap), borrowed until
- * gt_busy_free(); their times are added to (several gt_busy may
- * share them: a rank with two GPUs). NULL with n = 0 for none. Returns 0 or -ENOMEM. */
-int gt_busy_new(struct gt_busy_window *windows, size_t n, struct gt_busy **ret);
+ * gt_busy_free(); their times are added to (several gt_busy may share them: a rank with two
+ * GPUs). NULL with n = 0 for none. scratch: borrowed until gt_busy_free(), used by one
+ * thread; NULL for the busy time's own. Returns 0 or -ENOMEM. */
+int gt_busy_new(struct gt_busy_window *windows, size_t n, struct gt_busy_scratch *scratch,
+                struct gt_busy **ret);
 
 /* Accepts NULL. */
 void gt_busy_free(struct gt_busy *b);

@@ -39,7 +39,8 @@ struct pass {
 	uint8_t *nccl; /* kernel name id -> 1 other, 2 NCCL's */
 	size_t nnccl;
 
-	struct gt_idmap set_map; /* (group, global GPU) -> set + 1 */
+	struct gt_idmap set_map;         /* (group, global GPU) -> set + 1 */
+	struct gt_busy_scratch *scratch; /* the sets' merges */
 	struct gt_busy **sets;
 	uint32_t *set_group, *set_gpu;
 	size_t nsets, capsets;
@@ -440,7 +441,8 @@ static struct gt_busy *set_of(struct pass *ps, struct gt_rankstats_group *g, uin
 		ps->capsets = cap;
 	}
 	/* the steps' windows are the group's when they come from this very trace */
-	if (gt_busy_new(g->step_input == ps->input ? g->steps : NULL, g->nsteps, &b) < 0)
+	if (gt_busy_new(g->step_input == ps->input ? g->steps : NULL, g->nsteps, ps->scratch, &b) <
+	    0)
 		return NULL;
 	if (gt_idmap_put(&ps->set_map, g->index, global, (uint32_t)ps->nsets + 1) < 0) {
 		gt_busy_free(b);
@@ -648,6 +650,7 @@ static void pass_fini(struct pass *ps)
 {
 	for (size_t i = 0; i < ps->nsets; i++)
 		gt_busy_free(ps->sets[i]);
+	gt_busy_scratch_free(ps->scratch);
 	free(ps->sets);
 	free(ps->set_group);
 	free(ps->set_gpu);
@@ -711,7 +714,8 @@ int gt_rankstats_add(struct gt_rankstats *rs, struct gt_reader *r, const char *n
 	ret = input_add(rs, r, name, &in);
 	if (ret < 0)
 		return ret;
-	if (gt_catalog_init(&ps.cat, r) < 0 || gt_idmap_init(&ps.set_map, 64) < 0) {
+	if (gt_catalog_init(&ps.cat, r) < 0 || gt_idmap_init(&ps.set_map, 64) < 0 ||
+	    gt_busy_scratch_new(&ps.scratch) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}

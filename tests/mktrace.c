@@ -2,7 +2,8 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
- *           [--device-zero] [--memory]
+ *           [--device-zero] [--memory] [--slow-name K] [--rename K] [--straggler P:S,S...]
+ *           [--sync-steps]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
@@ -10,7 +11,12 @@
  * --steps puts an NVTX range "step" around each step's launches.
  * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
  * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
- * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks).
+ * Known differences, for gputrace diff: --slow-name K makes kernel name K run twice as long,
+ * --rename K calls it "<name>_renamed" (everything else stays as it was, to the nanosecond).
+ * Known stragglers, for stats across ranks: --straggler P:S,... makes process P's kernels run
+ * three times as long in its steps S (counted from 0, below 64); --sync-steps ends each step
+ * range when the step's GPU work has ended, as after torch.cuda.synchronize(). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -39,6 +45,7 @@ static void usage(FILE *out)
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
 	      "               [--cupti-notices] [--nccl] [--steps] [--device-zero] [--memory]\n"
+	      "               [--slow-name K] [--rename K] [--straggler P:S,S...] [--sync-steps]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -59,6 +66,29 @@ static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
+/* "P:S,S,...": process P's kernels run 3x as long in its steps S. */
+static int straggler(const char *arg, struct synth_opts *o)
+{
+	char *end;
+	unsigned long p = strtoul(arg, &end, 10);
+
+	if (end == arg || *end != ':' || p >= 64)
+		goto bad;
+	o->straggler = (unsigned)p + 1;
+	do {
+		unsigned long step = strtoul(end + 1, &end, 10);
+
+		if (step >= 64 || (*end && *end != ','))
+			goto bad;
+		o->straggler_steps |= 1ull << step;
+	} while (*end);
+	return 0;
+bad:
+	fprintf(stderr, "mktrace: --straggler takes PROCESS:STEP,STEP... (below 64), not '%s'\n",
+	        arg);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -77,6 +107,10 @@ int main(int argc, char **argv)
 	        {"steps", no_argument, NULL, 'S'},
 	        {"device-zero", no_argument, NULL, 'Z'},
 	        {"memory", no_argument, NULL, 'M'},
+	        {"slow-name", required_argument, NULL, 'W'},
+	        {"rename", required_argument, NULL, 'R'},
+	        {"straggler", required_argument, NULL, 'T'},
+	        {"sync-steps", no_argument, NULL, 'Y'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -148,6 +182,23 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			o.memory = true;
+			break;
+		case 'W':
+			if (number("--slow-name", optarg, 999999, &v) < 0)
+				return 64;
+			o.slow_name = (unsigned)v + 1;
+			break;
+		case 'R':
+			if (number("--rename", optarg, 999999, &v) < 0)
+				return 64;
+			o.rename = (unsigned)v + 1;
+			break;
+		case 'T':
+			if (straggler(optarg, &o) < 0)
+				return 64;
+			break;
+		case 'Y':
+			o.sync_steps = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -121,8 +121,67 @@ assert d["reader"]["recovered"] is False, "reader"' <"$tmp/out" 2>"$tmp/err" ||
 	fi
 fi
 
-# The example program's trace recorded on an H200 (tests/data/example.gtrace).
+# Across ranks: a four-rank job (tests/mktrace) whose rank 2 runs its kernels three times as
+# long in steps 3, 7 and 9, each step waiting for its GPU work; NCCL's all-reduce in each.
+if [ -n "$mktrace" ]; then
+	"$mktrace" -o "$tmp/job.gtrace" --kernels 4000 --names 12 --processes 4 --api --nccl \
+		--steps --sync-steps --device-zero --straggler 2:3,7,9 >/dev/null 2>"$tmp/err" ||
+		fail "mktrace --straggler failed: $(cat "$tmp/err")"
+	expect_rc 0 "$gputrace" stats -f csv -r stragglers,breakdown "$tmp/job.gtrace"
+	out_has_line "rank,1,4,step,53,false"
+	out_has_line "rank,pid,host,straggler_steps,steps,compared_steps,lag_ns,max_lag_ns,worst_step,most_compute_steps,mean_compute_ns,mean_duration_ns,comm_overlap_pct"
+	out_has_line '2,4114,gpu-node-17,3,"3, 7, 9",52,4822251,1663224,3,16,895787,1083669,0.00'
+	out_has_line "0,4100,gpu-node-17,0,,52,0,0,,18,804987,977669,0.00"
+	out_has_line "1,4107,gpu-node-17,0,,52,0,0,,7,802757,975110,0.00"
+	out_has_line "0,4100,gpu-node-17,1,52743506,43425202,82.33,6977924,13.23,0,0.00,2340380,4.44,0.00,1024,0,0"
+	# the straggler table's order: rank 2 first, then by how often each had the most compute
+	grep -A5 '^# stragglers' "$tmp/out" | cut -d, -f1 | tr '\n' ' ' >"$tmp/order"
+	[ "$(cat "$tmp/order")" = "# stragglers rank 2 0 3 1 " ] || fail "straggler order: $(cat "$tmp/order")"
+	# a higher threshold leaves no straggler; none at all counts every step's slowest
+	expect_rc 0 "$gputrace" stats -f csv -r stragglers --min-lag 250 "$tmp/job.gtrace"
+	out_has_line "2,4114,gpu-node-17,0,,52,0,0,,16,895787,1083669,0.00"
+	expect_rc 0 "$gputrace" stats -f csv -r steps --min-lag 0 "$tmp/job.gtrace"
+	[ "$(grep -c ',true' "$tmp/out")" -eq $((52 + 52)) ] ||
+		fail "--min-lag 0: $(grep -c ',true' "$tmp/out") straggler rows, expected 104"
+	# the table: every step, rank 2 a straggler in 3, 7, 9 only
+	expect_rc 0 "$gputrace" stats -r steps "$tmp/job.gtrace"
+	[ "$(grep -cE '^ +[0-9]+ +4 +2 .* yes ' "$tmp/out")" -eq 3 ] ||
+		fail "steps table: $(grep -E ' yes ' "$tmp/out")"
+	# by process, device and host
+	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$tmp/job.gtrace"
+	out_has_line "gpu,uuid,host,gpus,span_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,memory_pct,idle_ns,idle_pct,comm_overlap_pct,kernels,lost_records,late_ns"
+	[ "$(grep -c ',GPU-a' "$tmp/out")" -eq 4 ] || fail "--by device: $(cat "$tmp/out")"
+	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by host "$tmp/job.gtrace"
+	out_has_line "gpu-node-17,4,211371273,173865591,82.26,28313630,13.40,0,0.00,9192052,4.35,0.00,4000,0,0"
+	expect_rc 0 "$gputrace" stats -r kernels --by process -n 1 "$tmp/job.gtrace"
+	[ "$(grep -c '^GPU kernels: pid ' "$tmp/out")" -eq 4 ] || fail "--by process: $(cat "$tmp/out")"
+	# a file given twice, a missing one
+	expect_rc 64 "$gputrace" stats "$tmp/job.gtrace" "$tmp/job.gtrace"
+	expect_err "gputrace: stats: $tmp/job.gtrace is given twice (as $tmp/job.gtrace and $tmp/job.gtrace)"
+	expect_rc 66 "$gputrace" stats "$tmp/job.gtrace" "$tmp/none.gtrace"
+	err_matches "^gputrace: stats: cannot read $tmp/none.gtrace: "
+	# JSON is one valid document
+	expect_rc 0 "$gputrace" stats -o "$tmp/job.json" --by rank "$tmp/job.gtrace"
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["analysis"]["by"] == "rank" and d["analysis"]["steps"] == 53, "analysis"
+assert [s["rank"] for s in d["stragglers"]] == [2, 0, 3, 1], "stragglers"
+assert d["stragglers"][0]["steps"] == "3, 7, 9", "steps"
+assert sum(k["instances"] for k in d["kernels"]) == 4000, "kernels"
+assert len(d["step_ranks"]) == 4 * 52 + 1, "step_ranks"' "$tmp/job.json" 2>"$tmp/err" ||
+			fail "stats --by rank -o json: $(cat "$tmp/err")"
+	fi
+fi
+
+# The DDP job recorded on two ranks sharing an H200 (tests/data): rank 1 does 20 extra
+# matmuls in steps 4 and 8 (tests/gpu/torch_ddp.py).
 data=$(dirname "$0")/data
+expect_rc 0 "$gputrace" stats -f csv -r stragglers "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+out_has_line '1,624,vm,2,"4, 8",12,2626490,1313280,8,12,284061,40114356,'
+out_has_line "0,623,vm,0,,12,0,0,,0,64253,40764381,"
+
+# The example program's trace recorded on an H200 (tests/data/example.gtrace).
 expect_rc 0 "$gputrace" stats -r kernels,errors "$data/example.gtrace"
 expect_out "GPU kernels
 Time %       Total  Instances       Avg       Med       Min       Max    StdDev       P99  Name

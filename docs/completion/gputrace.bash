@@ -16,7 +16,8 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats export sql view info doctor --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "run stats diff export sql view info doctor --help --version" \
+			-- "$cur"))
 		return
 	fi
 	cmd=${COMP_WORDS[1]}
@@ -61,15 +62,31 @@ _gputrace() {
 	stats)
 		case $prev in
 		-r | --report)
-			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses all
+			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses \
+				breakdown steps stragglers all
 			return ;;
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		-n | --limit) return ;;
+		--by) COMPREPLY=($(compgen -W "rank process device host" -- "$cur")); return ;;
+		-n | --limit | --step | --min-lag) return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --mangled
-				-h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --by
+				--step --min-lag --mangled -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	diff)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--metric) COMPREPLY=($(compgen -W "gpu-time step-time" -- "$cur")); return ;;
+		-n | --limit | --step | --fail-above) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format -o --output -n --limit --mangled --step
+				--fail-above --metric -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 	      "      --step NAME       steps are the NVTX ranges named NAME (default: "
 	      "ProfilerStep#N,\n"
 	      "                        else step, train_step, iteration)\n"
-	      "      --fail-above PCT  exit 1 when NEW's metric is more than PCT %% above BASE's\n"
+	      "      --fail-above PCT  exit 1 when NEW's metric is more than PCT % above BASE's\n"
 	      "      --metric M        gpu-time (the default), step-time (the median step), or "
 	      "the\n"
 	      "                        name of a kernel, API function, copy kind, memset kind or\n"

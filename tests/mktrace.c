@@ -2,10 +2,19 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
+ *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2). */
+ * 130001 - 100 * (p % 2).
+ * For gputrace merge, one host of several: --host names it (header and processes), --pid the
+ * first pid, --rank the first rank (--world the world size); --clock-offset NS runs this
+ * host's trace clock NS from the true time (the header's anchor knows it: the wall clock
+ * maps it back exactly) and --wall-error NS puts the host's wall clock NS off (as NTP
+ * leaves it: the anchor then maps NS wrong); --nccl-every N makes every N-th kernel of a
+ * process an NCCL collective that ends at the same true time on every rank, --nccl-jitter
+ * NS spreads those ends by up to 2 NS either way. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,7 +42,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices]\n"
+	      "               [--cupti-notices] [--host NAME] [--pid P] [--rank R] [--world W]\n"
+	      "               [--clock-offset NS] [--wall-error NS] [--nccl-every N]\n"
+	      "               [--nccl-jitter NS]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -54,6 +65,22 @@ static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
+static int signed_number(const char *opt, const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "mktrace: %s takes a signed number of nanoseconds, not '%s'\n", opt,
+		        s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -68,6 +95,14 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"host", required_argument, NULL, 'H'},
+	        {"pid", required_argument, NULL, 'P'},
+	        {"rank", required_argument, NULL, 'R'},
+	        {"world", required_argument, NULL, 'W'},
+	        {"clock-offset", required_argument, NULL, 'O'},
+	        {"wall-error", required_argument, NULL, 'E'},
+	        {"nccl-every", required_argument, NULL, 'N'},
+	        {"nccl-jitter", required_argument, NULL, 'J'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -80,6 +115,7 @@ int main(int argc, char **argv)
 	union synth_buf b;
 	struct synth s;
 	uint64_t v, n = 0;
+	int64_t sv;
 	char tmp[4096];
 	int c, r;
 
@@ -128,6 +164,47 @@ int main(int argc, char **argv)
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
 			break;
+		case 'H':
+			o.host = optarg;
+			hinfo.hostname = optarg;
+			break;
+		case 'P':
+			if (number("--pid", optarg, UINT32_MAX - 64 * 7, &v) < 0 || !v)
+				return 64;
+			o.pid0 = (uint32_t)v;
+			break;
+		case 'R':
+			if (number("--rank", optarg, INT32_MAX - 64, &v) < 0)
+				return 64;
+			o.rank0 = (int32_t)v;
+			if (!o.world)
+				o.world = 1;
+			break;
+		case 'W':
+			if (number("--world", optarg, INT32_MAX, &v) < 0 || !v)
+				return 64;
+			o.world = (unsigned)v;
+			break;
+		case 'O':
+			if (signed_number("--clock-offset", optarg, &sv) < 0)
+				return 64;
+			o.clock_offset_ns = sv;
+			break;
+		case 'E':
+			if (signed_number("--wall-error", optarg, &sv) < 0)
+				return 64;
+			o.wall_error_ns = sv;
+			break;
+		case 'N':
+			if (number("--nccl-every", optarg, UINT32_MAX, &v) < 0)
+				return 64;
+			o.nccl_every = (unsigned)v;
+			break;
+		case 'J':
+			if (number("--nccl-jitter", optarg, 1000000000, &v) < 0)
+				return 64;
+			o.nccl_jitter_ns = v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -140,6 +217,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
+	hinfo.start_trace_ns += (uint64_t)o.clock_offset_ns;
+	hinfo.start_realtime_ns += (uint64_t)o.wall_error_ns;
 	r = gt_writer_open(path, &hinfo, &wo, &w);
 	if (r < 0) {
 		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
@@ -153,17 +232,17 @@ int main(int argc, char **argv)
 		n++;
 	}
 	for (unsigned p = 0; cupti_notices && p < o.processes; p++) {
-		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid(p)}};
+		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid_of(&o, p)}};
 		char text[96];
 		int len;
 
-		nr.ts_ns = SYNTH_START_NS + 1000;
+		nr.ts_ns = SYNTH_START_NS + (uint64_t)o.clock_offset_ns + 1000;
 		nr.severity = GT_NOTICE_INFO;
 		nr.code = GT_NOTICE_CUPTI_LOADED;
 		nr.detail = 130001 - 100 * (int)(p % 2);
 		nr.message_id = 900000 + p; /* above every id the synthesis uses */
-		len = snprintf(text, sizeof(text), "CUPTI %d from /usr/local/cuda/lib64/libcupti.so.13",
-		               nr.detail);
+		len = snprintf(text, sizeof(text),
+		               "CUPTI %d from /usr/local/cuda/lib64/libcupti.so.13", nr.detail);
 		r = gt_writer_string(w, nr.hdr.pid, nr.message_id, text, (size_t)len);
 		if (r < 0 || (r = gt_writer_write(w, &nr.hdr)) < 0)
 			goto fail;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gputrace/merge.h"
@@ -263,6 +264,8 @@ int cmd_merge(int argc, char **argv)
 	}
 	cmdline = command_line(argc, argv);
 	opts.cmdline = cmdline;
+	opts.slack_ns = GT_MERGE_SLACK_DEFAULT_NS;
+	opts.threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 	ret = gt_merge_open((const char *const *)paths, n, &opts, &m, &e);
 	if (ret == 0)
 		ret = gt_merge_align(m, &e);

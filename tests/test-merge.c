@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "gputrace/merge.h"
 #include "gputrace/trace.h"
+#include "merge-int.h"
 #include "trace-synth.h"
 
 static const char *data_dir;
@@ -26,9 +27,9 @@ static size_t chunk_bytes; /* of the inputs synth_file writes; 0: the writer's d
 
 static const char *tpath(const char *name)
 {
-	static char bufs[8][256];
+	static char bufs[32][256]; /* a test holds a few names at once */
 	static unsigned k;
-	char *p = bufs[k++ % 8];
+	char *p = bufs[k++ % 32];
 
 	snprintf(p, 256, "%s/%s", dir, name);
 	return p;
@@ -815,6 +816,77 @@ START_TEST(test_nested)
 }
 END_TEST
 
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* A writer thread writes the same file, byte for byte, as one thread does (many batches,
+ * strings among them); a slack gives runs, the same records in another order. */
+START_TEST(test_threads)
+{
+	const char *in[3] = {tpath("w0.gtrace"), tpath("w1.gtrace"), tpath("w2.gtrace")};
+	struct gt_merge_options o = {.cmdline = "threads"};
+	struct gt_merge_error e = {0};
+	const char *out[3] = {tpath("w-1.gtrace"), tpath("w-2.gtrace"), tpath("w-3.gtrace")};
+	struct summary s1, s3;
+	char *a, *b;
+	size_t la, lb;
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct synth_opts so = {.kernels = 20000,
+		                        .names = 200,
+		                        .processes = 2,
+		                        .seed = 40 + i,
+		                        .api = true,
+		                        .memcpy = true,
+		                        .wall_error_ns = 1000 * (int64_t)i};
+		char host[16];
+
+		snprintf(host, sizeof(host), "host-%u", i);
+		so.host = host;
+		synth_file(in[i], &so);
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		struct gt_merge *m;
+
+		o.threads = k == 0 ? 1 : 2;
+		o.slack_ns = k == 2 ? 1000000 : 0;
+		ck_assert_int_eq(gt_merge_open(in, 3, &o, &m, &e), 0);
+		ck_assert_msg(gt_merge_write(m, out[k], &e) == 0, "%s", e.msg);
+		ck_assert_uint_eq(m->out.threaded, false);
+		gt_merge_free(m);
+	}
+	a = slurp(out[0], &la);
+	b = slurp(out[1], &lb);
+	ck_assert_uint_gt(la, 4 * GT_MERGE_BATCH_BYTES / 10);
+	ck_assert_uint_eq(la, lb);
+	ck_assert(memcmp(a, b, la) == 0);
+	free(a);
+	free(b);
+	summarize(out[0], &s1);
+	summarize(out[2], &s3);
+	for (unsigned t = 1; t < GT_REC_MAX; t++)
+		ck_assert_uint_eq(s1.counts[t], s3.counts[t]);
+	ck_assert_uint_eq(s1.counts[GT_REC_KERNEL], 60000);
+	summary_free(&s1);
+	summary_free(&s3);
+}
+END_TEST
+
 /* Per-name kernel counts, for the H200 comparison. */
 struct name_count {
 	char name[512];
@@ -1009,6 +1081,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_undefined_strings);
 	tcase_add_test(tc, test_nested);
+	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_h200_ranks);
 	tcase_add_test(tc, test_2000_inputs);
 	suite_add_tcase(s, tc);

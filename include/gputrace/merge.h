@@ -17,6 +17,10 @@ enum gt_merge_align_mode {
 	GT_MERGE_ALIGN_MODE_MAX
 };
 
+/* The slack gputrace merge uses (docs/merge.md): records of different inputs may be this
+ * far out of timestamp order, which makes the merged file smaller and faster to write. */
+#define GT_MERGE_SLACK_DEFAULT_NS 1000000ull
+
 /* Pids a merge gives to processes whose pid another input already used: from here up, above
  * every Linux pid (at most 2^22) and the exporters' GPU pseudo-processes (5,000,000 + n). */
 #define GT_MERGE_PID_BASE (1u << 28)
@@ -25,6 +29,13 @@ struct gt_merge_options {
 	unsigned align;                  /* enum gt_merge_align_mode */
 	const char *cmdline;             /* the merged header's command line; NULL: none */
 	struct gt_writer_options writer; /* chunk size, compression level of the output */
+	/* An input's records go on while they are at most this much later than the next
+	 * input's (0: the strict merge order): longer runs from one input, which encode
+	 * smaller and faster. */
+	uint64_t slack_ns;
+	/* 2: a writer thread encodes, compresses and writes the merged file while this one
+	 * reads and merges (the output is the same, byte for byte); 0 or 1: one thread. */
+	unsigned threads;
 };
 
 /* What the merge learned about one input; valid until gt_merge_free(). */

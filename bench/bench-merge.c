@@ -5,7 +5,8 @@
  * INPUTS synthetic traces (tests/trace-synth.h) of KERNELS kernels each (with -a a launch API
  * record per kernel and a copy every 64; -n NCCL collectives), each from another host with
  * its own clock offset, are written first by a child process, so that the peak RSS printed
- * is the merge's alone. docs/performance.md ("Merge") quotes it. */
+ * is the merge's alone. docs/performance.md ("Merge") quotes it; it also gives the
+ * instructions per record under callgrind (--toggle-collect=gt_merge_write, =read_all). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,26 @@ static int write_input(const char *path, unsigned i, const struct synth_opts *ba
 		if (gt_writer_write(w, &b.rec.hdr) < 0)
 			return -1;
 	return gt_writer_close(w);
+}
+
+/* Read every input to its end: what any consumer of the same inputs pays (a function of
+ * its own, so that callgrind --toggle-collect=read_all counts it alone). */
+__attribute__((noinline)) static uint64_t read_all(char **paths, unsigned n)
+{
+	uint64_t records = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct gt_reader *r;
+		const union gt_record *rec;
+		const char *msg;
+
+		if (gt_reader_open(paths[i], &r, &msg) < 0)
+			return 0;
+		while (gt_reader_next(r, &rec) == 1)
+			records++;
+		gt_reader_close(r);
+	}
+	return records;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -176,18 +197,9 @@ int main(int argc, char **argv)
 		/* reading alone: what any consumer of the same inputs pays */
 		t0 = now_s();
 		c0 = cpu_s();
-		records = 0;
-		for (unsigned i = 0; i < inputs; i++) {
-			struct gt_reader *r;
-			const union gt_record *rec;
-			const char *msg;
-
-			if (gt_reader_open(paths[i], &r, &msg) < 0)
-				return 1;
-			while (gt_reader_next(r, &rec) == 1)
-				records++;
-			gt_reader_close(r);
-		}
+		records = read_all(paths, inputs);
+		if (!records)
+			return 1;
 		rwall[k] = now_s() - t0;
 		rcpu[k] = cpu_s() - c0;
 

@@ -37,6 +37,8 @@ static void *writer_main(void *arg)
 		unsigned k;
 		int r = 0;
 
+		/* woken by hand_over's or stop_thread's signal of `filled`; the lock makes the
+		 * batch's bytes, written before `full` grew, visible here */
 		while (!o->full && !o->done && !o->abort)
 			pthread_cond_wait(&o->filled, &o->lock);
 		if (!o->full || o->abort)
@@ -52,6 +54,7 @@ static void *writer_main(void *arg)
 		o->len[k] = 0;
 		o->write = (k + 1) % GT_MERGE_BATCHES;
 		o->full--;
+		/* pairs with hand_over's wait: a batch is free again */
 		pthread_cond_signal(&o->emptied);
 	}
 	pthread_mutex_unlock(&o->lock);
@@ -65,6 +68,8 @@ static int hand_over(struct gt_merge_out *o)
 
 	pthread_mutex_lock(&o->lock);
 	o->full++;
+	/* pairs with writer_main's wait; then wait for its signal of `emptied` while every
+	 * batch is full */
 	pthread_cond_signal(&o->filled);
 	while (o->full == GT_MERGE_BATCHES && !o->error)
 		pthread_cond_wait(&o->emptied, &o->lock);
@@ -106,6 +111,8 @@ static int stop_thread(struct gt_merge_out *o, bool abort)
 /* Start the writer thread; on any failure the merging thread writes itself. */
 static void start_thread(struct gt_merge_out *o)
 {
+	unsigned made = 0; /* of the lock and the two conditions, in that order */
+
 	memset(o->len, 0, sizeof(o->len));
 	o->fill = o->write = o->full = 0;
 	o->done = o->abort = false;
@@ -114,28 +121,28 @@ static void start_thread(struct gt_merge_out *o)
 		/* a batch is handed over before the record that would not fit */
 		o->buf[k] = malloc(GT_MERGE_BATCH_BYTES);
 		if (!o->buf[k])
-			goto fail;
+			goto out;
 	}
 	if (pthread_mutex_init(&o->lock, NULL) != 0)
-		goto fail;
-	if (pthread_cond_init(&o->filled, NULL) != 0) {
-		pthread_mutex_destroy(&o->lock);
-		goto fail;
-	}
-	if (pthread_cond_init(&o->emptied, NULL) != 0) {
-		pthread_cond_destroy(&o->filled);
-		pthread_mutex_destroy(&o->lock);
-		goto fail;
-	}
-	if (pthread_create(&o->thread, NULL, writer_main, o) != 0) {
-		pthread_cond_destroy(&o->emptied);
-		pthread_cond_destroy(&o->filled);
-		pthread_mutex_destroy(&o->lock);
-		goto fail;
-	}
+		goto out;
+	made++;
+	if (pthread_cond_init(&o->filled, NULL) != 0)
+		goto out;
+	made++;
+	if (pthread_cond_init(&o->emptied, NULL) != 0)
+		goto out;
+	made++;
+	if (pthread_create(&o->thread, NULL, writer_main, o) != 0)
+		goto out;
 	o->threaded = true;
 	return;
-fail:
+out:
+	if (made > 2)
+		pthread_cond_destroy(&o->emptied);
+	if (made > 1)
+		pthread_cond_destroy(&o->filled);
+	if (made > 0)
+		pthread_mutex_destroy(&o->lock);
 	for (unsigned k = 0; k < GT_MERGE_BATCHES; k++) {
 		free(o->buf[k]);
 		o->buf[k] = NULL;

@@ -17,18 +17,25 @@ struct coll {
 
 bool gt_merge_is_collective(const char *name, size_t len)
 {
+	static const char *const inner[] = {"ncclKernel", "ncclDevKernel"};
 	size_t i = 0;
+	bool nccl = false;
 
-	/* a C++ kernel's mangled name: "_Z", the length of the identifier, the identifier */
+	/* NCCL's kernels as exporters/ranks.c knows them (gt_ranks_nccl_kernel): the name, or a
+	 * mangled global function's ("_Z<length><name>"), starts with "nccl", or it holds
+	 * "ncclKernel" or "ncclDevKernel" (a demangled or namespaced name) */
 	if (len > 2 && name[0] == '_' && name[1] == 'Z') {
-		i = 2;
-		while (i < len && name[i] >= '0' && name[i] <= '9')
-			i++;
+		for (i = 2; i < len && name[i] >= '0' && name[i] <= '9'; i++)
+			;
+		if (i == 2)
+			i = 0;
 	}
-	if (len - i < 4 || memcmp(name + i, "nccl", 4) != 0)
-		return false;
+	if (len - i >= 4 && memcmp(name + i, "nccl", 4) == 0)
+		nccl = true;
+	for (size_t k = 0; !nccl && k < sizeof(inner) / sizeof(inner[0]); k++)
+		nccl = memmem(name, len, inner[k], strlen(inner[k])) != NULL;
 	/* point-to-point: a send and its receive are two ranks, not all of them */
-	return !memmem(name + i, len - i, "SendRecv", 8);
+	return nccl && !memmem(name, len, "SendRecv", 8);
 }
 
 /* The wall-clock offset of every input: realtime - trace clock at its anchor, relative to

@@ -1,13 +1,14 @@
 /* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
- *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
  *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
  *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2).
+ * 130001 - 100 * (p % 2). --nccl names one kernel of every step after NCCL's all-reduce;
+ * --steps puts an NVTX range "step" around each step's launches.
  * For gputrace merge, one host of several: --host names it (header and processes), --pid the
  * first pid, --rank the first rank (--world the world size); --clock-offset NS runs this
  * host's trace clock NS from the true time (the header's anchor knows it: the wall clock
@@ -42,9 +43,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices] [--host NAME] [--pid P] [--rank R] [--world W]\n"
-	      "               [--clock-offset NS] [--wall-error NS] [--nccl-every N]\n"
-	      "               [--nccl-jitter NS]\n"
+	      "               [--cupti-notices] [--nccl] [--steps] [--host NAME] [--pid P]\n"
+	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
+	      "               [--nccl-every N] [--nccl-jitter NS]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -95,13 +96,15 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"nccl", no_argument, NULL, 'N'},
+	        {"steps", no_argument, NULL, 'S'},
 	        {"host", required_argument, NULL, 'H'},
 	        {"pid", required_argument, NULL, 'P'},
 	        {"rank", required_argument, NULL, 'R'},
 	        {"world", required_argument, NULL, 'W'},
 	        {"clock-offset", required_argument, NULL, 'O'},
 	        {"wall-error", required_argument, NULL, 'E'},
-	        {"nccl-every", required_argument, NULL, 'N'},
+	        {"nccl-every", required_argument, NULL, 'V'},
 	        {"nccl-jitter", required_argument, NULL, 'J'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
@@ -164,6 +167,12 @@ int main(int argc, char **argv)
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
 			break;
+		case 'N':
+			o.nccl = true;
+			break;
+		case 'S':
+			o.steps = true;
+			break;
 		case 'H':
 			o.host = optarg;
 			hinfo.hostname = optarg;
@@ -195,7 +204,7 @@ int main(int argc, char **argv)
 				return 64;
 			o.wall_error_ns = sv;
 			break;
-		case 'N':
+		case 'V':
 			if (number("--nccl-every", optarg, UINT32_MAX, &v) < 0)
 				return 64;
 			o.nccl_every = (unsigned)v;

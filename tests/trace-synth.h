@@ -21,6 +21,8 @@ struct synth_opts {
 	bool api;        /* a cudaLaunchKernel API record per kernel */
 	bool memcpy;     /* a HtoD copy every 64 kernels */
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
+	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
+	bool steps;      /* an NVTX range "step" around each step's launches, per process */
 	/* Other hosts and ranks, for gputrace merge (all 0: one host, the defaults below). */
 	uint32_t pid0;           /* pid of the first process; 0: SYNTH_PID0 */
 	int32_t rank0;           /* > 0 or with world > 0: process p is rank rank0 + p */
@@ -37,6 +39,9 @@ struct synth_opts {
 	const char *host; /* the processes' host; NULL: "gpu-node-17" */
 };
 
+/* NCCL's all-reduce kernel as CUPTI names it (mangled) */
+#define SYNTH_NCCL_KERNEL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+
 /* A record with room for the longest string. */
 union synth_buf {
 	union gt_record rec;
@@ -47,7 +52,7 @@ union synth_buf {
 #define SYNTH_PID0        4100u
 #define SYNTH_CBID_LAUNCH 211u /* cudaLaunchKernel_v7000 */
 #define SYNTH_START_NS    1000000000000ull
-#define SYNTH_NCCL_PERIOD_NS 1000000ull /* true time between two collectives */
+#define SYNTH_NCCL_PERIOD_NS 1000000ull /* nccl_every: true time between two collectives */
 #define SYNTH_NCCL_STREAM    21u
 
 /* String ids: fixed ones first, then one per kernel name. */
@@ -58,11 +63,12 @@ enum {
 	SYNTH_STR_DEVICE,
 	SYNTH_STR_API,
 	SYNTH_STR_THREAD,
-	SYNTH_STR_KERNEL0, /* kernel name k has id SYNTH_STR_KERNEL0 + k; then two NCCL names */
+	SYNTH_STR_KERNEL0, /* kernel name k has id SYNTH_STR_KERNEL0 + k; then "step" (steps),
+	                    * then the two collectives' names (nccl_every) */
 };
 
-/* The two collectives' names (ids SYNTH_STR_KERNEL0 + names and + names + 1): one plain, one
- * as a C++ compiler mangles a __global__ function's name. */
+/* nccl_every's two collectives (ids after the kernel names and "step"): one plain, one as a
+ * C++ compiler mangles a __global__ function's name. */
 static const char *const synth_nccl_names[2] = {
         "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
         "_Z29ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE",
@@ -72,8 +78,9 @@ struct synth_proc {
 	uint64_t cpu_ns, gpu_ns; /* this process's CPU and GPU clocks */
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
+	uint64_t step_ns;        /* when its current step began (CPU) */
 	uint64_t kernels;        /* kernels of this process so far */
-	uint64_t colls;          /* NCCL collectives of this process so far */
+	uint64_t colls;          /* nccl_every's collectives of this process so far */
 };
 
 enum synth_phase {
@@ -97,7 +104,8 @@ struct synth {
 	struct gt_rec_api api[SYNTH_BATCH];
 	struct gt_rec_kernel kern[SYNTH_BATCH];
 	struct gt_rec_memcpy copy;
-	unsigned nbatch, bi;
+	struct gt_rec_nvtx step[SYNTH_BATCH]; /* steps that ended in the batch */
+	unsigned nbatch, bi, nsteps;
 	bool have_copy;
 };
 
@@ -212,8 +220,8 @@ static inline int32_t synth_rank(const struct synth_opts *o, unsigned p)
 	return o->processes > 1 ? (int32_t)p : -1;
 }
 
-/* The c-th collective of process p: it ends at the same true time on every rank (plus the
- * jitter) and waited for the others for a while before. */
+/* The c-th nccl_every collective of process p: it ends at the same true time on every rank
+ * (plus the jitter) and waited for the others for a while before. */
 static inline void synth_nccl(const struct synth *s, unsigned p, uint64_t c,
                               struct gt_rec_kernel *k)
 {
@@ -221,7 +229,7 @@ static inline void synth_nccl(const struct synth *s, unsigned p, uint64_t c,
 	int64_t jit = ((int64_t)((c * 7 + (uint64_t)(rank < 0 ? 0 : rank) * 3) % 5) - 2) *
 	              (int64_t)s->o.nccl_jitter_ns;
 
-	k->name_id = SYNTH_STR_KERNEL0 + s->o.names + (uint32_t)(c % 2);
+	k->name_id = SYNTH_STR_KERNEL0 + s->o.names + (s->o.steps ? 1 : 0) + (uint32_t)(c % 2);
 	k->span.end_ns = SYNTH_START_NS + (uint64_t)s->o.clock_offset_ns +
 	                 (c + 1) * SYNTH_NCCL_PERIOD_NS + (uint64_t)jit;
 	k->span.start_ns = k->span.end_ns - 20000 - 5000 * (uint64_t)(rank < 0 ? 0 : rank % 4);
@@ -263,6 +271,7 @@ static inline void synth_batch(struct synth *s)
 
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
 	s->bi = 0;
+	s->nsteps = 0;
 	s->have_copy = false;
 	for (unsigned j = 0; j < s->nbatch; j++) {
 		struct gt_rec_api *a = &s->api[j];
@@ -283,7 +292,20 @@ static inline void synth_batch(struct synth *s)
 		pr->cpu_ns = a->end_ns + 500 + (r >> 20) % 2500;
 
 		synth_position(s, pr->pos, k, &typical);
+		if (pr->pos == 0)
+			pr->step_ns = a->start_ns;
 		pr->pos = (pr->pos + 1) % s->seq_len;
+		if (s->o.steps && pr->pos == 0) {
+			/* the step's launches are done: its range ends, written at its pop */
+			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			n->start_ns = pr->step_ns;
+			n->end_ns = a->end_ns + 200;
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
 		if (pr->gpu_ns < a->end_ns + 1000)
 			pr->gpu_ns = a->end_ns + 1000;
@@ -394,7 +416,7 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 	        "cudaLaunchKernel",    "pt_main_thread",
 	};
 	uint32_t pid0 = synth_pid_of(&s->o, 0);
-	unsigned nnccl = s->o.nccl_every ? 2 : 0;
+	unsigned nstep = s->o.steps ? 1 : 0, nnccl = s->o.nccl_every ? 2 : 0;
 	const char *str;
 	union gt_record *r = &b->rec;
 	char name[512];
@@ -409,20 +431,29 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				s->i++;
 				return true;
 			}
-			if (s->i < 6 + s->o.names) {
-				unsigned k = (unsigned)(s->i - 6);
-				int n = synth_kernel_name(k, name, sizeof(name));
-
-				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
+			if (s->o.steps && s->i == 6 + s->o.names) {
+				/* after the kernel names, so that the other ids stay as they were */
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names, "step", 4);
 				b->rec.hdr.pid = pid0;
 				s->i++;
 				return true;
 			}
-			if (s->i < 6 + s->o.names + nnccl) {
-				unsigned k = (unsigned)(s->i - 6 - s->o.names);
+			if (s->i >= 6 + s->o.names + nstep && s->i < 6 + s->o.names + nstep + nnccl) {
+				unsigned k = (unsigned)(s->i - 6 - s->o.names - nstep);
 
-				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names + k,
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names + nstep + k,
 				             synth_nccl_names[k], strlen(synth_nccl_names[k]));
+				b->rec.hdr.pid = pid0;
+				s->i++;
+				return true;
+			}
+			if (s->i < 6 + s->o.names) {
+				unsigned k = (unsigned)(s->i - 6);
+				int n = s->o.nccl && k == 0
+				                ? snprintf(name, sizeof(name), "%s", SYNTH_NCCL_KERNEL)
+				                : synth_kernel_name(k, name, sizeof(name));
+
+				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
 				b->rec.hdr.pid = pid0;
 				s->i++;
 				return true;
@@ -452,6 +483,10 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				else
 					memcpy(r, &s->kern[s->o.api ? j - s->nbatch : j],
 					       sizeof(s->kern[0]));
+				return true;
+			}
+			if (s->bi < per + s->nsteps) {
+				memcpy(r, &s->step[s->bi++ - per], sizeof(s->step[0]));
 				return true;
 			}
 			if (s->have_copy) {

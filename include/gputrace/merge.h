@@ -113,8 +113,9 @@ const struct gt_trace_counts *gt_merge_counts(const struct gt_merge *m);
 /* "wall clock", "nccl", "none" (enum gt_input_align); "unknown" otherwise. */
 const char *gt_merge_align_name(unsigned align);
 
-/* Does this kernel name belong to an NCCL collective (docs/merge.md: the name, after a C++
- * mangling prefix "_Z<digits>", starts with "nccl" and is not a SendRecv kernel)? */
+/* Does this kernel name belong to an NCCL collective? NCCL's kernels as the exporters know
+ * them (the name, or a mangled global function's after "_Z<digits>", starts with "nccl", or
+ * it holds "ncclKernel" or "ncclDevKernel"), but not SendRecv kernels (docs/merge.md). */
 bool gt_merge_is_collective(const char *name, size_t len);
 
 /* Free everything and close the inputs still open. NULL is accepted. */

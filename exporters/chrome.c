@@ -161,10 +161,10 @@ static void announce_gpu(struct chrome *c, struct gt_timeline_gpu *g)
 	n = gt_labels_gpu(n, g);
 	meta_str(c, "process_name", pid, 0, "name", name, (size_t)(n - name));
 	/* after every traced process, whatever its pid, as Kineto sorts GPUs */
-	meta_sort(c, "process_sort_index", pid, 0, GPU_PID_BASE + g->number);
-	if (g->name_id) {
+	meta_sort(c, "process_sort_index", pid, 0, GPU_PID_BASE + g->cat->number);
+	if (g->cat->name_id) {
 		size_t len;
-		const char *dn = text(c, g->name_id, false, &len);
+		const char *dn = text(c, g->cat->name_id, false, &len);
 
 		meta_str(c, "process_labels", pid, 0, "labels", dn, len);
 	}
@@ -447,7 +447,7 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 		p = LIT(p, ",");
 		p = ARG(p, "graph node id", k->graph_node_id);
 	}
-	p = put_sm_load(p, k, c->m.gpus[t->gpu]->sm_count);
+	p = put_sm_load(p, k, c->m.gpus[t->gpu]->cat->sm_count);
 	end_event(c, p);
 	gpu_flow(c, &k->span, k->hdr.pid, t, lane);
 	return 0;
@@ -769,7 +769,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 	if (!g)
 		return -ENOMEM;
 	announce_gpu(c, g);
-	counter_event(c, g, "memory in use", r->ts_ns, g->mem_in_use);
+	counter_event(c, g, "memory in use", r->ts_ns, g->cat->mem_in_use);
 	return 0;
 }
 
@@ -968,8 +968,7 @@ static void write_trailer(struct chrome *c, bool last)
 	char *p;
 	bool comma = false;
 
-	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++)
-		total += c->m.losses[i];
+	total = gt_catalog_lost_total(&c->m.cat);
 	p = gt_outbuf_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
 	p = LIT(p, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
 	p = gt_fmt_i64(p, c->base_ns);
@@ -977,24 +976,24 @@ static void write_trailer(struct chrome *c, bool last)
 	for (uint32_t i = 0; i < c->m.ngpus && i < 64; i++) {
 		const struct gt_timeline_gpu *g = c->m.gpus[i];
 		size_t len = 0;
-		const char *dn = g->name_id ? text(c, g->name_id, false, &len) : "";
+		const char *dn = g->cat->name_id ? text(c, g->cat->name_id, false, &len) : "";
 
 		if (i)
 			*p++ = ',';
 		p = LIT(p, "{\"id\":");
-		p = gt_fmt_u64(p, g->number);
+		p = gt_fmt_u64(p, g->cat->number);
 		p = LIT(p, ",\"name\":\"");
 		len = gt_text_cut(dn, len, 256, true);
 		memcpy(p, dn, len);
 		p += len;
 		p = LIT(p, "\",\"totalGlobalMem\":");
-		p = gt_fmt_u64(p, g->global_mem_bytes);
+		p = gt_fmt_u64(p, g->cat->global_mem_bytes);
 		p = LIT(p, ",\"computeMajor\":");
-		p = gt_fmt_u64(p, g->cc_major);
+		p = gt_fmt_u64(p, g->cat->cc_major);
 		p = LIT(p, ",\"computeMinor\":");
-		p = gt_fmt_u64(p, g->cc_minor);
+		p = gt_fmt_u64(p, g->cat->cc_minor);
 		p = LIT(p, ",\"numSms\":");
-		p = gt_fmt_u64(p, g->sm_count);
+		p = gt_fmt_u64(p, g->cat->sm_count);
 		*p++ = '}';
 	}
 	p = LIT(p, "],\n");
@@ -1019,15 +1018,17 @@ static void write_trailer(struct chrome *c, bool last)
 	p = LIT(p, ",\"losses\":{\"total\":");
 	p = gt_fmt_u64(p, total);
 	p = LIT(p, ",\"by_source\":{");
-	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++) {
-		if (!c->m.losses[i])
+	for (unsigned i = 0; i <= GT_LOSS_SOURCE_MAX; i++) {
+		uint64_t lost = gt_catalog_lost(&c->m.cat, i);
+
+		if (!lost)
 			continue;
 		if (comma)
 			*p++ = ',';
 		*p++ = '"';
-		p = stpcpy(p, gt_loss_source_name(i));
+		p = stpcpy(p, i < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(i) : "unknown");
 		p = LIT(p, "\":");
-		p = gt_fmt_u64(p, c->m.losses[i]);
+		p = gt_fmt_u64(p, lost);
 		comma = true;
 	}
 	p = LIT(p, "},\"recovered\":");

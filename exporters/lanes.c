@@ -172,9 +172,9 @@ void gt_lanes_ids(const struct gt_timeline *m, const struct gt_track *t, unsigne
 
 uint32_t gt_lanes_gpu_pid(const struct gt_timeline *m, const struct gt_timeline_gpu *g)
 {
-	if (m->small_gpu_pids && g->number < GT_GPU_SMALL_PID_MAX)
-		return g->number;
-	return GT_GPU_PID_BASE + g->number;
+	if (m->small_gpu_pids && g->cat->number < GT_GPU_SMALL_PID_MAX)
+		return g->cat->number;
+	return GT_GPU_PID_BASE + g->cat->number;
 }
 
 char *gt_lanes_name(struct gt_timeline *m, const struct gt_track *t, unsigned lane, char *n,

@@ -387,8 +387,8 @@ static void announce_proc(struct pf *f, struct gt_timeline_proc *pr)
 	if (!pr->uuid)
 		pr->uuid = f->next_uuid++;
 	n = gt_labels_process(&f->m, pr, name, false);
-	if (pr->cmdline_id)
-		cmd = text(f, pr->cmdline_id, &clen);
+	if (pr->cat->cmdline_id)
+		cmd = text(f, pr->cat->cmdline_id, &clen);
 	p = desc_open(f, (size_t)(n - name) + clen + 64, pr->uuid, 0, &pm, &dm);
 	p = gt_pb_open(p, TD_PROCESS, &sm);
 	p = gt_pb_uint(p, PD_PID, pr->pid);
@@ -415,13 +415,13 @@ static void announce_gpu(struct pf *f, struct gt_timeline_gpu *g)
 	if (!g->uuid_track)
 		g->uuid_track = f->next_uuid++;
 	n = gt_labels_gpu(n, g);
-	if (g->name_id) {
-		dn = text(f, g->name_id, &dlen);
+	if (g->cat->name_id) {
+		dn = text(f, g->cat->name_id, &dlen);
 		dlen = gt_text_cut(dn, dlen, 256, false);
 	}
 	p = desc_open(f, (size_t)(n - name) + dlen + 32, g->uuid_track, 0, &pm, &dm);
 	p = gt_pb_open(p, TD_PROCESS, &sm);
-	p = gt_pb_uint(p, PD_PID, GT_GPU_PID_BASE + g->number);
+	p = gt_pb_uint(p, PD_PID, GT_GPU_PID_BASE + g->cat->number);
 	p = gt_pb_bytes(p, PD_PROCESS_NAME, name, (size_t)(n - name));
 	if (dn)
 		p = gt_pb_bytes(p, PD_PROCESS_LABELS, dn, dlen);
@@ -990,7 +990,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 	if (!g)
 		return -ENOMEM;
 	announce_counter(f, g, "memory in use", &g->uuid_memory, &g->memory_announced);
-	counter_value(f, g->uuid_memory, r->ts_ns, g->mem_in_use);
+	counter_value(f, g->uuid_memory, r->ts_ns, g->cat->mem_in_use);
 	return 0;
 }
 

@@ -4,11 +4,15 @@
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
  *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
  *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
+ *           [--device-zero] [--memory]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
  * 130001 - 100 * (p % 2). --nccl names one kernel of every step after NCCL's all-reduce;
  * --steps puts an NVTX range "step" around each step's launches.
+ * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
+ * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks).
  * For gputrace merge, one host of several: --host names it (header and processes), --pid the
  * first pid, --rank the first rank (--world the world size); --clock-offset NS runs this
  * host's trace clock NS from the true time (the header's anchor knows it: the wall clock
@@ -45,7 +49,7 @@ static void usage(FILE *out)
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
 	      "               [--cupti-notices] [--nccl] [--steps] [--host NAME] [--pid P]\n"
 	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
-	      "               [--nccl-every N] [--nccl-jitter NS]\n"
+	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -106,6 +110,8 @@ int main(int argc, char **argv)
 	        {"wall-error", required_argument, NULL, 'E'},
 	        {"nccl-every", required_argument, NULL, 'V'},
 	        {"nccl-jitter", required_argument, NULL, 'J'},
+	        {"device-zero", no_argument, NULL, 'Z'},
+	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -213,6 +219,12 @@ int main(int argc, char **argv)
 			if (number("--nccl-jitter", optarg, 1000000000, &v) < 0)
 				return 64;
 			o.nccl_jitter_ns = v;
+			break;
+		case 'Z':
+			o.device_zero = true;
+			break;
+		case 'M':
+			o.memory = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -37,6 +37,12 @@ struct synth_opts {
 	 * later (a symmetric spread of +-2 jitters around the true end) */
 	uint64_t nccl_jitter_ns;
 	const char *host; /* the processes' host; NULL: "gpu-node-17" */
+	/* every process sees its own GPU (its own uuid) as device 0, as ranks launched with
+	 * CUDA_VISIBLE_DEVICES=<rank> do; else process p uses device p % 8 */
+	bool device_zero;
+	/* process p allocates p + 1 blocks of SYNTH_MEM_BLOCK bytes of device memory after its
+	 * metadata and frees them at its end: its GPU's peak is (p + 1) blocks */
+	bool memory;
 };
 
 /* NCCL's all-reduce kernel as CUPTI names it (mangled) */
@@ -54,6 +60,7 @@ union synth_buf {
 #define SYNTH_START_NS    1000000000000ull
 #define SYNTH_NCCL_PERIOD_NS 1000000ull /* nccl_every: true time between two collectives */
 #define SYNTH_NCCL_STREAM    21u
+#define SYNTH_MEM_BLOCK   (256ull << 20)
 
 /* String ids: fixed ones first, then one per kernel name. */
 enum {
@@ -86,6 +93,7 @@ struct synth_proc {
 enum synth_phase {
 	SYNTH_STRINGS,
 	SYNTH_META,
+	SYNTH_MEMORY, /* o.memory: the allocations */
 	SYNTH_MAIN,
 	SYNTH_END,
 	SYNTH_DONE
@@ -240,6 +248,31 @@ static inline void synth_nccl(const struct synth *s, unsigned p, uint64_t c,
 	k->block_y = k->block_z = 1;
 }
 
+/* The CUDA ordinal process p's GPU has in that process. */
+static inline uint32_t synth_device(const struct synth *s, unsigned p)
+{
+	return s->o.device_zero ? 0 : p % 8;
+}
+
+/* Allocation i of process p (o.memory), or its free. */
+static inline void synth_memory(const struct synth *s, unsigned p, unsigned i, bool free_it,
+                                union gt_record *r)
+{
+	uint32_t pid = synth_pid_of(&s->o, p);
+
+	memset(r, 0, sizeof(r->memory));
+	r->memory.hdr.type = GT_REC_MEMORY;
+	r->memory.hdr.size = sizeof(r->memory);
+	r->memory.hdr.pid = pid;
+	r->memory.ts_ns = (free_it ? s->procs[p].gpu_ns + 5000 : s->procs[p].cpu_ns) + i;
+	r->memory.address = 0x7f0000000000ull + ((uint64_t)p << 36) + (uint64_t)i * SYNTH_MEM_BLOCK;
+	r->memory.bytes = SYNTH_MEM_BLOCK;
+	r->memory.device_id = synth_device(s, p);
+	r->memory.context_id = 1;
+	r->memory.op = free_it ? GT_MEMORY_FREE : GT_MEMORY_ALLOC;
+	r->memory.mem_kind = GT_MEM_DEVICE;
+}
+
 static inline void synth_string(union synth_buf *b, uint32_t id, const char *str, size_t len)
 {
 	struct gt_rec_string *r = &b->rec.string;
@@ -312,7 +345,7 @@ static inline void synth_batch(struct synth *s)
 		k->span.start_ns = pr->gpu_ns + 1000 + (r >> 44) % 2000;
 		k->span.end_ns = k->span.start_ns + dur;
 		k->span.correlation_id = pr->corr;
-		k->span.device_id = s->proc % 8;
+		k->span.device_id = synth_device(s, s->proc);
 		k->span.context_id = 1;
 		pr->gpu_ns = k->span.end_ns;
 		if (s->o.nccl_every && ++pr->kernels % s->o.nccl_every == 0)
@@ -325,7 +358,7 @@ static inline void synth_batch(struct synth *s)
 		c->span.start_ns = pr->gpu_ns + 1500;
 		c->span.end_ns = c->span.start_ns + 40000 + synth_rand(s) % 4000;
 		c->span.correlation_id = ++pr->corr;
-		c->span.device_id = s->proc % 8;
+		c->span.device_id = synth_device(s, s->proc);
 		c->span.context_id = 1;
 		c->span.stream_id = 7;
 		c->bytes = 4u << 20;
@@ -372,7 +405,7 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 		r->device.global_mem_bytes = 150754820096ull;
 		for (unsigned j = 0; j < 16; j++)
 			r->device.uuid[j] = (uint8_t)(0xa0 + j + p);
-		r->device.device_id = p % 8;
+		r->device.device_id = synth_device(s, p);
 		r->device.name_id = SYNTH_STR_DEVICE;
 		r->device.sm_count = 132;
 		r->device.cc_major = 9;
@@ -386,14 +419,14 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 	case 3:
 		synth_hdr(r, GT_REC_CONTEXT, sizeof(r->context), pid);
 		r->context.context_id = 1;
-		r->context.device_id = p % 8;
+		r->context.device_id = synth_device(s, p);
 		break;
 	case 4:
 	case 5:
 		synth_hdr(r, GT_REC_STREAM, sizeof(r->stream), pid);
 		r->stream.stream_id = i == 4 ? 7 : 13;
 		r->stream.context_id = 1;
-		r->stream.device_id = p % 8;
+		r->stream.device_id = synth_device(s, p);
 		r->stream.flags = i == 4 ? GT_STREAM_DEFAULT : 0;
 		break;
 	default:
@@ -468,6 +501,22 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				s->i++;
 				return true;
 			}
+			s->phase = SYNTH_MEMORY;
+			s->i = 0;
+			break;
+		case SYNTH_MEMORY:
+			/* process p's allocations are records p (p + 1) / 2 .. of the phase */
+			if (s->o.memory &&
+			    s->i < (uint64_t)s->o.processes * (s->o.processes + 1) / 2) {
+				unsigned p = 0;
+
+				while ((uint64_t)(p + 1) * (p + 2) / 2 <= s->i)
+					p++;
+				synth_memory(s, p, (unsigned)(s->i - (uint64_t)p * (p + 1) / 2),
+				             false, r);
+				s->i++;
+				return true;
+			}
 			s->phase = SYNTH_MAIN;
 			s->i = 0;
 			s->nbatch = s->bi = 0;
@@ -504,19 +553,32 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 		}
 		case SYNTH_END: {
 			unsigned nloss = s->o.losses ? 2 : 0;
+			uint64_t nfree =
+			        s->o.memory ? (uint64_t)s->o.processes * (s->o.processes + 1) / 2
+			                    : 0;
+			uint64_t j = s->i - nfree; /* past the frees */
 
-			if (s->i < nloss) {
-				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), pid0);
-				r->loss.ts_ns = s->procs[0].gpu_ns;
-				r->loss.source =
-				        s->i == 0 ? GT_LOSS_RING_FULL : GT_LOSS_CUPTI_DROPPED;
-				r->loss.count = s->i == 0 ? s->o.losses : 7;
-				r->loss.kind = s->i == 0 ? GT_REC_API : GT_REC_KERNEL;
+			if (s->i < nfree) {
+				unsigned p = 0;
+
+				while ((uint64_t)(p + 1) * (p + 2) / 2 <= s->i)
+					p++;
+				synth_memory(s, p, (unsigned)(s->i - (uint64_t)p * (p + 1) / 2),
+				             true, r);
 				s->i++;
 				return true;
 			}
-			if (s->i < nloss + s->o.processes) {
-				unsigned p = (unsigned)(s->i - nloss);
+			if (j < nloss) {
+				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), pid0);
+				r->loss.ts_ns = s->procs[0].gpu_ns;
+				r->loss.source = j == 0 ? GT_LOSS_RING_FULL : GT_LOSS_CUPTI_DROPPED;
+				r->loss.count = j == 0 ? s->o.losses : 7;
+				r->loss.kind = j == 0 ? GT_REC_API : GT_REC_KERNEL;
+				s->i++;
+				return true;
+			}
+			if (j < nloss + s->o.processes) {
+				unsigned p = (unsigned)(j - nloss);
 
 				synth_hdr(r, GT_REC_PROCESS_END, sizeof(r->process_end),
 				          synth_pid_of(&s->o, p));

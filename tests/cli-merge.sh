@@ -55,9 +55,12 @@ err_has_line "  1 $tmp/a.gtrace: host node-a, 1 process; offset +0 ns (wall cloc
 err_has_line "  2 $tmp/b.gtrace: host node-b, 1 process (1 with a new pid); offset -120956789 ns (wall clock)"
 expect_rc 0 "$gputrace" info "$tmp/m.gtrace"
 out_has_line "host:        node-a,node-b"
+out_has_line "inputs:      2 (merged)"
+out_has_line "  1 $tmp/a.gtrace: host node-a, format 1, 2116 records, offset +0 ns (wall clock)"
+out_has_line "  2 $tmp/b.gtrace: host node-b, format 1, 2116 records, offset -120956789 ns (wall clock)"
 out_has_line "processes:   2"
-out_has_line "  pid 4100: /usr/bin/python3.11, ppid 1, rank 0, exited with status 0"
-out_has_line "  pid 268435456: /usr/bin/python3.11, ppid 1, rank 1, exited with status 0"
+out_has_line "  pid 4100: /usr/bin/python3.11, ppid 1, host node-a, rank 0, exited with status 0"
+out_has_line "  pid 268435456: /usr/bin/python3.11, ppid 1, host node-b, pid 4100 in input 2, rank 1, exited with status 0"
 out_has_line "  kernel       2000"
 out_has_line "  input        2"
 out_has_line "  origin       2"
@@ -82,6 +85,7 @@ expect_rc 0 "$gputrace" merge -o "$tmp/d.gtrace" "$tmp/a.gtrace" "$tmp/c-cut.gtr
 err_matches "^gputrace: warning: $tmp/c-cut.gtrace is damaged or cut short: 1 chunk \\([0-9]+ bytes\\) could not be read; the rest is merged, and the merged trace counts the loss \\(damaged_file\\)$"
 expect_rc 0 "$gputrace" info "$tmp/d.gtrace"
 out_has_line "  damaged_file     1"
+grep -qE "^  2 $tmp/c-cut.gtrace: host node-c, format 1, [0-9]+ records, offset \\+0 ns \\(wall clock\\), 1 chunk and 0 records unreadable$" "$tmp/out" || fail "info of the merge with a cut input: $(cat "$tmp/out")"
 
 # ---- the open-file limit: raised to the hard limit; past it, a clear refusal ----
 for i in $(seq 1 20); do

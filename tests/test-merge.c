@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../exporters/catalog.h"
 #include "codec.h"
+#include "gputrace/exporter.h"
 #include "gputrace/merge.h"
 #include "gputrace/trace.h"
 #include "merge-int.h"
@@ -891,6 +893,62 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The outputs show a merged trace's processes apart, with their hosts and the pids they had:
+ * the catalog (under info, stats and the timeline) and the chrome export's process names
+ * (perfetto's: cli-merge, through Perfetto's importer). */
+START_TEST(test_exporters)
+{
+	struct synth_opts a = {.kernels = 200,
+	                       .names = 5,
+	                       .processes = 1,
+	                       .seed = 50,
+	                       .rank0 = 0,
+	                       .world = 2,
+	                       .host = "node-a"};
+	struct synth_opts b = a;
+	const char *in[2] = {tpath("e0.gtrace"), tpath("e1.gtrace")};
+	struct gt_export_options eo = {.output = tpath("e.json"), .demangle = 1};
+	struct gt_export_result res;
+	struct gt_catalog cat;
+	struct gt_reader *r;
+	const char *msg = NULL;
+	char *json;
+	size_t len;
+
+	b.seed = 51;
+	b.rank0 = 1;
+	b.host = "node-b";
+	synth_file(in[0], &a);
+	synth_file(in[1], &b);
+	gt_merge_free(merge(tpath("e.gtrace"), in, 2, GT_MERGE_ALIGN_WALL_CLOCK));
+	ck_assert_int_eq(gt_reader_open(tpath("e.gtrace"), &r, &msg), 0);
+
+	ck_assert_int_eq(gt_catalog_init(&cat, r), 0);
+	ck_assert_int_eq(gt_catalog_read(&cat, r, &msg), 0);
+	ck_assert_uint_eq(cat.nprocs, 2); /* the INPUT records (pid 0) are no process */
+	ck_assert_uint_eq(cat.ninputs, 2);
+	ck_assert_uint_eq(cat.inputs[1].index, 2);
+	ck_assert_uint_eq(gt_catalog_hosts(&cat), 2);
+	ck_assert_uint_eq(cat.procs[0]->pid, 4100);
+	ck_assert_uint_eq(cat.procs[0]->orig_pid, 4100);
+	ck_assert_uint_eq(cat.procs[0]->input, 1);
+	ck_assert_uint_eq(cat.procs[1]->pid, GT_MERGE_PID_BASE);
+	ck_assert_uint_eq(cat.procs[1]->orig_pid, 4100);
+	ck_assert_uint_eq(cat.procs[1]->input, 2);
+	ck_assert_str_eq(gt_reader_string(r, cat.procs[1]->host_id, NULL), "node-b");
+	gt_catalog_fini(&cat);
+
+	ck_assert_int_eq(gt_reader_rewind(r), 0);
+	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &eo, &res, &msg), 0);
+	json = slurp(tpath("e.json"), &len);
+	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"python3.11 (rank 0) on node-a\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"python3.11 (rank 1) on node-b, pid 4100\""));
+	free(json);
+
+	gt_reader_close(r);
+}
+END_TEST
+
 /* Per-name kernel counts, for the H200 comparison. */
 struct name_count {
 	char name[512];
@@ -1086,6 +1144,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_undefined_strings);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_exporters);
 	tcase_add_test(tc, test_h200_ranks);
 	tcase_add_test(tc, test_2000_inputs);
 	suite_add_tcase(s, tc);

@@ -69,6 +69,12 @@ err_has_line "  1 $tmp/a.gtrace: host node-a, 1 process; offset +0 ns (wall cloc
 err_has_line "  2 $tmp/b.gtrace: host node-b, 1 process (1 with a new pid); offset -123456789 ns = wall clock -120956789 ns, NCCL correction -2500000 ns from 100 collectives (spread +0 ns .. +0 ns)"
 expect_rc 0 "$gputrace" merge -q -o "$tmp/n.gtrace" --align nccl "$tmp/a.gtrace" "$tmp/b.gtrace"
 expect_err ""
+# an input without collectives keeps its wall clock, and the report says why
+mk -o "$tmp/e.gtrace" --host node-e --pid 7000 --kernels 100 --wall-error 5000
+expect_rc 0 "$gputrace" merge -o "$tmp/ne.gtrace" --align nccl "$tmp/e.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace"
+err_has_line "  1 $tmp/e.gtrace: host node-e, 1 process; offset +0 ns (wall clock; no NCCL collective)"
+err_has_line "  2 $tmp/a.gtrace: host node-a, 1 process; offset -5000 ns (wall clock; the NCCL reference, 100 collectives)"
+err_has_line "  3 $tmp/b.gtrace: host node-b, 1 process (1 with a new pid); offset -123461789 ns = wall clock -120961789 ns, NCCL correction -2500000 ns from 100 collectives (spread +0 ns .. +0 ns)"
 
 # the H200 rank files: one host, one clock; gloo, so no collective to align by
 expect_rc 0 "$gputrace" merge -o "$tmp/ddp.gtrace" "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"

@@ -652,6 +652,46 @@ START_TEST(test_bad_inputs)
 }
 END_TEST
 
+/* An input of a later minor revision of the format, with a record kind this gputrace does not
+ * know: merged without it, which the input's INPUT record and result count. */
+START_TEST(test_newer_kind)
+{
+	struct synth_opts a = {
+	        .kernels = 100, .names = 5, .processes = 1, .seed = 13, .host = "node-a"};
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+	                             .start_realtime_ns = 1714564800000000000ull,
+	                             .start_trace_ns = SYNTH_START_NS,
+	                             .hostname = "node-new"};
+	/* kind 40, a 3-byte body; then a kernel of pid 77 this reader knows */
+	static const uint8_t unknown[] = {40, 3, 1, 2, 3};
+	struct gt_rec_kernel k = {{GT_REC_KERNEL, sizeof(k), 77}};
+	const char *in[2] = {tpath("v0.gtrace"), tpath("v1.gtrace")};
+	struct gt_writer *w;
+	struct summary sm;
+	struct gt_merge *m;
+
+	synth_file(in[0], &a);
+	ck_assert_int_eq(gt_writer_open(in[1], &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_append_encoded(w, unknown, sizeof(unknown), 1), 0);
+	k.span.start_ns = SYNTH_START_NS + 10;
+	k.span.end_ns = SYNTH_START_NS + 20;
+	ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	m = merge(tpath("vm.gtrace"), in, 2, GT_MERGE_ALIGN_WALL_CLOCK);
+	ck_assert_uint_eq(gt_merge_input(m, 1)->records, 1);
+	ck_assert_uint_eq(gt_merge_input(m, 1)->records_skipped, 1);
+	ck_assert_uint_eq(gt_merge_input(m, 1)->version, GT_TRACE_VERSION);
+	summarize(tpath("vm.gtrace"), &sm);
+	ck_assert_uint_eq(sm.counts[GT_REC_KERNEL], 101);
+	ck_assert_uint_eq(sm.status.records_skipped, 0);
+	ck_assert_uint_eq(sm.inputs[1].records_skipped, 1);
+	ck_assert_uint_eq(sm.inputs[1].records, 1);
+	gt_merge_free(m);
+	summary_free(&sm);
+}
+END_TEST
+
 /* A file cut in the middle of a chunk: what reads is merged, the lost chunk is a
  * damaged_file loss of that input's process, and the input is marked recovered. */
 START_TEST(test_truncated)
@@ -1140,6 +1180,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_is_collective);
 	tcase_add_test(tc, test_duplicate);
 	tcase_add_test(tc, test_bad_inputs);
+	tcase_add_test(tc, test_newer_kind);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_undefined_strings);
 	tcase_add_test(tc, test_nested);

@@ -63,8 +63,23 @@ static char *command_line(int argc, char **argv)
 	return s;
 }
 
+/* The kernel's own ceiling on open files (fs.nr_open), for a hard limit of "unlimited",
+ * which the soft limit cannot be set to; 0 if unknown. */
+static rlim_t nr_open(void)
+{
+	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+	unsigned long long v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return (rlim_t)v;
+}
+
 /* Raise the soft limit on open files to the hard one: a merge holds every input open.
- * Returns the limit now in force. */
+ * Returns the limit now in force; *hard the hard one. */
 static rlim_t raise_nofile(rlim_t *hard)
 {
 	struct rlimit rl;
@@ -73,14 +88,17 @@ static rlim_t raise_nofile(rlim_t *hard)
 		*hard = 0;
 		return 0;
 	}
-	if (rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_max;
-
-		rl.rlim_cur = want;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			getrlimit(RLIMIT_NOFILE, &rl);
-	}
 	*hard = rl.rlim_max;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = rl;
+
+		if (want.rlim_max == RLIM_INFINITY && nr_open())
+			want.rlim_cur = nr_open();
+		else
+			want.rlim_cur = want.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+	}
 	return rl.rlim_cur;
 }
 

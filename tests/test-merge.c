@@ -652,6 +652,80 @@ START_TEST(test_bad_inputs)
 }
 END_TEST
 
+/* Inputs whose records are in time order come out in time order (ties: the input given
+ * first); with a slack S, a record is never more than S before one already written. */
+START_TEST(test_order)
+{
+	const char *in[3] = {tpath("o0.gtrace"), tpath("o1.gtrace"), tpath("o2.gtrace")};
+	static const uint64_t slacks[2] = {0, 5000};
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+		                             .start_realtime_ns = 5000000000ull,
+		                             .start_trace_ns = 1000,
+		                             .hostname = i == 0   ? "h0"
+		                                         : i == 1 ? "h1"
+		                                                  : "h2"};
+		struct gt_writer *w;
+
+		ck_assert_int_eq(gt_writer_open(in[i], &info, NULL, &w), 0);
+		for (unsigned k = 0; k < 3000; k++) {
+			struct gt_rec_kernel kr = {{GT_REC_KERNEL, sizeof(kr), 100 + i}};
+
+			/* input i: every 3 us from i us on, and every 7th at the same time as
+			 * input 0's record of that step */
+			kr.span.start_ns = 1000000 + k * 3000 + (k % 7 ? i * 1000 : 0);
+			kr.span.end_ns = kr.span.start_ns + 500;
+			kr.span.correlation_id = k;
+			ck_assert_int_eq(gt_writer_write(w, &kr.hdr), 0);
+		}
+		ck_assert_int_eq(gt_writer_close(w), 0);
+	}
+	for (unsigned t = 0; t < 2; t++) {
+		struct gt_merge_options o = {.slack_ns = slacks[t], .threads = 2};
+		struct gt_merge_error e;
+		struct gt_merge *m;
+		struct gt_reader *r;
+		const union gt_record *rec;
+		const char *msg;
+		uint64_t high = 0, n = 0, late = 0;
+		uint32_t last_pid = 0, last_corr = 0;
+
+		ck_assert_int_eq(gt_merge_open(in, 3, &o, &m, &e), 0);
+		ck_assert_int_eq(gt_merge_write(m, tpath("om.gtrace"), &e), 0);
+		gt_merge_free(m);
+		ck_assert_int_eq(gt_reader_open(tpath("om.gtrace"), &r, &msg), 0);
+		while (gt_reader_next(r, &rec) == 1) {
+			uint64_t ts;
+
+			if (rec->hdr.type != GT_REC_KERNEL)
+				continue;
+			ts = rec->kernel.span.start_ns;
+			ck_assert_msg(ts + slacks[t] >= high, "slack %llu: %llu after %llu",
+			              (unsigned long long)slacks[t], (unsigned long long)ts,
+			              (unsigned long long)high);
+			/* equal times: the input given first comes first */
+			if (!slacks[t] && ts == high && n)
+				ck_assert_uint_le(last_pid, rec->hdr.pid);
+			late += ts < high;
+			if (ts > high)
+				high = ts;
+			last_pid = rec->hdr.pid;
+			last_corr = rec->kernel.span.correlation_id;
+			n++;
+		}
+		ck_assert_uint_eq(n, 9000);
+		ck_assert_uint_eq(last_corr, 2999);
+		/* strictly in order without slack; runs of one input, so some out of it, with */
+		if (slacks[t])
+			ck_assert_uint_gt(late, 0);
+		else
+			ck_assert_uint_eq(late, 0);
+		gt_reader_close(r);
+	}
+}
+END_TEST
+
 /* An input of a later minor revision of the format, with a record kind this gputrace does not
  * know: merged without it, which the input's INPUT record and result count. */
 START_TEST(test_newer_kind)
@@ -1180,6 +1254,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_is_collective);
 	tcase_add_test(tc, test_duplicate);
 	tcase_add_test(tc, test_bad_inputs);
+	tcase_add_test(tc, test_order);
 	tcase_add_test(tc, test_newer_kind);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_undefined_strings);

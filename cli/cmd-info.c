@@ -189,6 +189,7 @@ static void print_inputs(const struct gt_reader *r, const struct gt_catalog *c)
 	printf("inputs:      %" PRIu32 " (merged)\n", c->ninputs);
 	for (uint32_t i = 0; i < c->ninputs && i < LIST_MAX; i++) {
 		const struct gt_rec_input *in = &c->inputs[i];
+		uint64_t lost = 0; /* its processes' LOSS records */
 
 		printf("  %" PRIu32 " %s: host %s, format %" PRIu32 ", %" PRIu64
 		       " records, offset %+" PRId64 " ns (%s)",
@@ -197,6 +198,10 @@ static void print_inputs(const struct gt_reader *r, const struct gt_catalog *c)
 		       in->offset_ns, in->align < 3 ? aligns[in->align] : "unknown");
 		if (in->parent)
 			printf(", in input %" PRIu32, in->parent);
+		for (uint32_t k = 0; k < c->nprocs; k++)
+			lost += c->procs[k]->input == in->index ? c->procs[k]->lost : 0;
+		if (lost)
+			printf(", %" PRIu64 " records lost", lost);
 		if (in->chunks_skipped || in->records_skipped)
 			printf(", %" PRIu64 " chunk%s and %" PRIu64 " records unreadable",
 			       in->chunks_skipped, in->chunks_skipped == 1 ? "" : "s",

@@ -441,9 +441,15 @@ static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const un
 		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
 		                                                     : GT_LOSS_SOURCE_MAX;
 		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
+		struct gt_catalog_process *p = gt_catalog_process(c, rec->hdr.pid);
 
+		if (!p)
+			return -ENOMEM;
 		c->losses[src][kind] += rec->loss.count;
-		break;
+		/* a damaged file's count is chunks, not records */
+		if (src != GT_LOSS_FILE)
+			p->lost += rec->loss.count;
+		return 0;
 	}
 	case GT_REC_NOTICE:
 		observe_notice(c, &rec->notice);

@@ -51,6 +51,8 @@ struct gt_catalog_process {
 	 * not merged, and its pid there (= pid unless gputrace merge gave it a new one) */
 	uint32_t input;
 	uint32_t orig_pid;
+	uint64_t lost; /* records its LOSS records say were lost, all sources (damaged_file,
+	                * which counts chunks, aside) */
 };
 
 struct gt_catalog_gpu {

@@ -83,6 +83,16 @@ expect_rc 65 "$gputrace" merge -o "$tmp/x.gtrace" --align nccl "$data/ddp-rank0.
 expect_err "gputrace: merge: --align nccl: no input holds an NCCL collective kernel (a name starting with nccl); without --align nccl the wall clocks align them"
 [ ! -e "$tmp/x.gtrace" ] || fail "a refused merge left $tmp/x.gtrace"
 
+# ---- losses: summed per source, and which input lost what ----
+mk -o "$tmp/l1.gtrace" --host node-l1 --kernels 200 --losses 5
+mk -o "$tmp/l2.gtrace" --host node-l2 --kernels 200 --losses 9 --seed 2
+expect_rc 0 "$gputrace" merge -q -o "$tmp/l.gtrace" "$tmp/l1.gtrace" "$tmp/l2.gtrace"
+expect_rc 0 "$gputrace" info "$tmp/l.gtrace"
+out_has_line "  1 $tmp/l1.gtrace: host node-l1, format 1, 316 records, offset +0 ns (wall clock), 12 records lost"
+out_has_line "  2 $tmp/l2.gtrace: host node-l2, format 1, 316 records, offset +0 ns (wall clock), 16 records lost"
+out_has_line "  cupti_dropped    14"
+out_has_line "  ring_full        14"
+
 # ---- a damaged input: merged as far as it reads, the loss counted and said ----
 mk -o "$tmp/c.gtrace" --host node-c --pid 9000 --kernels 20000 --api --chunk-bytes 65536
 size=$(stat -c %s "$tmp/c.gtrace")

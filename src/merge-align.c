@@ -10,7 +10,7 @@
 
 /* One NCCL collective kernel seen while aligning. */
 struct coll {
-	uint32_t key; /* its name in gt_merge.coll_names */
+	uint32_t key; /* its name: an id of align_nccl's table of collective names */
 	uint32_t pid;
 	uint64_t end_ns; /* on the input's own clock */
 };

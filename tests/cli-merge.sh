@@ -79,6 +79,13 @@ err_has_line "  3 $tmp/b.gtrace: host node-b, 1 process (1 with a new pid); offs
 # the H200 rank files: one host, one clock; gloo, so no collective to align by
 expect_rc 0 "$gputrace" merge -o "$tmp/ddp.gtrace" "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
 err_has_line "  2 $data/ddp-rank1.gtrace: host vm, 1 process; offset +20 ns (wall clock)"
+# the same kernels, by name and count, as the one-trace recording of the same job: stats'
+# instances (3rd column) and names (the 10th on, which may hold quoted commas)
+"$gputrace" stats -r kernels -f csv "$tmp/ddp.gtrace" | cut -d, -f3,10- | sort >"$tmp/k-merged"
+"$gputrace" stats -r kernels -f csv "$data/ddp-2rank.gtrace" | cut -d, -f3,10- | sort >"$tmp/k-one"
+[ "$(wc -l <"$tmp/k-merged")" -gt 10 ] || fail "stats of the merged ranks: $(cat "$tmp/k-merged")"
+cmp -s "$tmp/k-merged" "$tmp/k-one" ||
+	fail "kernels of the merged ranks differ from ddp-2rank's: $(diff "$tmp/k-merged" "$tmp/k-one")"
 expect_rc 65 "$gputrace" merge -o "$tmp/x.gtrace" --align nccl "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
 expect_err "gputrace: merge: --align nccl: no input holds an NCCL collective kernel (a name starting with nccl); without --align nccl the wall clocks align them"
 [ ! -e "$tmp/x.gtrace" ] || fail "a refused merge left $tmp/x.gtrace"

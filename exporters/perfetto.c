@@ -576,18 +576,25 @@ static char *ev_open(struct pf *f, const struct ev *e, size_t extra, char **pm, 
 	p = put_ts(f, p, e->ts_ns);
 	if (e->fresh || e->nvals) {
 		char *im, *nm;
+		const char *s;
+		size_t len;
 
 		p = gt_pb_open(p, PKT_INTERNED, &im);
-		if (e->fresh) {
+		/* the names where the cache holds them now: caching the others since (a grid,
+		 * a lane's name) may have moved it */
+		if (e->fresh && (s = gt_names_text(&f->m.names, e->name_iid, &len)) != NULL) {
 			p = gt_pb_open(p, ID_EVENT_NAMES, &nm);
 			p = gt_pb_uint(p, INTERNED_IID, e->name_iid);
-			p = gt_pb_bytes(p, INTERNED_NAME, e->fresh, e->fresh_len);
+			p = gt_pb_bytes(p, INTERNED_NAME, s, len);
 			p = gt_pb_close(p, nm);
 		}
 		for (unsigned i = 0; i < e->nvals; i++) {
+			s = gt_names_text(&f->m.names, e->val_iid[i], &len);
+			if (!s)
+				continue;
 			p = gt_pb_open(p, ID_DEBUG_ANNOTATION_STRING_VALUES, &nm);
 			p = gt_pb_uint(p, INTERNED_IID, e->val_iid[i]);
-			p = gt_pb_bytes(p, INTERNED_NAME, e->val[i], e->val_len[i]);
+			p = gt_pb_bytes(p, INTERNED_NAME, s, len);
 			p = gt_pb_close(p, nm);
 		}
 		p = gt_pb_close(p, im);

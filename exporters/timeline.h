@@ -45,6 +45,8 @@ struct gt_timeline_gpu {
 
 struct gt_timeline {
 	struct gt_reader *reader; /* borrowed */
+	bool small_gpu_pids;      /* GPU n is pid n, as in Kineto's JSON (files of one rank whose
+	                           * processes all have pids of GT_GPU_SMALL_PID_MAX or more) */
 	bool strict_ties;         /* slices whose order at equal timestamps would depend on
 	                           * file order go to another lane (both timeline formats set
 	                           * it, so that their lanes, and so their threads, agree) */

@@ -27,7 +27,12 @@ struct synth_opts {
 	/* process p allocates p + 1 blocks of SYNTH_MEM_BLOCK bytes of device memory after its
 	 * metadata and frees them at its end: its GPU's peak is (p + 1) blocks */
 	bool memory;
+	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
+	bool steps;      /* an NVTX range "step" around each step's launches, per process */
 };
+
+/* NCCL's all-reduce kernel as CUPTI names it (mangled) */
+#define SYNTH_NCCL_KERNEL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
 
 /* A record with room for the longest string. */
 union synth_buf {
@@ -56,6 +61,7 @@ struct synth_proc {
 	uint64_t cpu_ns, gpu_ns; /* this process's CPU and GPU clocks */
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
+	uint64_t step_ns;        /* when its current step began (CPU) */
 };
 
 enum synth_phase {
@@ -80,7 +86,8 @@ struct synth {
 	struct gt_rec_api api[SYNTH_BATCH];
 	struct gt_rec_kernel kern[SYNTH_BATCH];
 	struct gt_rec_memcpy copy;
-	unsigned nbatch, bi;
+	struct gt_rec_nvtx step[SYNTH_BATCH]; /* steps that ended in the batch */
+	unsigned nbatch, bi, nsteps;
 	bool have_copy;
 };
 
@@ -238,6 +245,7 @@ static inline void synth_batch(struct synth *s)
 
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
 	s->bi = 0;
+	s->nsteps = 0;
 	s->have_copy = false;
 	for (unsigned j = 0; j < s->nbatch; j++) {
 		struct gt_rec_api *a = &s->api[j];
@@ -258,7 +266,20 @@ static inline void synth_batch(struct synth *s)
 		pr->cpu_ns = a->end_ns + 500 + (r >> 20) % 2500;
 
 		synth_position(s, pr->pos, k, &typical);
+		if (pr->pos == 0)
+			pr->step_ns = a->start_ns;
 		pr->pos = (pr->pos + 1) % s->seq_len;
+		if (s->o.steps && pr->pos == 0) {
+			/* the step's launches are done: its range ends, written at its pop */
+			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			n->start_ns = pr->step_ns;
+			n->end_ns = a->end_ns + 200;
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
 		if (pr->gpu_ns < a->end_ns + 1000)
 			pr->gpu_ns = a->end_ns + 1000;
@@ -375,9 +396,17 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				s->i++;
 				return true;
 			}
+			if (s->o.steps && s->i == 6 + s->o.names) {
+				/* after the kernel names, so that the other ids stay as they were */
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names, "step", 4);
+				s->i++;
+				return true;
+			}
 			if (s->i < 6 + s->o.names) {
 				unsigned k = (unsigned)(s->i - 6);
-				int n = synth_kernel_name(k, name, sizeof(name));
+				int n = s->o.nccl && k == 0
+				                ? snprintf(name, sizeof(name), "%s", SYNTH_NCCL_KERNEL)
+				                : synth_kernel_name(k, name, sizeof(name));
 
 				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
 				s->i++;
@@ -424,6 +453,10 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				else
 					memcpy(r, &s->kern[s->o.api ? j - s->nbatch : j],
 					       sizeof(s->kern[0]));
+				return true;
+			}
+			if (s->bi < per + s->nsteps) {
+				memcpy(r, &s->step[s->bi++ - per], sizeof(s->step[0]));
 				return true;
 			}
 			if (s->have_copy) {

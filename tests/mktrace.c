@@ -73,10 +73,10 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
-	        {"device-zero", no_argument, NULL, 'Z'},
-	        {"memory", no_argument, NULL, 'M'},
 	        {"nccl", no_argument, NULL, 'N'},
 	        {"steps", no_argument, NULL, 'S'},
+	        {"device-zero", no_argument, NULL, 'Z'},
+	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -137,17 +137,17 @@ int main(int argc, char **argv)
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
 			break;
-		case 'Z':
-			o.device_zero = true;
-			break;
-		case 'M':
-			o.memory = true;
-			break;
 		case 'N':
 			o.nccl = true;
 			break;
 		case 'S':
 			o.steps = true;
+			break;
+		case 'Z':
+			o.device_zero = true;
+			break;
+		case 'M':
+			o.memory = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -21,14 +21,14 @@ struct synth_opts {
 	bool api;        /* a cudaLaunchKernel API record per kernel */
 	bool memcpy;     /* a HtoD copy every 64 kernels */
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
+	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
+	bool steps;      /* an NVTX range "step" around each step's launches, per process */
 	/* every process sees its own GPU (its own uuid) as device 0, as ranks launched with
 	 * CUDA_VISIBLE_DEVICES=<rank> do; else process p uses device p % 8 */
 	bool device_zero;
 	/* process p allocates p + 1 blocks of SYNTH_MEM_BLOCK bytes of device memory after its
 	 * metadata and frees them at its end: its GPU's peak is (p + 1) blocks */
 	bool memory;
-	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
-	bool steps;      /* an NVTX range "step" around each step's launches, per process */
 };
 
 /* NCCL's all-reduce kernel as CUPTI names it (mangled) */

@@ -180,6 +180,21 @@ data=$(dirname "$0")/data
 expect_rc 0 "$gputrace" stats -f csv -r stragglers "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
 out_has_line '1,624,vm,2,"4, 8",12,2626490,1313280,8,12,284061,40114356,'
 out_has_line "0,623,vm,0,,12,0,0,,0,64253,40764381,"
+# the two ranks share the H200: by device that one GPU's time is in two traces, added (and
+# said); merged into one trace (gputrace merge), the same table, and one union for the GPU
+expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+out_has_line "device,2,1,ProfilerStep,0,true"
+err_has_line "gputrace: warning: stats: a GPU's activity is in several of these traces; its busy and idle time are each trace's, added up (merge the traces for one union)"
+expect_rc 0 "$gputrace" merge -o "$tmp/ddp.gtrace" "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+expect_rc 0 "$gputrace" stats -f csv -r stragglers,breakdown "$tmp/ddp.gtrace" --by rank
+out_has_line '1,624,vm,2,"4, 8",12,2626490,1313280,8,12,284061,40114356,'
+out_has_line "0,623,vm,0,,12,0,0,,0,64253,40764381,"
+out_has_line "0,623,vm,1,7015486740,781120,0.01,0,0.00,569510,0.01,7014136110,99.98,,292,0,0"
+expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$tmp/ddp.gtrace"
+out_has_line "device,1,1,ProfilerStep,0,false"
+[ -z "$(cat "$tmp/err")" ] || fail "merged trace by device: stderr [$(cat "$tmp/err")]"
+grep -q '^0,GPU-235d247a-6f02-b0d7-2711-5675cff2c3d4,vm,1,7019781042,4199870,0.06,0,0.00,1118122,0.02,7014463050,99.92,,704,0,0$' "$tmp/out" ||
+	fail "merged trace by device: $(cat "$tmp/out")"
 
 # The example program's trace recorded on an H200 (tests/data/example.gtrace).
 expect_rc 0 "$gputrace" stats -r kernels,errors "$data/example.gtrace"

@@ -557,7 +557,7 @@ static int section_named(struct out *o, enum named what)
 	struct gt_col cols[MAXCOLS];
 	struct gt_cell c[MAXCOLS];
 	char keys[4][32], buf[320], title[400], dm[GT_DEMANGLE_BUF_BYTES];
-	size_t k = o->table ? 0 : group_cols(o, cols, NULL, NULL, keys);
+	size_t k = o->table ? 0 : group_cols(o, cols, NULL, NULL, keys), printed = 0;
 	int ret = 0;
 
 	memcpy(cols + k, rc, nrc * sizeof(*rc));
@@ -569,11 +569,15 @@ static int section_named(struct out *o, enum named what)
 		const struct gt_stat_table *tab = what == NAMED_KERNELS ? &t->kernels
 		                                  : what == NAMED_API   ? &t->api
 		                                                        : &t->nvtx;
-		struct gt_stat_entry **v = gt_stats_table_sorted(tab, 0);
+		struct gt_stat_entry **v;
 		uint64_t all = table_total(tab);
 
+		if (o->table && tab->n == 0)
+			continue; /* a group without any: no table of its own */
+		v = gt_stats_table_sorted(tab, 0);
 		if (!v)
 			return -ENOMEM;
+		printed++;
 		if (o->table) {
 			snprintf(title, sizeof(title), "%s: %s%s", titles[what],
 			         o->by == GT_RANKSTATS_BY_RANK && g->rank >= 0 ? "rank "
@@ -603,8 +607,11 @@ static int section_named(struct out *o, enum named what)
 		if (o->table && ret == 0)
 			ret = gt_stats_emit_end(o->e, empty[what]);
 	}
-	if (!o->table && ret == 0)
+	if ((!o->table || !printed) && ret == 0) {
+		if (o->table)
+			gt_stats_emit_begin(o->e, names[what], titles[what], cols, nrc, 0);
 		ret = gt_stats_emit_end(o->e, empty[what]);
+	}
 	return ret;
 }
 

@@ -27,6 +27,7 @@
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
 #include "inject-path.h"
+#include "live-view.h"
 #include "options.h"
 #include "spawn.h"
 #include "status-line.h"
@@ -51,6 +52,8 @@ struct run_opts {
 	uint64_t write_queue_bytes; /* --write-queue: the writer thread's queue */
 	char **argv; /* the program and its arguments */
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
+	bool live; /* --live: the live view while the program runs */
+	uint64_t live_interval_ns;
 };
 
 /* Everything a run holds; freed in one place. */
@@ -77,6 +80,7 @@ struct run {
 	int main_status; /* wait status of the program */
 	int trace_err;   /* first -errno that spoiled the trace, 0 if none */
 	struct gt_status_line status;
+	struct gt_live_view *live; /* NULL without --live or once stopped */
 };
 
 static void usage(FILE *out)
@@ -137,6 +141,14 @@ static void usage(FILE *out)
 	      "view'\n"
 	      "                           does, served once on 127.0.0.1:PORT (default "
 	      "9001)\n"
+	      "      --live               a full-screen live view of the GPU work while the "
+	      "program\n"
+	      "                           runs (keys: q leave, p pause, s sort, arrows "
+	      "scroll); on\n"
+	      "                           a terminal only, else the status line\n"
+	      "      --live-interval S    refresh the live view every S seconds, 0.1 to "
+	      "3600\n"
+	      "                           (default 1; implies --live)\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Environment: GPUTRACE_INJECT_LIB overrides where libgputrace-inject.so "
@@ -178,6 +190,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_EXPORT,
 		OPT_STATS,
 		OPT_VIEW,
+		OPT_LIVE,
+		OPT_LIVE_INTERVAL,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -195,6 +209,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
 	        {"view", optional_argument, NULL, OPT_VIEW},
+	        {"live", no_argument, NULL, OPT_LIVE},
+	        {"live-interval", required_argument, NULL, OPT_LIVE_INTERVAL},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -268,6 +284,23 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_VIEW:
 			if (gt_cli_view_option(optarg, &o->view) < 0)
 				return -EINVAL;
+			break;
+		case OPT_LIVE_INTERVAL:
+			if (gt_opt_duration(optarg, GT_LIVE_INTERVAL_MAX_NS, &o->live_interval_ns) <
+			            0 ||
+			    o->live_interval_ns < GT_LIVE_INTERVAL_MIN_NS)
+				return bad_value(
+				        "--live-interval", optarg,
+				        "use seconds from 0.1 to 3600, e.g. 1, 0.5, 250ms");
+			/* fall through - an interval asks for the view */
+		case OPT_LIVE:
+			if (!gt_live_view_available()) {
+				gt_cli_error("run: --live: this gputrace was built without ncurses "
+				             "(libncurses-dev); rebuild it with ncurses, or leave "
+				             "--live out");
+				return -EINVAL;
+			}
+			o->live = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -813,6 +846,7 @@ static void run_free(struct run *run)
 	gt_signals_wake(NULL, NULL);
 	if (run->s)
 		gt_session_free(run->s);
+	gt_live_view_stop(run->live); /* after the session: its drain feeds the view's tap */
 	gt_writer_discard(run->w);
 	for (size_t i = 0; i < run->env_nstore; i++)
 		free(run->env_store[i]);
@@ -822,7 +856,9 @@ static void run_free(struct run *run)
 int cmd_run(int argc, char **argv)
 {
 	struct run run = {.sp = {.pid = -1, .gate_fd = -1, .err_fd = -1},
-	                  .o.write_queue_bytes = GT_WRITE_QUEUE_DEFAULT_BYTES};
+	                  .o.write_queue_bytes = GT_WRITE_QUEUE_DEFAULT_BYTES,
+	                  .o.live_interval_ns = GT_LIVE_INTERVAL_DEFAULT_NS};
+	struct gt_live_view_options lv = {run.tmp_path, run.path, run.cmdline, 0, &run.status};
 	struct gt_session_options so = {0};
 	char tried[2048];
 	const char *how;
@@ -874,6 +910,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (run.o.setting[GT_ENVCONF_FLUSH_MS] && run.o.cfg.flush_ms)
 		so.flush_interval_ns = run.o.cfg.flush_ms * 1000000ull;
+	lv.interval_ns = run.o.live_interval_ns;
+	if (run.o.live && gt_live_view_start(&lv, &run.live, &how) != 0)
+		gt_cli_warn("--live: %s; no live view", how);
+	so.tap = gt_live_view_tap(run.live);
 	r = gt_session_new(run.w, &so, &run.s);
 	if (r < 0) {
 		gt_cli_error("cannot start the tracing session: %s", strerror(-r));
@@ -897,6 +937,8 @@ int cmd_run(int argc, char **argv)
 		run.main_status = 0;
 	}
 	finish_collection(&run);
+	gt_live_view_stop(run.live);
+	run.live = NULL;
 	gt_status_clear(&run.status);
 	status = program_status(&run);
 	if (!run.trace_err && run.o.delay_ns) {

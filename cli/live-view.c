@@ -290,7 +290,7 @@ static int draw_header(struct gt_live_view *v, const struct gt_live_snapshot *s,
 		v->trace_bytes = (uint64_t)st.st_size;
 	attron(A_REVERSE);
 	mvhline(y, 0, ' ', COLS);
-	put(y, 0, COLS, " gputrace --live  %.1f s  refresh %.1f s%s  %s",
+	put(y, 0, COLS, " gputrace --live  %.1f s  refresh %g s%s  %s",
 	    s->start_ns && now > s->start_ns ? (double)(now - s->start_ns) / 1e9 : 0.0,
 	    (double)v->o.interval_ns / 1e9, v->paused ? "  PAUSED" : "", v->o.command);
 	attroff(A_REVERSE);

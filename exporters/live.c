@@ -762,7 +762,9 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 		break;
 	case GT_REC_THREAD:
 		t = thread(l, rec->pid, r->thread.tid);
-		if (t)
+		/* the first name: one the program gave (nvtxNameOsThread) comes before the
+		 * collector's later look at the thread's comm */
+		if (t && !t->name_id)
 			t->name_id = r->thread.name_id;
 		break;
 	case GT_REC_DEVICE:

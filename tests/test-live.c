@@ -316,6 +316,8 @@ START_TEST(test_nvtx)
 	th.tid = 7;
 	th.name_id = 7;
 	gt_live_record(l, &th.hdr);
+	th.name_id = 6; /* a later name (the collector's look at comm) does not replace it */
+	gt_live_record(l, &th.hdr);
 
 	range(l, 7, 2, 1, 110, 150);
 	range(l, 7, 3, 1, 150, 190);

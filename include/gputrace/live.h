@@ -56,7 +56,7 @@ struct gt_live_stat {
 /* A thread that used NVTX push/pop ranges. */
 struct gt_live_thread {
 	uint32_t pid, tid;
-	const char *name; /* from a THREAD record, or NULL */
+	const char *name; /* from its first THREAD record, or NULL */
 	/* The ranges around the last one that ended, outermost first. NVTX ranges reach the
 	 * trace when they end, so a range still open is NULL: its name comes when it ends. */
 	uint32_t depth;

@@ -12,7 +12,7 @@
 #include "gputrace/clock.h"
 #include "gputrace/live.h"
 
-#define LIVE_PENDING_MAX (1u << 16) /* kernel intervals per GPU waiting for the union */
+#define LIVE_PENDING_MAX (1u << 14) /* kernel intervals per GPU waiting for the union */
 #define LIVE_FRESH       4u         /* in `middle`: the buffer there was published, unread */
 #define LIVE_INDEX       3u
 
@@ -39,6 +39,7 @@ struct live_gpu {
 	bool named; /* a DEVICE record gave its uuid */
 	struct interval *pending;
 	size_t npending, cap_pending;
+	bool unsorted; /* a pending interval starts before the one pended before it */
 };
 
 struct live_stat {
@@ -86,12 +87,14 @@ struct gt_live {
 	size_t ngpus, cap_gpus;
 	struct devmap *devmap;
 	size_t ndevmap, cap_devmap;
+	size_t last_devmap; /* the entry found last: consecutive records mostly share it */
 	struct live_stat *kernels, *ranges;
 	size_t nkernels, cap_kernels, nranges, cap_ranges;
 	uint32_t *kernel_of, *range_of; /* by string id: index + 1, 0 none */
 	size_t cap_kernel_of, cap_range_of;
 	struct live_thread *threads;
 	size_t nthreads, cap_threads;
+	size_t last_thread; /* the thread found last */
 	struct live_proc *procs;
 	size_t nprocs, cap_procs;
 	struct map thread_map, proc_map, alloc_map;
@@ -365,9 +368,15 @@ static long gpu_of(struct gt_live *l, uint32_t pid, uint32_t device_id)
 {
 	struct live_gpu *g;
 
-	for (size_t i = 0; i < l->ndevmap; i++)
-		if (l->devmap[i].pid == pid && l->devmap[i].device_id == device_id)
+	if (l->ndevmap && l->devmap[l->last_devmap].pid == pid &&
+	    l->devmap[l->last_devmap].device_id == device_id)
+		return l->devmap[l->last_devmap].gpu;
+	for (size_t i = 0; i < l->ndevmap; i++) {
+		if (l->devmap[i].pid == pid && l->devmap[i].device_id == device_id) {
+			l->last_devmap = i;
 			return l->devmap[i].gpu;
+		}
+	}
 	if (GROW(l, gpus, l->ngpus, cap_gpus) < 0 || GROW(l, devmap, l->ndevmap, cap_devmap) < 0)
 		return -1;
 	g = &l->gpus[l->ngpus];
@@ -425,7 +434,12 @@ static void on_device(struct gt_live *l, const struct gt_rec_device *d)
 
 static struct live_gpu *gpu(struct gt_live *l, uint32_t pid, uint32_t device_id)
 {
-	long gi = gpu_of(l, pid, device_id);
+	long gi;
+
+	if (l->ndevmap && l->devmap[l->last_devmap].pid == pid &&
+	    l->devmap[l->last_devmap].device_id == device_id)
+		return &l->gpus[l->devmap[l->last_devmap].gpu];
+	gi = gpu_of(l, pid, device_id);
 
 	if (gi < 0) {
 		l->incomplete = true;
@@ -448,7 +462,10 @@ static void fold_busy(struct live_gpu *g)
 
 	if (!g->npending)
 		return;
-	qsort(g->pending, g->npending, sizeof(*g->pending), cmp_interval);
+	/* kernels of one stream arrive in order: most batches need no sort */
+	if (g->unsorted)
+		qsort(g->pending, g->npending, sizeof(*g->pending), cmp_interval);
+	g->unsorted = false;
 	s = g->pending[0].start_ns;
 	e = g->pending[0].end_ns;
 	for (size_t i = 1; i < g->npending; i++) {
@@ -464,7 +481,29 @@ static void fold_busy(struct live_gpu *g)
 	g->npending = 0;
 }
 
-static void on_kernel(struct gt_live *l, const struct gt_rec_kernel *k)
+/* A kernel's interval, for the next fold. */
+static void pend(struct gt_live *l, struct live_gpu *g, uint64_t start_ns, uint64_t end_ns)
+{
+	struct interval *last = g->npending ? &g->pending[g->npending - 1] : NULL;
+
+	if (last && start_ns >= last->start_ns && start_ns <= last->end_ns) {
+		/* in order and overlapping the last one: one interval covers both */
+		if (end_ns > last->end_ns)
+			last->end_ns = end_ns;
+		return;
+	}
+	if (g->npending == LIVE_PENDING_MAX)
+		fold_busy(g);
+	if (g->npending == g->cap_pending &&
+	    grow((void **)&g->pending, &g->cap_pending, g->npending, sizeof(*g->pending)) < 0) {
+		l->incomplete = true;
+		return;
+	}
+	g->unsorted |= g->npending && start_ns < g->pending[g->npending - 1].start_ns;
+	g->pending[g->npending++] = (struct interval){start_ns, end_ns};
+}
+
+static __attribute__((noinline)) void on_kernel(struct gt_live *l, const struct gt_rec_kernel *k)
 {
 	struct live_gpu *g = gpu(l, k->hdr.pid, k->span.device_id);
 	uint64_t dur = k->span.end_ns > k->span.start_ns ? k->span.end_ns - k->span.start_ns : 0;
@@ -475,16 +514,8 @@ static void on_kernel(struct gt_live *l, const struct gt_rec_kernel *k)
 		return;
 	g->pub.kernels++;
 	g->pub.kernel_ns += dur;
-	if (dur) {
-		if (g->npending == LIVE_PENDING_MAX)
-			fold_busy(g);
-		if (grow((void **)&g->pending, &g->cap_pending, g->npending, sizeof(*g->pending)) <
-		    0)
-			l->incomplete = true;
-		else
-			g->pending[g->npending++] =
-			        (struct interval){k->span.start_ns, k->span.end_ns};
-	}
+	if (dur)
+		pend(l, g, k->span.start_ns, k->span.end_ns);
 	if (id >= l->cap_kernel_of && GROW(l, kernel_of, id, cap_kernel_of) < 0) {
 		l->incomplete = true;
 		return;
@@ -558,11 +589,17 @@ static void on_memory(struct gt_live *l, const struct gt_rec_memory *m)
 
 static struct live_thread *thread(struct gt_live *l, uint32_t pid, uint32_t tid)
 {
-	struct map_ent *e = map_find(&l->thread_map, pid, tid);
+	struct map_ent *e;
 	struct live_thread *t;
 
-	if (e)
+	if (l->nthreads && l->threads[l->last_thread].pid == pid &&
+	    l->threads[l->last_thread].tid == tid)
+		return &l->threads[l->last_thread];
+	e = map_find(&l->thread_map, pid, tid);
+	if (e) {
+		l->last_thread = e->w;
 		return &l->threads[e->w];
+	}
 	if (GROW(l, threads, l->nthreads, cap_threads) < 0 ||
 	    !(e = map_put(&l->thread_map, pid, tid))) {
 		l->incomplete = true;
@@ -643,7 +680,7 @@ static void on_range(struct gt_live *l, const struct gt_rec_nvtx *n)
 	t->step_ns = n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0;
 }
 
-static void on_nvtx(struct gt_live *l, const struct gt_rec_nvtx *n)
+static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt_rec_nvtx *n)
 {
 	uint32_t id = n->message_id;
 	struct live_stat *st;
@@ -716,29 +753,24 @@ static void on_process_end(struct gt_live *l, const struct gt_rec_process_end *e
 	p->ring_dropped = 0;
 }
 
-void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
+/* Every record but the three frequent ones (kernels, API calls, NVTX ranges), out of line so
+ * that the frequent ones' path stays short. */
+static __attribute__((noinline)) void on_other(struct gt_live *l, const union gt_record *r)
 {
-	const union gt_record *r = (const union gt_record *)rec;
 	struct live_gpu *g;
 	struct live_proc *p;
 	struct live_thread *t;
 
-	if (!atomic_load_explicit(&l->on, memory_order_relaxed))
-		return;
-	l->records++;
-	switch (rec->type) {
-	case GT_REC_KERNEL:
-		on_kernel(l, &r->kernel);
-		break;
+	switch (r->hdr.type) {
 	case GT_REC_MEMCPY:
-		g = gpu(l, rec->pid, r->memcpy.span.device_id);
+		g = gpu(l, r->hdr.pid, r->memcpy.span.device_id);
 		if (g) {
 			g->pub.copies[copy_dir(r->memcpy.copy_kind)]++;
 			g->pub.copy_bytes[copy_dir(r->memcpy.copy_kind)] += r->memcpy.bytes;
 		}
 		break;
 	case GT_REC_MEMSET:
-		g = gpu(l, rec->pid, r->memset.span.device_id);
+		g = gpu(l, r->hdr.pid, r->memset.span.device_id);
 		if (g) {
 			g->pub.memsets++;
 			g->pub.memset_bytes += r->memset.bytes;
@@ -747,21 +779,8 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 	case GT_REC_MEMORY:
 		on_memory(l, &r->memory);
 		break;
-	case GT_REC_API:
-		l->api_calls++;
-		/* 600: cudaErrorNotReady / CUDA_ERROR_NOT_READY, a poll's answer (as stats) */
-		if (r->api.return_code != 0 && r->api.return_code != 600) {
-			l->api_failed++;
-			l->failed_name_id = r->api.name_id;
-			l->failed_code = r->api.return_code;
-			l->failed_domain = r->api.domain;
-		}
-		break;
-	case GT_REC_NVTX:
-		on_nvtx(l, &r->nvtx);
-		break;
 	case GT_REC_THREAD:
-		t = thread(l, rec->pid, r->thread.tid);
+		t = thread(l, r->hdr.pid, r->thread.tid);
 		/* the first name: one the program gave (nvtxNameOsThread) comes before the
 		 * collector's later look at the thread's comm */
 		if (t && !t->name_id)
@@ -771,7 +790,7 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 		on_device(l, &r->device);
 		break;
 	case GT_REC_PROCESS:
-		p = proc(l, rec->pid);
+		p = proc(l, r->hdr.pid);
 		if (p) {
 			p->pub.ppid = r->process.ppid;
 			p->pub.rank = r->process.rank;
@@ -787,6 +806,36 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 		l->lost_written += r->loss.count;
 		break;
 	default:
+		break;
+	}
+}
+
+void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
+{
+	const union gt_record *r = (const union gt_record *)rec;
+
+	if (!atomic_load_explicit(&l->on, memory_order_relaxed))
+		return;
+	l->records++;
+	switch (rec->type) {
+	case GT_REC_KERNEL:
+		on_kernel(l, &r->kernel);
+		break;
+	case GT_REC_API:
+		l->api_calls++;
+		/* 600: cudaErrorNotReady / CUDA_ERROR_NOT_READY, a poll's answer (as stats) */
+		if (r->api.return_code != 0 && r->api.return_code != 600) {
+			l->api_failed++;
+			l->failed_name_id = r->api.name_id;
+			l->failed_code = r->api.return_code;
+			l->failed_domain = r->api.domain;
+		}
+		break;
+	case GT_REC_NVTX:
+		on_nvtx(l, &r->nvtx);
+		break;
+	default:
+		on_other(l, r);
 		break;
 	}
 }

@@ -9,10 +9,12 @@
  *                          the step before freed), a cudaLaunchKernel per kernel; step 100 also
  *                          makes a cudaMalloc that fails (2). Until DIR/pause exists; then
  *                          writes the number of steps to DIR/paused and runs on until DIR/stop.
- *   live-producer bench N  N kernels and N cudaLaunchKernel calls, in batches of 64, as fast
- *                          as the drain takes them (never more than 8 MiB in the ring: nothing
- *                          is dropped), then exits 0: the CLI's work per record, for
- *                          docs/performance.md.
+ *   live-producer bench N DIR
+ *                          N kernels, N cudaLaunchKernel calls and N/4 NVTX ranges ("step"
+ *                          around "forward"), in batches of 64 kernels, as fast as the drain
+ *                          takes them (never more than 8 MiB in the ring: nothing is dropped);
+ *                          once the drain has taken the last, writes DIR/drained and waits for
+ *                          DIR/stop: the CLI's work per record, for bench/live-cpu.sh.
  * Exits 100 when it cannot reach the session. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -177,10 +179,30 @@ static int live(const char *dir)
 	return 0;
 }
 
-static int bench(unsigned long n)
+static struct gt_rec_nvtx range(uint32_t name, uint32_t depth, uint64_t start, uint64_t end)
+{
+	struct gt_rec_nvtx r = {0};
+
+	hdr(&r.hdr, GT_REC_NVTX, sizeof(r));
+	r.start_ns = start;
+	r.end_ns = end;
+	r.tid = r.end_tid = (uint32_t)gettid();
+	r.message_id = name;
+	r.depth = depth;
+	r.kind = GT_NVTX_PUSH_POP;
+	return r;
+}
+
+static int bench(unsigned long n, const char *dir)
 {
 	struct gt_rec_kernel k[BATCH];
 	struct gt_rec_api a[BATCH];
+	struct gt_rec_nvtx r[BATCH / 4];
+	uint32_t step = gt_client_intern(client, "step", 4);
+	uint32_t forward = gt_client_intern(client, "forward", 7);
+	struct gt_ring_header *h = gt_ring_header(ring);
+	char path[4096];
+	FILE *f;
 
 	for (unsigned long done = 0; done < n; done += BATCH) {
 		unsigned b = n - done < BATCH ? (unsigned)(n - done) : BATCH;
@@ -191,9 +213,26 @@ static int bench(unsigned long n)
 			a[i] = api(launch_name, t + i * 3000ull, 0);
 			k[i] = kernel((unsigned)(done + i), 7, t + i * 3000ull, 2500);
 		}
+		for (unsigned i = 0; i + 1 < b / 4; i += 2) {
+			r[i] = range(forward, 1, t + i * 12000ull, t + i * 12000ull + 5000);
+			r[i + 1] = range(step, 0, t + i * 12000ull, t + (i + 2) * 12000ull);
+		}
 		gt_ring_write_batch(ring, a, sizeof(a[0]), b, 0);
 		gt_ring_write_batch(ring, k, sizeof(k[0]), b, 0);
+		if (b / 4 >= 2)
+			gt_ring_write_batch(ring, r, sizeof(r[0]), b / 4 & ~1u, 0);
 	}
+	/* everything written was taken by the drain */
+	while (atomic_load(&h->tail) != atomic_load(&h->head)) {
+		gt_client_kick(client);
+		sleep_us(1000);
+	}
+	snprintf(path, sizeof(path), "%s/drained", dir);
+	f = fopen(path, "w");
+	if (!f || fclose(f) != 0)
+		return 2;
+	while (!exists(dir, "stop"))
+		sleep_us(10000);
 	return 0;
 }
 
@@ -205,7 +244,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: live-producer DIR | bench N\n");
+		fprintf(stderr, "usage: live-producer DIR | bench N DIR\n");
 		return 2;
 	}
 	if (gt_client_open(NULL, &client, &err) < 0) {
@@ -227,8 +266,8 @@ int main(int argc, char **argv)
 	d.sm_count = 132;
 	d.cc_major = 9;
 	write_one(&d.hdr);
-	if (strcmp(argv[1], "bench") == 0 && argc > 2)
-		r = bench(strtoul(argv[2], NULL, 10));
+	if (strcmp(argv[1], "bench") == 0 && argc > 3)
+		r = bench(strtoul(argv[2], NULL, 10), argv[3]);
 	else
 		r = live(argv[1]);
 	gt_client_set_exit_status(client, r);

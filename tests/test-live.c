@@ -186,6 +186,15 @@ START_TEST(test_gpu)
 	s = publish(l, 31000);
 	ck_assert_int_eq(gt_live_delta_update(&d, s), 1);
 	ck_assert_double_eq_tol(d.gpus[0].busy_pct, 100.0, 1e-9);
+
+	/* out of order (streams delivered in turn): [31, 32] + [35, 41] us = 7 us of 10 */
+	kernel(l, PID, 0, 1, 40000, 41000);
+	kernel(l, PID, 0, 1, 31000, 32000);
+	kernel(l, PID, 0, 1, 35000, 40500);
+	s = publish(l, 41000);
+	ck_assert_int_eq(gt_live_delta_update(&d, s), 1);
+	ck_assert_uint_eq(s->gpus[0].busy_ns, 7000 + 10000 + 7000);
+	ck_assert_double_eq_tol(d.gpus[0].busy_pct, 70.0, 1e-9);
 	gt_live_delta_fini(&d);
 	gt_live_free(l);
 }

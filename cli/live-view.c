@@ -158,25 +158,30 @@ static void uninstall_handlers(void)
 
 /* ---- text ---- */
 
-/* Print at (y, x) at most `width` columns of formatted text, non-ASCII and control bytes as
- * '?' (strings from the trace are untrusted). */
-__attribute__((format(printf, 4, 5))) static void put(int y, int x, int width, const char *fmt, ...)
+/* Print at (y, x) at most `width` columns of formatted text (never past the right edge),
+ * non-ASCII and control bytes as '?' (strings from the trace are untrusted). Returns the
+ * columns written. */
+__attribute__((format(printf, 4, 5))) static int put(int y, int x, int width, const char *fmt, ...)
 {
 	char line[VIEW_LINE];
 	va_list ap;
 	int n;
 
+	if (width > COLS - x)
+		width = COLS - x;
 	if (width <= 0 || y < 0 || y >= LINES)
-		return;
+		return 0;
 	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		return;
+		return 0;
 	for (char *p = line; *p; p++)
 		if ((unsigned char)*p < 32 || (unsigned char)*p > 126)
 			*p = '?';
+	n = (int)strlen(line);
 	mvaddnstr(y, x, line, width);
+	return n < width ? n : width;
 }
 
 static void rule(int y)
@@ -295,25 +300,22 @@ static int draw_header(struct gt_live_view *v, const struct gt_live_snapshot *s,
 	    (double)v->o.interval_ns / 1e9, v->paused ? "  PAUSED" : "", v->o.command);
 	attroff(A_REVERSE);
 	y++;
-	put(y, 0, COLS, "trace %s: %s, %s records (%s/s)  API calls %s/s  failed ", v->o.trace_name,
-	    gt_fmt_bytes(v->trace_bytes, a, sizeof(a)), gt_fmt_count(s->records, b, sizeof(b)),
-	    fmt_rate(d->records_per_s, c, sizeof(c)), fmt_rate(d->api_per_s, lost, sizeof(lost)));
-	getyx(stdscr, y, x);
-	if (s->api_failed)
-		attron(COLOR_PAIR(PAIR_RED) | A_BOLD);
-	put(y, x, COLS - x, "%s", gt_fmt_count(s->api_failed, failed, sizeof(failed)));
-	attroff(COLOR_PAIR(PAIR_RED) | A_BOLD);
-	getyx(stdscr, y, x);
-	if (s->api_failed)
-		put(y, x, COLS - x, " (last: %s %d)", s->failed_name ? s->failed_name : "?",
-		    s->failed_code);
-	getyx(stdscr, y, x);
-	put(y, x, COLS - x, "  lost ");
-	getyx(stdscr, y, x);
+	/* one line, the pieces side by side; what does not fit is cut at the right edge */
+	x = put(y, 0, COLS, "trace %s: %s, %s records (%s/s)  lost ", v->o.trace_name,
+	        gt_fmt_bytes(v->trace_bytes, a, sizeof(a)), gt_fmt_count(s->records, b, sizeof(b)),
+	        fmt_rate(d->records_per_s, c, sizeof(c)));
 	if (s->lost)
 		attron(COLOR_PAIR(PAIR_RED) | A_BOLD);
-	put(y, x, COLS - x, "%s", gt_fmt_count(s->lost, lost, sizeof(lost)));
+	x += put(y, x, COLS, "%s", gt_fmt_count(s->lost, lost, sizeof(lost)));
 	attroff(COLOR_PAIR(PAIR_RED) | A_BOLD);
+	x += put(y, x, COLS, "  API calls %s/s  failed ", fmt_rate(d->api_per_s, c, sizeof(c)));
+	if (s->api_failed)
+		attron(COLOR_PAIR(PAIR_RED) | A_BOLD);
+	x += put(y, x, COLS, "%s", gt_fmt_count(s->api_failed, failed, sizeof(failed)));
+	attroff(COLOR_PAIR(PAIR_RED) | A_BOLD);
+	if (s->api_failed)
+		put(y, x, COLS, " (last: %s %d)", s->failed_name ? s->failed_name : "?",
+		    s->failed_code);
 	return y + 1;
 }
 
@@ -772,6 +774,7 @@ int gt_live_view_start(const struct gt_live_view_options *o, struct gt_live_view
 	noecho();
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
+	set_escdelay(25); /* a lone Esc must not hold the thread for ncurses' default second */
 	curs_set(0);
 	if (has_colors()) {
 		start_color();

@@ -28,7 +28,12 @@ if ! command -v tmux >/dev/null; then
 	echo "tmux is not installed: skipping"
 	exit 77
 fi
-if "$gputrace" run --live -o probe -- true 2>&1 | grep -q "built without ncurses"; then
+"$gputrace" run --live -o probe -- true >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 64 ]; then
+	# a build without ncurses: it says so before running anything
+	expect_err "gputrace: run: --live: this gputrace was built without ncurses (libncurses-dev); rebuild it with ncurses, or leave --live out"
+	[ ! -e probe.gtrace ] || fail "--live without ncurses ran the program"
+	[ "$failures" -eq 0 ] || exit 1
 	echo "this gputrace has no live view (built without ncurses): skipping"
 	exit 77
 fi
@@ -182,7 +187,7 @@ start gpu 130 30 "$(traced "'$gputrace' run --live -o gpu -- '$producer' '$tmp/g
 wait_screen gpu '^0 +Synthetic GPU +[0-9]+% +[0-9,]+ +[0-9.]+ [MG]B/s +[0-9.]+ [MGK]B/s +0 +0 +[0-9,.]+ +64\.0+ M(i)?B +64\.0+ M(i)?B' \
 	"the GPU line"
 wait_screen gpu '^void kernel<39>\(float\*, int\) +[0-9,]+ ' "the longest kernel first, demangled"
-wait_screen gpu ' failed 1 \(last: cudaMalloc 2\)  lost 0$' "the failed call and no loss"
+wait_screen gpu ' lost 0  API calls [0-9,.]+/s  failed 1 \(last: cudaMalloc 2\)$' "no loss and the failed call"
 wait_screen gpu ' kernels 1-[0-9]+ of 40 ' "the kernel rows"
 rows=$(sed -n 's/.* kernels 1-\([0-9]*\) of 40 .*/\1/p' "$tmp/gpu.screen")
 tm send-keys -t gpu Down
@@ -196,6 +201,13 @@ touch "$tmp/gpu/pause"
 wait_file "$tmp/gpu/paused"
 n=$(cat "$tmp/gpu/paused")
 wait_screen gpu "^void kernel<39>\(float\*, int\) .*\| +$(commas "$n") " "$n kernel<39> in all"
+# narrower than the header's second line: cut at the edge, nothing pushed down a row
+tm resize-window -t gpu -x 80 -y 30
+wait_screen gpu '^-{80}$' "a rule 80 wide"
+[ "$(sed -n '3p' "$tmp/gpu.screen" | cut -c1-10)" = "processes:" ] ||
+	fail "80 columns: the third row is not the processes': $(cat "$tmp/gpu.screen")"
+# and the kernel names are shortened to fit: the parameter list and return type go first
+wait_screen gpu "^kernel<39> +0 .*\| +$(commas "$n") " "kernel<39> shortened"
 touch "$tmp/gpu/stop"
 wait_file "$tmp/gpu/rc"
 [ "$(cat "$tmp/gpu/rc")" = 0 ] || fail "run --live (GPU) exited $(cat "$tmp/gpu/rc")"

@@ -9,6 +9,7 @@
 
 #include "gputrace/demangle.h"
 #include "stats-int.h"
+#include "text.h"
 
 #define TOP_KERNELS 5u
 #define TOP_API     3u
@@ -47,8 +48,8 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 		all += st->kernels.entries[i]->time.total;
 		launches += st->kernels.entries[i]->time.count;
 	}
-	gt_stats_fmt_count(count, sizeof(count), launches);
-	gt_stats_fmt_ns(total, sizeof(total), (double)all);
+	gt_fmt_count(launches, count, sizeof(count));
+	gt_fmt_ns((double)all, total, sizeof(total));
 	fprintf(out, "GPU kernels: %s launch%s of %zu kernel%s, %s of GPU time\n", count,
 	        launches == 1 ? "" : "es", st->kernels.n, st->kernels.n == 1 ? "" : "s", total);
 	v = gt_stats_table_sorted(&st->kernels, 0);
@@ -57,8 +58,8 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 	for (size_t i = 0; i < st->kernels.n && i < TOP_KERNELS; i++) {
 		const struct gt_series *s = &v[i]->time;
 
-		gt_stats_fmt_ns(total, sizeof(total), (double)s->total);
-		gt_stats_fmt_count(count, sizeof(count), s->count);
+		gt_fmt_ns((double)s->total, total, sizeof(total));
+		gt_fmt_count(s->count, count, sizeof(count));
 		fprintf(out, "  %6.2f%%  %11s  %9s x  %s\n",
 		        all ? 100.0 * (double)s->total / (double)all : 0.0, total, count,
 		        gt_demangle(v[i]->key, buf, sizeof(buf)));
@@ -70,21 +71,16 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 
 static void print_xfer_line(FILE *out, const char *what, const struct gt_xfer_stats *x)
 {
-	char count[32], bytes[32], total[32];
+	char count[32], bytes[32], total[32], rate[32];
 
-	gt_stats_fmt_count(count, sizeof(count), x->time.count);
-	gt_stats_fmt_bytes(bytes, sizeof(bytes), (double)x->bytes_total);
-	gt_stats_fmt_ns(total, sizeof(total), (double)x->time.total);
+	gt_fmt_count(x->time.count, count, sizeof(count));
+	gt_fmt_bytes((double)x->bytes_total, bytes, sizeof(bytes));
+	gt_fmt_ns((double)x->time.total, total, sizeof(total));
 	fprintf(out, "  %-6s %9s x  %11s in %11s", what, count, bytes, total);
-	if (x->time.total) {
-		double gbps = (double)x->bytes_total / (double)x->time.total; /* bytes/ns = GB/s */
-
-		/* tiny copies (a 4-byte result) would all read "0.00 GB/s" */
-		if (gbps < 1.0)
-			fprintf(out, "  (%.2f MB/s)", gbps * 1e3);
-		else
-			fprintf(out, "  (%.2f GB/s)", gbps);
-	}
+	if (x->time.total)
+		fprintf(out, "  (%s)",
+		        gt_fmt_rate((double)x->bytes_total / (double)x->time.total, rate,
+		                    sizeof(rate)));
 	fputc('\n', out);
 }
 
@@ -127,29 +123,22 @@ static void print_api(FILE *out, const struct gt_stats *st)
 		all += st->api.entries[i]->time.total;
 		calls += st->api.entries[i]->time.count;
 	}
-	gt_stats_fmt_count(count, sizeof(count), calls);
-	gt_stats_fmt_ns(total, sizeof(total), (double)all);
+	gt_fmt_count(calls, count, sizeof(count));
+	gt_fmt_ns((double)all, total, sizeof(total));
 	fprintf(out, "API calls: %s call%s, %s on CPU threads\n", count, calls == 1 ? "" : "s",
 	        total);
 	v = gt_stats_table_sorted(&st->api, 0);
 	for (size_t i = 0; v && i < st->api.n && i < TOP_API; i++) {
-		gt_stats_fmt_ns(total, sizeof(total), (double)v[i]->time.total);
-		gt_stats_fmt_count(count, sizeof(count), v[i]->time.count);
+		gt_fmt_ns((double)v[i]->time.total, total, sizeof(total));
+		gt_fmt_count(v[i]->time.count, count, sizeof(count));
 		fprintf(out, "  %11s  %9s x  %s\n", total, count, v[i]->key);
 	}
 	free(v);
 	if (st->api_failed) {
-		gt_stats_fmt_count(count, sizeof(count), st->api_failed);
+		gt_fmt_count(st->api_failed, count, sizeof(count));
 		fprintf(out, "  %s call%s failed; `gputrace stats --report errors` lists them\n",
 		        count, st->api_failed == 1 ? "" : "s");
 	}
-}
-
-static int mem_row_cmp(const void *a, const void *b)
-{
-	const struct gt_mem_device *x = a, *y = b;
-
-	return x->device_id < y->device_id ? -1 : x->device_id > y->device_id;
 }
 
 static void print_memory(FILE *out, struct gt_stats *st)
@@ -161,25 +150,20 @@ static void print_memory(FILE *out, struct gt_stats *st)
 		fputs("Peak memory in use: no allocations recorded\n", out);
 		return;
 	}
-	qsort(st->mem, st->nmem, sizeof(st->mem[0]), mem_row_cmp);
+	gt_stats_mem_rows(st);
 	fputs("Peak memory in use:\n", out);
 	for (size_t i = 0; i < st->nmem; i++) {
 		const struct gt_mem_device *m = &st->mem[i];
-		const char *dname = NULL;
+		const struct gt_catalog_gpu *g = gt_stats_gpu(st, m->gpu);
+		const char *dname = g ? gt_stats_string(st, g->name_id, name, sizeof(name)) : NULL;
 
-		gt_stats_fmt_bytes(peak, sizeof(peak), (double)m->peak);
-		if (m->device_id == GT_STATS_HOST) {
+		gt_fmt_bytes((double)m->peak, peak, sizeof(peak));
+		if (!g)
 			fprintf(out, "  host (pinned and pageable): %s\n", peak);
-			continue;
-		}
-		for (size_t d = 0; d < st->ndevs; d++)
-			if (st->devs[d].device_id == m->device_id)
-				dname = gt_stats_string(st, st->devs[d].name_id, name,
-				                        sizeof(name));
-		if (dname && *dname)
-			fprintf(out, "  GPU %" PRIu32 " (%s): %s\n", m->device_id, dname, peak);
+		else if (dname && *dname)
+			fprintf(out, "  GPU %" PRIu32 " (%s): %s\n", g->number, dname, peak);
 		else
-			fprintf(out, "  GPU %" PRIu32 ": %s\n", m->device_id, peak);
+			fprintf(out, "  GPU %" PRIu32 ": %s\n", g->number, peak);
 	}
 	for (size_t j = 0; j < st->caplive; j++)
 		if (st->live[j].address) {
@@ -187,7 +171,7 @@ static void print_memory(FILE *out, struct gt_stats *st)
 			leak_bytes += st->live[j].bytes;
 		}
 	if (leaks) {
-		gt_stats_fmt_bytes(peak, sizeof(peak), (double)leak_bytes);
+		gt_fmt_bytes((double)leak_bytes, peak, sizeof(peak));
 		fprintf(out, "  %" PRIu64 " allocation%s (%s) never freed\n", leaks,
 		        leaks == 1 ? "" : "s", peak);
 	}
@@ -200,19 +184,18 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 	bool first = true;
 
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
-		for (unsigned k = 0; k < GT_REC_MAX; k++)
-			by_src[s] += st->loss[s][k];
+		by_src[s] = gt_catalog_lost(&st->cat, s);
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
 		total += by_src[s];
 	if (total == 0) {
 		fputs("Lost records: none\n", out);
 	} else {
-		gt_stats_fmt_count(count, sizeof(count), total);
+		gt_fmt_count(total, count, sizeof(count));
 		fprintf(out, "Lost records: %s (", count);
 		for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++) {
 			if (!by_src[s])
 				continue;
-			gt_stats_fmt_count(count, sizeof(count), by_src[s]);
+			gt_fmt_count(by_src[s], count, sizeof(count));
 			fprintf(out, "%s%s %s", first ? "" : ", ",
 			        s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "unknown", count);
 			first = false;
@@ -230,13 +213,14 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 
 static void print_processes(FILE *out, const struct gt_stats *st)
 {
+	const struct gt_catalog *c = &st->cat;
 	char buf[64];
 
-	if (st->nprocs == 0)
+	if (c->nprocs == 0)
 		return;
-	fprintf(out, "Processes: %zu\n", st->nprocs);
-	for (size_t i = 0; i < st->nprocs && i < MAX_PROCS; i++) {
-		const struct gt_stats_process *p = &st->procs[i];
+	fprintf(out, "Processes: %" PRIu32 "\n", c->nprocs);
+	for (uint32_t i = 0; i < c->nprocs && i < MAX_PROCS; i++) {
+		const struct gt_catalog_process *p = c->procs[i];
 		const char *what = gt_stats_string(st, p->cmdline_id, buf, sizeof(buf));
 		const char *sig;
 
@@ -250,13 +234,13 @@ static void print_processes(FILE *out, const struct gt_stats *st)
 			fputs("its end was not recorded\n", out);
 			continue;
 		}
-		switch (p->how) {
+		switch (p->end_how) {
 		case GT_END_EXIT:
-			fprintf(out, "exited with status %" PRId32 "\n", p->code);
+			fprintf(out, "exited with status %" PRId32 "\n", p->end_code);
 			break;
 		case GT_END_SIGNAL:
-			sig = signal_name(p->code);
-			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->code,
+			sig = signal_name(p->end_code);
+			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->end_code,
 			        sig ? " (" : "", sig ? sig : "", sig ? ")" : "");
 			break;
 		case GT_END_DETACHED:
@@ -267,8 +251,8 @@ static void print_processes(FILE *out, const struct gt_stats *st)
 			break;
 		}
 	}
-	if (st->nprocs > MAX_PROCS)
-		fprintf(out, "  ... and %zu more\n", st->nprocs - MAX_PROCS);
+	if (c->nprocs > MAX_PROCS)
+		fprintf(out, "  ... and %" PRIu32 " more\n", c->nprocs - MAX_PROCS);
 }
 
 static void print_no_activity(FILE *out, const struct gt_stats *st)
@@ -276,11 +260,11 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	char buf[64];
 
 	fputs("gputrace: no CUDA activity was seen.\n", out);
-	if (st->records[GT_REC_NVTX])
+	if (st->cat.records[GT_REC_NVTX])
 		fprintf(out,
 		        "(%" PRIu64 " NVTX record%s: the program ran under the tracer, but none of "
 		        "its CUDA work was recorded.)\n",
-		        st->records[GT_REC_NVTX], st->records[GT_REC_NVTX] == 1 ? "" : "s");
+		        st->cat.records[GT_REC_NVTX], st->cat.records[GT_REC_NVTX] == 1 ? "" : "s");
 	fputs("Likely reasons:\n"
 	      "  - the program did not use CUDA, or ended before initializing it;\n"
 	      "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU passed "
@@ -290,9 +274,9 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	      "  - another profiler (Nsight Systems, the PyTorch profiler, ...) held CUPTI;\n"
 	      "  - a capture range was requested and never started.\n",
 	      out);
-	for (size_t i = 0; i < st->nnotices; i++)
+	for (uint32_t i = 0; i < st->cat.nnotices; i++)
 		fprintf(out, "The traced process said: %s\n",
-		        gt_stats_string(st, st->notices[i].message_id, buf, sizeof(buf)));
+		        gt_stats_string(st, st->cat.notices[i].message_id, buf, sizeof(buf)));
 	fputs("Try `gputrace doctor` to check this machine.\n", out);
 }
 
@@ -303,8 +287,8 @@ static void print_notices(FILE *out, const struct gt_stats *st)
 	char buf[256];
 	bool first = true;
 
-	for (size_t i = 0; i < st->nnotices; i++) {
-		const struct gt_rec_notice *n = &st->notices[i];
+	for (uint32_t i = 0; i < st->cat.nnotices; i++) {
+		const struct gt_rec_notice *n = &st->cat.notices[i];
 
 		if (first)
 			fputs("Notices:\n", out);
@@ -323,7 +307,7 @@ static bool saw_cuda(const struct gt_stats *st)
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (st->records[kinds[i]])
+		if (st->cat.records[kinds[i]])
 			return true;
 	return false;
 }

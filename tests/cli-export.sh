@@ -60,7 +60,7 @@ err_matches '^gputrace: bogus\.gtrace: .+$'
 expect_rc 0 "$gputrace" export run.gtrace -f chrome
 [ -s run.json ] || fail "no run.json"
 valid_json run.json
-err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KB)\)$'
+err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KiB)\)$'
 # An existing output is replaced.
 expect_rc 0 "$gputrace" export run.gtrace -f chrome -q
 [ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
@@ -94,7 +94,7 @@ if [ -n "$mktrace" ]; then
 	[ "$(tail -n +2 big-api.csv | wc -l)" -eq 20000 ] ||
 		fail "csv: $(tail -n +2 big-api.csv | wc -l) API rows, expected 20000"
 	expect_rc 0 "$gputrace" export big.gtrace -f chrome --max-size 1M
-	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MB in [0-9]+ files\)$'
+	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MiB in [0-9]+ files\)$'
 	valid_json big.json
 	valid_json big.1.json
 	# Written as a killed writer leaves it: every chunk is still read.
@@ -104,6 +104,75 @@ if [ -n "$mktrace" ]; then
 	err_matches '^gputrace: warning: cut2\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered, 0 damaged ones skipped$'
 	[ "$(tail -n +2 cut2-kernel.csv | wc -l)" -eq 20000 ] ||
 		fail "recovered csv: $(tail -n +2 cut2-kernel.csv | wc -l) kernel rows, expected 20000"
+fi
+
+# ---- --split ranks (one file per rank, for HTA and TensorBoard), --step, --no-steps ----
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split procs
+expect_err "gputrace: export: --split: 'procs' is not valid; use --split ranks"
+expect_rc 64 "$gputrace" export run.gtrace -f perfetto --split ranks
+expect_err "gputrace: export: --split is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f csv --step step
+expect_err "gputrace: export: --step is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f perfetto --no-steps
+expect_err "gputrace: export: --no-steps is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --step step --no-steps
+expect_err "gputrace: export: --step and --no-steps contradict each other; choose one"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --step ''
+expect_err "gputrace: export: --step: give the NVTX range's name, e.g. --step train_step"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks --max-size 1M
+expect_err "gputrace: export: --split ranks and --max-size do not go together: HTA would read the pieces of one rank as several files of that rank"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks -o -
+expect_err "gputrace: export: --split ranks writes a directory; -o - (standard output) cannot hold it"
+# session-child's process has no rank: nothing to split by, and no directory is made
+expect_rc 65 "$gputrace" export run.gtrace -f chrome --split ranks
+expect_err "gputrace: export to run-ranks failed: no process of the trace has a rank (its launcher set none of RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID): nothing to split by"
+[ ! -e run-ranks ] || fail "a directory was made for a trace without ranks"
+if [ -n "$mktrace" ]; then
+	# 1,000 launches per rank, 31 per step (20 names): 32 NVTX "step" ranges each
+	"$mktrace" -o job.gtrace --processes 2 --api --kernels 2000 --names 20 --nccl --steps \
+		>/dev/null ||
+		fail "mktrace could not write job.gtrace"
+	# a whole-trace export of two ranks says how HTA wants them
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome
+	err_has_line "gputrace: the trace holds 2 ranks; Holistic Trace Analysis reads one rank per file: add --split ranks"
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks
+	err_matches '^gputrace: wrote job-ranks/ \(2 ranks: rank-N\.pt\.trace\.json, [0-9,]+ events, [0-9.]+ [KM]iB\)$'
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "split: more than the closing line: $(cat "$tmp/err")"
+	[ "$(ls job-ranks | paste -sd' ' -)" = "rank-0.pt.trace.json rank-1.pt.trace.json" ] ||
+		fail "job-ranks/ holds: $(ls job-ranks)"
+	# each file: its rank first, in the form HTA's regular expression finds; NCCL's kernels
+	# ran, so the backend is nccl; only its own process and GPU
+	for r in 0 1; do
+		f=job-ranks/rank-$r.pt.trace.json
+		[ "$(head -n 1 "$f")" = "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": $r, \"world_size\": 2, \"local_rank\": $r}," ] ||
+			fail "$f starts with: $(head -n 1 "$f")"
+		python3 - "$f" "$r" <<'PY' || fail "$f: wrong processes or distributedInfo"
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = int(sys.argv[2])
+pids = sorted({e["pid"] for e in j["traceEvents"]})
+assert j["distributedInfo"] == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, j["distributedInfo"]
+assert pids == [r, 4100 + 7 * r], pids  # its GPU (device r) as pid r, as Kineto writes it
+assert j["gputrace"]["rank_file"] == r and j["gputrace"]["split"] == "ranks"
+steps = [e["name"] for e in j["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+assert steps == ["ProfilerStep#%d" % i for i in range(32)], steps
+assert j["gputrace"]["profiler_steps"] == 32 and j["gputrace"]["steps_from"] == "step"
+PY
+	done
+	# -o names the directory; an existing file there cannot be one
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q --no-steps
+	expect_err ""
+	[ -f hta/rank-1.pt.trace.json ] || fail "-o hta: no hta/rank-1.pt.trace.json"
+	! grep -q ProfilerStep hta/rank-1.pt.trace.json || fail "--no-steps wrote ProfilerStep"
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --step nothing -o named.json -q
+	! grep -q ProfilerStep named.json || fail "--step nothing wrote ProfilerStep"
+	touch plain
+	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o plain
+	expect_err "gputrace: export to plain failed: plain exists and is not a directory: --split ranks writes a directory"
+	# other trace files in the directory would be read by HTA as ranks too
+	echo '{}' >hta/old.json
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
+	expect_err "gputrace: warning: hta also holds 1 other .json or .gz file, which HTA would read as ranks of this job too: remove it or export to an empty directory"
 fi
 
 cli_done cli-export

@@ -95,7 +95,7 @@ err_matches '^gputrace: bogus\.gtrace: .+$'
 start_view v1.err run.gtrace --port 0 --no-open -v
 [ -s run.pftrace ] || fail "no run.pftrace next to the trace"
 size=$(stat -c %s run.pftrace)
-grep -qE '^gputrace: exported run\.pftrace \([0-9,]+ events, [0-9.]+ KB\)$' v1.err ||
+grep -qE '^gputrace: exported run\.pftrace \([0-9,]+ events, [0-9.]+ KiB\)$' v1.err ||
 	fail "no export line: $(cat v1.err)"
 grep -qxF "gputrace: open https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$port/run.pftrace" v1.err ||
 	fail "no UI URL: $(cat v1.err)"
@@ -250,7 +250,7 @@ finish "$pid" 0
 # ---- too large for the UI: says so with the numbers, serves nothing (69) ----
 truncate -s 3G huge.pftrace
 expect_rc 69 "$gputrace" view huge.pftrace --port 0 --no-open
-expect_err "gputrace: view: huge.pftrace is 3.0 GB, more than the Perfetto UI can hold in a browser (about 2.0 GB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
+expect_err "gputrace: view: huge.pftrace is 3.00 GiB, more than the Perfetto UI can hold in a browser (about 2.00 GiB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
 
 # ---- gputrace run --view: the same after the run ----
 touch libgputrace-inject.so

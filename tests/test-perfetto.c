@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/model.h"
 #include "../exporters/protobuf.h"
+#include "../exporters/timeline.h"
 #define FX_TEST_TAG "perfetto"
 #include "export-test.h"
 #include "flow-shapes.h"
@@ -37,7 +37,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 /* ------------------------------------------------------------------------------------ */
 /* The decoder                                                                            */
 
-#define MAX_IIDS   4096
+#define MAX_IIDS   16384
 #define MAX_TRACKS 256
 #define MAX_ANN    64
 
@@ -659,11 +659,11 @@ START_TEST(test_tracks)
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process && t->pid >= GT_XGPU_PID_BASE) {
+		if (t->process && t->pid >= GT_GPU_PID_BASE) {
 			gpus++;
 			ck_assert_ptr_null(parent);
-			ck_assert(t->pid == GT_XGPU_PID_BASE || t->pid == GT_XGPU_PID_BASE + 1);
-			ck_assert_str_eq(t->name, t->pid == GT_XGPU_PID_BASE ? "GPU 0" : "GPU 1");
+			ck_assert(t->pid == GT_GPU_PID_BASE || t->pid == GT_GPU_PID_BASE + 1);
+			ck_assert_str_eq(t->name, t->pid == GT_GPU_PID_BASE ? "GPU 0" : "GPU 1");
 		} else if (t->process) {
 			procs++;
 			ck_assert_ptr_null(parent);
@@ -672,7 +672,7 @@ START_TEST(test_tracks)
 		} else if (t->counter) {
 			counters++;
 			ck_assert_str_eq(t->name, "memory in use");
-			ck_assert(parent && parent->process && parent->pid >= GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid >= GT_GPU_PID_BASE);
 		} else {
 			/* a lane: a thread of the process its parent track describes */
 			ck_assert(t->thread);
@@ -682,18 +682,18 @@ START_TEST(test_tracks)
 				ck_assert_int_eq(t->tid, t->pid);
 			} else if (strcmp(t->name, "main \"loop\" sync") == 0) {
 				syncs++;
-				ck_assert_int_eq(t->tid, t->pid | 16 << GT_XLANE_SHIFT);
+				ck_assert_int_eq(t->tid, t->pid | 16 << GT_LANE_SHIFT);
 			} else if (strcmp(t->name, "stream 7") == 0) {
 				streams++;
-				ck_assert_int_ge(t->pid, GT_XGPU_PID_BASE);
+				ck_assert_int_ge(t->pid, GT_GPU_PID_BASE);
 				ck_assert_int_eq(t->tid, 7);
 			} else if (strcmp(t->name, "NVTX ranges") == 0) {
 				nvtx++;
-				ck_assert_int_eq(t->tid, GT_XNVTX_TID);
+				ck_assert_int_eq(t->tid, GT_LANE_NVTX_TID);
 			} else {
 				nvtx++;
 				ck_assert_str_eq(t->name, "NVTX ranges (overlap 1)");
-				ck_assert_int_eq(t->tid, GT_XNVTX_TID + 1);
+				ck_assert_int_eq(t->tid, GT_LANE_NVTX_TID + 1);
 			}
 		}
 	}
@@ -935,7 +935,7 @@ START_TEST(test_shape_flows)
 		ck_assert(gpu_cat(&d, to->cat));
 		ck_assert_uint_lt(from->ts, to->ts);
 		/* process p's calls launch on GPU p (its own GPU, pid 5000000 + p) */
-		ck_assert_int_eq(ft->pid - SHP_PID, tt->pid - GT_XGPU_PID_BASE);
+		ck_assert_int_eq(ft->pid - SHP_PID, tt->pid - GT_GPU_PID_BASE);
 		for (k = (key * 0x9e3779b97f4a7c15ull) & (cap - 1); first[k].key != key;
 		     k = (k + 1) & (cap - 1))
 			ck_assert_uint_ne(first[k].key, 0);
@@ -1036,7 +1036,7 @@ START_TEST(test_real_trace)
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process && t->pid == GT_XGPU_PID_BASE) {
+		if (t->process && t->pid == GT_GPU_PID_BASE) {
 			gpus++;
 			ck_assert_str_eq(t->name, "GPU 0");
 			ck_assert_ptr_null(parent);
@@ -1045,7 +1045,7 @@ START_TEST(test_real_trace)
 			ck_assert_int_eq(t->pid, x->pid);
 			ck_assert_str_eq(t->name, x->process);
 		} else if (t->counter) {
-			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid == GT_GPU_PID_BASE);
 			if (strcmp(t->name, "memory pool reserved") == 0) {
 				pools++;
 				uuid_pool = t->uuid;
@@ -1054,18 +1054,18 @@ START_TEST(test_real_trace)
 			ck_assert_str_eq(t->name, "memory in use");
 			memory++;
 			uuid_memory = t->uuid;
-		} else if (t->pid == GT_XGPU_PID_BASE) {
+		} else if (t->pid == GT_GPU_PID_BASE) {
 			char name[32];
 
 			ck_assert(t->thread);
 			streams++;
 			snprintf(name, sizeof(name), "stream %lld", (long long)t->tid);
 			ck_assert_str_eq(t->name, name);
-			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid == GT_GPU_PID_BASE);
 		} else if (strcmp(t->name, "thread 0 sync") == 0) {
 			syncs++;
 			ck_assert(t->thread);
-			ck_assert_int_eq(t->tid, 16 << GT_XLANE_SHIFT);
+			ck_assert_int_eq(t->tid, 16 << GT_LANE_SHIFT);
 			ck_assert(parent && parent->process && parent->pid == x->pid);
 		} else {
 			threads++;
@@ -1134,6 +1134,68 @@ START_TEST(test_real_trace)
 }
 END_TEST
 
+/* Kernels whose names and grids are each new: every event interns two fresh names, and the
+ * name cache's arena grows (and moves) while the second is cached. Each interned name must
+ * still be the kernel's own: before the fix the packet copied the first from where the
+ * arena had been (AddressSanitizer: heap-use-after-free; in a plain build, garbage once the
+ * freed block is reused or perturbed, as meson's MALLOC_PERTURB_ does). */
+START_TEST(test_names_survive_cache_growth)
+{
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .tool_version = "test"};
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	const unsigned n = 4400;
+	struct gt_export_result res;
+	struct gt_writer *w;
+	char in[160], out[160], want[8];
+	struct decoded *d = calloc(1, sizeof(*d));
+	unsigned seen = 0;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(in, sizeof(in), "%s/growth.gtrace", dir);
+	snprintf(out, sizeof(out), "%s/growth.pftrace", dir);
+	ck_assert_int_eq(gt_writer_open(in, &info, NULL, &w), 0);
+	for (unsigned k = 0; k < n; k++) {
+		struct gt_rec_kernel r;
+		char name[3] = {digits[k % 52], digits[k / 52 % 52], 0};
+
+		ck_assert_int_eq(gt_writer_string(w, 1, k + 1, name, 2), 0);
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = GT_REC_KERNEL;
+		r.hdr.size = sizeof(r);
+		r.hdr.pid = 100;
+		r.span.start_ns = 1000 + k * 100ull;
+		r.span.end_ns = r.span.start_ns + 50;
+		r.span.stream_id = 7;
+		r.name_id = k + 1;
+		/* "(1000000, 1000000, 1000000)": 27 bytes, new each time */
+		r.grid_x = r.grid_y = r.grid_z = 1000000 + k;
+		r.block_x = r.block_y = r.block_z = 1;
+		ck_assert_int_eq(gt_writer_write(w, &r.hdr), 0);
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	export_path(in, "perfetto", out, &res);
+	ck_assert_uint_eq(res.events, n);
+	buf = slurp(out, &len);
+	decode(d, buf, len);
+	for (size_t i = 0; i < d->nev; i++) {
+		unsigned k = (unsigned)((d->ev[i].ts - 1000) / 100);
+
+		if (d->ev[i].type != 1) /* TYPE_SLICE_BEGIN */
+			continue;
+		snprintf(want, sizeof(want), "%c%c", digits[k % 52], digits[k / 52 % 52]);
+		ck_assert_msg(d->ev[i].name && strcmp(d->ev[i].name, want) == 0,
+		              "kernel %u is named '%s', not '%s'", k,
+		              d->ev[i].name ? d->ev[i].name : "(none)", want);
+		seen++;
+	}
+	ck_assert_uint_eq(seen, n);
+	decoded_free(d);
+	free(d);
+	free(buf);
+}
+END_TEST
+
 static Suite *perfetto_suite(void)
 {
 	Suite *s = suite_create("perfetto");
@@ -1147,6 +1209,7 @@ static Suite *perfetto_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_protoc_decode_raw);
 	tcase_add_test(tc, test_smaller_than_json);
+	tcase_add_test(tc, test_names_survive_cache_growth);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);

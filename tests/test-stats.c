@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "../exporters/stats-int.h"
+#include "../exporters/text.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
+#include "trace-synth.h"
 
 #define PID 4242u
 
@@ -446,22 +448,23 @@ START_TEST(test_memory)
 	struct gt_reader *r = memory_trace();
 	char *out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
 
+	/* GPU 1 has no DEVICE record (no name, no uuid); pinned memory is no GPU's */
 	ck_assert_str_eq(out, "# memory\n"
-	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
-	                      "0,7000,5000,3,2,8000,Test GPU\n"
-	                      "1,300,300,1,0,300,\n"
-	                      ",4096,0,1,1,4096,host (pinned and pageable)\n"
+	                      "gpu,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name,uuid\n"
+	                      "0,7000,5000,3,2,8000,Test GPU,\n"
+	                      "1,300,300,1,0,300,,\n"
+	                      ",4096,0,1,1,4096,host (pinned and pageable),\n"
 	                      "\n# memory_never_freed\n"
 	                      "count,bytes,unmatched_frees\n"
 	                      "2,5300,1\n"
 	                      "\n# memory_never_freed_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "5000,4242,0,device,10,false,0x2000\n"
 	                      "300,4242,1,device,50,false,0x9000\n"
 	                      "\n# memory_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "5000,4242,0,device,10,false,0x2000\n"
-	                      "4096,4242,0,pinned,60,true,0x7000\n"
+	                      "4096,4242,,pinned,60,true,0x7000\n"
 	                      "2000,4242,0,device,30,true,0x3000\n"
 	                      "1000,4242,0,device,0,true,0x1000\n"
 	                      "300,4242,1,device,50,false,0x9000\n");
@@ -595,10 +598,12 @@ static char *json_of(const char *s, size_t len)
 	size_t blen = 0;
 	FILE *f = open_memstream(&buf, &blen);
 
-	gt_stats_json_string(f, s, len);
+	gt_text_json_fputs(f, s, len);
 	fclose(f);
 	return buf;
 }
+
+#define FFFD "\xef\xbf\xbd"
 
 START_TEST(test_json_string)
 {
@@ -609,14 +614,16 @@ START_TEST(test_json_string)
 	} cases[] = {
 	        {"plain", 5, "\"plain\""},
 	        {"q\"b\\", 4, "\"q\\\"b\\\\\""},
-	        {"\n\t\x01\x7f", 4, "\"\\n\\t\\u0001\\u007f\""},
+	        /* the one escaping of every output (exporters/text.h): controls as \u00XX, DEL as
+	         * it is, bytes that are not UTF-8 as U+FFFD each */
+	        {"\n\t\x01\x7f", 4, "\"\\u000a\\u0009\\u0001\x7f\""},
 	        {"a\0b", 3, "\"a\\u0000b\""},
 	        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,
 	         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
-	        {"\xc0\xaf", 2, "\"\\ufffd\\ufffd\""},                       /* overlong '/' */
-	        {"\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""},            /* UTF-16 surrogate */
-	        {"x\xe2\x82", 3, "\"x\\ufffd\\ufffd\""},                     /* cut short */
-	        {"\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* > U+10FFFF */
+	        {"\xc0\xaf", 2, "\"" FFFD FFFD "\""},                   /* overlong '/' */
+	        {"\xed\xa0\x80", 3, "\"" FFFD FFFD FFFD "\""},          /* UTF-16 surrogate */
+	        {"x\xe2\x82", 3, "\"x" FFFD FFFD "\""},                 /* cut short */
+	        {"\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\""}, /* > U+10FFFF */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -628,6 +635,35 @@ START_TEST(test_json_string)
 		cJSON_Delete(v);
 		free(got);
 	}
+}
+END_TEST
+
+/* A string longer than the stream writer's pieces (1024 bytes) comes out exactly as escaping
+ * it whole gives, whatever sits across a piece's end: a character of 2, 3 or 4 bytes, one cut
+ * short, a stray continuation byte. */
+START_TEST(test_json_string_long)
+{
+	static const char *const across[] = {
+	        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82", "\x80\x80", "\"\n",
+	};
+	char in[3000], whole[6 * sizeof(in) + 2];
+
+	for (size_t a = 0; a < sizeof(across) / sizeof(across[0]); a++)
+		for (size_t at = 1018; at <= 1025; at++) {
+			size_t alen = strlen(across[a]), len = 2100;
+			char *got, *end;
+
+			memset(in, 'x', sizeof(in));
+			memcpy(in + at, across[a], alen);
+			memcpy(in + at + 1024, across[a], alen); /* and across the second piece */
+			whole[0] = '"';
+			end = gt_text_json_escape(whole + 1, in, len);
+			*end++ = '"';
+			*end = '\0';
+			got = json_of(in, len);
+			ck_assert_msg(strcmp(got, whole) == 0, "case %zu at %zu differs", a, at);
+			free(got);
+		}
 }
 END_TEST
 
@@ -696,7 +732,7 @@ START_TEST(test_odd_records)
 	                 "100.00,10,1,10.0,10.0,10,10,0.0,10,5,5.0,5,5,0.500,unknown\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
-	ck_assert_ptr_nonnull(strstr(out, "\n0,200,200,2,0,300,\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n0,200,200,2,0,300,,\n"));
 	ck_assert_ptr_nonnull(strstr(out, "count,bytes,unmatched_frees\n1,200,0\n"));
 	free(out);
 	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
@@ -753,6 +789,44 @@ START_TEST(test_summary)
 	                      "Processes: 2\n"
 	                      "  pid 4242 (rank 0) ./train --epochs 1: exited with status 0\n"
 	                      "  pid 4243 python worker.py: killed by signal 9 (SIGKILL)\n");
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
+/* Two ranks that each see their own GPU as device 0 (two uuids), rank 0 with 256 MiB of
+ * device memory at its peak and rank 1 with 512 MiB: two GPUs, each with its own peak, named
+ * as every output names them (tests/cli-catalog.sh checks info, the reports and the exports).
+ * Before the catalog, the summary said "GPU 0: 768.00 MiB". */
+START_TEST(test_two_ranks_device_zero)
+{
+	struct synth_opts o = {.kernels = 64,
+	                       .names = 4,
+	                       .processes = 2,
+	                       .seed = 1,
+	                       .device_zero = true,
+	                       .memory = true};
+	struct gt_reader *r;
+	union synth_buf b;
+	struct synth s;
+	struct tw t;
+	char *out;
+
+	tw_open(&t);
+	synth_init(&s, &o);
+	while (synth_next(&s, &b))
+		ck_assert_int_eq(gt_writer_write(t.w, &b.rec.hdr), 0);
+	r = tw_close(&t);
+	out = summary(r);
+	ck_assert_ptr_nonnull(strstr(out, "Peak memory in use:\n"
+	                                  "  GPU 0 (NVIDIA H200): 256.00 MiB\n"
+	                                  "  GPU 1 (NVIDIA H200): 512.00 MiB\n"
+	                                  "Lost records: none\n"
+	                                  "Processes: 2\n"
+	                                  "  pid 4100 (rank 0) python train.py --epochs 1 "
+	                                  "--batch-size 64: exited with status 0\n"
+	                                  "  pid 4107 (rank 1) python train.py --epochs 1 "
+	                                  "--batch-size 64: killed by signal 9 (SIGKILL)\n"));
 	free(out);
 	gt_reader_close(r);
 }
@@ -938,17 +1012,18 @@ START_TEST(test_real_example_reports)
 	out = report(r, GT_STATS_REPORT_MEMORY | GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV,
 	             false);
 	ck_assert_str_eq(out, "# memory\n"
-	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
-	                      "0,1572868,0,26,26,6553604,NVIDIA H200\n"
-	                      ",262144,0,1,1,262144,host (pinned and pageable)\n"
+	                      "gpu,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name,uuid\n"
+	                      "0,1572868,0,26,26,6553604,NVIDIA H200,"
+	                      "GPU-83881cc9-28e3-dc2b-4018-291d9fb13ed9\n"
+	                      ",262144,0,1,1,262144,host (pinned and pageable),\n"
 	                      "\n# memory_never_freed\n"
 	                      "count,bytes,unmatched_frees\n"
 	                      "0,0,0\n"
 	                      "\n# memory_never_freed_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "\n# memory_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
-	                      "262144,660,0,pinned,223206995,true,0x7f3ef1e00000\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
+	                      "262144,660,,pinned,223206995,true,0x7f3ef1e00000\n"
 	                      "262144,660,0,device,223393637,true,0x7f3ef6800000\n"
 	                      "262144,660,0,device,223407530,true,0x7f3ef6840000\n"
 	                      "262144,660,0,device,223411938,true,0x7f3ef6880000\n"
@@ -1159,7 +1234,7 @@ START_TEST(test_flat_memory)
 	r = tw_close(&t);
 	ck_assert_int_eq(gt_stats_collect(&st, r, &msg), 0);
 	ck_assert_uint_eq(st.kernels.n, 3);
-	ck_assert_uint_eq(st.records[GT_REC_KERNEL], 200000);
+	ck_assert_uint_eq(st.cat.records[GT_REC_KERNEL], 200000);
 	for (size_t i = 0; i < st.kernels.n; i++) {
 		ck_assert_uint_eq(st.kernels.entries[i]->time.count, 200000 / 3 + (i < 200000 % 3));
 		for (unsigned b = 0; b < GT_HIST_BLOCKS; b++)
@@ -1219,27 +1294,27 @@ START_TEST(test_human_formats)
 {
 	char b[32];
 
-	gt_stats_fmt_ns(b, sizeof(b), 999);
+	gt_fmt_ns(999, b, sizeof(b));
 	ck_assert_str_eq(b, "999 ns");
-	gt_stats_fmt_ns(b, sizeof(b), 12.25);
+	gt_fmt_ns(12.25, b, sizeof(b));
 	ck_assert_str_eq(b, "12.2 ns");
-	gt_stats_fmt_ns(b, sizeof(b), 1000);
+	gt_fmt_ns(1000, b, sizeof(b));
 	ck_assert_str_eq(b, "1.000 us");
-	gt_stats_fmt_ns(b, sizeof(b), 2.5e6);
+	gt_fmt_ns(2.5e6, b, sizeof(b));
 	ck_assert_str_eq(b, "2.500 ms");
-	gt_stats_fmt_ns(b, sizeof(b), 3.25e9);
+	gt_fmt_ns(3.25e9, b, sizeof(b));
 	ck_assert_str_eq(b, "3.250 s");
-	gt_stats_fmt_bytes(b, sizeof(b), 1023);
+	gt_fmt_bytes(1023, b, sizeof(b));
 	ck_assert_str_eq(b, "1023 B");
-	gt_stats_fmt_bytes(b, sizeof(b), 1536);
+	gt_fmt_bytes(1536, b, sizeof(b));
 	ck_assert_str_eq(b, "1.50 KiB");
-	gt_stats_fmt_bytes(b, sizeof(b), 3.0 * (1 << 30));
+	gt_fmt_bytes(3.0 * (1 << 30), b, sizeof(b));
 	ck_assert_str_eq(b, "3.00 GiB");
-	gt_stats_fmt_count(b, sizeof(b), 0);
+	gt_fmt_count(0, b, sizeof(b));
 	ck_assert_str_eq(b, "0");
-	gt_stats_fmt_count(b, sizeof(b), 999);
+	gt_fmt_count(999, b, sizeof(b));
 	ck_assert_str_eq(b, "999");
-	gt_stats_fmt_count(b, sizeof(b), 1234567);
+	gt_fmt_count(1234567, b, sizeof(b));
 	ck_assert_str_eq(b, "1,234,567");
 }
 END_TEST
@@ -1260,10 +1335,12 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_losses);
 	tcase_add_test(tc, test_all_json);
 	tcase_add_test(tc, test_json_string);
+	tcase_add_test(tc, test_json_string_long);
 	tcase_add_test(tc, test_empty_trace_reports);
 	tcase_add_test(tc, test_odd_records);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);
+	tcase_add_test(tc, test_two_ranks_device_zero);
 	tcase_add_test(tc, test_summary_notices);
 	tcase_add_test(tc, test_summary_nvtx_only);
 	tcase_add_test(tc, test_summary_reads_twice);

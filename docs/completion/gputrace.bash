@@ -81,11 +81,12 @@ _gputrace() {
 		case $prev in
 		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv sqlite" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--max-size) return ;;
+		--max-size | --step) return ;;
+		--split) COMPREPLY=($(compgen -W "ranks" -- "$cur")); return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --mangled -q --quiet
-				-h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --split --step --no-steps
+				--mangled -q --quiet -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -362,16 +362,20 @@ static int draw_gpus(struct gt_live_view *v, const struct gt_live_snapshot *s, i
 	attroff(A_BOLD);
 	if (!s->ngpus)
 		put(y++, 0, COLS, "     no GPU activity yet");
-	for (size_t i = 0; i < s->ngpus && max > 1; i++, max--) {
+	for (size_t i = 0; i < s->ngpus && max > 1; i++) {
 		const struct gt_live_gpu *g = &s->gpus[i];
 		const struct gt_live_gpu_rate *r = &v->delta.gpus[i];
 
+		if (g->merged)
+			continue; /* its activity is in the row of the GPU it turned out to be */
+		max--;
 		for (unsigned dir = 0; dir < GT_LIVE_PTOP + 1; dir++)
 			fmt_bw(r->copy_bytes_per_s[dir], c[dir], sizeof(c[dir]));
-		put(y++, 0, COLS, "%-4zu %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s", i,
-		    name_w, name_w, g->name ? g->name : "(device not named yet)", r->busy_pct,
-		    fmt_rate(r->kernels_per_s, k, sizeof(k)), c[GT_LIVE_HTOD], c[GT_LIVE_DTOH],
-		    c[GT_LIVE_DTOD], c[GT_LIVE_PTOP], fmt_rate(r->memsets_per_s, ms, sizeof(ms)),
+		put(y++, 0, COLS, "%-4u %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s",
+		    g->number, name_w, name_w, g->name ? g->name : "(device not named yet)",
+		    r->busy_pct, fmt_rate(r->kernels_per_s, k, sizeof(k)), c[GT_LIVE_HTOD],
+		    c[GT_LIVE_DTOH], c[GT_LIVE_DTOD], c[GT_LIVE_PTOP],
+		    fmt_rate(r->memsets_per_s, ms, sizeof(ms)),
 		    gt_fmt_bytes(g->mem_bytes, mem, sizeof(mem)),
 		    gt_fmt_bytes(g->mem_peak_bytes, peak, sizeof(peak)));
 	}

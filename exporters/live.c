@@ -1,7 +1,9 @@
 /* Live aggregates for `gputrace run --live`: totals kept from the records the session's drain
  * writes (its tap), published as snapshots through three buffers so that the drain never
- * waits for the view's thread and the view never sees half an update. The drain's side runs on
- * the CLI's main thread (the session's poll loop); the reader's side on the view's thread. */
+ * waits for the view's thread and the view never sees half an update. What the trace holds -
+ * processes, GPUs by uuid, device memory, losses - is the catalog's (exporters/catalog.c), as
+ * for every other output. The drain's side runs on the CLI's main thread (the session's poll
+ * loop); the reader's side on the view's thread. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -9,35 +11,25 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "gputrace/clock.h"
 #include "gputrace/live.h"
+#include "idmap.h"
 
 #define LIVE_PENDING_MAX (1u << 14) /* kernel intervals per GPU waiting for the union */
 #define LIVE_FRESH       4u         /* in `middle`: the buffer there was published, unread */
 #define LIVE_INDEX       3u
 
-/* An open-addressing map of (a, b) -> (v, w); linear probing, deletion by backward shift. */
-struct map_ent {
-	uint64_t a, b; /* key */
-	uint64_t v;    /* value */
-	uint32_t w;    /* value */
-	uint32_t used;
-};
-
-struct map {
-	struct map_ent *e;
-	size_t cap, n; /* cap: a power of two, or 0 */
-};
-
 struct interval {
 	uint64_t start_ns, end_ns;
 };
 
+/* What happened on a GPU, by the catalog's GPU index. */
 struct live_gpu {
-	struct gt_live_gpu pub; /* name left NULL: name_id resolves it at publication */
-	uint32_t name_id;
-	bool named; /* a DEVICE record gave its uuid */
-	struct interval *pending;
+	uint64_t kernels, kernel_ns, busy_ns;
+	uint64_t copies[GT_LIVE_COPY_MAX], copy_bytes[GT_LIVE_COPY_MAX];
+	uint64_t memsets, memset_bytes;
+	struct interval *pending; /* kernel intervals not folded into busy_ns yet */
 	size_t npending, cap_pending;
 	bool unsorted; /* a pending interval starts before the one pended before it */
 };
@@ -62,16 +54,6 @@ struct live_thread {
 	uint64_t steps, step_ns;
 };
 
-struct live_proc {
-	struct gt_live_process pub; /* exe left NULL: exe_id resolves it */
-	uint32_t exe_id;
-	uint64_t ring_dropped; /* not yet in a LOSS record */
-};
-
-struct devmap {
-	uint32_t pid, device_id, gpu;
-};
-
 /* One of the three snapshot buffers, with the capacity of its arrays. */
 struct live_buf {
 	struct gt_live_snapshot s;
@@ -81,24 +63,27 @@ struct live_buf {
 struct gt_live {
 	/* ---- the drain's side: touched by the drain's thread only ---- */
 	uint64_t start_ns;
-	char **strs; /* by global string id; owned, immutable once set */
+	struct gt_catalog cat; /* processes, GPUs, device memory, losses */
+	char **strs;           /* by global string id; owned, immutable once set */
 	size_t cap_strs;
-	struct live_gpu *gpus;
-	size_t ngpus, cap_gpus;
-	struct devmap *devmap;
-	size_t ndevmap, cap_devmap;
-	size_t last_devmap; /* the entry found last: consecutive records mostly share it */
+	struct live_gpu *gpus; /* by the catalog's GPU index */
+	size_t cap_gpus;
+	/* the last (pid << 32 | CUDA ordinal) looked up and its GPU index; forgotten at every
+	 * record that may change what a device is (all but kernels, API calls, NVTX) */
+	uint64_t gpu_key;
+	uint32_t gpu_index;
+	bool gpu_key_valid;
+	uint64_t *ring_dropped; /* by the catalog's process index: drops not in a LOSS record yet */
+	size_t cap_ring_dropped;
 	struct live_stat *kernels, *ranges;
 	size_t nkernels, cap_kernels, nranges, cap_ranges;
 	uint32_t *kernel_of, *range_of; /* by string id: index + 1, 0 none */
 	size_t cap_kernel_of, cap_range_of;
 	struct live_thread *threads;
 	size_t nthreads, cap_threads;
-	size_t last_thread; /* the thread found last */
-	struct live_proc *procs;
-	size_t nprocs, cap_procs;
-	struct map thread_map, proc_map, alloc_map;
-	uint64_t records, api_calls, api_failed, lost_written, nvtx_ranges, nvtx_marks;
+	size_t last_thread;         /* the thread found last */
+	struct gt_idmap thread_map; /* (pid, tid) -> index + 1 */
+	uint64_t records, api_calls, api_failed, nvtx_ranges, nvtx_marks;
 	uint32_t failed_name_id, failed_domain;
 	int32_t failed_code;
 	bool incomplete;
@@ -120,99 +105,6 @@ struct gt_live {
 	/* ---- the reader's side ---- */
 	unsigned front; /* the buffer being read */
 };
-
-/* ---- the map ---- */
-
-static size_t map_hash(uint64_t a, uint64_t b)
-{
-	uint64_t h =
-	        a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-
-	return (size_t)(h ^ h >> 31);
-}
-
-static struct map_ent *map_find(const struct map *m, uint64_t a, uint64_t b)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = map_hash(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		struct map_ent *e = &m->e[i];
-
-		if (!e->used)
-			return NULL;
-		if (e->a == a && e->b == b)
-			return e;
-	}
-}
-
-static int map_grow(struct map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct map_ent *e = calloc(cap, sizeof(*e)), *old = m->e;
-
-	if (!e)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!old[i].used)
-			continue;
-		for (j = map_hash(old[i].a, old[i].b) & (cap - 1); e[j].used;
-		     j = (j + 1) & (cap - 1))
-			;
-		e[j] = old[i];
-	}
-	free(old);
-	m->e = e;
-	m->cap = cap;
-	return 0;
-}
-
-/* The entry for (a, b), made (zeroed values) if missing. NULL: out of memory. */
-static struct map_ent *map_put(struct map *m, uint64_t a, uint64_t b)
-{
-	struct map_ent *e = map_find(m, a, b);
-	size_t i;
-
-	if (e)
-		return e;
-	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) < 0)
-		return NULL;
-	for (i = map_hash(a, b) & (m->cap - 1); m->e[i].used; i = (i + 1) & (m->cap - 1))
-		;
-	m->e[i] = (struct map_ent){.a = a, .b = b, .used = 1};
-	m->n++;
-	return &m->e[i];
-}
-
-static void map_del(struct map *m, struct map_ent *e)
-{
-	size_t mask = m->cap - 1, i = (size_t)(e - m->e), j = i;
-
-	/* backward shift: pull later entries of the run into the hole they could occupy */
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!m->e[j].used)
-			break;
-		home = map_hash(m->e[j].a, m->e[j].b) & mask;
-		/* j's entry may move to i when its home is not in (i, j] cyclically */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			m->e[i] = m->e[j];
-			i = j;
-		}
-	}
-	m->e[i].used = 0;
-	m->n--;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->e);
-	m->e = NULL;
-	m->cap = m->n = 0;
-}
 
 /* ---- arrays ---- */
 
@@ -252,12 +144,17 @@ int gt_live_new(uint64_t start_ns, bool wake, struct gt_live **ret)
 		return -ENOMEM;
 	l->start_ns = start_ns;
 	l->wake_fd = -1;
+	/* no reader: host names compare by string id, and one session is one host */
+	if (gt_catalog_init(&l->cat, NULL) < 0 || gt_idmap_init(&l->thread_map, 64) < 0) {
+		gt_live_free(l);
+		return -ENOMEM;
+	}
 	if (wake) {
 		l->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (l->wake_fd < 0) {
 			int e = -errno;
 
-			free(l);
+			gt_live_free(l);
 			return e;
 		}
 	}
@@ -280,19 +177,17 @@ void gt_live_free(struct gt_live *l)
 	for (size_t i = 0; i < l->cap_strs; i++)
 		free(l->strs[i]);
 	free(l->strs);
-	for (size_t i = 0; i < l->ngpus; i++)
+	for (size_t i = 0; i < l->cap_gpus; i++)
 		free(l->gpus[i].pending);
 	free(l->gpus);
-	free(l->devmap);
+	free(l->ring_dropped);
 	free(l->kernels);
 	free(l->ranges);
 	free(l->kernel_of);
 	free(l->range_of);
 	free(l->threads);
-	free(l->procs);
-	map_free(&l->thread_map);
-	map_free(&l->proc_map);
-	map_free(&l->alloc_map);
+	gt_idmap_fini(&l->thread_map);
+	gt_catalog_fini(&l->cat);
 	for (unsigned i = 0; i < 3; i++) {
 		struct gt_live_snapshot *s = &l->buf[i].s;
 
@@ -363,89 +258,24 @@ void gt_live_string(struct gt_live *l, uint32_t id, const char *s, size_t len)
 	l->strs[id] = c;
 }
 
-/* The GPU that (pid, device_id) names; a new unnamed one if none. -1: out of memory. */
-static long gpu_of(struct gt_live *l, uint32_t pid, uint32_t device_id)
-{
-	struct live_gpu *g;
-
-	if (l->ndevmap && l->devmap[l->last_devmap].pid == pid &&
-	    l->devmap[l->last_devmap].device_id == device_id)
-		return l->devmap[l->last_devmap].gpu;
-	for (size_t i = 0; i < l->ndevmap; i++) {
-		if (l->devmap[i].pid == pid && l->devmap[i].device_id == device_id) {
-			l->last_devmap = i;
-			return l->devmap[i].gpu;
-		}
-	}
-	if (GROW(l, gpus, l->ngpus, cap_gpus) < 0 || GROW(l, devmap, l->ndevmap, cap_devmap) < 0)
-		return -1;
-	g = &l->gpus[l->ngpus];
-	memset(g, 0, sizeof(*g));
-	g->pub.pid = pid;
-	g->pub.device_id = device_id;
-	l->devmap[l->ndevmap++] = (struct devmap){pid, device_id, (uint32_t)l->ngpus};
-	return (long)l->ngpus++;
-}
-
-static void on_device(struct gt_live *l, const struct gt_rec_device *d)
-{
-	long gi = -1;
-	struct live_gpu *g;
-
-	for (size_t i = 0; i < l->ngpus && gi < 0; i++)
-		if (l->gpus[i].named && memcmp(l->gpus[i].pub.uuid, d->uuid, 16) == 0)
-			gi = (long)i;
-	if (gi >= 0) {
-		/* a GPU another process named already: this process's number maps to it */
-		bool mapped = false;
-
-		for (size_t i = 0; i < l->ndevmap; i++) {
-			if (l->devmap[i].pid == d->hdr.pid &&
-			    l->devmap[i].device_id == d->device_id) {
-				/* activity before the DEVICE record made an unnamed GPU; from now
-				 * on the number goes to the named one */
-				l->devmap[i].gpu = (uint32_t)gi;
-				mapped = true;
-			}
-		}
-		if (!mapped) {
-			if (GROW(l, devmap, l->ndevmap, cap_devmap) < 0) {
-				l->incomplete = true;
-				return;
-			}
-			l->devmap[l->ndevmap++] =
-			        (struct devmap){d->hdr.pid, d->device_id, (uint32_t)gi};
-		}
-		return;
-	}
-	gi = gpu_of(l, d->hdr.pid, d->device_id);
-	if (gi < 0) {
-		l->incomplete = true;
-		return;
-	}
-	g = &l->gpus[gi];
-	if (g->named)
-		return; /* the same process named its device twice with two uuids: keep the first */
-	g->named = true;
-	memcpy(g->pub.uuid, d->uuid, 16);
-	g->name_id = d->name_id;
-	g->pub.mem_total_bytes = d->global_mem_bytes;
-}
-
+/* The activity of the GPU that device_id of pid is (the catalog's, which has seen the record
+ * already). NULL: out of memory. */
 static struct live_gpu *gpu(struct gt_live *l, uint32_t pid, uint32_t device_id)
 {
-	long gi;
+	uint64_t key = (uint64_t)pid << 32 | device_id;
+	struct gt_catalog_gpu *g;
 
-	if (l->ndevmap && l->devmap[l->last_devmap].pid == pid &&
-	    l->devmap[l->last_devmap].device_id == device_id)
-		return &l->gpus[l->devmap[l->last_devmap].gpu];
-	gi = gpu_of(l, pid, device_id);
-
-	if (gi < 0) {
+	if (l->gpu_key_valid && l->gpu_key == key)
+		return &l->gpus[l->gpu_index];
+	g = gt_catalog_gpu(&l->cat, pid, device_id);
+	if (!g || (g->index >= l->cap_gpus && GROW(l, gpus, g->index, cap_gpus) < 0)) {
 		l->incomplete = true;
 		return NULL;
 	}
-	return &l->gpus[gi];
+	l->gpu_key = key;
+	l->gpu_index = g->index;
+	l->gpu_key_valid = true;
+	return &l->gpus[g->index];
 }
 
 static int cmp_interval(const void *a, const void *b)
@@ -470,14 +300,14 @@ static void fold_busy(struct live_gpu *g)
 	e = g->pending[0].end_ns;
 	for (size_t i = 1; i < g->npending; i++) {
 		if (g->pending[i].start_ns > e) {
-			g->pub.busy_ns += e - s;
+			g->busy_ns += e - s;
 			s = g->pending[i].start_ns;
 			e = g->pending[i].end_ns;
 		} else if (g->pending[i].end_ns > e) {
 			e = g->pending[i].end_ns;
 		}
 	}
-	g->pub.busy_ns += e - s;
+	g->busy_ns += e - s;
 	g->npending = 0;
 }
 
@@ -512,8 +342,8 @@ static __attribute__((noinline)) void on_kernel(struct gt_live *l, const struct 
 
 	if (!g)
 		return;
-	g->pub.kernels++;
-	g->pub.kernel_ns += dur;
+	g->kernels++;
+	g->kernel_ns += dur;
 	if (dur)
 		pend(l, g, k->span.start_ns, k->span.end_ns);
 	if (id >= l->cap_kernel_of && GROW(l, kernel_of, id, cap_kernel_of) < 0) {
@@ -554,54 +384,21 @@ static enum gt_live_copy copy_dir(uint32_t kind)
 	}
 }
 
-static void on_memory(struct gt_live *l, const struct gt_rec_memory *m)
-{
-	struct map_ent *e;
-	struct live_gpu *g;
-
-	/* host memory (pinned, pageable) is no GPU's */
-	if (m->mem_kind == GT_MEM_PINNED || m->mem_kind == GT_MEM_PAGEABLE || !m->address)
-		return;
-	e = map_find(&l->alloc_map, m->hdr.pid, m->address);
-	if (e) {
-		/* a free, or an alloc whose block's free was lost: retire the old block */
-		struct gt_live_gpu *og = &l->gpus[e->w].pub;
-
-		og->mem_bytes -= e->v < og->mem_bytes ? e->v : og->mem_bytes;
-		map_del(&l->alloc_map, e);
-	}
-	if (m->op != GT_MEMORY_ALLOC)
-		return;
-	g = gpu(l, m->hdr.pid, m->device_id);
-	if (!g)
-		return;
-	e = map_put(&l->alloc_map, m->hdr.pid, m->address);
-	if (!e) {
-		l->incomplete = true;
-		return;
-	}
-	e->v = m->bytes;
-	e->w = (uint32_t)(g - l->gpus);
-	g->pub.mem_bytes += m->bytes;
-	if (g->pub.mem_bytes > g->pub.mem_peak_bytes)
-		g->pub.mem_peak_bytes = g->pub.mem_bytes;
-}
-
 static struct live_thread *thread(struct gt_live *l, uint32_t pid, uint32_t tid)
 {
-	struct map_ent *e;
 	struct live_thread *t;
+	uint32_t v;
 
 	if (l->nthreads && l->threads[l->last_thread].pid == pid &&
 	    l->threads[l->last_thread].tid == tid)
 		return &l->threads[l->last_thread];
-	e = map_find(&l->thread_map, pid, tid);
-	if (e) {
-		l->last_thread = e->w;
-		return &l->threads[e->w];
+	v = gt_idmap_get(&l->thread_map, pid, tid);
+	if (v) {
+		l->last_thread = v - 1;
+		return &l->threads[v - 1];
 	}
 	if (GROW(l, threads, l->nthreads, cap_threads) < 0 ||
-	    !(e = map_put(&l->thread_map, pid, tid))) {
+	    gt_idmap_put(&l->thread_map, pid, tid, (uint32_t)l->nthreads + 1) < 0) {
 		l->incomplete = true;
 		return NULL;
 	}
@@ -609,7 +406,7 @@ static struct live_thread *thread(struct gt_live *l, uint32_t pid, uint32_t tid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	e->w = (uint32_t)l->nthreads++;
+	l->last_thread = l->nthreads++;
 	return t;
 }
 
@@ -709,75 +506,29 @@ static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt
 		on_range(l, n);
 }
 
-static struct live_proc *proc(struct gt_live *l, uint32_t pid)
-{
-	struct map_ent *e = map_find(&l->proc_map, pid, 0);
-	struct live_proc *p;
-
-	if (e)
-		return &l->procs[e->w];
-	if (GROW(l, procs, l->nprocs, cap_procs) < 0 || !(e = map_put(&l->proc_map, pid, 0))) {
-		l->incomplete = true;
-		return NULL;
-	}
-	p = &l->procs[l->nprocs];
-	memset(p, 0, sizeof(*p));
-	p->pub.pid = pid;
-	p->pub.rank = p->pub.local_rank = p->pub.world_size = -1;
-	e->w = (uint32_t)l->nprocs++;
-	return p;
-}
-
-static void on_process_end(struct gt_live *l, const struct gt_rec_process_end *e)
-{
-	struct live_proc *p = proc(l, e->hdr.pid);
-
-	if (!p)
-		return;
-	switch (e->how) {
-	case GT_END_EXIT:
-		p->pub.state = GT_LIVE_EXITED;
-		break;
-	case GT_END_SIGNAL:
-		p->pub.state = GT_LIVE_KILLED;
-		break;
-	case GT_END_DETACHED:
-		p->pub.state = GT_LIVE_DETACHED;
-		break;
-	default:
-		p->pub.state = GT_LIVE_ENDED;
-		break;
-	}
-	p->pub.code = e->code;
-	/* its ring's drops are in the LOSS records written just before */
-	p->ring_dropped = 0;
-}
-
 /* Every record but the three frequent ones (kernels, API calls, NVTX ranges), out of line so
  * that the frequent ones' path stays short. */
 static __attribute__((noinline)) void on_other(struct gt_live *l, const union gt_record *r)
 {
+	struct gt_catalog_process *p;
 	struct live_gpu *g;
-	struct live_proc *p;
 	struct live_thread *t;
 
+	l->gpu_key_valid = false;
 	switch (r->hdr.type) {
 	case GT_REC_MEMCPY:
 		g = gpu(l, r->hdr.pid, r->memcpy.span.device_id);
 		if (g) {
-			g->pub.copies[copy_dir(r->memcpy.copy_kind)]++;
-			g->pub.copy_bytes[copy_dir(r->memcpy.copy_kind)] += r->memcpy.bytes;
+			g->copies[copy_dir(r->memcpy.copy_kind)]++;
+			g->copy_bytes[copy_dir(r->memcpy.copy_kind)] += r->memcpy.bytes;
 		}
 		break;
 	case GT_REC_MEMSET:
 		g = gpu(l, r->hdr.pid, r->memset.span.device_id);
 		if (g) {
-			g->pub.memsets++;
-			g->pub.memset_bytes += r->memset.bytes;
+			g->memsets++;
+			g->memset_bytes += r->memset.bytes;
 		}
-		break;
-	case GT_REC_MEMORY:
-		on_memory(l, &r->memory);
 		break;
 	case GT_REC_THREAD:
 		t = thread(l, r->hdr.pid, r->thread.tid);
@@ -786,27 +537,14 @@ static __attribute__((noinline)) void on_other(struct gt_live *l, const union gt
 		if (t && !t->name_id)
 			t->name_id = r->thread.name_id;
 		break;
-	case GT_REC_DEVICE:
-		on_device(l, &r->device);
-		break;
-	case GT_REC_PROCESS:
-		p = proc(l, r->hdr.pid);
-		if (p) {
-			p->pub.ppid = r->process.ppid;
-			p->pub.rank = r->process.rank;
-			p->pub.local_rank = r->process.local_rank;
-			p->pub.world_size = r->process.world_size;
-			p->exe_id = r->process.exe_id;
-		}
-		break;
 	case GT_REC_PROCESS_END:
-		on_process_end(l, &r->process_end);
-		break;
-	case GT_REC_LOSS:
-		l->lost_written += r->loss.count;
+		/* its ring's drops are in the LOSS records written just before */
+		p = gt_catalog_process(&l->cat, r->hdr.pid);
+		if (p && p->index < l->cap_ring_dropped)
+			l->ring_dropped[p->index] = 0;
 		break;
 	default:
-		break;
+		break; /* processes, devices, memory, losses: the catalog's */
 	}
 }
 
@@ -817,6 +555,8 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 	if (!atomic_load_explicit(&l->on, memory_order_relaxed))
 		return;
 	l->records++;
+	if (gt_catalog_observe(&l->cat, r) < 0)
+		l->incomplete = true;
 	switch (rec->type) {
 	case GT_REC_KERNEL:
 		on_kernel(l, &r->kernel);
@@ -842,32 +582,100 @@ void gt_live_record(struct gt_live *l, const struct gt_rec_hdr *rec)
 
 void gt_live_ring_dropped(struct gt_live *l, uint32_t pid, uint64_t ring_dropped)
 {
-	struct map_ent *e;
+	struct gt_catalog_process *p;
 
 	if (!atomic_load_explicit(&l->on, memory_order_relaxed))
 		return;
-	e = map_find(&l->proc_map, pid, 0);
-	if (e)
-		l->procs[e->w].ring_dropped = ring_dropped;
+	p = gt_catalog_process(&l->cat, pid);
+	if (!p || (p->index >= l->cap_ring_dropped &&
+	           GROW(l, ring_dropped, p->index, cap_ring_dropped) < 0)) {
+		l->incomplete = true;
+		return;
+	}
+	l->ring_dropped[p->index] = ring_dropped;
+}
+
+static uint32_t state_of(const struct gt_catalog_process *p)
+{
+	if (!p->ended)
+		return GT_LIVE_RUNNING;
+	switch (p->end_how) {
+	case GT_END_EXIT:
+		return GT_LIVE_EXITED;
+	case GT_END_SIGNAL:
+		return GT_LIVE_KILLED;
+	case GT_END_DETACHED:
+		return GT_LIVE_DETACHED;
+	default:
+		return GT_LIVE_ENDED;
+	}
+}
+
+/* GPU i of the catalog as a row: what the catalog knows and what happened on it. */
+static void gpu_row(struct gt_live *l, uint32_t i, struct gt_live_gpu *o)
+{
+	const struct gt_catalog_gpu *g = l->cat.gpus[i];
+	struct live_gpu *a = i < l->cap_gpus ? &l->gpus[i] : NULL;
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->uuid, g->uuid, sizeof(o->uuid));
+	o->number = g->number;
+	o->merged = g->merged_into != 0;
+	o->pid = g->process < l->cat.nprocs ? l->cat.procs[g->process]->pid : 0;
+	o->device_id = g->device_id;
+	o->name = str(l, g->name_id);
+	o->mem_total_bytes = g->global_mem_bytes;
+	o->mem_bytes = g->mem_in_use > 0 ? (uint64_t)g->mem_in_use : 0;
+	o->mem_peak_bytes = g->mem_peak > 0 ? (uint64_t)g->mem_peak : 0;
+	if (!a)
+		return;
+	fold_busy(a);
+	o->kernels = a->kernels;
+	o->kernel_ns = a->kernel_ns;
+	o->busy_ns = a->busy_ns;
+	memcpy(o->copies, a->copies, sizeof(o->copies));
+	memcpy(o->copy_bytes, a->copy_bytes, sizeof(o->copy_bytes));
+	o->memsets = a->memsets;
+	o->memset_bytes = a->memset_bytes;
+}
+
+/* A GPU seen before its process's DEVICE record said which it was: its activity shows in the
+ * GPU it turned out to be (the catalog folds it the same way). */
+static void fold_merged(struct gt_live *l, struct gt_live_gpu *rows)
+{
+	for (uint32_t i = 0; i < l->cat.ngpus; i++) {
+		const struct gt_catalog_gpu *f = gt_catalog_gpu_final(&l->cat, l->cat.gpus[i]);
+		struct gt_live_gpu *from = &rows[i], *to = &rows[f->index];
+
+		if (f->index == i)
+			continue;
+		to->kernels += from->kernels;
+		to->kernel_ns += from->kernel_ns;
+		to->busy_ns += from->busy_ns;
+		for (unsigned c = 0; c < GT_LIVE_COPY_MAX; c++) {
+			to->copies[c] += from->copies[c];
+			to->copy_bytes[c] += from->copy_bytes[c];
+		}
+		to->memsets += from->memsets;
+		to->memset_bytes += from->memset_bytes;
+	}
 }
 
 /* Fill buffer b with the totals; its arrays grow as needed (the reader never holds b). */
 static int fill(struct gt_live *l, struct live_buf *b, uint64_t now_ns)
 {
 	struct gt_live_snapshot *s = &b->s;
-	uint64_t lost = l->lost_written;
+	uint64_t lost = gt_catalog_lost_total(&l->cat);
 
-	if (grow((void **)&s->gpus, &b->cap_gpus, l->ngpus, sizeof(*s->gpus)) < 0 ||
+	if (grow((void **)&s->gpus, &b->cap_gpus, l->cat.ngpus, sizeof(*s->gpus)) < 0 ||
 	    grow((void **)&s->kernels, &b->cap_kernels, l->nkernels, sizeof(*s->kernels)) < 0 ||
 	    grow((void **)&s->ranges, &b->cap_ranges, l->nranges, sizeof(*s->ranges)) < 0 ||
 	    grow((void **)&s->threads, &b->cap_threads, l->nthreads, sizeof(*s->threads)) < 0 ||
-	    grow((void **)&s->procs, &b->cap_procs, l->nprocs, sizeof(*s->procs)) < 0)
+	    grow((void **)&s->procs, &b->cap_procs, l->cat.nprocs, sizeof(*s->procs)) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < l->ngpus; i++) {
-		fold_busy(&l->gpus[i]);
-		s->gpus[i] = l->gpus[i].pub;
-		s->gpus[i].name = str(l, l->gpus[i].name_id);
-	}
+	for (uint32_t i = 0; i < l->cat.ngpus; i++)
+		gpu_row(l, i, &s->gpus[i]);
+	fold_merged(l, s->gpus);
 	for (size_t i = 0; i < l->nkernels; i++)
 		s->kernels[i] = (struct gt_live_stat){str(l, l->kernels[i].name_id),
 		                                      l->kernels[i].count, l->kernels[i].total_ns};
@@ -890,16 +698,26 @@ static int fill(struct gt_live *l, struct live_buf *b, uint64_t now_ns)
 		o->steps = t->steps;
 		o->step_ns = t->step_ns;
 	}
-	for (size_t i = 0; i < l->nprocs; i++) {
-		s->procs[i] = l->procs[i].pub;
-		s->procs[i].exe = str(l, l->procs[i].exe_id);
-		lost += l->procs[i].ring_dropped;
+	for (uint32_t i = 0; i < l->cat.nprocs; i++) {
+		const struct gt_catalog_process *p = l->cat.procs[i];
+		struct gt_live_process *o = &s->procs[i];
+
+		o->pid = p->pid;
+		o->ppid = p->ppid;
+		o->rank = p->rank;
+		o->local_rank = p->local_rank;
+		o->world_size = p->world_size;
+		o->exe = str(l, p->exe_id);
+		o->state = state_of(p);
+		o->code = p->end_code;
+		if (i < l->cap_ring_dropped && !p->ended)
+			lost += l->ring_dropped[i];
 	}
-	s->ngpus = l->ngpus;
+	s->ngpus = l->cat.ngpus;
 	s->nkernels = l->nkernels;
 	s->nranges = l->nranges;
 	s->nthreads = l->nthreads;
-	s->nprocs = l->nprocs;
+	s->nprocs = l->cat.nprocs;
 	s->seq = ++l->seq;
 	s->start_ns = l->start_ns;
 	s->ts_ns = now_ns;

@@ -136,7 +136,6 @@ START_TEST(test_gpu)
 	memory(l, GT_MEMORY_ALLOC, 0xB, 50, GT_MEM_DEVICE);
 	memory(l, GT_MEMORY_FREE, 0xA, 100, GT_MEM_DEVICE);
 	memory(l, GT_MEMORY_ALLOC, 0xC, 1000, GT_MEM_PINNED); /* host memory: no GPU's */
-	memory(l, GT_MEMORY_FREE, 0xD, 30, GT_MEM_DEVICE);    /* never seen allocated */
 
 	s = publish(l, 11000);
 	ck_assert_uint_eq(s->seq, 1);
@@ -170,11 +169,12 @@ START_TEST(test_gpu)
 	kernel(l, PID, 0, 2, 12000, 16000);
 	kernel(l, PID, 0, 2, 12000, 16000);
 	kernel(l, PID, 0, 1, 20000, 21000);
-	memory(l, GT_MEMORY_ALLOC, 0xB, 70, GT_MEM_DEVICE); /* the free of 0xB was lost */
+	memory(l, GT_MEMORY_ALLOC, 0xD, 70, GT_MEM_DEVICE);
+	memory(l, GT_MEMORY_FREE, 0xB, 50, GT_MEM_DEVICE);
 	s = publish(l, 21000);
 	ck_assert_uint_eq(s->gpus[0].busy_ns, 7000);
 	ck_assert_uint_eq(s->gpus[0].mem_bytes, 70);
-	ck_assert_uint_eq(s->gpus[0].mem_peak_bytes, 150);
+	ck_assert_uint_eq(s->gpus[0].mem_peak_bytes, 150); /* 120 at most since */
 	ck_assert_int_eq(gt_live_delta_update(&d, s), 1);
 	ck_assert_double_eq_tol(d.gpus[0].busy_pct, 50.0, 1e-9);
 	ck_assert_double_eq_tol(d.gpus[0].kernels_per_s, 300000.0, 1e-6);
@@ -200,8 +200,9 @@ START_TEST(test_gpu)
 }
 END_TEST
 
-/* Two processes on one GPU (same uuid) are one GPU; another uuid is another. A device used
- * before its DEVICE record joins the GPU that record names from then on. */
+/* The catalog's GPUs: two processes on one GPU (same uuid) are one GPU; another uuid is
+ * another. A device used before its DEVICE record is a GPU of its own until the record names
+ * a known uuid: then it is merged into that one, which shows its activity. */
 START_TEST(test_gpu_identity)
 {
 	struct gt_live *l = mk(0);
@@ -219,11 +220,17 @@ START_TEST(test_gpu_identity)
 	s = publish(l, 100);
 	ck_assert_uint_eq(s->ngpus, 3);
 	ck_assert_uint_eq(s->gpus[0].uuid[0], 0x11);
+	ck_assert_uint_eq(s->gpus[0].number, 0);
+	ck_assert(!s->gpus[0].merged);
 	ck_assert_uint_eq(s->gpus[0].kernels, 2);
+	ck_assert_uint_eq(s->gpus[0].busy_ns, 10);
 	ck_assert_uint_eq(s->gpus[1].uuid[0], 0x22);
-	ck_assert_uint_eq(s->gpus[1].kernels, 2);
-	ck_assert_uint_eq(s->gpus[2].kernels, 1);
-	ck_assert_ptr_null(s->gpus[2].name);
+	ck_assert_uint_eq(s->gpus[1].number, 1);
+	ck_assert_uint_eq(s->gpus[1].pid, 2);
+	ck_assert_uint_eq(s->gpus[1].device_id, 1);
+	ck_assert(!s->gpus[1].merged);
+	ck_assert_uint_eq(s->gpus[1].kernels, 3);
+	ck_assert(s->gpus[2].merged);
 	gt_live_free(l);
 }
 END_TEST

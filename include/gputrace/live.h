@@ -27,11 +27,14 @@ enum gt_live_copy {
 	GT_LIVE_COPY_MAX
 };
 
-/* A GPU: one per uuid, whichever processes use it; a device no DEVICE record named yet is
- * one per (process, device number). */
+/* A GPU as the catalog (exporters/catalog.h) knows it: one per uuid, whichever processes use
+ * it; a device no DEVICE record named yet is one per (process, CUDA ordinal), and merged into
+ * the GPU its uuid names when the record comes. */
 struct gt_live_gpu {
 	uint8_t uuid[16];
-	uint32_t pid, device_id; /* the first process and device number that named it */
+	uint32_t number;         /* "GPU n", as every output names it */
+	bool merged;             /* folded into another row (which counts its activity): skip */
+	uint32_t pid, device_id; /* the first process and CUDA ordinal that used it */
 	const char *name;        /* NULL until a DEVICE record named it */
 	uint64_t mem_total_bytes;
 	uint64_t kernels;   /* kernels so far */
@@ -42,8 +45,9 @@ struct gt_live_gpu {
 	uint64_t copies[GT_LIVE_COPY_MAX];
 	uint64_t copy_bytes[GT_LIVE_COPY_MAX];
 	uint64_t memsets, memset_bytes;
-	uint64_t mem_bytes;      /* device memory allocated and not freed */
-	uint64_t mem_peak_bytes; /* the largest mem_bytes so far */
+	/* device and managed memory allocated minus freed, as the catalog counts it (the
+	 * timeline's "memory in use" counter), and its peak */
+	uint64_t mem_bytes, mem_peak_bytes;
 };
 
 /* Kernels by name, NVTX ranges by message: totals so far. */

@@ -15,23 +15,17 @@
 #include "gputrace/clock.h"
 #include "gputrace/live.h"
 #include "idmap.h"
+#include "live-busy.h"
 
-#define LIVE_PENDING_MAX (1u << 14) /* kernel intervals per GPU waiting for the union */
-#define LIVE_FRESH       4u         /* in `middle`: the buffer there was published, unread */
-#define LIVE_INDEX       3u
-
-struct interval {
-	uint64_t start_ns, end_ns;
-};
+#define LIVE_FRESH 4u /* in `middle`: the buffer there was published, unread */
+#define LIVE_INDEX 3u
 
 /* What happened on a GPU, by the catalog's GPU index. */
 struct live_gpu {
-	uint64_t kernels, kernel_ns, busy_ns;
+	uint64_t kernels, kernel_ns;
+	struct gt_live_busy busy; /* the union of the kernels' intervals */
 	uint64_t copies[GT_LIVE_COPY_MAX], copy_bytes[GT_LIVE_COPY_MAX];
 	uint64_t memsets, memset_bytes;
-	struct interval *pending; /* kernel intervals not folded into busy_ns yet */
-	size_t npending, cap_pending;
-	bool unsorted; /* a pending interval starts before the one pended before it */
 };
 
 struct live_stat {
@@ -178,7 +172,7 @@ void gt_live_free(struct gt_live *l)
 		free(l->strs[i]);
 	free(l->strs);
 	for (size_t i = 0; i < l->cap_gpus; i++)
-		free(l->gpus[i].pending);
+		gt_live_busy_fini(&l->gpus[i].busy);
 	free(l->gpus);
 	free(l->ring_dropped);
 	free(l->kernels);
@@ -278,61 +272,6 @@ static struct live_gpu *gpu(struct gt_live *l, uint32_t pid, uint32_t device_id)
 	return &l->gpus[g->index];
 }
 
-static int cmp_interval(const void *a, const void *b)
-{
-	const struct interval *x = a, *y = b;
-
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* Fold the pending kernel intervals into busy_ns: their union, once. */
-static void fold_busy(struct live_gpu *g)
-{
-	uint64_t s, e;
-
-	if (!g->npending)
-		return;
-	/* kernels of one stream arrive in order: most batches need no sort */
-	if (g->unsorted)
-		qsort(g->pending, g->npending, sizeof(*g->pending), cmp_interval);
-	g->unsorted = false;
-	s = g->pending[0].start_ns;
-	e = g->pending[0].end_ns;
-	for (size_t i = 1; i < g->npending; i++) {
-		if (g->pending[i].start_ns > e) {
-			g->busy_ns += e - s;
-			s = g->pending[i].start_ns;
-			e = g->pending[i].end_ns;
-		} else if (g->pending[i].end_ns > e) {
-			e = g->pending[i].end_ns;
-		}
-	}
-	g->busy_ns += e - s;
-	g->npending = 0;
-}
-
-/* A kernel's interval, for the next fold. */
-static void pend(struct gt_live *l, struct live_gpu *g, uint64_t start_ns, uint64_t end_ns)
-{
-	struct interval *last = g->npending ? &g->pending[g->npending - 1] : NULL;
-
-	if (last && start_ns >= last->start_ns && start_ns <= last->end_ns) {
-		/* in order and overlapping the last one: one interval covers both */
-		if (end_ns > last->end_ns)
-			last->end_ns = end_ns;
-		return;
-	}
-	if (g->npending == LIVE_PENDING_MAX)
-		fold_busy(g);
-	if (g->npending == g->cap_pending &&
-	    grow((void **)&g->pending, &g->cap_pending, g->npending, sizeof(*g->pending)) < 0) {
-		l->incomplete = true;
-		return;
-	}
-	g->unsorted |= g->npending && start_ns < g->pending[g->npending - 1].start_ns;
-	g->pending[g->npending++] = (struct interval){start_ns, end_ns};
-}
-
 static __attribute__((noinline)) void on_kernel(struct gt_live *l, const struct gt_rec_kernel *k)
 {
 	struct live_gpu *g = gpu(l, k->hdr.pid, k->span.device_id);
@@ -344,8 +283,9 @@ static __attribute__((noinline)) void on_kernel(struct gt_live *l, const struct 
 		return;
 	g->kernels++;
 	g->kernel_ns += dur;
-	if (dur)
-		pend(l, g, k->span.start_ns, k->span.end_ns);
+	if (dur && gt_live_busy_add(&g->busy, k->hdr.pid, k->span.stream_id, k->span.start_ns,
+	                            k->span.end_ns) < 0)
+		l->incomplete = true;
 	if (id >= l->cap_kernel_of && GROW(l, kernel_of, id, cap_kernel_of) < 0) {
 		l->incomplete = true;
 		return;
@@ -629,10 +569,10 @@ static void gpu_row(struct gt_live *l, uint32_t i, struct gt_live_gpu *o)
 	o->mem_peak_bytes = g->mem_peak > 0 ? (uint64_t)g->mem_peak : 0;
 	if (!a)
 		return;
-	fold_busy(a);
+	gt_live_busy_fold(&a->busy);
 	o->kernels = a->kernels;
 	o->kernel_ns = a->kernel_ns;
-	o->busy_ns = a->busy_ns;
+	o->busy_ns = a->busy.busy_ns;
 	memcpy(o->copies, a->copies, sizeof(o->copies));
 	memcpy(o->copy_bytes, a->copy_bytes, sizeof(o->copy_bytes));
 	o->memsets = a->memsets;

@@ -204,15 +204,18 @@ static int bench(unsigned long n, const char *dir)
 	char path[4096];
 	FILE *f;
 
+	uint64_t cursor = 0; /* a stream's kernels follow each other, as on a GPU */
+
 	for (unsigned long done = 0; done < n; done += BATCH) {
 		unsigned b = n - done < BATCH ? (unsigned)(n - done) : BATCH;
-		uint64_t t = gt_now_ns();
+		uint64_t t = gt_now_ns() > cursor ? gt_now_ns() : cursor;
 
 		room();
 		for (unsigned i = 0; i < b; i++) {
 			a[i] = api(launch_name, t + i * 3000ull, 0);
 			k[i] = kernel((unsigned)(done + i), 7, t + i * 3000ull, 2500);
 		}
+		cursor = t + b * 3000ull;
 		for (unsigned i = 0; i + 1 < b / 4; i += 2) {
 			r[i] = range(forward, 1, t + i * 12000ull, t + i * 12000ull + 5000);
 			r[i + 1] = range(step, 0, t + i * 12000ull, t + (i + 2) * 12000ull);

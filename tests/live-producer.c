@@ -10,9 +10,10 @@
  *                          makes a cudaMalloc that fails (2). Until DIR/pause exists; then
  *                          writes the number of steps to DIR/paused and runs on until DIR/stop.
  *   live-producer bench N DIR
- *                          N kernels, N cudaLaunchKernel calls and N/4 NVTX ranges ("step"
- *                          around "forward"), in batches of 64 kernels, as fast as the drain
- *                          takes them (never more than 8 MiB in the ring: nothing is dropped);
+ *                          N kernels (on two streams, in turn by 64), N cudaLaunchKernel
+ *                          calls and N/4 NVTX ranges ("step" around "forward"), in batches
+ *                          of 64 kernels, as fast as the drain takes them (never more than
+ *                          8 MiB in the ring: nothing is dropped);
  *                          once the drain has taken the last, writes DIR/drained and waits for
  *                          DIR/stop: the CLI's work per record, for bench/live-cpu.sh.
  * Exits 100 when it cannot reach the session. */
@@ -213,7 +214,8 @@ static int bench(unsigned long n, const char *dir)
 		room();
 		for (unsigned i = 0; i < b; i++) {
 			a[i] = api(launch_name, t + i * 3000ull, 0);
-			k[i] = kernel((unsigned)(done + i), 7, t + i * 3000ull, 2500);
+			k[i] = kernel((unsigned)(done + i), 7 + (unsigned)(done / BATCH % 2),
+			              t + i * 3000ull, 2500);
 		}
 		cursor = t + b * 3000ull;
 		for (unsigned i = 0; i + 1 < b / 4; i += 2) {

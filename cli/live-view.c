@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +60,9 @@ struct gt_live_view {
 /* Filled before the handlers can run, cleared (armed = 0) once ncurses restored the terminal
  * itself; read by handlers only (async-signal-safe: write and tcsetattr). */
 static struct {
-	volatile sig_atomic_t armed;
-	volatile sig_atomic_t resumed; /* Ctrl-Z stop, then continued: redraw everything */
+	atomic_int armed;     /* the terminal is the view's: restore it before dying */
+	atomic_int suspended; /* Ctrl-Z: the terminal is the shell's; the view draws nothing */
+	atomic_int resumed;   /* continued after it: the view takes the terminal back */
 	int fd;
 	struct termios saved;
 	char seq[256]; /* leave the alternate screen, show the cursor, plain attributes */
@@ -76,7 +78,7 @@ static void restore_terminal(void)
 {
 	ssize_t n;
 
-	if (!restore.armed)
+	if (!atomic_load(&restore.armed))
 		return;
 	n = write(restore.fd, restore.seq, restore.len);
 	(void)n;
@@ -89,7 +91,7 @@ static void on_fatal(int sig)
 	int saved = errno;
 
 	restore_terminal();
-	restore.armed = 0;
+	atomic_store(&restore.armed, 0);
 	signal(sig, SIG_DFL);
 	raise(sig); /* blocked until we return: then the default action, as if we were not here */
 	errno = saved;
@@ -102,6 +104,8 @@ static void on_tstp(int sig)
 	struct sigaction sa, ours;
 	sigset_t set;
 
+	/* first: the view's thread must not draw on the shell's screen from here on */
+	atomic_store(&restore.suspended, 1);
 	restore_terminal();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -111,7 +115,7 @@ static void on_tstp(int sig)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(SIGTSTP); /* stops here until SIGCONT */
 	sigaction(SIGTSTP, &ours, NULL);
-	restore.resumed = 1;
+	atomic_store(&restore.resumed, 1);
 	errno = saved;
 }
 
@@ -640,11 +644,15 @@ static void *view_main(void *arg)
 			break;
 		if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
 			break; /* the terminal is gone */
-		if (restore.resumed) {
-			/* continued after Ctrl-Z: back to the view as ncurses resumes after endwin
-			 */
-			restore.resumed = 0;
+		if (atomic_load(&restore.suspended)) {
+			if (!atomic_load(&restore.resumed))
+				continue; /* stopping: the terminal is the shell's */
+			/* continued after Ctrl-Z: back to the view as ncurses resumes after
+			 * endwin (its modes, the alternate screen, every cell drawn again) */
+			atomic_store(&restore.resumed, 0);
+			atomic_store(&restore.suspended, 0);
 			endwin();
+			clearok(curscr, TRUE);
 			redraw = true;
 		}
 		while ((ch = getch()) != ERR) {
@@ -678,7 +686,7 @@ static void *view_main(void *arg)
 			draw(v, false);
 	}
 	endwin();
-	restore.armed = 0;
+	atomic_store(&restore.armed, 0);
 	if (left) {
 		/* q: tracing goes on without the aggregates, and the status line comes back */
 		gt_live_stop(v->live);
@@ -791,8 +799,9 @@ int gt_live_view_start(const struct gt_live_view_options *o, struct gt_live_view
 	append_cap("cnorm");
 	append_cap("rmkx");
 	append_cap("rmcup");
-	restore.resumed = 0;
-	restore.armed = 1;
+	atomic_store(&restore.suspended, 0);
+	atomic_store(&restore.resumed, 0);
+	atomic_store(&restore.armed, 1);
 	/* every asynchronous signal stays with the main thread, whose handlers wake the
 	 * session (the view's thread inherits this mask) */
 	sigfillset(&all);
@@ -801,7 +810,7 @@ int gt_live_view_start(const struct gt_live_view_options *o, struct gt_live_view
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
 		endwin();
-		restore.armed = 0;
+		atomic_store(&restore.armed, 0);
 		goto fail;
 	}
 	v->thread_started = true;

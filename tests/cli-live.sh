@@ -3,9 +3,10 @@
 # (capture-pane): the view appears, updates, and shows an NVTX-only program's ranges, stack,
 # steps and exact counts; s, p and the arrow keys act; a resize redraws; q gives the status
 # line back while the program runs on; the terminal is restored (stty state, alternate screen
-# left, cursor shown) after SIGINT, SIGTERM and SIGQUIT; a synthetic GPU program's kernels,
-# GPU line and failed call are shown; without a terminal or with TERM=dumb, the status line;
-# and a run under --live records exactly what the same run records without it, losing nothing.
+# left, cursor shown) after SIGINT, SIGTERM and SIGQUIT, and around Ctrl-Z and fg; a
+# synthetic GPU program's kernels, GPU line and failed call are shown; without a terminal or
+# with TERM=dumb, the status line; and a run under --live records exactly what the same run
+# records without it, losing nothing.
 # Every wait is for an event (a screen that changed, a file that appeared), bounded only by
 # generous limits. Skips (77) without tmux or without ncurses in this build.
 # Usage: cli-live.sh PATH/TO/gputrace PATH/TO/nvtx-app PATH/TO/live-producer
@@ -241,6 +242,32 @@ for p in int term quit; do
 done
 has_scrolled int 'killed by signal 2 \(SIGINT\)' "the summary after Ctrl-C"
 has_scrolled term 'killed by signal 15 \(SIGTERM\)' "the summary after SIGTERM"
+
+# Ctrl-Z in an interactive shell: the terminal goes back to the shell as it was, and fg brings
+# the view back
+start tz 100 30 "PS1='prompt> ' bash --norc --noprofile -i"
+wait_screen tz '^prompt>' "the shell's prompt"
+tm send-keys -t tz "stty -a >stty.before" Enter
+wait_file "$tmp/tz/stty.before"
+tm send-keys -t tz "'$gputrace' run --live -o tz -- '$nvtx_app' live '$tmp/tz'" Enter
+wait_screen tz '^forward +[0-9,]+ ' "the view (Ctrl-Z)"
+tm send-keys -t tz C-z
+wait_screen tz '^\[1\]\+ +Stopped +.*gputrace' "the job stopped by Ctrl-Z"
+[ "$(flag tz alternate_on)" = 0 ] || fail "Ctrl-Z: still on the alternate screen"
+[ "$(flag tz cursor_flag)" = 1 ] || fail "Ctrl-Z: the cursor is hidden"
+tm send-keys -t tz "stty -a >stty.after" Enter
+wait_file "$tmp/tz/stty.after"
+same_stty tz
+tm send-keys -t tz "fg" Enter
+wait_screen tz '^ gputrace --live ' "the view after fg"
+[ "$(flag tz alternate_on)" = 1 ] || fail "fg: the view is not on the alternate screen"
+tm send-keys -t tz q
+wait_screen tz '^gputrace: [0-9]+\.[0-9] s, [0-9,]+ records' "the status line after fg and q"
+touch "$tmp/tz/pause" "$tmp/tz/stop"
+wait_screen tz '^gputrace: trace written to tz\.gtrace ' "the end after fg"
+tm send-keys -t tz "echo \$? >rc" Enter
+wait_file "$tmp/tz/rc"
+[ "$(cat "$tmp/tz/rc")" = 0 ] || fail "Ctrl-Z and fg: exit $(cat "$tmp/tz/rc")"
 
 # ---- no terminal, or a dumb one: the status line as without --live ----
 expect_rc 0 "$gputrace" run --live -o pipe -- "$nvtx_app" 3

@@ -317,8 +317,11 @@ static int draw_header(struct gt_live_view *v, const struct gt_live_snapshot *s,
 		attron(COLOR_PAIR(PAIR_RED) | A_BOLD);
 	x += put(y, x, COLS, "%s", gt_fmt_count(s->api_failed, failed, sizeof(failed)));
 	attroff(COLOR_PAIR(PAIR_RED) | A_BOLD);
-	if (s->api_failed)
-		put(y, x, COLS, " (last: %s %d)", s->failed_name ? s->failed_name : "?",
+	if (s->api_failed && s->failed_error)
+		put(y, x, COLS, " (last: %s %s)", s->failed_name ? s->failed_name : "?",
+		    s->failed_error);
+	else if (s->api_failed)
+		put(y, x, COLS, " (last: %s error %d)", s->failed_name ? s->failed_name : "?",
 		    s->failed_code);
 	return y + 1;
 }

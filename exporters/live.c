@@ -16,6 +16,7 @@
 #include "gputrace/live.h"
 #include "idmap.h"
 #include "live-busy.h"
+#include "stats-int.h"
 
 #define LIVE_FRESH 4u /* in `middle`: the buffer there was published, unread */
 #define LIVE_INDEX 3u
@@ -667,6 +668,8 @@ static int fill(struct gt_live *l, struct live_buf *b, uint64_t now_ns)
 	s->failed_name = l->api_failed ? str(l, l->failed_name_id) : NULL;
 	s->failed_code = l->failed_code;
 	s->failed_domain = l->failed_domain;
+	s->failed_error =
+	        l->api_failed ? gt_stats_error_name(l->failed_domain, l->failed_code) : NULL;
 	s->lost = lost;
 	s->nvtx_ranges = l->nvtx_ranges;
 	s->nvtx_marks = l->nvtx_marks;

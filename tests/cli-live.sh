@@ -184,11 +184,11 @@ for r in step forward backward; do
 done
 
 # ---- a synthetic GPU program: the GPU line, kernels demangled, scrolling, a failed call ----
-start gpu 130 30 "$(traced "'$gputrace' run --live -o gpu -- '$producer' '$tmp/gpu'")"
+start gpu 150 30 "$(traced "'$gputrace' run --live -o gpu -- '$producer' '$tmp/gpu'")"
 wait_screen gpu '^0 +Synthetic GPU +[0-9]+% +[0-9,]+ +[0-9.]+ [MG]B/s +[0-9.]+ [MGK]B/s +0 +0 +[0-9,.]+ +64\.0+ M(i)?B +64\.0+ M(i)?B' \
 	"the GPU line"
 wait_screen gpu '^void kernel<39>\(float\*, int\) +[0-9,]+ ' "the longest kernel first, demangled"
-wait_screen gpu ' lost 0  API calls [0-9,.]+/s  failed 1 \(last: cudaMalloc 2\)$' "no loss and the failed call"
+wait_screen gpu ' lost 0  API calls [0-9,.]+/s  failed 1 \(last: cudaMalloc cudaErrorMemoryAllocation\)$' "no loss and the failed call"
 wait_screen gpu ' kernels 1-[0-9]+ of 40 ' "the kernel rows"
 rows=$(sed -n 's/.* kernels 1-\([0-9]*\) of 40 .*/\1/p' "$tmp/gpu.screen")
 tm send-keys -t gpu Down

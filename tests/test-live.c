@@ -494,6 +494,7 @@ START_TEST(test_counts)
 	ck_assert_str_eq(s->failed_name, "cudaMalloc");
 	ck_assert_int_eq(s->failed_code, 2);
 	ck_assert_uint_eq(s->failed_domain, GT_API_RUNTIME);
+	ck_assert_str_eq(s->failed_error, "cudaErrorMemoryAllocation");
 	ck_assert_uint_eq(s->lost, 5 + 7 + 1);
 	ck_assert_uint_eq(s->nvtx_marks, 1);
 	ck_assert_uint_eq(s->nvtx_ranges, 0);

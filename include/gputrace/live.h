@@ -100,12 +100,13 @@ struct gt_live_snapshot {
 	uint64_t ts_ns;    /* trace clock of this publication */
 	uint64_t records;  /* records and strings the drain wrote to the trace */
 	uint64_t api_calls;
-	uint64_t api_failed;     /* calls that returned an error (not "not ready": 600) */
-	const char *failed_name; /* the last failed call's name, NULL if none */
-	int32_t failed_code;     /* its cudaError_t or CUresult */
-	uint32_t failed_domain;  /* enum gt_api_domain */
-	uint64_t lost;           /* LOSS records' counts, plus ring drops not yet in one */
-	uint64_t nvtx_ranges;    /* push/pop and start/end ranges */
+	uint64_t api_failed;      /* calls that returned an error (not "not ready": 600) */
+	const char *failed_name;  /* the last failed call's name, NULL if none */
+	int32_t failed_code;      /* its cudaError_t or CUresult */
+	uint32_t failed_domain;   /* enum gt_api_domain */
+	const char *failed_error; /* the code's name ("cudaErrorMemoryAllocation"), NULL unknown */
+	uint64_t lost;            /* LOSS records' counts, plus ring drops not yet in one */
+	uint64_t nvtx_ranges;     /* push/pop and start/end ranges */
 	uint64_t nvtx_marks;
 	bool incomplete; /* out of memory once: some totals miss records */
 	struct gt_live_gpu *gpus;

@@ -559,9 +559,9 @@ out:
 /* ---- the view's thread ---- */
 
 enum key_action {
-	KEY_KEEP,
-	KEY_DRAW,
-	KEY_LEAVE
+	VIEW_KEEP,
+	VIEW_DRAW,
+	VIEW_LEAVE
 };
 
 static enum key_action on_key(struct gt_live_view *v, int ch)
@@ -571,42 +571,42 @@ static enum key_action on_key(struct gt_live_view *v, int ch)
 	switch (ch) {
 	case 'q':
 	case 'Q':
-		return KEY_LEAVE;
+		return VIEW_LEAVE;
 	case 'p':
 	case 'P':
 		v->paused = !v->paused;
 		if (!v->paused)
 			gt_live_request(v->live);
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case 's':
 	case 'S':
 		v->sort = (enum gt_live_sort)((v->sort + 1) % GT_LIVE_SORT_MAX);
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_UP:
 		v->scroll -= v->scroll > 0;
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_DOWN:
 		v->scroll++; /* clamped when drawn */
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_PPAGE:
 		v->scroll = v->scroll > page ? v->scroll - page : 0;
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_NPAGE:
 		v->scroll += page;
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_HOME:
 		v->scroll = 0;
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_END:
 		v->scroll = SIZE_MAX / 2;
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case KEY_RESIZE:
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	case 'L' & 0x1f: /* Ctrl-L */
 		clearok(curscr, TRUE);
-		return KEY_DRAW;
+		return VIEW_DRAW;
 	default:
-		return KEY_KEEP;
+		return VIEW_KEEP;
 	}
 }
 
@@ -661,11 +661,11 @@ static void *view_main(void *arg)
 		while ((ch = getch()) != ERR) {
 			enum key_action k = on_key(v, ch);
 
-			if (k == KEY_LEAVE) {
+			if (k == VIEW_LEAVE) {
 				left = true;
 				break;
 			}
-			redraw |= k == KEY_DRAW;
+			redraw |= k == VIEW_DRAW;
 		}
 		if (left)
 			break;

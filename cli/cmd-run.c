@@ -14,6 +14,7 @@
 #include "gputrace/clock.h"
 #include "gputrace/transform.h"
 #include "inject-path.h"
+#include "live-view.h"
 #include "run.h"
 
 static void run_free(struct run *run)
@@ -21,6 +22,7 @@ static void run_free(struct run *run)
 	gt_signals_wake(NULL, NULL);
 	if (run->s)
 		gt_session_free(run->s);
+	gt_live_view_stop(run->live); /* after the session: its drain feeds the view's tap */
 	gt_writer_discard(run->w);
 	for (size_t i = 0; i < run->env_nstore; i++)
 		free(run->env_store[i]);
@@ -31,6 +33,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run run = {.sp = {.pid = -1, .gate_fd = -1, .err_fd = -1}};
 	struct gt_session_options so = {0};
+	struct gt_live_view_options lv = {run.tmp_path, run.path, run.cmdline, 0, &run.status};
 	char tried[2048];
 	const char *how;
 	int r, ret, status;
@@ -81,6 +84,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (run.o.setting[GT_ENVCONF_FLUSH_MS] && run.o.cfg.flush_ms)
 		so.flush_interval_ns = run.o.cfg.flush_ms * 1000000ull;
+	lv.interval_ns = run.o.live_interval_ns;
+	if (run.o.live && gt_live_view_start(&lv, &run.live, &how) != 0)
+		gt_cli_warn("--live: %s; no live view", how);
+	so.tap = gt_live_view_tap(run.live);
 	r = gt_session_new(run.w, &so, &run.s);
 	if (r < 0) {
 		gt_cli_error("cannot start the tracing session: %s", strerror(-r));
@@ -104,6 +111,8 @@ int cmd_run(int argc, char **argv)
 		run.main_status = 0;
 	}
 	gt_run_finish_collection(&run);
+	gt_live_view_stop(run.live);
+	run.live = NULL;
 	gt_status_clear(&run.status);
 	status = gt_run_program_status(&run);
 	if (!run.trace_err && run.o.delay_ns) {

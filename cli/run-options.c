@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "gputrace/exporter.h"
 #include "gputrace/pattern.h"
+#include "live-view.h"
 #include "options.h"
 #include "run.h"
 
@@ -73,6 +74,14 @@ static void usage(FILE *out)
 	      "view'\n"
 	      "                           does, served once on 127.0.0.1:PORT (default "
 	      "9001)\n"
+	      "      --live               a full-screen live view of the GPU work while the "
+	      "program\n"
+	      "                           runs (keys: q leave, p pause, s sort, arrows "
+	      "scroll); on\n"
+	      "                           a terminal only, else the status line\n"
+	      "      --live-interval S    refresh the live view every S seconds, 0.1 to "
+	      "3600\n"
+	      "                           (default 1; implies --live)\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Environment: GPUTRACE_INJECT_LIB overrides where libgputrace-inject.so "
@@ -114,6 +123,8 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_EXPORT,
 		OPT_STATS,
 		OPT_VIEW,
+		OPT_LIVE,
+		OPT_LIVE_INTERVAL,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -131,12 +142,15 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
 	        {"view", optional_argument, NULL, OPT_VIEW},
+	        {"live", no_argument, NULL, OPT_LIVE},
+	        {"live-interval", required_argument, NULL, OPT_LIVE_INTERVAL},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int c, r = 0;
 
 	gt_envconf_defaults(&o->cfg);
+	o->live_interval_ns = GT_LIVE_INTERVAL_DEFAULT_NS;
 	opterr = 0;
 	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
 	/* '+': stop at the program's name, so its own options stay its own. */
@@ -202,6 +216,23 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_VIEW:
 			if (gt_cli_view_option(optarg, &o->view) < 0)
 				return -EINVAL;
+			break;
+		case OPT_LIVE_INTERVAL:
+			if (gt_opt_duration(optarg, GT_LIVE_INTERVAL_MAX_NS, &o->live_interval_ns) <
+			            0 ||
+			    o->live_interval_ns < GT_LIVE_INTERVAL_MIN_NS)
+				return bad_value(
+				        "--live-interval", optarg,
+				        "use seconds from 0.1 to 3600, e.g. 1, 0.5, 250ms");
+			/* fall through - an interval asks for the view */
+		case OPT_LIVE:
+			if (!gt_live_view_available()) {
+				gt_cli_error("run: --live: this gputrace was built without ncurses "
+				             "(libncurses-dev); rebuild it with ncurses, or leave "
+				             "--live out");
+				return -EINVAL;
+			}
+			o->live = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -18,6 +18,8 @@
 #include "status-line.h"
 #include "view.h"
 
+struct gt_live_view;
+
 #define RUN_DEFAULT_OUTPUT   "gputrace-%n"
 #define RUN_EXTENSION        ".gtrace"
 #define RUN_POLL_NS          100000000ull /* longest the loop sleeps: bounds exit-detection delay */
@@ -37,6 +39,8 @@ struct run_opts {
 	uint64_t delay_ns, duration_ns;
 	char **argv;              /* the program and its arguments */
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
+	bool live;                /* --live: the live view while the program runs */
+	uint64_t live_interval_ns;
 };
 
 /* Everything a run holds; freed in one place. */
@@ -63,6 +67,7 @@ struct run {
 	int main_status; /* wait status of the program */
 	int trace_err;   /* first -errno that spoiled the trace, 0 if none */
 	struct gt_status_line status;
+	struct gt_live_view *live; /* --live: the view (cli/live-view.h); NULL once stopped */
 };
 
 /* ---- options and environment (run-options.c) ---- */

@@ -30,7 +30,8 @@ _gputrace() {
 			case ${COMP_WORDS[i]} in
 			--) _gputrace_program $((i + 1)); return ;;
 			-o | --output | -t | --trace | --api | --capture-range | --delay | --duration | \
-				--buffer-size | --flush-interval | --write-queue | --graph | --export)
+				--buffer-size | --flush-interval | --write-queue | --graph | --export | \
+				--live-interval)
 				((i++)) ;;
 			-*) ;;
 			*) _gputrace_program $i; return ;;
@@ -49,12 +50,14 @@ _gputrace() {
 			return ;;
 		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
 		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
-		--delay | --duration | --buffer-size | --flush-interval | --write-queue) return ;;
+		--delay | --duration | --buffer-size | --flush-interval | --write-queue | \
+			--live-interval) return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
 				--capture-range --delay --duration --buffer-size --flush-interval
-				--write-queue --graph --export --stats --view --view= -h --help --" -- "$cur"))
+				--write-queue --graph --export --stats --view --view= --live --live-interval
+				-h --help --" -- "$cur"))
 			[[ ${COMPREPLY[0]} == --view= ]] && compopt -o nospace 2>/dev/null
 		else
 			COMPREPLY=($(compgen -c -- "$cur"))

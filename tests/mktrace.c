@@ -2,7 +2,10 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
- *           [--device-zero] [--memory]
+ *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
+ *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
+ *           [--device-zero] [--memory] [--slow-name K] [--rename K] [--straggler P:S,S...]
+ *           [--sync-steps]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
@@ -10,7 +13,19 @@
  * --steps puts an NVTX range "step" around each step's launches.
  * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
  * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
- * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks).
+ * For gputrace merge, one host of several: --host names it (header and processes), --pid the
+ * first pid, --rank the first rank (--world the world size); --clock-offset NS runs this
+ * host's trace clock NS from the true time (the header's anchor knows it: the wall clock
+ * maps it back exactly) and --wall-error NS puts the host's wall clock NS off (as NTP
+ * leaves it: the anchor then maps NS wrong); --nccl-every N makes every N-th kernel of a
+ * process an NCCL collective that ends at the same true time on every rank, --nccl-jitter
+ * NS spreads those ends by up to 2 NS either way.
+ * Known differences, for gputrace diff: --slow-name K makes kernel name K run twice as long,
+ * --rename K calls it "<name>_renamed" (everything else stays as it was, to the nanosecond).
+ * Known stragglers, for stats across ranks: --straggler P:S,... makes process P's kernels run
+ * three times as long in its steps S (counted from 0, below 64); --sync-steps ends each step
+ * range when the step's GPU work has ended, as after torch.cuda.synchronize(). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -38,7 +53,10 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices] [--nccl] [--steps] [--device-zero] [--memory]\n"
+	      "               [--cupti-notices] [--nccl] [--steps] [--host NAME] [--pid P]\n"
+	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
+	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
+	      "               [--slow-name K] [--rename K] [--straggler P:S,S...] [--sync-steps]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -53,6 +71,45 @@ static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 	if (errno || end == s || *end || v > max || s[0] == '-') {
 		fprintf(stderr, "mktrace: %s takes a number up to %llu, not '%s'\n", opt,
 		        (unsigned long long)max, s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* "P:S,S,...": process P's kernels run 3x as long in its steps S. */
+static int straggler(const char *arg, struct synth_opts *o)
+{
+	char *end;
+	unsigned long p = strtoul(arg, &end, 10);
+
+	if (end == arg || *end != ':' || p >= 64)
+		goto bad;
+	o->straggler = (unsigned)p + 1;
+	do {
+		unsigned long step = strtoul(end + 1, &end, 10);
+
+		if (step >= 64 || (*end && *end != ','))
+			goto bad;
+		o->straggler_steps |= 1ull << step;
+	} while (*end);
+	return 0;
+bad:
+	fprintf(stderr, "mktrace: --straggler takes PROCESS:STEP,STEP... (below 64), not '%s'\n",
+	        arg);
+	return -1;
+}
+
+static int signed_number(const char *opt, const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "mktrace: %s takes a signed number of nanoseconds, not '%s'\n", opt,
+		        s);
 		return -1;
 	}
 	*ret = v;
@@ -75,8 +132,20 @@ int main(int argc, char **argv)
 	        {"cupti-notices", no_argument, NULL, 'C'},
 	        {"nccl", no_argument, NULL, 'N'},
 	        {"steps", no_argument, NULL, 'S'},
+	        {"host", required_argument, NULL, 'H'},
+	        {"pid", required_argument, NULL, 'P'},
+	        {"rank", required_argument, NULL, 'R'},
+	        {"world", required_argument, NULL, 'W'},
+	        {"clock-offset", required_argument, NULL, 'O'},
+	        {"wall-error", required_argument, NULL, 'E'},
+	        {"nccl-every", required_argument, NULL, 'V'},
+	        {"nccl-jitter", required_argument, NULL, 'J'},
 	        {"device-zero", no_argument, NULL, 'Z'},
 	        {"memory", no_argument, NULL, 'M'},
+	        {"slow-name", required_argument, NULL, 'L'},
+	        {"rename", required_argument, NULL, 'X'},
+	        {"straggler", required_argument, NULL, 'T'},
+	        {"sync-steps", no_argument, NULL, 'Y'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -89,6 +158,7 @@ int main(int argc, char **argv)
 	union synth_buf b;
 	struct synth s;
 	uint64_t v, n = 0;
+	int64_t sv;
 	char tmp[4096];
 	int c, r;
 
@@ -143,11 +213,69 @@ int main(int argc, char **argv)
 		case 'S':
 			o.steps = true;
 			break;
+		case 'H':
+			o.host = optarg;
+			hinfo.hostname = optarg;
+			break;
+		case 'P':
+			if (number("--pid", optarg, UINT32_MAX - 64 * 7, &v) < 0 || !v)
+				return 64;
+			o.pid0 = (uint32_t)v;
+			break;
+		case 'R':
+			if (number("--rank", optarg, INT32_MAX - 64, &v) < 0)
+				return 64;
+			o.rank0 = (int32_t)v;
+			if (!o.world)
+				o.world = 1;
+			break;
+		case 'W':
+			if (number("--world", optarg, INT32_MAX, &v) < 0 || !v)
+				return 64;
+			o.world = (unsigned)v;
+			break;
+		case 'O':
+			if (signed_number("--clock-offset", optarg, &sv) < 0)
+				return 64;
+			o.clock_offset_ns = sv;
+			break;
+		case 'E':
+			if (signed_number("--wall-error", optarg, &sv) < 0)
+				return 64;
+			o.wall_error_ns = sv;
+			break;
+		case 'V':
+			if (number("--nccl-every", optarg, UINT32_MAX, &v) < 0)
+				return 64;
+			o.nccl_every = (unsigned)v;
+			break;
+		case 'J':
+			if (number("--nccl-jitter", optarg, 1000000000, &v) < 0)
+				return 64;
+			o.nccl_jitter_ns = v;
+			break;
 		case 'Z':
 			o.device_zero = true;
 			break;
 		case 'M':
 			o.memory = true;
+			break;
+		case 'L':
+			if (number("--slow-name", optarg, 999999, &v) < 0)
+				return 64;
+			o.slow_name = (unsigned)v + 1;
+			break;
+		case 'X':
+			if (number("--rename", optarg, 999999, &v) < 0)
+				return 64;
+			o.rename = (unsigned)v + 1;
+			break;
+		case 'T':
+			if (straggler(optarg, &o) < 0)
+				return 64;
+			break;
+		case 'Y':
+			o.sync_steps = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -161,6 +289,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
+	hinfo.start_trace_ns += (uint64_t)o.clock_offset_ns;
+	hinfo.start_realtime_ns += (uint64_t)o.wall_error_ns;
 	r = gt_writer_open(path, &hinfo, &wo, &w);
 	if (r < 0) {
 		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
@@ -174,11 +304,11 @@ int main(int argc, char **argv)
 		n++;
 	}
 	for (unsigned p = 0; cupti_notices && p < o.processes; p++) {
-		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid(p)}};
+		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid_of(&o, p)}};
 		char text[96];
 		int len;
 
-		nr.ts_ns = SYNTH_START_NS + 1000;
+		nr.ts_ns = SYNTH_START_NS + (uint64_t)o.clock_offset_ns + 1000;
 		nr.severity = GT_NOTICE_INFO;
 		nr.code = GT_NOTICE_CUPTI_LOADED;
 		nr.detail = 130001 - 100 * (int)(p % 2);

@@ -59,10 +59,6 @@ struct gt_writer_options {
 /* Default queue_bytes of gputrace run and the standalone writer. */
 #define GT_WRITE_QUEUE_DEFAULT_BYTES (64u << 20)
 
-/* Default stall_ns of gputrace run and the standalone writer (GPUTRACE_WRITE_TIMEOUT): a minute
- * without a single returning write or sync is far beyond a slow disk. */
-#define GT_WRITE_STALL_DEFAULT_NS (60ull * 1000u * 1000u * 1000u)
-
 /* Create PATH.tmp-<pid>; gt_writer_close() renames it to PATH. opts may be NULL.
  * Returns 0 and *ret, or -errno (-EEXIST never: the caller decides about overwriting). */
 int gt_writer_open(const char *path, const struct gt_trace_info *info,

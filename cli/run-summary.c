@@ -41,7 +41,7 @@ void gt_run_trace_error(const struct run *run)
 	if (run->trace_err == -ETIMEDOUT)
 		gt_cli_error("the trace %s could not be completed (its writing made no progress "
 		             "for %.3g s); what was written is in %s, which `gputrace info` reads",
-		             run->path, (double)GT_WRITE_TIMEOUT_DEFAULT_NS / 1e9, run->tmp_path);
+		             run->path, (double)run->o.cfg.write_timeout_ns / 1e9, run->tmp_path);
 	else
 		gt_cli_error("the trace %s could not be written: %s", run->path,
 		             strerror(-run->trace_err));

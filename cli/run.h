@@ -34,7 +34,8 @@ struct run_opts {
 	 * (src/envconf.c) and handed to the program as given; NULL: the library's default. */
 	const char *setting[GT_ENVCONF_MAX];
 	struct gt_envconf cfg; /* the same settings parsed, for what the CLI itself needs (its
-	                        * writer's queue: --write-queue) */
+	                        * writer's queue: --write-queue; its limit at the end:
+	                        * GPUTRACE_WRITE_TIMEOUT from the CLI's environment) */
 	const char *export_name;
 	uint64_t delay_ns, duration_ns;
 	char **argv;              /* the program and its arguments */

@@ -815,8 +815,22 @@ END_TEST
 #define FAKE_CBIDS   1024
 #define FAKE_NAMED   100 /* callback ids 1..99 have names, as has cudaDeviceReset */
 
+/* Which of the api collector's switch-ons CUPTI refuses (the loop index of refused_collector),
+ * each after the collector has switched some of the same kind on. */
+enum fake_refusal {
+	REFUSE_CALLBACK,     /* API records from callbacks: the driver's callback id 50 */
+	REFUSE_API_ACTIVITY, /* from activity records, the launch filter: driver API id 50 */
+	REFUSE_KIND,         /* from activity records, every call: the DRIVER activity kind */
+	REFUSE_MAX
+};
+
+static enum fake_refusal fake_refuse;
 static unsigned char fake_cb_on[FAKE_DOMAINS][FAKE_CBIDS];
 static unsigned char fake_domain_on[FAKE_DOMAINS];
+static unsigned char fake_api_on[2][FAKE_CBIDS]; /* [0] runtime, [1] driver */
+static unsigned char fake_kind_on[CUPTI_ACTIVITY_KIND_COUNT];
+static unsigned fake_api_switched_on;  /* cuptiActivityEnable*Api(id, 1) that succeeded */
+static unsigned fake_kind_switched_on; /* cuptiActivityEnable(RUNTIME) that succeeded */
 
 static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
                                            void *u)
@@ -839,7 +853,7 @@ static CUptiResult CUPTIAPI fake_enable_callback(uint32_t on, CUpti_SubscriberHa
                                                  CUpti_CallbackDomain d, CUpti_CallbackId id)
 {
 	(void)h;
-	if (on && d == CUPTI_CB_DOMAIN_DRIVER_API && id == 50)
+	if (on && fake_refuse == REFUSE_CALLBACK && d == CUPTI_CB_DOMAIN_DRIVER_API && id == 50)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	fake_cb_on[d][id] = (unsigned char)on;
 	return CUPTI_SUCCESS;
@@ -859,7 +873,8 @@ static CUptiResult CUPTIAPI fake_callback_name(CUpti_CallbackDomain d, uint32_t 
 	if (id >= FAKE_NAMED && !(d == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	                          id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020))
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	*name = "fakeCall";
+	/* names the launch filter keeps */
+	*name = d == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaLaunchKernel" : "cuLaunchKernel";
 	return CUPTI_SUCCESS;
 }
 
@@ -869,17 +884,38 @@ static CUptiResult CUPTIAPI fake_result_string(CUptiResult r, const char **s)
 	return CUPTI_SUCCESS;
 }
 
-static CUptiResult CUPTIAPI fake_kind(CUpti_ActivityKind k)
+static CUptiResult CUPTIAPI fake_kind_enable(CUpti_ActivityKind k)
 {
-	(void)k;
+	if (fake_refuse == REFUSE_KIND && k == CUPTI_ACTIVITY_KIND_DRIVER)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_kind_on[k] = 1;
+	fake_kind_switched_on += k == CUPTI_ACTIVITY_KIND_RUNTIME;
 	return CUPTI_SUCCESS;
 }
 
-static CUptiResult CUPTIAPI fake_api_kind(CUpti_CallbackId id, uint8_t on)
+static CUptiResult CUPTIAPI fake_kind_disable(CUpti_ActivityKind k)
 {
-	(void)id;
-	(void)on;
+	fake_kind_on[k] = 0;
 	return CUPTI_SUCCESS;
+}
+
+static CUptiResult fake_api_kind(unsigned which, CUpti_CallbackId id, uint8_t on)
+{
+	if (on && fake_refuse == REFUSE_API_ACTIVITY && which == 1 && id == 50)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_api_on[which][id] = on;
+	fake_api_switched_on += on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_runtime_api(CUpti_CallbackId id, uint8_t on)
+{
+	return fake_api_kind(0, id, on);
+}
+
+static CUptiResult CUPTIAPI fake_driver_api(CUpti_CallbackId id, uint8_t on)
+{
+	return fake_api_kind(1, id, on);
 }
 
 static CUptiResult CUPTIAPI fake_register(CUpti_BuffersCallbackRequestFunc a,
@@ -917,17 +953,20 @@ static CUptiResult CUPTIAPI fake_dropped(CUcontext c, uint32_t s, size_t *n)
 }
 
 /* In the child: tracing starts on the fake CUPTI, whose refusal leaves the api collector out.
- * What it had switched on must be off again, except cudaDeviceReset, which the capture
- * collector (on) needs too; the resource domain (meta) stays on. Exit codes name the check
- * that failed. */
+ * What it had switched on must be off again: callbacks, except cudaDeviceReset, which the
+ * capture collector (on) needs too; the API activity of each callback id; the RUNTIME
+ * activity kind. What the collectors that are on switched on stays: the resource domain
+ * (meta), the kernel collector's activity kind. Exit codes name the check that failed. */
 static void refused_child(void)
 {
 	const char *what = NULL;
 	unsigned d, id;
 
-	setenv("GPUTRACE_API", "all", 1);
-	setenv("GPUTRACE_API_SOURCE", "callback", 1);
+	setenv("GPUTRACE_API", fake_refuse == REFUSE_API_ACTIVITY ? "launch" : "all", 1);
+	setenv("GPUTRACE_API_SOURCE", fake_refuse == REFUSE_CALLBACK ? "callback" : "activity", 1);
 	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	unsetenv("GPUTRACE_TRACE");
+	unsetenv("GPUTRACE_CAPTURE_RANGE");
 	if (gt_inject_start() < 0)
 		_exit(2);
 	gt_cupti.cuptiSubscribe = fake_subscribe;
@@ -936,10 +975,10 @@ static void refused_child(void)
 	gt_cupti.cuptiEnableDomain = fake_enable_domain;
 	gt_cupti.cuptiGetCallbackName = fake_callback_name;
 	gt_cupti.cuptiGetResultString = fake_result_string;
-	gt_cupti.cuptiActivityEnable = fake_kind;
-	gt_cupti.cuptiActivityDisable = fake_kind;
-	gt_cupti.cuptiActivityEnableRuntimeApi = fake_api_kind;
-	gt_cupti.cuptiActivityEnableDriverApi = fake_api_kind;
+	gt_cupti.cuptiActivityEnable = fake_kind_enable;
+	gt_cupti.cuptiActivityDisable = fake_kind_disable;
+	gt_cupti.cuptiActivityEnableRuntimeApi = fake_runtime_api;
+	gt_cupti.cuptiActivityEnableDriverApi = fake_driver_api;
 	gt_cupti.cuptiActivityRegisterCallbacks = fake_register;
 	gt_cupti.cuptiActivityRegisterTimestampCallback = fake_clock;
 	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
@@ -955,10 +994,24 @@ static void refused_child(void)
 				_exit(4);
 	if (!fake_domain_on[CUPTI_CB_DOMAIN_RESOURCE])
 		_exit(5);
+	for (id = 0; id < FAKE_CBIDS; id++)
+		if (fake_api_on[0][id] || fake_api_on[1][id])
+			_exit(6);
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] || fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER])
+		_exit(7);
+	if (!fake_kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL])
+		_exit(8);
+	/* the refusal came after switch-ons of its own sort, which were undone: runtime ids
+	 * 1..99 and cudaDeviceReset, driver ids 1..49; the RUNTIME kind */
+	if (fake_refuse == REFUSE_API_ACTIVITY && fake_api_switched_on != 100 + 49)
+		_exit(9);
+	if (fake_refuse == REFUSE_KIND && fake_kind_switched_on != 1)
+		_exit(10);
 }
 
-/* A collector CUPTI refuses after it switched some callbacks on is left out without leaving
- * them on (they would cost every call and record nothing), and the trace says why. */
+/* A collector CUPTI refuses after it switched some callbacks (_i 0), API activity records
+ * per callback id (_i 1) or an activity kind (_i 2) on is left out without leaving them on
+ * (they would cost every call and record nothing), and the trace says why. */
 START_TEST(refused_collector)
 {
 	struct child_trace t;
@@ -966,6 +1019,7 @@ START_TEST(refused_collector)
 	unsigned notices = 0;
 	int ret;
 
+	fake_refuse = (enum fake_refusal)_i;
 	child_trace_run(&t, "refused.gtrace", refused_child, NULL);
 	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
 		if (rec->hdr.type != GT_REC_NOTICE)
@@ -999,7 +1053,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, thread_renamed);
 	tcase_add_test(tc, thread_renamed_after_many);
 	tcase_add_test(tc, detach_completes_at_exit);
-	tcase_add_test(tc, refused_collector);
+	tcase_add_loop_test(tc, refused_collector, 0, REFUSE_MAX);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,15 +107,15 @@ expect_rc 0 "$gputrace" info "$tmp/r.gtrace"
 out_has_line "records:     4034"
 out_has_line "  kernel       2000"
 out_has_line "losses:      none"
-out_has_line "recovered:   yes (6 chunks read, 0 skipped, 0 bytes)"
+out_has_line "recovered:   yes (7 chunks read, 0 skipped, 0 bytes)"
 
 # ... killed in the middle of a chunk: the chunks before it, and the loss, are reported.
 size=$(stat -c %s "$tmp/r.gtrace")
 head -c $((size - 3000)) "$tmp/r.gtrace" >"$tmp/cut.gtrace"
 expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
 out_has_line "losses:"
-out_has_line "  damaged file     1 chunk, 1817 bytes unreadable"
-out_has_line "recovered:   yes (5 chunks read, 1 skipped, 1817 bytes)"
+out_has_line "  damaged file     1 chunk, 1197 bytes unreadable"
+out_has_line "recovered:   yes (6 chunks read, 1 skipped, 1197 bytes)"
 
 # A bit flipped inside a chunk of a complete file: that chunk is skipped, the footer holds.
 "$mktrace" -o "$tmp/flip.gtrace" --kernels 3000 --names 12 --api --losses 5 \

@@ -27,6 +27,16 @@ struct gt_trace_info {
 	const char *driver_version;
 };
 
+/* Record types that every window of a trace needs, whatever its time: definitions later
+ * records refer to (strings, processes, threads, devices, contexts, streams, clock anchors)
+ * and the state of GPU memory, which carries over time (allocations and memory pools). The
+ * writer puts them in chunks of their own, so that a windowed read passes over the event
+ * chunks outside its window yet reads all of these (docs/format.md, "Footer"). */
+#define GT_TRACE_STATE_TYPES                                                                       \
+	((1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) | (1ull << GT_REC_THREAD) |            \
+	 (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |            \
+	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK))
+
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {
 	uint64_t records[GT_REC_MAX]; /* by enum gt_rec_type */
@@ -120,6 +130,36 @@ struct gt_reader_status {
 	uint64_t chunks_skipped;  /* damaged chunks passed over */
 	uint64_t bytes_skipped;   /* bytes of the file not accounted for by valid chunks */
 	uint64_t records_skipped; /* unknown or malformed records inside valid chunks */
+	uint64_t chunks_passed;   /* chunks a filter's chunk function passed over, never read */
+	uint64_t records_dropped; /* records a filter's record function dropped */
+};
+
+/* One chunk as the footer's index describes it. */
+struct gt_chunk_info {
+	uint64_t offset;      /* of its chunk header in the file */
+	uint32_t comp_bytes;  /* its zstd frame */
+	uint32_t raw_bytes;   /* its payload, decompressed */
+	uint32_t records;     /* records in it */
+	uint64_t first_ts_ns; /* smallest non-zero time field of its records (0: none); every
+	                       * time field of every record in it is in [first, last] */
+	uint64_t last_ts_ns;  /* largest */
+	uint64_t types;       /* bit t set: holds a record of type t; bit 0: records the writer
+	                       * did not classify. All bits set when have_types is false. */
+	bool have_types;      /* the index says which types (format.md: index entries of 48
+	                       * bytes); files from before say nothing, so any type may be there */
+};
+
+/* A filter between the file and gt_reader_next: a windowed read. */
+struct gt_reader_filter {
+	/* Asked for each chunk before it is read, when the file has an index: false passes
+	 * over the chunk without reading it (counted in status.chunks_passed). Without an
+	 * index (a file cut short) every chunk is read. NULL: every chunk. */
+	bool (*chunk)(void *ctx, const struct gt_chunk_info *c);
+	/* Asked for each record decoded (strings are entered into the string table first):
+	 * returns the record to hand out, rec itself or a copy it owns until its next call,
+	 * or NULL to drop it (counted in status.records_dropped). NULL: every record. */
+	const union gt_record *(*record)(void *ctx, const union gt_record *rec);
+	void *ctx; /* passed to both; borrowed */
 };
 
 /* Open and validate the header (and footer, if present). On failure returns -errno and,
@@ -143,6 +183,15 @@ const char *gt_reader_string(const struct gt_reader *r, uint32_t id, size_t *len
 const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r);
 
 const struct gt_reader_status *gt_reader_status(const struct gt_reader *r);
+
+/* Put a filter between the file and gt_reader_next (a copy of *f is kept; NULL removes it),
+ * from the next chunk on; call it before the first gt_reader_next or after a rewind. A filter
+ * stays across gt_reader_rewind. Returns 0 or -EINVAL. */
+int gt_reader_set_filter(struct gt_reader *r, const struct gt_reader_filter *f);
+
+/* Entry k (0, 1, ...) of the footer's chunk index, in file order, without reading the chunk.
+ * Returns 1 and *ci, 0 past the last entry or when the file has no index, or -errno. */
+int gt_reader_chunk_info(struct gt_reader *r, uint64_t k, struct gt_chunk_info *ci);
 
 /* Rewind to the first record (for two-pass consumers). Returns 0 or -errno. */
 int gt_reader_rewind(struct gt_reader *r);

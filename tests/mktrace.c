@@ -1,11 +1,12 @@
 /* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
- *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices]
+ *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--steps]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2). */
+ * 130001 - 100 * (p % 2).
+ * --steps puts an NVTX range "ProfilerStep#K" around each training step of each process. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices]\n"
+	      "               [--cupti-notices] [--steps]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"steps", no_argument, NULL, 'S'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -123,6 +125,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			footer = false;
+			break;
+		case 'S':
+			o.steps = true;
 			break;
 		case 'C':
 			cupti_notices = true;

@@ -1248,6 +1248,83 @@ END_TEST
 
 /* Malformed records inside a chunk whose checksum is fine (a buggy writer): a length past
  * the payload stops the chunk, a field running past its record skips the record. */
+/* gputrace info --reindex: a trace cut short gets a complete index with chunk types and the
+ * same records; one holding records this reader cannot read is left as it was. */
+START_TEST(test_reindex)
+{
+	const char *path = path_in("re.gtrace"), *cut = path_in("re-cut.gtrace");
+	const char *future = path_in("re-future.gtrace"), *err = NULL;
+	struct gt_reindex_result res;
+	struct layout *l = malloc(sizeof(*l));
+	struct gt_chunk_info ci;
+	struct gt_reader *rd;
+	struct gt_writer *w;
+	union gt_record api;
+	uint8_t *buf, raw[64];
+	uint64_t nrec, k;
+	size_t len, n;
+	struct stat st1, st2;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	spit(cut, buf, l->chunks_end);
+	free(buf);
+
+	ck_assert_int_eq(gt_trace_reindex(cut, &res, &err), 0);
+	ck_assert(!res.had_index);
+	ck_assert(!res.had_types);
+	ck_assert_uint_eq(res.records, nrec);
+	ck_assert_uint_eq(res.records_dropped, 0);
+	ck_assert_uint_eq(res.chunks_read, l->nchunks);
+	ck_assert_uint_eq(res.chunks_skipped, 0);
+	ck_assert_uint_eq(res.bytes_before, l->chunks_end);
+	ck_assert_int_eq(stat(cut, &st1), 0);
+	ck_assert_uint_eq(res.bytes_after, (uint64_t)st1.st_size);
+	/* no temporary file is left */
+	{
+		char tmp[300];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", cut, (long)getpid());
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+	}
+	/* the same records in the same order, now under an index with types */
+	ck_assert_uint_eq(read_and_compare(cut, &many_opts, NULL, NULL, nrec, &rd), nrec);
+	ck_assert(!gt_reader_status(rd)->recovered);
+	for (k = 0; gt_reader_chunk_info(rd, k, &ci) == 1; k++)
+		ck_assert(ci.have_types);
+	ck_assert_uint_eq(k, res.chunks);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_KERNEL], 6000);
+	gt_reader_close(rd);
+	/* again, from the indexed file: the same bytes */
+	ck_assert_int_eq(gt_trace_reindex(cut, &res, &err), 0);
+	ck_assert(res.had_index && res.had_types);
+	ck_assert_int_eq(stat(cut, &st2), 0);
+	ck_assert_uint_eq(st2.st_size, st1.st_size);
+
+	/* a record of a type this reader does not know: refused, the file untouched */
+	fill_record(GT_REC_API, 5, &api);
+	ck_assert_int_eq(gt_writer_open(future, &test_info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	n = frame(raw, 200, (const uint8_t *)"\x01\x02", 2);
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 1), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	ck_assert_int_eq(stat(future, &st1), 0);
+	ck_assert_int_eq(gt_trace_reindex(future, &res, &err), -EPROTO);
+	ck_assert_str_eq(err, "1 records could not be read (types of a newer gputrace, or damage); "
+	                      "left as it was");
+	ck_assert_int_eq(stat(future, &st2), 0);
+	ck_assert_uint_eq(st2.st_size, st1.st_size);
+	ck_assert_int_eq(st2.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+	/* and a file that is not a trace */
+	spit(path_in("junk.gtrace"), "junk", 4);
+	ck_assert_int_eq(gt_trace_reindex(path_in("junk.gtrace"), &res, &err), -EINVAL);
+	ck_assert_str_eq(err, "not a gputrace file (bad magic)");
+	free(l);
+}
+END_TEST
+
 START_TEST(test_malformed_payload)
 {
 	const char *path = path_in("malformed.gtrace");
@@ -1362,6 +1439,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_random_damage);
 	tcase_add_test(tc, test_unknown_and_versioned_records);
 	tcase_add_test(tc, test_malformed_payload);
+	tcase_add_test(tc, test_reindex);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(big, setup, teardown);
 	tcase_set_timeout(big, 300);

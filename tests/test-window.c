@@ -484,6 +484,26 @@ START_TEST(test_old_index_reads_whole)
 	expect_counts(&got2, &got);
 	ck_assert_uint_eq(st2.kept, st.kept);
 	gt_reader_close(r);
+
+	/* reindexed (gputrace info --reindex): chunk types, and the same window */
+	{
+		char cmd[1200];
+		struct gt_reindex_result res;
+		const char *re = path_in("old-re.gtrace"), *err = NULL;
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, re);
+		ck_assert_int_eq(system(cmd), 0);
+		ck_assert_int_eq(gt_trace_reindex(re, &res, &err), 0);
+		ck_assert(res.had_index && !res.had_types);
+		ck_assert_uint_eq(res.records, 4776);
+		ck_assert_int_eq(gt_reader_open(re, &r, NULL), 0);
+		ck_assert_int_eq(gt_reader_chunk_info(r, 0, &c), 1);
+		ck_assert(c.have_types);
+		read_window(r, &w, &got2, &st2);
+		expect_counts(&got2, &got);
+		ck_assert_uint_eq(st2.kept, st.kept);
+		gt_reader_close(r);
+	}
 }
 END_TEST
 

@@ -1,7 +1,8 @@
 /* A synthetic trace shaped like a real training loop, for tests, tests/mktrace.c and
  * bench/bench-trace.c: a few hundred kernel names repeated step after step, increasing
  * timestamps with jitter, realistic grid/block/stream values, and cudaLaunchKernel API
- * records whose correlation ids pair with the kernels. Deterministic for a given seed.
+ * records whose correlation ids pair with the kernels, and (steps) an NVTX range
+ * "ProfilerStep#K" around each training step. Deterministic for a given seed.
  * Header-only (static functions); runs in test and benchmark programs. */
 #ifndef GPUTRACE_TRACE_SYNTH_H
 #define GPUTRACE_TRACE_SYNTH_H
@@ -21,6 +22,7 @@ struct synth_opts {
 	bool api;        /* a cudaLaunchKernel API record per kernel */
 	bool memcpy;     /* a HtoD copy every 64 kernels */
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
+	bool steps;      /* an NVTX push/pop range "ProfilerStep#K" per step of each process */
 };
 
 /* A record with room for the longest string. */
@@ -49,6 +51,8 @@ struct synth_proc {
 	uint64_t cpu_ns, gpu_ns; /* this process's CPU and GPU clocks */
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
+	uint32_t step;           /* steps completed */
+	uint64_t step_start_ns;  /* first launch of the current step */
 };
 
 enum synth_phase {
@@ -74,6 +78,10 @@ struct synth {
 	struct gt_rec_memcpy copy;
 	unsigned nbatch, bi;
 	bool have_copy;
+	/* steps that ended in the current batch: their NVTX ranges, each after its name */
+	struct gt_rec_nvtx step_nvtx[SYNTH_BATCH];
+	unsigned nsteps, si;
+	uint32_t steps_named; /* "ProfilerStep#K" strings written: K < steps_named */
 };
 
 static inline uint64_t synth_rand(struct synth *s)
@@ -206,6 +214,7 @@ static inline void synth_batch(struct synth *s)
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
 	s->bi = 0;
 	s->have_copy = false;
+	s->nsteps = s->si = 0;
 	for (unsigned j = 0; j < s->nbatch; j++) {
 		struct gt_rec_api *a = &s->api[j];
 		struct gt_rec_kernel *k = &s->kern[j];
@@ -224,6 +233,8 @@ static inline void synth_batch(struct synth *s)
 		a->domain = GT_API_RUNTIME;
 		pr->cpu_ns = a->end_ns + 500 + (r >> 20) % 2500;
 
+		if (pr->pos == 0)
+			pr->step_start_ns = a->start_ns;
 		synth_position(s, pr->pos, k, &typical);
 		pr->pos = (pr->pos + 1) % s->seq_len;
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
@@ -235,6 +246,17 @@ static inline void synth_batch(struct synth *s)
 		k->span.device_id = s->proc % 8;
 		k->span.context_id = 1;
 		pr->gpu_ns = k->span.end_ns;
+		if (s->o.steps && pr->pos == 0) {
+			struct gt_rec_nvtx *n = &s->step_nvtx[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			/* on the CPU, as PyTorch's: from its first launch to its last's return */
+			n->start_ns = pr->step_start_ns;
+			n->end_ns = a->end_ns;
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names + pr->step++;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 	}
 	if (s->o.memcpy && (s->emitted / SYNTH_BATCH) % 2 == 1) {
 		struct gt_rec_memcpy *c = &s->copy;
@@ -380,6 +402,22 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 			if (s->have_copy) {
 				memcpy(r, &s->copy, sizeof(s->copy));
 				s->have_copy = false;
+				return true;
+			}
+			if (s->si < s->nsteps) {
+				const struct gt_rec_nvtx *n = &s->step_nvtx[s->si];
+				uint32_t k = n->message_id - SYNTH_STR_KERNEL0 - s->o.names;
+
+				if (k >= s->steps_named) {
+					int len =
+					        snprintf(name, sizeof(name), "ProfilerStep#%u", k);
+
+					synth_string(b, n->message_id, name, (size_t)len);
+					s->steps_named = k + 1;
+					return true;
+				}
+				memcpy(r, n, sizeof(*n));
+				s->si++;
 				return true;
 			}
 			if (s->emitted < s->o.kernels) {

@@ -201,6 +201,28 @@ void gt_reader_progress(const struct gt_reader *r, uint64_t *done, uint64_t *tot
 
 void gt_reader_close(struct gt_reader *r);
 
+/* What gt_trace_reindex found and did. */
+struct gt_reindex_result {
+	bool had_index;           /* the file had a valid footer */
+	bool had_types;           /* ... whose entries say which record types each chunk holds */
+	uint64_t records;         /* records written again */
+	uint64_t records_dropped; /* records read that the writer refused (malformed) */
+	uint64_t chunks_read;     /* chunks of the old file read */
+	uint64_t chunks_skipped;  /* damaged chunks of the old file, lost */
+	uint64_t chunks;          /* chunks of the new file */
+	uint64_t bytes_before, bytes_after;
+};
+
+/* Give the trace at path a complete index with chunk types (docs/format.md, "Footer"), so that
+ * windows of it read only the chunks they need: every record is read (a file without a footer
+ * is recovered, chunk by chunk), written again into state and event chunks under a new
+ * footer in PATH.tmp-<pid>, and that file is renamed over path; until then path is left as
+ * it was. Records keep their order, but for state records moved to before the event records
+ * written with them. Returns 0, the reader's error (*errmsg says which), -EPROTO when some
+ * records could not be read (types of a newer gputrace, or damage: the file is left as it
+ * was), or -errno from writing. */
+int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char **errmsg);
+
 #pragma GCC visibility pop
 
 #endif /* GPUTRACE_TRACE_H */

@@ -180,6 +180,12 @@ int cmd_export(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	eo.output = out;
+	if (eo.max_bytes && strcmp(exp->name, "perfetto") == 0 && strcmp(out, "-") == 0) {
+		gt_cli_error(
+		        "export: --max-size cuts perfetto output into files; give -o, not -o -");
+		gt_reader_close(r);
+		return GT_EXIT_USAGE;
+	}
 	ret = gt_cli_window_resolve(&cw, r, in, "export");
 	if (ret != GT_EXIT_OK) {
 		gt_reader_close(r);

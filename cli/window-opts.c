@@ -270,7 +270,8 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 				break;
 			w.from_ns = f.from_ns;
 			w.to_ns = f.to_ns;
-			if (gt_window_estimate(r, &w, &in) < 0 || in > fit)
+			/* counted, not estimated: what is offered must fit */
+			if (gt_window_count(r, &w, fit, &in) < 0 || in > fit)
 				continue;
 			if (view)
 				fprintf(stderr,
@@ -293,9 +294,19 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 		struct gt_window w = cw->w;
 		uint64_t in = 0;
 
+		/* the estimate spreads each chunk's records evenly over its time range; count
+		 * the stretch it found, and shorten it until what is offered fits */
 		w.from_ns = from;
-		w.to_ns = t;
-		if (t > from && gt_window_estimate(r, &w, &in) == 0 && in)
+		for (int tries = 0; tries < 8 && t > from; tries++) {
+			w.to_ns = t;
+			/* counting stops at 4 times the fit: enough to scale the stretch by */
+			if (gt_window_count(r, &w, 4 * fit, &in) < 0)
+				break;
+			if (in <= fit)
+				break;
+			t = from + (uint64_t)((long double)(t - from) * 0.9L * fit / in);
+		}
+		if (t > from && in && in <= fit)
 			fprintf(stderr,
 			        "gputrace:   the first %s: %s --from %s --to +%s  (about %s)\n",
 			        dur(t - from, b, sizeof(b)), again, cw->from ? cw->from : "0",

@@ -1027,3 +1027,27 @@ int gt_window_cut(struct gt_reader *r, const struct gt_window *w, uint64_t recor
 	bounds[n] = to;
 	return (int)n;
 }
+
+int gt_window_count(struct gt_reader *r, const struct gt_window *w, uint64_t limit,
+                    uint64_t *records)
+{
+	const uint64_t meta = (1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) |
+	                      (1ull << GT_REC_THREAD) | (1ull << GT_REC_DEVICE) |
+	                      (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |
+	                      (1ull << GT_REC_CLOCK);
+	struct gt_window_filter *f = NULL;
+	const union gt_record *rec;
+	uint64_t n = 0;
+	int ret;
+
+	ret = gt_window_open(r, w, &f); /* closed below */
+	if (ret < 0)
+		return ret;
+	while (n <= limit && (ret = gt_reader_next(r, &rec)) > 0)
+		n += !(meta >> rec->hdr.type & 1);
+	gt_window_close(f);
+	if (ret < 0)
+		return ret;
+	*records = n;
+	return gt_reader_rewind(r);
+}

@@ -338,6 +338,16 @@ START_TEST(test_time_window_counts)
 	ck_assert_uint_eq(st.kept, got.all + 4 + STEPS); /* and the strings */
 	ck_assert_uint_gt(st.chunks_passed, total / 2);
 	ck_assert_uint_eq(st.chunks_read + st.chunks_passed, total);
+	/* counted without exporting: all but strings and metadata; and stopping at a limit */
+	{
+		uint64_t n, meta = want.per_type[GT_REC_PROCESS] + want.per_type[GT_REC_THREAD] +
+		                   want.per_type[GT_REC_DEVICE];
+
+		ck_assert_int_eq(gt_window_count(r, &w, UINT64_MAX - 1, &n), 0);
+		ck_assert_uint_eq(n, want.all - meta);
+		ck_assert_int_eq(gt_window_count(r, &w, 10, &n), 0);
+		ck_assert_uint_eq(n, 11);
+	}
 	/* a second window on the same reader */
 	w.from_ns = T0;
 	w.to_ns = T0 + 1 * MS;

@@ -144,6 +144,12 @@ int gt_window_find_steps(struct gt_reader *r, const struct gt_window *scope,
  * *records, or -ENODATA when the file has no index (a trace cut short). */
 int gt_window_estimate(struct gt_reader *r, const struct gt_window *w, uint64_t *records);
 
+/* Records of r that window w keeps, exactly (strings and the metadata of processes, threads,
+ * devices, contexts, streams and clocks not counted), by reading what the window reads; it
+ * stops once past `limit` (*records is then limit + 1). Rewinds r. Returns 0 or -errno. */
+int gt_window_count(struct gt_reader *r, const struct gt_window *w, uint64_t limit,
+                    uint64_t *records);
+
 /* Time ranges that cut [from_ns, to_ns) into pieces of about `records` records each (at
  * least one), from the index as gt_window_estimate; at most max pieces are written to
  * bounds (bounds[0] = from_ns, bounds[n] = to_ns). Returns n >= 1, or -ENODATA, -E2BIG. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../exporters/text.h"
 #include "cli.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
@@ -367,10 +368,12 @@ static void print_info(const char *path, struct gt_reader *r, const struct info 
 	for (size_t i = 0; i < in->ndevs; i++) {
 		const struct gt_rec_device *d = &in->devs[i];
 
-		printf("  device %" PRIu32 ": %s, %" PRIu32
-		       " SMs, %.1f GiB, compute capability %" PRIu32 ".%" PRIu32 "\n",
+		char mem[32];
+
+		printf("  device %" PRIu32 ": %s, %" PRIu32 " SMs, %s, compute capability %" PRIu32
+		       ".%" PRIu32 "\n",
 		       d->device_id, str_or(r, d->name_id, "?"), d->sm_count,
-		       (double)d->global_mem_bytes / (1024.0 * 1024.0 * 1024.0), d->cc_major,
+		       gt_fmt_bytes((double)d->global_mem_bytes, mem, sizeof(mem)), d->cc_major,
 		       d->cc_minor);
 	}
 	if (in->more_devs)

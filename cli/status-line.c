@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../exporters/text.h"
 #include "gputrace/clock.h"
 #include "status-line.h"
 
@@ -15,39 +16,6 @@ void gt_status_init(struct gt_status_line *sl, bool want)
 	memset(sl, 0, sizeof(*sl));
 	sl->enabled = want && isatty(STDERR_FILENO);
 	sl->period_ns = GT_STATUS_PERIOD_NS;
-}
-
-const char *gt_fmt_count(uint64_t v, char *buf, size_t bytes)
-{
-	char digits[32];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	size_t o = 0;
-
-	for (int i = 0; i < n && o + 2 < bytes; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-const char *gt_fmt_bytes(uint64_t v, char *buf, size_t bytes)
-{
-	static const char *const units[] = {"KB", "MB", "GB", "TB"};
-	double x = (double)v;
-	int u = -1;
-
-	if (v < 1024) {
-		snprintf(buf, bytes, "%llu B", (unsigned long long)v);
-		return buf;
-	}
-	while (x >= 1024 && u < 3) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, bytes, "%.1f %s", x, units[u]);
-	return buf;
 }
 
 /* Columns of the terminal, so the line never wraps (a wrapped line cannot be erased with

@@ -27,10 +27,8 @@ void gt_status_progress(struct gt_status_line *sl, const char *what, uint64_t do
 /* Erase the line (call before printing anything else, and at the end). */
 void gt_status_clear(struct gt_status_line *sl);
 
-/* "1,234,567": thousands separated, into buf. Returns buf. */
-const char *gt_fmt_count(uint64_t v, char *buf, size_t bytes);
-
-/* "12.5 MB", "512 B": binary units, one decimal. Returns buf. */
-const char *gt_fmt_bytes(uint64_t v, char *buf, size_t bytes);
+/* Numbers in messages: gt_fmt_count() and gt_fmt_bytes() of exporters/text.h, the one unit
+ * convention of every output. */
+#include "../exporters/text.h"
 
 #endif /* GPUTRACE_CLI_STATUS_LINE_H */

@@ -8,22 +8,25 @@
 #include <string.h>
 
 #include "gputrace/exporter.h"
-#include "model.h"
+#include "labels.h"
+#include "outbuf.h"
+#include "text.h"
+#include "timeline.h"
 
-/* GPUs are pseudo-processes (GT_XGPU_PID_BASE + n, above Linux's largest pid, so they never
+/* GPUs are pseudo-processes (GT_GPU_PID_BASE + n, above Linux's largest pid, so they never
  * collide with a traced process and sort after all of them, as Kineto sorts GPUs last);
- * lanes are threads with the synthetic ids of gt_xlane_ids(). */
-#define GPU_PID_BASE GT_XGPU_PID_BASE
+ * lanes are threads with the synthetic ids of gt_lanes_ids(). */
+#define GPU_PID_BASE GT_GPU_PID_BASE
 /* Viewers start failing above this (Perfetto UI, chrome://tracing). */
-#define WARN_BYTES (500ull * 1000 * 1000)
+#define WARN_BYTES (500ull << 20)
 /* Room kept at the end of a split file for the closing metadata. */
 #define TRAILER_RESERVE (64u * 1024)
 
 #define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 struct chrome {
-	struct gt_xmodel m;
-	struct gt_xout out;
+	struct gt_timeline m;
+	struct gt_outbuf out;
 	struct gt_reader *r;
 	const struct gt_export_options *opts;
 	int64_t base_ns;      /* subtracted from every timestamp */
@@ -47,7 +50,7 @@ static char warnbuf[256];
 /* Separator before an event: the first in a file has none. */
 static char *ev_begin(struct chrome *c, size_t need)
 {
-	char *p = gt_xout_space(&c->out, need + 4);
+	char *p = gt_outbuf_space(&c->out, need + 4);
 
 	if (!c->first)
 		*p++ = ',';
@@ -72,7 +75,7 @@ static char *put_pid_tid(char *p, uint32_t pid, uint32_t tid)
 /* Escaped text of a string id (cached). */
 static const char *text(struct chrome *c, uint32_t id, bool kernel, size_t *len)
 {
-	const char *s = gt_xmodel_name(&c->m, id, kernel, len, NULL, NULL);
+	const char *s = gt_names_get(&c->m.names, id, kernel, len, NULL, NULL);
 
 	if (!s) {
 		*len = 0;
@@ -99,7 +102,7 @@ static void meta_str(struct chrome *c, const char *what, uint32_t pid, uint32_t 
 	memcpy(p, val, vlen);
 	p += vlen;
 	p = LIT(p, "\"}}");
-	gt_xout_commit(&c->out, p);
+	gt_outbuf_commit(&c->out, p);
 }
 
 static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t tid, uint64_t idx)
@@ -114,42 +117,27 @@ static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t
 	p = LIT(p, ",\"args\":{\"sort_index\":");
 	p = gt_fmt_u64(p, idx);
 	p = LIT(p, "}}");
-	gt_xout_commit(&c->out, p);
+	gt_outbuf_commit(&c->out, p);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* Metadata, written the first time something is used in a file                         */
 
-static void announce_proc(struct chrome *c, struct gt_xproc *pr)
+static void announce_proc(struct chrome *c, struct gt_timeline_proc *pr)
 {
-	char name[1024];
-	char *n = name;
+	char name[GT_LABELS_PROCESS_MAX];
+	char *n;
 
 	if (pr->announced && !pr->info_changed)
 		return;
-	if (pr->have_info && pr->exe_id) {
-		size_t len;
-		const char *exe = text(c, pr->exe_id, false, &len);
-		const char *base = gt_xbasename(exe);
-
-		len = gt_xcut(base, len - (size_t)(base - exe), sizeof(name) - 64, true);
-		memcpy(n, base, len);
-		n += len;
-	} else {
-		n = LIT(n, "process");
-	}
-	if (pr->rank >= 0) {
-		n = LIT(n, " (rank ");
-		n = gt_fmt_i64(n, pr->rank);
-		*n++ = ')';
-	}
+	n = gt_labels_process(&c->m, pr, name, true);
 	meta_str(c, "process_name", pr->pid, 0, "name", name, (size_t)(n - name));
 	meta_sort(c, "process_sort_index", pr->pid, 0, pr->pid);
 	pr->announced = true;
 	pr->info_changed = false;
 }
 
-static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
+static void announce_gpu(struct chrome *c, struct gt_timeline_gpu *g)
 {
 	char name[32];
 	char *n = name;
@@ -157,8 +145,7 @@ static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
 
 	if (g->announced && !g->info_changed)
 		return;
-	n = LIT(n, "GPU ");
-	n = gt_fmt_u64(n, g->number);
+	n = gt_labels_gpu(n, g);
 	meta_str(c, "process_name", pid, 0, "name", name, (size_t)(n - name));
 	meta_sort(c, "process_sort_index", pid, 0, pid);
 	if (g->name_id) {
@@ -172,46 +159,46 @@ static void announce_gpu(struct chrome *c, struct gt_xgpu *g)
 }
 
 /* Chrome pid and tid of a lane: the model's, shared with perfetto. */
-static void lane_ids(const struct chrome *c, const struct gt_xtrack *t, unsigned lane,
-                     uint32_t *pid, uint32_t *tid)
+static void lane_ids(const struct chrome *c, const struct gt_track *t, unsigned lane, uint32_t *pid,
+                     uint32_t *tid)
 {
-	gt_xlane_ids(&c->m, t, lane, pid, tid);
+	gt_lanes_ids(&c->m, t, lane, pid, tid);
 }
 
-static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
+static void announce_lane(struct chrome *c, struct gt_track *t, unsigned lane)
 {
-	struct gt_xlane *l = &t->lanes[lane];
-	char name[GT_XLANE_NAME_MAX];
+	struct gt_lane *l = &t->lanes[lane];
+	char name[GT_LANE_NAME_MAX];
 	char *n;
 	uint32_t pid, tid;
 	uint64_t sort;
 
 	if (l->announced && !t->name_changed)
 		return;
-	if (t->kind == GT_XT_STREAM)
+	if (t->kind == GT_TRACK_STREAM)
 		announce_gpu(c, c->m.gpus[t->gpu]);
 	else
 		announce_proc(c, c->m.procs[t->proc]);
 	lane_ids(c, t, lane, &pid, &tid);
-	n = gt_xlane_name(&c->m, t, lane, name, true);
+	n = gt_lanes_name(&c->m, t, lane, name, true);
 	switch (t->kind) {
-	case GT_XT_THREAD:
-	case GT_XT_SYNC:
+	case GT_TRACK_THREAD:
+	case GT_TRACK_SYNC:
 		sort = t->id;
 		break;
-	case GT_XT_STREAM:
-		sort = tid & ((1u << GT_XLANE_SHIFT) - 1);
+	case GT_TRACK_STREAM:
+		sort = tid & ((1u << GT_LANE_SHIFT) - 1);
 		break;
-	case GT_XT_NVTX:
-		sort = GT_XNVTX_TID;
+	case GT_TRACK_NVTX:
+		sort = GT_LANE_NVTX_TID;
 		break;
 	default:
-		sort = GT_XOVERHEAD_TID;
+		sort = GT_LANE_OVERHEAD_TID;
 		break;
 	}
 	meta_str(c, "thread_name", pid, tid, "name", name, (size_t)(n - name));
 	meta_sort(c, "thread_sort_index", pid, tid,
-	          sort * 2 * GT_XLANES_MAX + (t->kind == GT_XT_SYNC ? GT_XLANES_MAX : 0) + lane);
+	          sort * 2 * GT_LANES_MAX + (t->kind == GT_TRACK_SYNC ? GT_LANES_MAX : 0) + lane);
 	l->announced = true;
 	/* a late thread name: describe the other lanes again too */
 	if (t->name_changed) {
@@ -228,7 +215,7 @@ static void announce_lane(struct chrome *c, struct gt_xtrack *t, unsigned lane)
 /* Events                                                                                 */
 
 /* Start an "X" slice on a lane up to the opening of "args" (inclusive). */
-static char *slice_head(struct chrome *c, struct gt_xtrack *t, unsigned lane, const char *cat,
+static char *slice_head(struct chrome *c, struct gt_track *t, unsigned lane, const char *cat,
                         const char *name, size_t nlen, uint64_t start, uint64_t end, size_t extra)
 {
 	uint32_t pid, tid;
@@ -282,16 +269,16 @@ static char *arg_dim3(char *p, const char *key, size_t klen, uint32_t x, uint32_
 static void end_event(struct chrome *c, char *p)
 {
 	p = LIT(p, "}}");
-	gt_xout_commit(&c->out, p);
+	gt_outbuf_commit(&c->out, p);
 	c->events++;
 	c->file_events++;
 }
 
 /* The arrow `id` from a launching API call (its start on lane alane of track at) to its GPU
  * work (started at gpu_ts on lane glane of track gt), written as a pair once both ends are
- * known: the model decided it (gt_xflow_api, gt_xflow_gpu), the same as for perfetto. */
-static void flow_pair(struct chrome *c, uint64_t id, struct gt_xtrack *at, unsigned alane,
-                      uint64_t api_ts, struct gt_xtrack *gt, unsigned glane, uint64_t gpu_ts)
+ * known: the model decided it (gt_flows_api, gt_flows_gpu), the same as for perfetto. */
+static void flow_pair(struct chrome *c, uint64_t id, struct gt_track *at, unsigned alane,
+                      uint64_t api_ts, struct gt_track *gt, unsigned glane, uint64_t gpu_ts)
 {
 	uint32_t pid, tid;
 	char *p;
@@ -313,32 +300,32 @@ static void flow_pair(struct chrome *c, uint64_t id, struct gt_xtrack *at, unsig
 	p = LIT(p, ",\"ts\":");
 	p = put_ts(p, c, gpu_ts);
 	*p++ = '}';
-	gt_xout_commit(&c->out, p);
+	gt_outbuf_commit(&c->out, p);
 }
 
 static void gpu_flow(struct chrome *c, const struct gt_gpu_span *s, uint32_t pid,
-                     struct gt_xtrack *t, unsigned lane)
+                     struct gt_track *t, unsigned lane)
 {
-	const struct gt_xflow_slot *api;
+	const struct gt_flow_slot *api;
 	uint64_t id;
 
 	if (!s->correlation_id)
 		return;
-	api = gt_xflow_gpu(&c->m, pid, s->correlation_id, s->start_ns, t->index, lane, &id);
+	api = gt_flows_gpu(&c->m, pid, s->correlation_id, s->start_ns, t->index, lane, &id);
 	if (api)
 		flow_pair(c, id, c->m.tracks[api->track], api->lane, api->ts_ns, t, lane,
 		          s->start_ns);
 }
 
-static struct gt_xtrack *stream_track(struct chrome *c, uint32_t pid, const struct gt_gpu_span *s)
+static struct gt_track *stream_track(struct chrome *c, uint32_t pid, const struct gt_gpu_span *s)
 {
-	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_STREAM, pid, s->stream_id);
-	struct gt_xgpu *g;
+	struct gt_track *t = gt_timeline_track(&c->m, GT_TRACK_STREAM, pid, s->stream_id);
+	struct gt_timeline_gpu *g;
 
 	if (!t)
 		return NULL;
 	if (t->nlanes == 0) {
-		g = gt_xmodel_gpu(&c->m, pid, s->device_id);
+		g = gt_timeline_gpu(&c->m, pid, s->device_id);
 		if (!g)
 			return NULL;
 		for (uint32_t i = 0; i < c->m.ngpus; i++)
@@ -361,13 +348,13 @@ static char *span_args(char *p, const struct gt_gpu_span *s)
 
 /* Open the slice of GPU-side work (or a host wait) on track t: place it in a lane that keeps
  * the track nested, write the head and the span's args. *lane gets the lane, for the flow. */
-static char *span_slice(struct chrome *c, struct gt_xtrack *t, const struct gt_gpu_span *s,
+static char *span_slice(struct chrome *c, struct gt_track *t, const struct gt_gpu_span *s,
                         const char *cat, const char *name, size_t nlen, size_t extra,
                         unsigned *lane)
 {
 	char *p;
 
-	*lane = gt_xtrack_place(&c->m, t, s->start_ns, s->end_ns);
+	*lane = gt_lanes_place(&c->m, t, s->start_ns, s->end_ns);
 	p = slice_head(c, t, *lane, cat, name, nlen, s->start_ns, s->end_ns, extra);
 	return span_args(p, s);
 }
@@ -389,7 +376,7 @@ static char *put_str(char *p, const char *str)
 static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t = stream_track(c, k->hdr.pid, &k->span);
+	struct gt_track *t = stream_track(c, k->hdr.pid, &k->span);
 	size_t nlen;
 	const char *name;
 	unsigned lane;
@@ -442,34 +429,18 @@ static char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur_ns)
 	return gt_fmt_milli(p, (uint64_t)(gbps * 1000.0 + 0.5));
 }
 
-static char *cap_kind(char *p, unsigned kind)
-{
-	const char *s = gt_mem_kind_name(kind);
-
-	/* "pageable" -> "Pageable", as Kineto names copies */
-	*p = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
-	memcpy(p + 1, s + 1, strlen(s + 1));
-	return p + strlen(s);
-}
-
 static int emit_memcpy(void *ctx, const struct gt_rec_memcpy *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
-	char name[128];
-	char *n = name;
+	struct gt_track *t = stream_track(c, r->hdr.pid, &r->span);
+	char name[GT_LABELS_COPY_MAX];
+	char *n;
 	unsigned lane;
 	char *p;
 
 	if (!t)
 		return -ENOMEM;
-	n = LIT(n, "Memcpy ");
-	n = put_str(n, gt_memcpy_kind_name(r->copy_kind));
-	n = LIT(n, " (");
-	n = cap_kind(n, r->src_kind);
-	n = LIT(n, " -> ");
-	n = cap_kind(n, r->dst_kind);
-	*n++ = ')';
+	n = gt_labels_memcpy(name, r->copy_kind, r->src_kind, r->dst_kind);
 	p = span_slice(c, t, &r->span, "gpu_memcpy", name, (size_t)(n - name), 400, &lane);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
@@ -491,17 +462,15 @@ static int emit_memcpy(void *ctx, const struct gt_rec_memcpy *r)
 static int emit_memset(void *ctx, const struct gt_rec_memset *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
-	char name[64];
-	char *n = name;
+	struct gt_track *t = stream_track(c, r->hdr.pid, &r->span);
+	char name[GT_LABELS_COPY_MAX];
+	char *n;
 	unsigned lane;
 	char *p;
 
 	if (!t)
 		return -ENOMEM;
-	n = LIT(n, "Memset (");
-	n = cap_kind(n, r->mem_kind);
-	*n++ = ')';
+	n = gt_labels_memset(name, r->mem_kind);
 	p = span_slice(c, t, &r->span, "gpu_memset", name, (size_t)(n - name), 300, &lane);
 	p = LIT(p, ",");
 	p = ARG(p, "bytes", r->bytes);
@@ -516,7 +485,7 @@ static int emit_memset(void *ctx, const struct gt_rec_memset *r)
 static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t = stream_track(c, r->hdr.pid, &r->span);
+	struct gt_track *t = stream_track(c, r->hdr.pid, &r->span);
 	char name[48];
 	char *n = name;
 	unsigned lane;
@@ -537,8 +506,8 @@ static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
-	const struct gt_xflow_slot *gpu = NULL;
+	struct gt_track *t = gt_timeline_track(&c->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
+	const struct gt_flow_slot *gpu = NULL;
 	size_t nlen;
 	const char *name;
 	unsigned lane;
@@ -547,7 +516,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	if (!t)
 		return -ENOMEM;
 	name = text(c, r->name_id, false, &nlen);
-	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
 	               name, nlen, r->start_ns, r->end_ns, 200);
 	p = ARG(p, "correlation", r->correlation_id);
@@ -561,7 +530,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	if (r->correlation_id) {
 		uint64_t id;
 
-		gpu = gt_xflow_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
+		gpu = gt_flows_api(&c->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index,
 		                   lane, &id);
 		/* the GPU work came first: draw the arrow now */
 		if (gpu)
@@ -615,7 +584,7 @@ static char *nvtx_args(struct chrome *c, char *p, const struct gt_rec_nvtx *r)
 static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xtrack *t;
+	struct gt_track *t;
 	size_t nlen, dlen = 0;
 	const char *name;
 	unsigned lane;
@@ -627,7 +596,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	if (r->kind == GT_NVTX_MARK) {
 		uint32_t pid, tid;
 
-		t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+		t = gt_timeline_track(&c->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
 		if (!t)
 			return -ENOMEM;
 		if (t->nlanes == 0)
@@ -648,12 +617,12 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		return 0;
 	}
 	if (r->kind == GT_NVTX_START_END)
-		t = gt_xmodel_track(&c->m, GT_XT_NVTX, r->hdr.pid, 0);
+		t = gt_timeline_track(&c->m, GT_TRACK_NVTX, r->hdr.pid, 0);
 	else
-		t = gt_xmodel_track(&c->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+		t = gt_timeline_track(&c->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
 	if (!t)
 		return -ENOMEM;
-	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
 	               400 + dlen);
 	p = nvtx_args(c, p, r);
@@ -664,12 +633,8 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 {
 	struct chrome *c = ctx;
-	static const char *const names[GT_SYNC_KIND_MAX] = {
-	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
-	        "Stream Synchronize", "Context Synchronize",
-	};
-	const char *name = r->kind < GT_SYNC_KIND_MAX ? names[r->kind] : names[0];
-	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_SYNC, r->hdr.pid, r->tid);
+	const char *name = gt_labels_sync(r->kind);
+	struct gt_track *t = gt_timeline_track(&c->m, GT_TRACK_SYNC, r->hdr.pid, r->tid);
 	unsigned lane;
 	char *p;
 
@@ -687,25 +652,14 @@ static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 {
 	struct chrome *c = ctx;
-	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
-	        "CUPTI overhead",
-	        "CUPTI overhead: driver compiler",
-	        "CUPTI overhead: buffer flush",
-	        "CUPTI overhead: instrumentation",
-	        "CUPTI overhead: resource",
-	        "CUPTI overhead: module loading",
-	        "CUPTI overhead: lazy function loading",
-	        "CUPTI overhead: command buffer full",
-	        "CUPTI overhead: activity buffer request",
-	};
-	const char *name = r->kind < GT_OVERHEAD_KIND_MAX ? names[r->kind] : names[0];
-	struct gt_xtrack *t = gt_xmodel_track(&c->m, GT_XT_OVERHEAD, r->hdr.pid, 0);
+	const char *name = gt_labels_overhead(r->kind);
+	struct gt_track *t = gt_timeline_track(&c->m, GT_TRACK_OVERHEAD, r->hdr.pid, 0);
 	unsigned lane;
 	char *p;
 
 	if (!t)
 		return -ENOMEM;
-	lane = gt_xtrack_place(&c->m, t, r->start_ns, r->end_ns);
+	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	p = slice_head(c, t, lane, "overhead", name, strlen(name), r->start_ns, r->end_ns, 200);
 	p = ARG(p, r->object_kind == 2 ? "device" : "thread", r->object_id);
 	end_event(c, p);
@@ -713,8 +667,8 @@ static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 }
 
 /* A value of one of GPU g's byte counters, `name` a literal. */
-static void counter_event(struct chrome *c, const struct gt_xgpu *g, const char *name, uint64_t ts,
-                          int64_t bytes)
+static void counter_event(struct chrome *c, const struct gt_timeline_gpu *g, const char *name,
+                          uint64_t ts, int64_t bytes)
 {
 	char *p = ev_begin(c, 200);
 
@@ -733,7 +687,7 @@ static void counter_event(struct chrome *c, const struct gt_xgpu *g, const char 
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
+	struct gt_timeline_gpu *g = gt_timeline_gpu(&c->m, r->hdr.pid, r->device_id);
 
 	if (!g)
 		return -ENOMEM;
@@ -747,7 +701,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
 	struct chrome *c = ctx;
-	struct gt_xgpu *g = gt_xmodel_gpu(&c->m, r->hdr.pid, r->device_id);
+	struct gt_timeline_gpu *g = gt_timeline_gpu(&c->m, r->hdr.pid, r->device_id);
 	char *p;
 
 	if (!g)
@@ -781,7 +735,7 @@ static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, con
 {
 	char *p;
 
-	announce_proc(c, gt_xmodel_proc(&c->m, pid));
+	announce_proc(c, gt_timeline_proc(&c->m, pid));
 	p = ev_begin(c, 300 + nlen + extra);
 	p = LIT(p, "{\"ph\":\"i\",\"s\":\"");
 	memcpy(p, scope, strlen(scope));
@@ -807,7 +761,7 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 	char name[128];
 	char *n = name, *p;
 
-	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+	if (!gt_timeline_proc(&c->m, r->hdr.pid))
 		return -ENOMEM;
 	n = LIT(n, "lost ");
 	n = gt_fmt_u64(n, r->count);
@@ -831,16 +785,15 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 static int emit_notice(void *ctx, const struct gt_rec_notice *r)
 {
 	struct chrome *c = ctx;
-	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
 	size_t nlen;
 	const char *msg = text(c, r->message_id, false, &nlen);
 	char *p;
 
-	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+	if (!gt_timeline_proc(&c->m, r->hdr.pid))
 		return -ENOMEM;
 	p = instant_head(c, r->hdr.pid, "p", "notice", msg, nlen, r->ts_ns, 200);
 	p = LIT(p, "\"severity\":\"");
-	p = stpcpy(p, r->severity < GT_NOTICE_SEVERITY_MAX ? sev[r->severity] : "unknown");
+	p = stpcpy(p, gt_labels_severity(r->severity));
 	p = LIT(p, "\",");
 	p = ARG(p, "code", r->code);
 	p = LIT(p, ",\"detail\":");
@@ -855,7 +808,7 @@ static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 	char name[96];
 	char *n = name, *p;
 
-	if (!gt_xmodel_proc(&c->m, r->hdr.pid))
+	if (!gt_timeline_proc(&c->m, r->hdr.pid))
 		return -ENOMEM;
 	n = LIT(n, "process ");
 	n = stpcpy(n, gt_process_end_name(r->how));
@@ -877,7 +830,7 @@ static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 
 static void write_header(struct chrome *c)
 {
-	gt_xout_str(&c->out, "{\"traceEvents\":[");
+	gt_outbuf_str(&c->out, "{\"traceEvents\":[");
 	c->first = true;
 	c->file_events = 0;
 	/* everything is described again in each file, so each opens on its own */
@@ -896,7 +849,7 @@ static char *put_json_str(struct chrome *c, char *p, const char *s)
 
 	(void)c;
 	*p++ = '"';
-	p = gt_json_escape(p, s ? s : "", len);
+	p = gt_text_json_escape(p, s ? s : "", len);
 	*p++ = '"';
 	return p;
 }
@@ -911,12 +864,12 @@ static void write_trailer(struct chrome *c, bool last)
 
 	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++)
 		total += c->m.losses[i];
-	p = gt_xout_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
+	p = gt_outbuf_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
 	p = LIT(p, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
 	p = gt_fmt_i64(p, c->base_ns);
 	p = LIT(p, ",\n\"deviceProperties\":[");
 	for (uint32_t i = 0; i < c->m.ngpus && i < 64; i++) {
-		const struct gt_xgpu *g = c->m.gpus[i];
+		const struct gt_timeline_gpu *g = c->m.gpus[i];
 		size_t len = 0;
 		const char *dn = g->name_id ? text(c, g->name_id, false, &len) : "";
 
@@ -925,7 +878,7 @@ static void write_trailer(struct chrome *c, bool last)
 		p = LIT(p, "{\"id\":");
 		p = gt_fmt_u64(p, g->number);
 		p = LIT(p, ",\"name\":\"");
-		len = gt_xcut(dn, len, 256, true);
+		len = gt_text_cut(dn, len, 256, true);
 		memcpy(p, dn, len);
 		p += len;
 		p = LIT(p, "\",\"totalGlobalMem\":");
@@ -975,10 +928,10 @@ static void write_trailer(struct chrome *c, bool last)
 		/* bounded: the trailer must fit the room kept for it in split files */
 		size_t len = strlen(h->info.cmdline);
 
-		p = gt_json_escape(p, h->info.cmdline, len > 2000 ? 2000 : len);
+		p = gt_text_json_escape(p, h->info.cmdline, len > 2000 ? 2000 : len);
 	}
 	p = LIT(p, "\"}}\n");
-	gt_xout_commit(&c->out, p);
+	gt_outbuf_commit(&c->out, p);
 }
 
 /* Path of file k: OUT for k = 0, else OUT without ".json" + ".k.json". */
@@ -1012,7 +965,7 @@ static int open_file(struct chrome *c, unsigned k)
 
 	if (ret < 0)
 		return ret;
-	ret = gt_xout_open(&c->out, c->path);
+	ret = gt_outbuf_open(&c->out, c->path);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", c->path, strerror(-ret));
 		c->errmsg = errbuf;
@@ -1031,7 +984,7 @@ static int close_file(struct chrome *c, bool last)
 	if (c->out.bytes > c->largest)
 		c->largest = c->out.bytes;
 	c->bytes_done += c->out.bytes;
-	ret = gt_xout_close(&c->out);
+	ret = gt_outbuf_close(&c->out);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "writing %s: %s", c->path, strerror(-ret));
 		c->errmsg = errbuf;
@@ -1068,27 +1021,27 @@ static int64_t pick_base(struct gt_reader *r)
 static void chrome_process_info(void *ctx, uint32_t pid)
 {
 	struct chrome *c = ctx;
-	struct gt_xproc *p;
+	struct gt_timeline_proc *p;
 
 	/* described with its first event; described again once its details arrive */
 	if (!c->m.procs || !c->m.nprocs)
 		return;
-	p = gt_xmodel_proc(&c->m, pid);
+	p = gt_timeline_proc(&c->m, pid);
 	if (p && p->announced)
 		announce_proc(c, p);
 }
 
-static void chrome_announce_lane(void *ctx, struct gt_xtrack *t, unsigned lane)
+static void chrome_announce_lane(void *ctx, struct gt_track *t, unsigned lane)
 {
 	announce_lane(ctx, t, lane);
 }
 
-static void chrome_announce_gpu(void *ctx, struct gt_xgpu *g)
+static void chrome_announce_gpu(void *ctx, struct gt_timeline_gpu *g)
 {
 	announce_gpu(ctx, g);
 }
 
-static const struct gt_xsink_ops chrome_sink = {
+static const struct gt_timeline_sink chrome_sink = {
         .kernel = emit_kernel,
         .memcpy = emit_memcpy,
         .memset = emit_memset,
@@ -1119,7 +1072,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	c.opts = opts;
 	c.out.fd = -1;
 	c.errmsg = "out of memory";
-	ret = gt_xmodel_init(&c.m, r, opts->demangle != 0, gt_json_escape, 6);
+	ret = gt_timeline_init(&c.m, r, opts->demangle != 0, gt_text_json_escape, 6);
 	if (ret < 0)
 		goto out;
 	/* the same lanes as perfetto's, so both show the same threads */
@@ -1129,10 +1082,10 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	if (ret < 0)
 		goto out;
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		ret = gt_xmodel_observe(&c.m, rec);
+		ret = gt_timeline_observe(&c.m, rec);
 		if (ret < 0)
 			goto out;
-		ret = gt_xmodel_dispatch(&c.m, &chrome_sink, &c, rec);
+		ret = gt_timeline_dispatch(&c.m, &chrome_sink, &c, rec);
 		if (ret < 0)
 			goto out;
 		if (opts->max_bytes) {
@@ -1164,25 +1117,27 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	res->events = c.events;
 	res->counters = c.counters;
 	res->flows = c.m.flows;
-	res->lanes = gt_xmodel_lanes(&c.m);
+	res->lanes = gt_lanes_count(&c.m);
 	res->bytes = c.bytes_done;
 	res->files = c.file + 1;
 	res->warning = NULL;
 	if (c.largest > WARN_BYTES && strcmp(opts->output, "-") != 0) {
+		char size[32];
+
 		snprintf(warnbuf, sizeof(warnbuf),
-		         "the JSON is %llu MB; viewers often fail above 500 MB: use -f perfetto, "
+		         "the JSON is %s; viewers often fail above 500 MiB: use -f perfetto, "
 		         "or --max-size to split it",
-		         (unsigned long long)(c.largest / 1000000));
+		         gt_fmt_bytes((double)c.largest, size, sizeof(size)));
 		res->warning = warnbuf;
 	}
 out:
 	if (ret < 0) {
 		if (c.out.buf)
-			gt_xout_close(&c.out);
+			gt_outbuf_close(&c.out);
 		*errmsg = c.errmsg;
 	}
 	free(c.path);
-	gt_xmodel_fini(&c.m);
+	gt_timeline_fini(&c.m);
 	return ret < 0 ? ret : 0;
 }
 

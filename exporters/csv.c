@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "gputrace/exporter.h"
-#include "model.h"
+#include "names.h"
+#include "outbuf.h"
+#include "text.h"
 
 struct csv {
-	struct gt_xmodel m;
-	struct gt_xout out[GT_REC_MAX]; /* one open file per kind seen */
-	char *base;                     /* OUT without ".csv"; owned */
+	struct gt_names names;            /* kernel names demangled, every name a CSV field */
+	struct gt_outbuf out[GT_REC_MAX]; /* one open file per kind seen */
+	char *base;                       /* OUT without ".csv"; owned */
 	const char *errmsg;
 	uint64_t rows;
 	unsigned files;
@@ -46,7 +48,7 @@ static int open_table(struct csv *c, unsigned type, const char *output)
 	*p++ = '-';
 	strcpy(p, d->name);
 	strcat(p, ".csv");
-	ret = gt_xout_open(&c->out[type], path);
+	ret = gt_outbuf_open(&c->out[type], path);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", path, strerror(-ret));
 		c->errmsg = errbuf;
@@ -56,7 +58,7 @@ static int open_table(struct csv *c, unsigned type, const char *output)
 	free(path);
 	(void)output;
 	c->files++;
-	p = gt_xout_space(&c->out[type], 64 * (d->nfields + 1));
+	p = gt_outbuf_space(&c->out[type], 64 * (d->nfields + 1));
 	p = stpcpy(p, "pid");
 	for (unsigned i = 0; i < d->nfields; i++) {
 		*p++ = ',';
@@ -64,7 +66,7 @@ static int open_table(struct csv *c, unsigned type, const char *output)
 	}
 	*p++ = '\r';
 	*p++ = '\n';
-	gt_xout_commit(&c->out[type], p);
+	gt_outbuf_commit(&c->out[type], p);
 	return 0;
 }
 
@@ -126,7 +128,7 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 {
 	unsigned type = rec->hdr.type;
 	const struct gt_record_desc *d = gt_record_desc(type);
-	struct gt_xout *o;
+	struct gt_outbuf *o;
 	size_t need = 32;
 	char *p;
 	int ret;
@@ -147,12 +149,12 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 			uint32_t id = (uint32_t)field_u64(rec, &d->fields[i]);
 
 			if (id &&
-			    !gt_xmodel_name(&c->m, id, type == GT_REC_KERNEL, &len, NULL, NULL))
+			    !gt_names_get(&c->names, id, type == GT_REC_KERNEL, &len, NULL, NULL))
 				return -ENOMEM;
 		}
 		need += 24 + len;
 	}
-	p = gt_xout_space(o, need);
+	p = gt_outbuf_space(o, need);
 	p = gt_fmt_u64(p, rec->hdr.pid);
 	for (unsigned i = 0; i < d->nfields; i++) {
 		const struct gt_field *f = &d->fields[i];
@@ -165,7 +167,7 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 
 			if (!id)
 				continue;
-			s = gt_xmodel_name(&c->m, id, type == GT_REC_KERNEL, &len, NULL, NULL);
+			s = gt_names_get(&c->names, id, type == GT_REC_KERNEL, &len, NULL, NULL);
 			memcpy(p, s, len);
 			p += len;
 		} else if (f->flags & GT_FIELD_SIGNED) {
@@ -176,7 +178,7 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 	}
 	*p++ = '\r';
 	*p++ = '\n';
-	gt_xout_commit(o, p);
+	gt_outbuf_commit(o, p);
 	c->rows++;
 	return o->err;
 }
@@ -199,7 +201,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 		           "(it writes NAME-kernel.csv, NAME-api.csv, ...)";
 		goto out;
 	}
-	ret = gt_xmodel_init(&c.m, r, opts->demangle != 0, gt_csv_field, 7);
+	ret = gt_names_init(&c.names, r, opts->demangle != 0, gt_text_csv_field, 7);
 	if (ret < 0)
 		goto out;
 	len = strlen(opts->output);
@@ -236,7 +238,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 		if (!c.out[i].buf)
 			continue;
 		bytes += c.out[i].bytes;
-		ret = gt_xout_close(&c.out[i]);
+		ret = gt_outbuf_close(&c.out[i]);
 		if (ret < 0) {
 			snprintf(errbuf, sizeof(errbuf), "writing %s-%s.csv: %s", c.base,
 			         gt_record_name(i), strerror(-ret));
@@ -252,11 +254,11 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 out:
 	for (unsigned i = 0; i < GT_REC_MAX; i++)
 		if (c.out[i].buf)
-			gt_xout_close(&c.out[i]);
+			gt_outbuf_close(&c.out[i]);
 	if (ret < 0)
 		*errmsg = c.errmsg;
 	free(c.base);
-	gt_xmodel_fini(&c.m);
+	gt_names_fini(&c.names);
 	return ret;
 }
 

@@ -8,8 +8,11 @@
 #include <string.h>
 
 #include "gputrace/exporter.h"
-#include "model.h"
+#include "labels.h"
+#include "outbuf.h"
 #include "protobuf.h"
+#include "text.h"
+#include "timeline.h"
 
 /* Perfetto proto field numbers (protos/perfetto/trace/...). */
 enum {
@@ -201,8 +204,8 @@ static const char *const ann_names[] = {
 #define KEY_END      (6ull << 40)
 
 struct pf {
-	struct gt_xmodel m;
-	struct gt_xout out;
+	struct gt_timeline m;
+	struct gt_outbuf out;
 	struct gt_reader *r;
 	uint64_t base_ns; /* trace time of CLOCK_RELATIVE's zero */
 	uint64_t next_uuid;
@@ -222,7 +225,7 @@ static char errbuf[512];
 /* Reserve room and open a TracePacket; every packet is on our one sequence. */
 static char *pkt_open(struct pf *f, size_t need, char **mark)
 {
-	char *p = gt_xout_space(&f->out, need + 64);
+	char *p = gt_outbuf_space(&f->out, need + 64);
 
 	p = gt_pb_open(p, TRACE_PACKET, mark);
 	return gt_pb_uint(p, PKT_SEQ_ID, SEQ_ID);
@@ -230,7 +233,7 @@ static char *pkt_open(struct pf *f, size_t need, char **mark)
 
 static void pkt_close(struct pf *f, char *p, char *mark)
 {
-	gt_xout_commit(&f->out, gt_pb_close(p, mark));
+	gt_outbuf_commit(&f->out, gt_pb_close(p, mark));
 }
 
 /* A debug annotation with an unsigned value: always shorter than 128 bytes. */
@@ -363,7 +366,7 @@ static void desc_close(struct pf *f, char *p, char *pm, char *dm)
 
 static const char *text(struct pf *f, uint32_t id, size_t *len)
 {
-	const char *s = gt_xmodel_name(&f->m, id, false, len, NULL, NULL);
+	const char *s = gt_names_get(&f->m.names, id, false, len, NULL, NULL);
 
 	if (!s) {
 		*len = 0;
@@ -372,10 +375,10 @@ static const char *text(struct pf *f, uint32_t id, size_t *len)
 	return s;
 }
 
-static void announce_proc(struct pf *f, struct gt_xproc *pr)
+static void announce_proc(struct pf *f, struct gt_timeline_proc *pr)
 {
-	char name[1100];
-	char *n = name, *p, *pm, *dm, *sm;
+	char name[GT_LABELS_PROCESS_MAX];
+	char *n, *p, *pm, *dm, *sm;
 	size_t clen = 0;
 	const char *cmd = NULL;
 
@@ -383,22 +386,7 @@ static void announce_proc(struct pf *f, struct gt_xproc *pr)
 		return;
 	if (!pr->uuid)
 		pr->uuid = f->next_uuid++;
-	if (pr->have_info && pr->exe_id) {
-		size_t len;
-		const char *exe = text(f, pr->exe_id, &len);
-		const char *base = gt_xbasename(exe);
-
-		len = gt_xcut(base, len - (size_t)(base - exe), 1024, false);
-		memcpy(n, base, len);
-		n += len;
-	} else {
-		n = stpcpy(n, "process");
-	}
-	if (pr->rank >= 0) {
-		n = stpcpy(n, " (rank ");
-		n = gt_fmt_i64(n, pr->rank);
-		*n++ = ')';
-	}
+	n = gt_labels_process(&f->m, pr, name, false);
 	if (pr->cmdline_id)
 		cmd = text(f, pr->cmdline_id, &clen);
 	p = desc_open(f, (size_t)(n - name) + clen + 64, pr->uuid, 0, &pm, &dm);
@@ -413,9 +401,9 @@ static void announce_proc(struct pf *f, struct gt_xproc *pr)
 	pr->info_changed = false;
 }
 
-/* A GPU is a process, "GPU n" with pid GT_XGPU_PID_BASE + n and its device name as a label,
+/* A GPU is a process, "GPU n" with pid GT_GPU_PID_BASE + n and its device name as a label,
  * as in the JSON (docs/exporters.md, "Processes and threads"). */
-static void announce_gpu(struct pf *f, struct gt_xgpu *g)
+static void announce_gpu(struct pf *f, struct gt_timeline_gpu *g)
 {
 	char name[32];
 	char *n = name, *p, *pm, *dm, *sm;
@@ -426,15 +414,14 @@ static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 		return;
 	if (!g->uuid_track)
 		g->uuid_track = f->next_uuid++;
-	n = stpcpy(n, "GPU ");
-	n = gt_fmt_u64(n, g->number);
+	n = gt_labels_gpu(n, g);
 	if (g->name_id) {
 		dn = text(f, g->name_id, &dlen);
-		dlen = gt_xcut(dn, dlen, 256, false);
+		dlen = gt_text_cut(dn, dlen, 256, false);
 	}
 	p = desc_open(f, (size_t)(n - name) + dlen + 32, g->uuid_track, 0, &pm, &dm);
 	p = gt_pb_open(p, TD_PROCESS, &sm);
-	p = gt_pb_uint(p, PD_PID, GT_XGPU_PID_BASE + g->number);
+	p = gt_pb_uint(p, PD_PID, GT_GPU_PID_BASE + g->number);
 	p = gt_pb_bytes(p, PD_PROCESS_NAME, name, (size_t)(n - name));
 	if (dn)
 		p = gt_pb_bytes(p, PD_PROCESS_LABELS, dn, dlen);
@@ -445,8 +432,8 @@ static void announce_gpu(struct pf *f, struct gt_xgpu *g)
 }
 
 /* A byte counter track under GPU g's track, named `name`, once: *uuid set, *announced. */
-static void announce_counter(struct pf *f, struct gt_xgpu *g, const char *name, uint64_t *uuid,
-                             bool *announced)
+static void announce_counter(struct pf *f, struct gt_timeline_gpu *g, const char *name,
+                             uint64_t *uuid, bool *announced)
 {
 	char *p, *pm, *dm, *cm;
 
@@ -463,13 +450,13 @@ static void announce_counter(struct pf *f, struct gt_xgpu *g, const char *name, 
 	*announced = true;
 }
 
-/* Every lane is a thread, with the pid and tid the JSON gives it (gt_xlane_ids): the real
+/* Every lane is a thread, with the pid and tid the JSON gives it (gt_lanes_ids): the real
  * thread for lane 0 of a CPU thread, synthetic ones for the rest, stream lanes threads of
  * their GPU's process. */
-static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
+static void announce_lane(struct pf *f, struct gt_track *t, unsigned lane)
 {
-	struct gt_xlane *l = &t->lanes[lane];
-	char name[GT_XLANE_NAME_MAX];
+	struct gt_lane *l = &t->lanes[lane];
+	char name[GT_LANE_NAME_MAX];
 	char *n, *p, *pm, *dm, *sm;
 	uint64_t parent;
 	uint32_t pid, tid;
@@ -478,19 +465,19 @@ static void announce_lane(struct pf *f, struct gt_xtrack *t, unsigned lane)
 		return;
 	if (!l->uuid)
 		l->uuid = f->next_uuid++;
-	if (t->kind == GT_XT_STREAM) {
-		struct gt_xgpu *g = f->m.gpus[t->gpu];
+	if (t->kind == GT_TRACK_STREAM) {
+		struct gt_timeline_gpu *g = f->m.gpus[t->gpu];
 
 		announce_gpu(f, g);
 		parent = g->uuid_track;
 	} else {
-		struct gt_xproc *pr = f->m.procs[t->proc];
+		struct gt_timeline_proc *pr = f->m.procs[t->proc];
 
 		announce_proc(f, pr);
 		parent = pr->uuid;
 	}
-	n = gt_xlane_name(&f->m, t, lane, name, false);
-	gt_xlane_ids(&f->m, t, lane, &pid, &tid);
+	n = gt_lanes_name(&f->m, t, lane, name, false);
+	gt_lanes_ids(&f->m, t, lane, &pid, &tid);
 	p = desc_open(f, (size_t)(n - name) + 64, l->uuid, parent, &pm, &dm);
 	p = gt_pb_open(p, TD_THREAD, &sm);
 	p = gt_pb_uint(p, THD_PID, pid);
@@ -538,7 +525,7 @@ static uint32_t intern_val(struct pf *f, struct ev *e, uint64_t a, uint64_t b, c
 	uint32_t iid = 0;
 	bool fresh = false;
 	size_t len;
-	const char *v = gt_xmodel_name_key2(&f->m, a, b, s, slen, &len, &iid, &fresh);
+	const char *v = gt_names_key2(&f->m.names, a, b, s, slen, &len, &iid, &fresh);
 
 	if (v && fresh && e->nvals < 3) {
 		e->val_iid[e->nvals] = iid;
@@ -647,7 +634,7 @@ static int name_id(struct pf *f, struct ev *e, uint32_t id, bool kernel)
 {
 	bool fresh;
 	size_t len;
-	const char *s = gt_xmodel_name(&f->m, id, kernel, &len, &e->name_iid, &fresh);
+	const char *s = gt_names_get(&f->m.names, id, kernel, &len, &e->name_iid, &fresh);
 
 	if (!s)
 		return -ENOMEM;
@@ -660,7 +647,7 @@ static int name_key(struct pf *f, struct ev *e, uint64_t key, const char *s, siz
 {
 	bool fresh;
 	size_t len;
-	const char *n = gt_xmodel_name_key(&f->m, key, s, slen, &len, &e->name_iid, &fresh);
+	const char *n = gt_names_key(&f->m.names, key, s, slen, &len, &e->name_iid, &fresh);
 
 	if (!n)
 		return -ENOMEM;
@@ -669,15 +656,15 @@ static int name_key(struct pf *f, struct ev *e, uint64_t key, const char *s, siz
 	return 0;
 }
 
-static struct gt_xtrack *stream_track(struct pf *f, uint32_t pid, const struct gt_gpu_span *s)
+static struct gt_track *stream_track(struct pf *f, uint32_t pid, const struct gt_gpu_span *s)
 {
-	struct gt_xtrack *t = gt_xmodel_track(&f->m, GT_XT_STREAM, pid, s->stream_id);
-	struct gt_xgpu *g;
+	struct gt_track *t = gt_timeline_track(&f->m, GT_TRACK_STREAM, pid, s->stream_id);
+	struct gt_timeline_gpu *g;
 
 	if (!t)
 		return NULL;
 	if (t->nlanes == 0) {
-		g = gt_xmodel_gpu(&f->m, pid, s->device_id);
+		g = gt_timeline_gpu(&f->m, pid, s->device_id);
 		if (!g)
 			return NULL;
 		for (uint32_t i = 0; i < f->m.ngpus; i++)
@@ -688,15 +675,15 @@ static struct gt_xtrack *stream_track(struct pf *f, uint32_t pid, const struct g
 }
 
 /* Place a GPU span on its stream and fill the common parts of its BEGIN event. */
-static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_gpu_span *s,
-                                   struct ev *e, enum cat cat)
+static struct gt_track *gpu_begin(struct pf *f, uint32_t pid, const struct gt_gpu_span *s,
+                                  struct ev *e, enum cat cat)
 {
-	struct gt_xtrack *t = stream_track(f, pid, s);
+	struct gt_track *t = stream_track(f, pid, s);
 	unsigned lane;
 
 	if (!t)
 		return NULL;
-	lane = gt_xtrack_place(&f->m, t, s->start_ns, s->end_ns);
+	lane = gt_lanes_place(&f->m, t, s->start_ns, s->end_ns);
 	announce_lane(f, t, lane);
 	e->ts_ns = s->start_ns;
 	e->uuid = t->lanes[lane].uuid;
@@ -706,7 +693,7 @@ static struct gt_xtrack *gpu_begin(struct pf *f, uint32_t pid, const struct gt_g
 	 * (the launch's, or a pending one its API call starts when it comes later). Perfetto
 	 * sorts by timestamp before it links flows, so either file order gives the arrow. */
 	if (s->correlation_id)
-		gt_xflow_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane,
+		gt_flows_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane,
 		             &e->flow_in);
 	return t;
 }
@@ -753,14 +740,6 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 	return 0;
 }
 
-static char *cap_kind(char *p, unsigned kind)
-{
-	const char *s = gt_mem_kind_name(kind);
-
-	*p = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
-	return stpcpy(p + 1, s + 1);
-}
-
 static uint64_t span_end(const struct gt_gpu_span *s)
 {
 	return s->end_ns > s->start_ns ? s->end_ns : s->start_ns;
@@ -772,18 +751,12 @@ static int emit_memcpy(void *ctx, const struct gt_rec_memcpy *r)
 	uint64_t key = KEY_MEMCPY | (uint64_t)(r->copy_kind & 0xff) << 16 |
 	               (uint64_t)(r->src_kind & 0xff) << 8 | (r->dst_kind & 0xff);
 	struct ev e = {0};
-	char name[128];
-	char *n = name, *p, *pm, *tm;
+	char name[GT_LABELS_COPY_MAX];
+	char *n, *p, *pm, *tm;
 	const char *kind = gt_memcpy_kind_name(r->copy_kind);
 	uint64_t dur = span_end(&r->span) - r->span.start_ns;
 
-	n = stpcpy(n, "Memcpy ");
-	n = stpcpy(n, kind);
-	n = stpcpy(n, " (");
-	n = cap_kind(n, r->src_kind);
-	n = stpcpy(n, " -> ");
-	n = cap_kind(n, r->dst_kind);
-	*n++ = ')';
+	n = gt_labels_memcpy(name, r->copy_kind, r->src_kind, r->dst_kind);
 	uint32_t kind_iid;
 
 	if (name_key(f, &e, key, name, (size_t)(n - name)) < 0 ||
@@ -809,13 +782,11 @@ static int emit_memset(void *ctx, const struct gt_rec_memset *r)
 {
 	struct pf *f = ctx;
 	struct ev e = {0};
-	char name[64];
-	char *n = name, *p, *pm, *tm;
+	char name[GT_LABELS_COPY_MAX];
+	char *n, *p, *pm, *tm;
 	uint64_t dur = span_end(&r->span) - r->span.start_ns;
 
-	n = stpcpy(n, "Memset (");
-	n = cap_kind(n, r->mem_kind);
-	*n++ = ')';
+	n = gt_labels_memset(name, r->mem_kind);
 	if (name_key(f, &e, KEY_MEMSET | (r->mem_kind & 0xff), name, (size_t)(n - name)) < 0 ||
 	    !gpu_begin(f, r->hdr.pid, &r->span, &e, CAT_MEMSET))
 		return -ENOMEM;
@@ -851,16 +822,16 @@ static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 }
 
 /* Place a CPU-side slice and fill the common parts of its BEGIN event. */
-static struct gt_xtrack *cpu_begin(struct pf *f, enum gt_xtrack_kind kind, uint32_t pid,
-                                   uint32_t id, uint64_t start, uint64_t end, struct ev *e,
-                                   enum cat cat, unsigned *lane_out)
+static struct gt_track *cpu_begin(struct pf *f, enum gt_track_kind kind, uint32_t pid, uint32_t id,
+                                  uint64_t start, uint64_t end, struct ev *e, enum cat cat,
+                                  unsigned *lane_out)
 {
-	struct gt_xtrack *t = gt_xmodel_track(&f->m, kind, pid, id);
+	struct gt_track *t = gt_timeline_track(&f->m, kind, pid, id);
 	unsigned lane;
 
 	if (!t)
 		return NULL;
-	lane = gt_xtrack_place(&f->m, t, start, end);
+	lane = gt_lanes_place(&f->m, t, start, end);
 	announce_lane(f, t, lane);
 	e->ts_ns = start;
 	e->uuid = t->lanes[lane].uuid;
@@ -875,20 +846,20 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
 	struct pf *f = ctx;
 	struct ev e = {0};
-	struct gt_xtrack *t;
+	struct gt_track *t;
 	unsigned lane;
 	char *p, *pm, *tm;
 
 	if (name_id(f, &e, r->name_id, false) < 0)
 		return -ENOMEM;
-	t = cpu_begin(f, GT_XT_THREAD, r->hdr.pid, r->tid, r->start_ns, r->end_ns, &e,
+	t = cpu_begin(f, GT_TRACK_THREAD, r->hdr.pid, r->tid, r->start_ns, r->end_ns, &e,
 	              r->domain == GT_API_DRIVER ? CAT_DRIVER : CAT_RUNTIME, &lane);
 	if (!t)
 		return -ENOMEM;
 	/* The flow starts here (flow_ids); the GPU work the model pairs with it ends it, drawn
 	 * before or after. Perfetto ignores a flow id nothing else uses. */
 	if (r->correlation_id)
-		gt_xflow_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane,
+		gt_flows_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane,
 		             &e.flow_out);
 	p = ev_open(f, &e, 64, &pm, &tm);
 	/* The correlation id is the low half of the flow id and the callback id is what the
@@ -904,7 +875,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct pf *f = ctx;
 	struct ev e = {0};
-	struct gt_xtrack *t;
+	struct gt_track *t;
 	size_t dlen = 0;
 	const char *dom = NULL;
 	char *p, *pm, *tm;
@@ -914,7 +885,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	if (r->domain_id)
 		dom = text(f, r->domain_id, &dlen);
 	if (r->kind == GT_NVTX_MARK) {
-		t = gt_xmodel_track(&f->m, GT_XT_THREAD, r->hdr.pid, r->tid);
+		t = gt_timeline_track(&f->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
 		if (!t)
 			return -ENOMEM;
 		if (t->nlanes == 0)
@@ -925,7 +896,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		e.type = TYPE_INSTANT;
 		e.cat = CAT_ANNOTATION;
 	} else {
-		t = cpu_begin(f, r->kind == GT_NVTX_START_END ? GT_XT_NVTX : GT_XT_THREAD,
+		t = cpu_begin(f, r->kind == GT_NVTX_START_END ? GT_TRACK_NVTX : GT_TRACK_THREAD,
 		              r->hdr.pid, r->kind == GT_NVTX_START_END ? 0 : r->tid, r->start_ns,
 		              r->end_ns, &e, CAT_ANNOTATION, NULL);
 		if (!t)
@@ -951,16 +922,13 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 {
 	struct pf *f = ctx;
-	static const char *const names[GT_SYNC_KIND_MAX] = {
-	        "Synchronize",        "Event Synchronize",   "Stream Wait Event",
-	        "Stream Synchronize", "Context Synchronize",
-	};
 	unsigned kind = r->kind < GT_SYNC_KIND_MAX ? r->kind : 0;
+	const char *label = gt_labels_sync(kind);
 	struct ev e = {0};
 	char *p, *pm, *tm;
 
-	if (name_key(f, &e, KEY_SYNC | kind, names[kind], strlen(names[kind])) < 0 ||
-	    !cpu_begin(f, GT_XT_SYNC, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
+	if (name_key(f, &e, KEY_SYNC | kind, label, strlen(label)) < 0 ||
+	    !cpu_begin(f, GT_TRACK_SYNC, r->hdr.pid, r->tid, r->span.start_ns, r->span.end_ns, &e,
 	               CAT_SYNC, NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 100, &pm, &tm);
@@ -976,24 +944,14 @@ static int emit_sync(void *ctx, const struct gt_rec_sync *r)
 static int emit_overhead(void *ctx, const struct gt_rec_overhead *r)
 {
 	struct pf *f = ctx;
-	static const char *const names[GT_OVERHEAD_KIND_MAX] = {
-	        "CUPTI overhead",
-	        "CUPTI overhead: driver compiler",
-	        "CUPTI overhead: buffer flush",
-	        "CUPTI overhead: instrumentation",
-	        "CUPTI overhead: resource",
-	        "CUPTI overhead: module loading",
-	        "CUPTI overhead: lazy function loading",
-	        "CUPTI overhead: command buffer full",
-	        "CUPTI overhead: activity buffer request",
-	};
 	unsigned kind = r->kind < GT_OVERHEAD_KIND_MAX ? r->kind : 0;
+	const char *label = gt_labels_overhead(kind);
 	struct ev e = {0};
 	char *p, *pm, *tm;
 
-	if (name_key(f, &e, KEY_OVERHEAD | kind, names[kind], strlen(names[kind])) < 0 ||
-	    !cpu_begin(f, GT_XT_OVERHEAD, r->hdr.pid, 0, r->start_ns, r->end_ns, &e, CAT_OVERHEAD,
-	               NULL))
+	if (name_key(f, &e, KEY_OVERHEAD | kind, label, strlen(label)) < 0 ||
+	    !cpu_begin(f, GT_TRACK_OVERHEAD, r->hdr.pid, 0, r->start_ns, r->end_ns, &e,
+	               CAT_OVERHEAD, NULL))
 		return -ENOMEM;
 	p = ev_open(f, &e, 32, &pm, &tm);
 	p = ann_u64(p, r->object_kind == 2 ? A_DEVICE : A_START_TID, r->object_id);
@@ -1020,7 +978,7 @@ static void counter_value(struct pf *f, uint64_t uuid, uint64_t ts, int64_t valu
 static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 {
 	struct pf *f = ctx;
-	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
+	struct gt_timeline_gpu *g = gt_timeline_gpu(&f->m, r->hdr.pid, r->device_id);
 
 	if (!g)
 		return -ENOMEM;
@@ -1034,7 +992,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 {
 	struct pf *f = ctx;
-	struct gt_xgpu *g = gt_xmodel_gpu(&f->m, r->hdr.pid, r->device_id);
+	struct gt_timeline_gpu *g = gt_timeline_gpu(&f->m, r->hdr.pid, r->device_id);
 	const char *type = gt_pool_type_name(r->pool_type);
 	struct ev e = {0};
 	char name[48], addr[24];
@@ -1068,7 +1026,7 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat, uint64_t ts,
                           size_t extra, char **pm, char **tm)
 {
-	struct gt_xproc *pr = gt_xmodel_proc(&f->m, pid);
+	struct gt_timeline_proc *pr = gt_timeline_proc(&f->m, pid);
 
 	if (!pr)
 		return NULL;
@@ -1109,8 +1067,7 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 static int emit_notice(void *ctx, const struct gt_rec_notice *r)
 {
 	struct pf *f = ctx;
-	static const char *const sev[GT_NOTICE_SEVERITY_MAX] = {"info", "warning", "error"};
-	const char *s = r->severity < GT_NOTICE_SEVERITY_MAX ? sev[r->severity] : "unknown";
+	const char *s = gt_labels_severity(r->severity);
 	struct ev e = {0};
 	char *p, *pm, *tm;
 
@@ -1154,24 +1111,24 @@ static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 static void pf_process_info(void *ctx, uint32_t pid)
 {
 	struct pf *f = ctx;
-	struct gt_xproc *p = gt_xmodel_proc(&f->m, pid);
+	struct gt_timeline_proc *p = gt_timeline_proc(&f->m, pid);
 
 	/* described as soon as its details arrive */
 	if (p && p->info_changed)
 		announce_proc(f, p);
 }
 
-static void pf_announce_lane(void *ctx, struct gt_xtrack *t, unsigned lane)
+static void pf_announce_lane(void *ctx, struct gt_track *t, unsigned lane)
 {
 	announce_lane(ctx, t, lane);
 }
 
-static void pf_announce_gpu(void *ctx, struct gt_xgpu *g)
+static void pf_announce_gpu(void *ctx, struct gt_timeline_gpu *g)
 {
 	announce_gpu(ctx, g);
 }
 
-static const struct gt_xsink_ops pf_sink = {
+static const struct gt_timeline_sink pf_sink = {
         .kernel = emit_kernel,
         .memcpy = emit_memcpy,
         .memset = emit_memset,
@@ -1202,7 +1159,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	f.next_uuid = 1;
 	f.out.fd = -1;
 	f.errmsg = "out of memory";
-	ret = gt_xmodel_init(&f.m, r, opts->demangle != 0, gt_utf8_sanitize, 3);
+	ret = gt_timeline_init(&f.m, r, opts->demangle != 0, gt_text_utf8_sanitize, 3);
 	if (ret < 0)
 		goto out;
 	f.m.strict_ties = true;
@@ -1214,7 +1171,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns < f.base_ns)
 			f.base_ns = fc->first_ts_ns;
 	}
-	ret = gt_xout_open(&f.out, opts->output);
+	ret = gt_outbuf_open(&f.out, opts->output);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", opts->output,
 		         strerror(-ret));
@@ -1223,10 +1180,10 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	}
 	write_first_packet(&f);
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		ret = gt_xmodel_observe(&f.m, rec);
+		ret = gt_timeline_observe(&f.m, rec);
 		if (ret < 0)
 			goto out;
-		ret = gt_xmodel_dispatch(&f.m, &pf_sink, &f, rec);
+		ret = gt_timeline_dispatch(&f.m, &pf_sink, &f, rec);
 		if (ret < 0)
 			goto out;
 		if (f.out.err) {
@@ -1246,7 +1203,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		goto out;
 	}
 	res->bytes = f.out.bytes;
-	ret = gt_xout_close(&f.out);
+	ret = gt_outbuf_close(&f.out);
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "writing %s: %s", opts->output, strerror(-ret));
 		f.errmsg = errbuf;
@@ -1255,16 +1212,16 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	res->events = f.events;
 	res->counters = f.counters;
 	res->flows = f.m.flows;
-	res->lanes = gt_xmodel_lanes(&f.m);
+	res->lanes = gt_lanes_count(&f.m);
 	res->files = 1;
 	res->warning = NULL;
 out:
 	if (ret < 0) {
 		if (f.out.buf)
-			gt_xout_close(&f.out);
+			gt_outbuf_close(&f.out);
 		*errmsg = f.errmsg;
 	}
-	gt_xmodel_fini(&f.m);
+	gt_timeline_fini(&f.m);
 	return ret < 0 ? ret : 0;
 }
 

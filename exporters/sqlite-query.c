@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gputrace/sql.h"
+#include "text.h"
 
 #define TABLE_MEASURE_ROWS 1000u /* rows buffered to size the table's columns */
 #define TABLE_CELL_MAX     80u   /* characters shown of a longer value */
@@ -90,61 +91,6 @@ static void csv_field(FILE *out, const unsigned char *s, size_t len)
 		if (s[i] == '"')
 			fputc('"', out);
 		fputc(s[i], out);
-	}
-	fputc('"', out);
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if s[0] does not start one. */
-static size_t u8_valid(const unsigned char *s, size_t left)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8. */
-static void json_string(FILE *out, const unsigned char *s, size_t len)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < len;) {
-		unsigned char c = s[i];
-		size_t n;
-
-		if (c == '"' || c == '\\') {
-			fputc('\\', out);
-			fputc(c, out);
-			i++;
-		} else if (c < 0x20) {
-			fprintf(out, "\\u%04x", c);
-			i++;
-		} else if ((n = u8_valid(s + i, len - i)) > 0) {
-			fwrite(s + i, 1, n, out);
-			i += n;
-		} else {
-			fputs("\\ufffd", out);
-			i++;
-		}
 	}
 	fputc('"', out);
 }
@@ -348,7 +294,7 @@ static int64_t print_json(FILE *out, sqlite3_stmt *st, int *rc)
 
 			if (c)
 				fputc(',', out);
-			json_string(out, (const unsigned char *)name, strlen(name));
+			gt_text_json_fputs(out, name, strlen(name));
 			fputc(':', out);
 			switch (sqlite3_column_type(st, c)) {
 			case SQLITE_INTEGER:
@@ -362,8 +308,8 @@ static int64_t print_json(FILE *out, sqlite3_stmt *st, int *rc)
 					fputs("null", out);
 				break;
 			case SQLITE_TEXT:
-				json_string(out, sqlite3_column_text(st, c),
-				            (size_t)sqlite3_column_bytes(st, c));
+				gt_text_json_fputs(out, (const char *)sqlite3_column_text(st, c),
+				                   (size_t)sqlite3_column_bytes(st, c));
 				break;
 			case SQLITE_BLOB:
 				fputc('"', out);

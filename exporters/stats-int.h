@@ -224,13 +224,7 @@ int gt_stats_emit_end(struct gt_emit *e, const char *empty_text);
  * failed. NULL is accepted. */
 int gt_stats_emit_close(struct gt_emit *e);
 
-/* Human formatting shared by the tables and the run summary. */
-void gt_stats_fmt_ns(char *buf, size_t bytes, double ns);
-void gt_stats_fmt_bytes(char *buf, size_t bytes, double b);
-void gt_stats_fmt_count(char *buf, size_t bytes, uint64_t n); /* thousands separators */
-
-/* Writes s as a JSON string literal (quotes included), replacing invalid UTF-8. */
-void gt_stats_json_string(FILE *out, const char *s, size_t len);
+/* Human units (tables, the run summary) and JSON strings: exporters/text.h. */
 /* Shortest %g form that reads back as d; non-finite numbers become null. */
 void gt_stats_json_double(FILE *out, double d);
 

@@ -1,5 +1,5 @@
 /* Output side of the stats exporter: sections of rows printed as aligned tables, CSV
- * (RFC 4180) or one JSON object, plus the human number formats. Runs in the CLI. */
+ * (RFC 4180) or one JSON object, numbers in the units of exporters/text.h. Runs in the CLI. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "stats-int.h"
+#include "text.h"
 
 struct gt_emit {
 	FILE *out;          /* borrowed */
@@ -28,118 +29,7 @@ struct gt_emit {
 	size_t ncells, capcells;
 };
 
-/* ---- human formats ---- */
-
-void gt_stats_fmt_ns(char *buf, size_t bytes, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, bytes, ns == floor(ns) ? "%.0f ns" : "%.1f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, bytes, "%.3f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, bytes, "%.3f ms", ns / 1e6);
-	else
-		snprintf(buf, bytes, "%.3f s", ns / 1e9);
-}
-
-void gt_stats_fmt_bytes(char *buf, size_t bytes, double b)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-	unsigned u = 0;
-
-	if (b < 1024) {
-		snprintf(buf, bytes, b == floor(b) ? "%.0f B" : "%.1f B", b);
-		return;
-	}
-	b /= 1024;
-	while (b >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		b /= 1024;
-		u++;
-	}
-	snprintf(buf, bytes, "%.2f %s", b, units[u]);
-}
-
-void gt_stats_fmt_count(char *buf, size_t bytes, uint64_t n)
-{
-	char digits[24];
-	size_t len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, n), o = 0;
-
-	for (size_t i = 0; i < len && o + 1 < bytes; i++) {
-		if (i && (len - i) % 3 == 0 && o + 2 < bytes)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	if (bytes)
-		buf[o < bytes ? o : bytes - 1] = '\0';
-}
-
 /* ---- JSON ---- */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t avail)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	/* the lead byte gives the length; 0xc0, 0xc1 and 0xf5.. never start a sequence */
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	cp = s[0] & (0x7fu >> n);
-	if (n > avail)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	/* overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-void gt_stats_json_string(FILE *out, const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	fputc('"', out);
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
-
-		if (n == 0) {
-			/* trace strings are untrusted: keep the output valid JSON whatever they
-			 * hold */
-			fputs("\\ufffd", out);
-			i++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s + i, 1, n, out);
-		} else if (s[i] == '"' || s[i] == '\\') {
-			fputc('\\', out);
-			fputc(s[i], out);
-		} else if (s[i] == '\n') {
-			fputs("\\n", out);
-		} else if (s[i] == '\t') {
-			fputs("\\t", out);
-		} else if (s[i] < 0x20 || s[i] == 0x7f) {
-			fprintf(out, "\\u%04x", s[i]);
-		} else {
-			fputc(s[i], out);
-		}
-		i += n;
-	}
-	fputc('"', out);
-}
 
 void gt_stats_json_double(FILE *out, double d)
 {
@@ -190,25 +80,25 @@ static char *table_cell(const struct gt_col *c, const struct gt_cell *v)
 				*p = '?';
 		return s;
 	case GT_COL_U64:
-		gt_stats_fmt_count(buf, sizeof(buf), v->v.u);
+		gt_fmt_count(v->v.u, buf, sizeof(buf));
 		break;
 	case GT_COL_I64:
 		snprintf(buf, sizeof(buf), "%" PRId64, v->v.i);
 		break;
 	case GT_COL_NS:
-		gt_stats_fmt_ns(buf, sizeof(buf), (double)v->v.u);
+		gt_fmt_ns((double)v->v.u, buf, sizeof(buf));
 		break;
 	case GT_COL_NS_F:
-		gt_stats_fmt_ns(buf, sizeof(buf), v->v.d);
+		gt_fmt_ns(v->v.d, buf, sizeof(buf));
 		break;
 	case GT_COL_PCT:
 		snprintf(buf, sizeof(buf), "%.2f", v->v.d);
 		break;
 	case GT_COL_BYTES:
-		gt_stats_fmt_bytes(buf, sizeof(buf), (double)v->v.u);
+		gt_fmt_bytes((double)v->v.u, buf, sizeof(buf));
 		break;
 	case GT_COL_BYTES_F:
-		gt_stats_fmt_bytes(buf, sizeof(buf), v->v.d);
+		gt_fmt_bytes(v->v.d, buf, sizeof(buf));
 		break;
 	case GT_COL_GBPS:
 		snprintf(buf, sizeof(buf), "%.2f", v->v.d);
@@ -265,7 +155,7 @@ static void json_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v
 	}
 	switch (c->type) {
 	case GT_COL_STR:
-		gt_stats_json_string(out, v->v.s ? v->v.s : "", v->v.s ? strlen(v->v.s) : 0);
+		gt_text_json_fputs(out, v->v.s ? v->v.s : "", v->v.s ? strlen(v->v.s) : 0);
 		break;
 	case GT_COL_U64:
 	case GT_COL_NS:

@@ -9,6 +9,7 @@
 
 #include "gputrace/demangle.h"
 #include "stats-int.h"
+#include "text.h"
 
 #define TOP_KERNELS 5u
 #define TOP_API     3u
@@ -47,8 +48,8 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 		all += st->kernels.entries[i]->time.total;
 		launches += st->kernels.entries[i]->time.count;
 	}
-	gt_stats_fmt_count(count, sizeof(count), launches);
-	gt_stats_fmt_ns(total, sizeof(total), (double)all);
+	gt_fmt_count(launches, count, sizeof(count));
+	gt_fmt_ns((double)all, total, sizeof(total));
 	fprintf(out, "GPU kernels: %s launch%s of %zu kernel%s, %s of GPU time\n", count,
 	        launches == 1 ? "" : "es", st->kernels.n, st->kernels.n == 1 ? "" : "s", total);
 	v = gt_stats_table_sorted(&st->kernels, 0);
@@ -57,8 +58,8 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 	for (size_t i = 0; i < st->kernels.n && i < TOP_KERNELS; i++) {
 		const struct gt_series *s = &v[i]->time;
 
-		gt_stats_fmt_ns(total, sizeof(total), (double)s->total);
-		gt_stats_fmt_count(count, sizeof(count), s->count);
+		gt_fmt_ns((double)s->total, total, sizeof(total));
+		gt_fmt_count(s->count, count, sizeof(count));
 		fprintf(out, "  %6.2f%%  %11s  %9s x  %s\n",
 		        all ? 100.0 * (double)s->total / (double)all : 0.0, total, count,
 		        gt_demangle(v[i]->key, buf, sizeof(buf)));
@@ -70,21 +71,16 @@ static void print_kernels(FILE *out, const struct gt_stats *st)
 
 static void print_xfer_line(FILE *out, const char *what, const struct gt_xfer_stats *x)
 {
-	char count[32], bytes[32], total[32];
+	char count[32], bytes[32], total[32], rate[32];
 
-	gt_stats_fmt_count(count, sizeof(count), x->time.count);
-	gt_stats_fmt_bytes(bytes, sizeof(bytes), (double)x->bytes_total);
-	gt_stats_fmt_ns(total, sizeof(total), (double)x->time.total);
+	gt_fmt_count(x->time.count, count, sizeof(count));
+	gt_fmt_bytes((double)x->bytes_total, bytes, sizeof(bytes));
+	gt_fmt_ns((double)x->time.total, total, sizeof(total));
 	fprintf(out, "  %-6s %9s x  %11s in %11s", what, count, bytes, total);
-	if (x->time.total) {
-		double gbps = (double)x->bytes_total / (double)x->time.total; /* bytes/ns = GB/s */
-
-		/* tiny copies (a 4-byte result) would all read "0.00 GB/s" */
-		if (gbps < 1.0)
-			fprintf(out, "  (%.2f MB/s)", gbps * 1e3);
-		else
-			fprintf(out, "  (%.2f GB/s)", gbps);
-	}
+	if (x->time.total)
+		fprintf(out, "  (%s)",
+		        gt_fmt_rate((double)x->bytes_total / (double)x->time.total, rate,
+		                    sizeof(rate)));
 	fputc('\n', out);
 }
 
@@ -127,19 +123,19 @@ static void print_api(FILE *out, const struct gt_stats *st)
 		all += st->api.entries[i]->time.total;
 		calls += st->api.entries[i]->time.count;
 	}
-	gt_stats_fmt_count(count, sizeof(count), calls);
-	gt_stats_fmt_ns(total, sizeof(total), (double)all);
+	gt_fmt_count(calls, count, sizeof(count));
+	gt_fmt_ns((double)all, total, sizeof(total));
 	fprintf(out, "API calls: %s call%s, %s on CPU threads\n", count, calls == 1 ? "" : "s",
 	        total);
 	v = gt_stats_table_sorted(&st->api, 0);
 	for (size_t i = 0; v && i < st->api.n && i < TOP_API; i++) {
-		gt_stats_fmt_ns(total, sizeof(total), (double)v[i]->time.total);
-		gt_stats_fmt_count(count, sizeof(count), v[i]->time.count);
+		gt_fmt_ns((double)v[i]->time.total, total, sizeof(total));
+		gt_fmt_count(v[i]->time.count, count, sizeof(count));
 		fprintf(out, "  %11s  %9s x  %s\n", total, count, v[i]->key);
 	}
 	free(v);
 	if (st->api_failed) {
-		gt_stats_fmt_count(count, sizeof(count), st->api_failed);
+		gt_fmt_count(st->api_failed, count, sizeof(count));
 		fprintf(out, "  %s call%s failed; `gputrace stats --report errors` lists them\n",
 		        count, st->api_failed == 1 ? "" : "s");
 	}
@@ -167,7 +163,7 @@ static void print_memory(FILE *out, struct gt_stats *st)
 		const struct gt_mem_device *m = &st->mem[i];
 		const char *dname = NULL;
 
-		gt_stats_fmt_bytes(peak, sizeof(peak), (double)m->peak);
+		gt_fmt_bytes((double)m->peak, peak, sizeof(peak));
 		if (m->device_id == GT_STATS_HOST) {
 			fprintf(out, "  host (pinned and pageable): %s\n", peak);
 			continue;
@@ -187,7 +183,7 @@ static void print_memory(FILE *out, struct gt_stats *st)
 			leak_bytes += st->live[j].bytes;
 		}
 	if (leaks) {
-		gt_stats_fmt_bytes(peak, sizeof(peak), (double)leak_bytes);
+		gt_fmt_bytes((double)leak_bytes, peak, sizeof(peak));
 		fprintf(out, "  %" PRIu64 " allocation%s (%s) never freed\n", leaks,
 		        leaks == 1 ? "" : "s", peak);
 	}
@@ -207,12 +203,12 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 	if (total == 0) {
 		fputs("Lost records: none\n", out);
 	} else {
-		gt_stats_fmt_count(count, sizeof(count), total);
+		gt_fmt_count(total, count, sizeof(count));
 		fprintf(out, "Lost records: %s (", count);
 		for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++) {
 			if (!by_src[s])
 				continue;
-			gt_stats_fmt_count(count, sizeof(count), by_src[s]);
+			gt_fmt_count(by_src[s], count, sizeof(count));
 			fprintf(out, "%s%s %s", first ? "" : ", ",
 			        s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "unknown", count);
 			first = false;

@@ -60,7 +60,7 @@ err_matches '^gputrace: bogus\.gtrace: .+$'
 expect_rc 0 "$gputrace" export run.gtrace -f chrome
 [ -s run.json ] || fail "no run.json"
 valid_json run.json
-err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KB)\)$'
+err_matches '^gputrace: wrote run\.json \([0-9,]+ events, [0-9.]+ (B|KiB)\)$'
 # An existing output is replaced.
 expect_rc 0 "$gputrace" export run.gtrace -f chrome -q
 [ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
@@ -94,7 +94,7 @@ if [ -n "$mktrace" ]; then
 	[ "$(tail -n +2 big-api.csv | wc -l)" -eq 20000 ] ||
 		fail "csv: $(tail -n +2 big-api.csv | wc -l) API rows, expected 20000"
 	expect_rc 0 "$gputrace" export big.gtrace -f chrome --max-size 1M
-	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MB in [0-9]+ files\)$'
+	err_matches '^gputrace: wrote big\.json \([0-9,]+ events, [0-9.]+ MiB in [0-9]+ files\)$'
 	valid_json big.json
 	valid_json big.1.json
 	# Written as a killed writer leaves it: every chunk is still read.
@@ -117,7 +117,7 @@ if [ -n "$mktrace" ]; then
 	from=$((start + 20000000)) to=$((start + 35000000))
 	expect_rc 0 "$gputrace" export w.gtrace -f csv -o win.csv --from 20ms --to +15ms
 	err_has_line "gputrace: window: 0.020 s to 0.035 s"
-	err_matches '^gputrace: wrote win\.csv \([0-9,]+ events, [0-9.]+ KB in [0-9]+ files; read [0-9]+ of [0-9]+ chunks\)$'
+	err_matches '^gputrace: wrote win\.csv \([0-9,]+ events, [0-9.]+ KiB in [0-9]+ files; read [0-9]+ of [0-9]+ chunks\)$'
 	chunks=$(sed -n 's/.*; read \([0-9]*\) of \([0-9]*\) chunks)$/\1 \2/p' "$tmp/err")
 	[ "${chunks% *}" -lt "${chunks#* }" ] || fail "the window read every chunk: $chunks"
 	for kind in kernel api nvtx; do
@@ -170,10 +170,10 @@ if [ -n "$mktrace" ]; then
 	# too big for the viewer (GPUTRACE_UI_LIMIT stands for the 2 GB a test cannot write):
 	# the estimate, windows that fit, and the export is written anyway
 	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" export w.gtrace -f perfetto -o big.pftrace
-	err_has_line "gputrace: warning: w.gtrace as protobuf: about 2.3 MB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.0 KB); it would open only in trace_processor"
+	err_has_line "gputrace: warning: w.gtrace as protobuf: about 2.34 MiB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.00 KiB); it would open only in trace_processor"
 	err_has_line "gputrace: windows that fit:"
-	err_has_line "gputrace:   the first 10 steps: gputrace export w.gtrace -f perfetto --nvtx ProfilerStep:0..9  (about 109.5 KB)"
-	err_matches '^gputrace:   the first [0-9]+ms: gputrace export w\.gtrace -f perfetto --from 0 --to \+[0-9]+ms  \(about [0-9.]+ KB\)$'
+	err_has_line "gputrace:   the first 10 steps: gputrace export w.gtrace -f perfetto --nvtx ProfilerStep:0..9  (about 109.55 KiB)"
+	err_matches '^gputrace:   the first [0-9]+ms: gputrace export w\.gtrace -f perfetto --from 0 --to \+[0-9]+ms  \(about [0-9.]+ KiB\)$'
 	err_has_line "gputrace:   all of it, in pieces that each open: gputrace export w.gtrace -f perfetto --max-size 1M"
 	[ -s big.pftrace ] || fail "no big.pftrace"
 	# what the warning offers fits
@@ -187,7 +187,7 @@ if [ -n "$mktrace" ]; then
 	# perfetto cut by time: files of at most --max-size, each with its time range
 	"$mktrace" -o w2.gtrace --kernels 60000 --api --steps >/dev/null || fail "mktrace w2"
 	expect_rc 0 "$gputrace" export w2.gtrace -f perfetto -o cut.pftrace --max-size 1M
-	err_matches '^gputrace: wrote cut\.pftrace \([0-9,]+ events, [0-9.]+ MB in [0-9]+ files\)$'
+	err_matches '^gputrace: wrote cut\.pftrace \([0-9,]+ events, [0-9.]+ MiB in [0-9]+ files\)$'
 	err_has_line "gputrace:   cut.pftrace: 0.000 s to $(sed -n 's/^gputrace:   cut\.pftrace: 0\.000 s to \([0-9.]*\) s$/\1/p' "$tmp/err") s"
 	n=$(ls cut*.pftrace | wc -l)
 	[ "$n" -ge 3 ] || fail "--max-size 1M: $n files"

@@ -148,7 +148,7 @@ expect_rc 0 run -o nocuda -- /bin/sh -c 'echo hello'
 expect_out "hello"
 err_has_line "gputrace: no CUDA activity was seen."
 err_has_line "Try \`gputrace doctor\` to check this machine."
-grep -qE '^gputrace: trace written to nocuda\.gtrace \([0-9,]+ records, [0-9.]+ (B|KB)\)$' "$tmp/err" ||
+grep -qE '^gputrace: trace written to nocuda\.gtrace \([0-9,]+ records, [0-9.]+ (B|KiB)\)$' "$tmp/err" ||
 	fail "no 'trace written' line: $(cat "$tmp/err")"
 
 # ---- the live status line: on a terminal only, erased at the end ----
@@ -158,7 +158,7 @@ if command -v script >/dev/null; then
 	script -qec "'$gputrace' run -o tty -- /bin/sh -c 'until grep -q dropped tty.log; do sleep 0.05; done'" \
 		/dev/null >tty.log 2>&1
 	# Redrawn in place (carriage return, text, erase to end of line), then erased.
-	grep -qE $'\rgputrace: [0-9]+\\.[0-9] s, 0 records, [0-9.]+ (B|KB) written, 0 dropped\033\\[K' tty.log ||
+	grep -qE $'\rgputrace: [0-9]+\\.[0-9] s, 0 records, [0-9.]+ (B|KiB) written, 0 dropped\033\\[K' tty.log ||
 		fail "no status line on a terminal: $(cat -v tty.log)"
 	grep -q $'\r\033\\[Kgputrace: trace written to tty.gtrace' tty.log ||
 		fail "the status line was not erased before the summary: $(cat -v tty.log)"

@@ -95,7 +95,7 @@ err_matches '^gputrace: bogus\.gtrace: .+$'
 start_view v1.err run.gtrace --port 0 --no-open -v
 [ -s run.pftrace ] || fail "no run.pftrace next to the trace"
 size=$(stat -c %s run.pftrace)
-grep -qE '^gputrace: exported run\.pftrace \([0-9,]+ events, [0-9.]+ KB\)$' v1.err ||
+grep -qE '^gputrace: exported run\.pftrace \([0-9,]+ events, [0-9.]+ KiB\)$' v1.err ||
 	fail "no export line: $(cat v1.err)"
 grep -qxF "gputrace: open https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$port/run.pftrace" v1.err ||
 	fail "no UI URL: $(cat v1.err)"
@@ -250,16 +250,16 @@ finish "$pid" 0
 # ---- too large for the UI: says so with the numbers, serves nothing (69) ----
 truncate -s 3G huge.pftrace
 expect_rc 69 "$gputrace" view huge.pftrace --port 0 --no-open
-expect_err "gputrace: view: huge.pftrace is 3.0 GB, more than the Perfetto UI can hold in a browser (about 2.0 GB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
+expect_err "gputrace: view: huge.pftrace is 3.00 GiB, more than the Perfetto UI can hold in a browser (about 2.00 GiB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
 
 # ---- a trace estimated too large for the UI (GPUTRACE_UI_LIMIT stands for the 2 GB): no
 # export, the windows that fit as view commands, 69; --first-steps and a window are served ----
 "$mktrace" -o steps.gtrace --kernels 20000 --api --processes 2 --names 50 --steps \
 	--chunk-bytes 16384 >/dev/null || fail "mktrace could not write steps.gtrace"
 GPUTRACE_UI_LIMIT=400K expect_rc 69 "$gputrace" view steps.gtrace --port 0 --no-open
-err_has_line "gputrace: warning: steps.gtrace as protobuf: about 2.3 MB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.0 KB); it would open only in trace_processor"
-err_has_line "gputrace:   the first 10 steps: gputrace view steps.gtrace --first-steps 10  (about 109.5 KB)"
-err_has_line "gputrace:   the first 13ms: gputrace view steps.gtrace --from 0 --to +13ms  (about 281.3 KB)"
+err_has_line "gputrace: warning: steps.gtrace as protobuf: about 2.34 MiB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.00 KiB); it would open only in trace_processor"
+err_has_line "gputrace:   the first 10 steps: gputrace view steps.gtrace --first-steps 10  (about 109.55 KiB)"
+err_has_line "gputrace:   the first 13ms: gputrace view steps.gtrace --from 0 --to +13ms  (about 281.29 KiB)"
 err_has_line "gputrace:   all of it, in pieces that each open: gputrace export steps.gtrace -f perfetto --max-size 1M, then view each piece"
 err_has_line "gputrace: view: steps.gtrace is too large to view whole; view a window of it (above), or open it with Perfetto's trace_processor --httpd"
 [ ! -e steps.pftrace ] || fail "a trace too large was exported"

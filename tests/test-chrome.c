@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/model.h"
+#include "../exporters/text.h"
+#include "../exporters/timeline.h"
 #define FX_TEST_TAG "chrome"
 #include "export-test.h"
 #include "flow-shapes.h"
@@ -501,7 +502,7 @@ START_TEST(test_escape)
 	static const char in[] = "a\"b\\c\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf"
 	                         "\xe2\x82\xac\xf0\x9f\x98\x80";
 	char out[256];
-	char *e = gt_json_escape(out, in, sizeof(in) - 1);
+	char *e = gt_text_json_escape(out, in, sizeof(in) - 1);
 
 	*e = '\0';
 	/* é and € and 😀 stay; a surrogate, > U+10FFFF and an overlong '/' become U+FFFD
@@ -511,10 +512,10 @@ START_TEST(test_escape)
 	                      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
 	                      "\xef\xbf\xbd\xef\xbf\xbd"
 	                      "\xe2\x82\xac\xf0\x9f\x98\x80");
-	e = gt_csv_field(out, "x,\"y\"", 5);
+	e = gt_text_csv_field(out, "x,\"y\"", 5);
 	*e = '\0';
 	ck_assert_str_eq(out, "\"x,\"\"y\"\"\"");
-	e = gt_csv_field(out, "plain", 5);
+	e = gt_text_csv_field(out, "plain", 5);
 	*e = '\0';
 	ck_assert_str_eq(out, "plain");
 }
@@ -522,61 +523,61 @@ END_TEST
 
 START_TEST(test_lanes)
 {
-	struct gt_xmodel m;
-	struct gt_xtrack *t;
+	struct gt_timeline m;
+	struct gt_track *t;
 
-	ck_assert_int_eq(gt_xmodel_init(&m, NULL, false, NULL, 1), 0);
-	t = gt_xmodel_track(&m, GT_XT_THREAD, 1, 1);
+	ck_assert_int_eq(gt_timeline_init(&m, NULL, false, NULL, 1), 0);
+	t = gt_timeline_track(&m, GT_TRACK_THREAD, 1, 1);
 	/* post-order (children first), as API records arrive */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 20, 30), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 40), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 50, 60), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 0, 100), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 20, 30), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 10, 40), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 50, 60), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 0, 100), 0);
 	/* starts inside a finished block: unknown children, another lane */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 55, 58), 1);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 55, 58), 1);
 	/* crosses a block */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 90, 120), 1);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 56, 57), 2);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 90, 120), 1);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 56, 57), 2);
 	/* touching is fine */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 100, 110), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 100, 110), 0);
 	/* out of order but in a gap */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 200, 210), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 150, 160), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 200, 210), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 150, 160), 0);
 	/* end before start is clamped to an instant */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 300, 250), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 300, 250), 0);
 	ck_assert_uint_eq(t->nlanes, 3);
 
 	/* strict ties (perfetto): a parent starting with its already written child, and a
 	 * slice ending where a written one starts, would depend on file order */
 	m.strict_ties = true;
-	t = gt_xmodel_track(&m, GT_XT_THREAD, 1, 2);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 20), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 10, 30), 1);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 40, 50), 0);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 35, 40), 1);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 50, 55), 0); /* in order: fine */
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 5, 60), 0);  /* a parent written last */
+	t = gt_timeline_track(&m, GT_TRACK_THREAD, 1, 2);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 10, 20), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 10, 30), 1);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 40, 50), 0);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 35, 40), 1);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 50, 55), 0); /* in order: fine */
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 5, 60), 0);  /* a parent written last */
 	m.strict_ties = false;
 
 	/* many siblings: the oldest are folded; a slice reaching back past the floor goes
 	 * elsewhere unless it contains everything folded */
-	t = gt_xmodel_track(&m, GT_XT_STREAM, 1, 7);
-	for (uint64_t i = 0; i < 3 * GT_XLANE_BLOCKS; i++)
-		ck_assert_uint_eq(gt_xtrack_place(&m, t, 10 + 10 * i, 15 + 10 * i), 0);
+	t = gt_timeline_track(&m, GT_TRACK_STREAM, 1, 7);
+	for (uint64_t i = 0; i < 3 * GT_LANE_BLOCKS; i++)
+		ck_assert_uint_eq(gt_lanes_place(&m, t, 10 + 10 * i, 15 + 10 * i), 0);
 	ck_assert(t->lanes[0].folded);
-	ck_assert_uint_le(t->lanes[0].n, GT_XLANE_BLOCKS);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 17, 18), 1);
-	ck_assert_uint_eq(gt_xtrack_place(&m, t, 0, 10 * 3 * GT_XLANE_BLOCKS + 100), 0);
+	ck_assert_uint_le(t->lanes[0].n, GT_LANE_BLOCKS);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 17, 18), 1);
+	ck_assert_uint_eq(gt_lanes_place(&m, t, 0, 10 * 3 * GT_LANE_BLOCKS + 100), 0);
 	ck_assert(!t->lanes[0].folded);
 	ck_assert_uint_eq(t->lanes[0].n, 1);
 
 	/* lanes run out: forced onto the last one, counted */
-	t = gt_xmodel_track(&m, GT_XT_NVTX, 1, 0);
-	for (unsigned i = 0; i < GT_XLANES_MAX + 3; i++)
-		gt_xtrack_place(&m, t, 100 + i, 1000 + i);
-	ck_assert_uint_eq(t->nlanes, GT_XLANES_MAX);
+	t = gt_timeline_track(&m, GT_TRACK_NVTX, 1, 0);
+	for (unsigned i = 0; i < GT_LANES_MAX + 3; i++)
+		gt_lanes_place(&m, t, 100 + i, 1000 + i);
+	ck_assert_uint_eq(t->nlanes, GT_LANES_MAX);
 	ck_assert_uint_eq(m.lanes_forced, 3);
-	gt_xmodel_fini(&m);
+	gt_timeline_fini(&m);
 }
 END_TEST
 

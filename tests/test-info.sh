@@ -53,8 +53,8 @@ processes:   2
   pid 4100: /usr/bin/python3.11, ppid 1, rank 0, exited with status 0
   pid 4107: /usr/bin/python3.11, ppid 4100, rank 1, killed by signal 9 (SIGKILL)
 devices:     2
-  device 0: NVIDIA H200, 132 SMs, 140.4 GiB, compute capability 9.0
-  device 1: NVIDIA H200, 132 SMs, 140.4 GiB, compute capability 9.0
+  device 0: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0
+  device 1: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0
 records:     6083
   string       18
   process      2

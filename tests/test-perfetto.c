@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/model.h"
 #include "../exporters/protobuf.h"
+#include "../exporters/timeline.h"
 #define FX_TEST_TAG "perfetto"
 #include "export-test.h"
 #include "flow-shapes.h"
@@ -659,11 +659,11 @@ START_TEST(test_tracks)
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process && t->pid >= GT_XGPU_PID_BASE) {
+		if (t->process && t->pid >= GT_GPU_PID_BASE) {
 			gpus++;
 			ck_assert_ptr_null(parent);
-			ck_assert(t->pid == GT_XGPU_PID_BASE || t->pid == GT_XGPU_PID_BASE + 1);
-			ck_assert_str_eq(t->name, t->pid == GT_XGPU_PID_BASE ? "GPU 0" : "GPU 1");
+			ck_assert(t->pid == GT_GPU_PID_BASE || t->pid == GT_GPU_PID_BASE + 1);
+			ck_assert_str_eq(t->name, t->pid == GT_GPU_PID_BASE ? "GPU 0" : "GPU 1");
 		} else if (t->process) {
 			procs++;
 			ck_assert_ptr_null(parent);
@@ -672,7 +672,7 @@ START_TEST(test_tracks)
 		} else if (t->counter) {
 			counters++;
 			ck_assert_str_eq(t->name, "memory in use");
-			ck_assert(parent && parent->process && parent->pid >= GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid >= GT_GPU_PID_BASE);
 		} else {
 			/* a lane: a thread of the process its parent track describes */
 			ck_assert(t->thread);
@@ -682,18 +682,18 @@ START_TEST(test_tracks)
 				ck_assert_int_eq(t->tid, t->pid);
 			} else if (strcmp(t->name, "main \"loop\" sync") == 0) {
 				syncs++;
-				ck_assert_int_eq(t->tid, t->pid | 16 << GT_XLANE_SHIFT);
+				ck_assert_int_eq(t->tid, t->pid | 16 << GT_LANE_SHIFT);
 			} else if (strcmp(t->name, "stream 7") == 0) {
 				streams++;
-				ck_assert_int_ge(t->pid, GT_XGPU_PID_BASE);
+				ck_assert_int_ge(t->pid, GT_GPU_PID_BASE);
 				ck_assert_int_eq(t->tid, 7);
 			} else if (strcmp(t->name, "NVTX ranges") == 0) {
 				nvtx++;
-				ck_assert_int_eq(t->tid, GT_XNVTX_TID);
+				ck_assert_int_eq(t->tid, GT_LANE_NVTX_TID);
 			} else {
 				nvtx++;
 				ck_assert_str_eq(t->name, "NVTX ranges (overlap 1)");
-				ck_assert_int_eq(t->tid, GT_XNVTX_TID + 1);
+				ck_assert_int_eq(t->tid, GT_LANE_NVTX_TID + 1);
 			}
 		}
 	}
@@ -935,7 +935,7 @@ START_TEST(test_shape_flows)
 		ck_assert(gpu_cat(&d, to->cat));
 		ck_assert_uint_lt(from->ts, to->ts);
 		/* process p's calls launch on GPU p (its own GPU, pid 5000000 + p) */
-		ck_assert_int_eq(ft->pid - SHP_PID, tt->pid - GT_XGPU_PID_BASE);
+		ck_assert_int_eq(ft->pid - SHP_PID, tt->pid - GT_GPU_PID_BASE);
 		for (k = (key * 0x9e3779b97f4a7c15ull) & (cap - 1); first[k].key != key;
 		     k = (k + 1) & (cap - 1))
 			ck_assert_uint_ne(first[k].key, 0);
@@ -1036,7 +1036,7 @@ START_TEST(test_real_trace)
 		const struct track *t = &d.tracks[i];
 		const struct track *parent = t->parent ? find_track(&d, t->parent) : NULL;
 
-		if (t->process && t->pid == GT_XGPU_PID_BASE) {
+		if (t->process && t->pid == GT_GPU_PID_BASE) {
 			gpus++;
 			ck_assert_str_eq(t->name, "GPU 0");
 			ck_assert_ptr_null(parent);
@@ -1045,7 +1045,7 @@ START_TEST(test_real_trace)
 			ck_assert_int_eq(t->pid, x->pid);
 			ck_assert_str_eq(t->name, x->process);
 		} else if (t->counter) {
-			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid == GT_GPU_PID_BASE);
 			if (strcmp(t->name, "memory pool reserved") == 0) {
 				pools++;
 				uuid_pool = t->uuid;
@@ -1054,18 +1054,18 @@ START_TEST(test_real_trace)
 			ck_assert_str_eq(t->name, "memory in use");
 			memory++;
 			uuid_memory = t->uuid;
-		} else if (t->pid == GT_XGPU_PID_BASE) {
+		} else if (t->pid == GT_GPU_PID_BASE) {
 			char name[32];
 
 			ck_assert(t->thread);
 			streams++;
 			snprintf(name, sizeof(name), "stream %lld", (long long)t->tid);
 			ck_assert_str_eq(t->name, name);
-			ck_assert(parent && parent->process && parent->pid == GT_XGPU_PID_BASE);
+			ck_assert(parent && parent->process && parent->pid == GT_GPU_PID_BASE);
 		} else if (strcmp(t->name, "thread 0 sync") == 0) {
 			syncs++;
 			ck_assert(t->thread);
-			ck_assert_int_eq(t->tid, 16 << GT_XLANE_SHIFT);
+			ck_assert_int_eq(t->tid, 16 << GT_LANE_SHIFT);
 			ck_assert(parent && parent->process && parent->pid == x->pid);
 		} else {
 			threads++;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../exporters/stats-int.h"
+#include "../exporters/text.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
 
@@ -595,10 +596,12 @@ static char *json_of(const char *s, size_t len)
 	size_t blen = 0;
 	FILE *f = open_memstream(&buf, &blen);
 
-	gt_stats_json_string(f, s, len);
+	gt_text_json_fputs(f, s, len);
 	fclose(f);
 	return buf;
 }
+
+#define FFFD "\xef\xbf\xbd"
 
 START_TEST(test_json_string)
 {
@@ -609,14 +612,16 @@ START_TEST(test_json_string)
 	} cases[] = {
 	        {"plain", 5, "\"plain\""},
 	        {"q\"b\\", 4, "\"q\\\"b\\\\\""},
-	        {"\n\t\x01\x7f", 4, "\"\\n\\t\\u0001\\u007f\""},
+	        /* the one escaping of every output (exporters/text.h): controls as \u00XX, DEL as
+	         * it is, bytes that are not UTF-8 as U+FFFD each */
+	        {"\n\t\x01\x7f", 4, "\"\\u000a\\u0009\\u0001\x7f\""},
 	        {"a\0b", 3, "\"a\\u0000b\""},
 	        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,
 	         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
-	        {"\xc0\xaf", 2, "\"\\ufffd\\ufffd\""},                       /* overlong '/' */
-	        {"\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""},            /* UTF-16 surrogate */
-	        {"x\xe2\x82", 3, "\"x\\ufffd\\ufffd\""},                     /* cut short */
-	        {"\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* > U+10FFFF */
+	        {"\xc0\xaf", 2, "\"" FFFD FFFD "\""},                   /* overlong '/' */
+	        {"\xed\xa0\x80", 3, "\"" FFFD FFFD FFFD "\""},          /* UTF-16 surrogate */
+	        {"x\xe2\x82", 3, "\"x" FFFD FFFD "\""},                 /* cut short */
+	        {"\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\""}, /* > U+10FFFF */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -628,6 +633,35 @@ START_TEST(test_json_string)
 		cJSON_Delete(v);
 		free(got);
 	}
+}
+END_TEST
+
+/* A string longer than the stream writer's pieces (1024 bytes) comes out exactly as escaping
+ * it whole gives, whatever sits across a piece's end: a character of 2, 3 or 4 bytes, one cut
+ * short, a stray continuation byte. */
+START_TEST(test_json_string_long)
+{
+	static const char *const across[] = {
+	        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82", "\x80\x80", "\"\n",
+	};
+	char in[3000], whole[6 * sizeof(in) + 2];
+
+	for (size_t a = 0; a < sizeof(across) / sizeof(across[0]); a++)
+		for (size_t at = 1018; at <= 1025; at++) {
+			size_t alen = strlen(across[a]), len = 2100;
+			char *got, *end;
+
+			memset(in, 'x', sizeof(in));
+			memcpy(in + at, across[a], alen);
+			memcpy(in + at + 1024, across[a], alen); /* and across the second piece */
+			whole[0] = '"';
+			end = gt_text_json_escape(whole + 1, in, len);
+			*end++ = '"';
+			*end = '\0';
+			got = json_of(in, len);
+			ck_assert_msg(strcmp(got, whole) == 0, "case %zu at %zu differs", a, at);
+			free(got);
+		}
 }
 END_TEST
 
@@ -1219,27 +1253,27 @@ START_TEST(test_human_formats)
 {
 	char b[32];
 
-	gt_stats_fmt_ns(b, sizeof(b), 999);
+	gt_fmt_ns(999, b, sizeof(b));
 	ck_assert_str_eq(b, "999 ns");
-	gt_stats_fmt_ns(b, sizeof(b), 12.25);
+	gt_fmt_ns(12.25, b, sizeof(b));
 	ck_assert_str_eq(b, "12.2 ns");
-	gt_stats_fmt_ns(b, sizeof(b), 1000);
+	gt_fmt_ns(1000, b, sizeof(b));
 	ck_assert_str_eq(b, "1.000 us");
-	gt_stats_fmt_ns(b, sizeof(b), 2.5e6);
+	gt_fmt_ns(2.5e6, b, sizeof(b));
 	ck_assert_str_eq(b, "2.500 ms");
-	gt_stats_fmt_ns(b, sizeof(b), 3.25e9);
+	gt_fmt_ns(3.25e9, b, sizeof(b));
 	ck_assert_str_eq(b, "3.250 s");
-	gt_stats_fmt_bytes(b, sizeof(b), 1023);
+	gt_fmt_bytes(1023, b, sizeof(b));
 	ck_assert_str_eq(b, "1023 B");
-	gt_stats_fmt_bytes(b, sizeof(b), 1536);
+	gt_fmt_bytes(1536, b, sizeof(b));
 	ck_assert_str_eq(b, "1.50 KiB");
-	gt_stats_fmt_bytes(b, sizeof(b), 3.0 * (1 << 30));
+	gt_fmt_bytes(3.0 * (1 << 30), b, sizeof(b));
 	ck_assert_str_eq(b, "3.00 GiB");
-	gt_stats_fmt_count(b, sizeof(b), 0);
+	gt_fmt_count(0, b, sizeof(b));
 	ck_assert_str_eq(b, "0");
-	gt_stats_fmt_count(b, sizeof(b), 999);
+	gt_fmt_count(999, b, sizeof(b));
 	ck_assert_str_eq(b, "999");
-	gt_stats_fmt_count(b, sizeof(b), 1234567);
+	gt_fmt_count(1234567, b, sizeof(b));
 	ck_assert_str_eq(b, "1,234,567");
 }
 END_TEST
@@ -1260,6 +1294,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_losses);
 	tcase_add_test(tc, test_all_json);
 	tcase_add_test(tc, test_json_string);
+	tcase_add_test(tc, test_json_string_long);
 	tcase_add_test(tc, test_empty_trace_reports);
 	tcase_add_test(tc, test_odd_records);
 	tcase_add_test(tc, test_summary);

@@ -4,10 +4,15 @@
  * libcupti), to time CUPTI's own push/pop. Two more switches add, one at a time, what gputrace
  * does on top of the floor, to tell where its added launch cost goes: FLOOR_CLOCK=1 registers
  * a timestamp callback (CLOCK_MONOTONIC, as gputrace's); FLOOR_API=launch enables runtime and
- * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*), and
- * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone. FLOOR_VERBOSE=1 prints at exit how
- * many buffers were completed and how many of them on the main thread. Runs inside the
- * benchmarked program. */
+ * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*),
+ * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone, and FLOOR_API=default for every call
+ * that gputrace's default API filter keeps (gt_envconf_api_is_launch: launches, copies, sets,
+ * allocations, frees, synchronization, event waits, graph launches). FLOOR_MEMORY=1 adds the
+ * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
+ * buffers every N ms, as gputrace's flush thread does. FLOOR_VERBOSE=1 prints at exit how many
+ * buffers were completed and how many of them on the main thread. Runs inside the benchmarked
+ * program. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +23,8 @@
 #include <unistd.h>
 
 #include <cupti.h>
+
+#include "gputrace/envconf.h"
 
 #define FLOOR_BUF_BYTES (8u << 20)
 
@@ -57,7 +64,8 @@ static uint64_t CUPTIAPI floor_clock(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* API activity records for the calls whose names start with prefix, in one domain. */
+/* API activity records for the calls whose names start with prefix, in one domain; prefix
+ * NULL: the calls gputrace's default filter keeps. */
 static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix)
 {
 	uint32_t cbid;
@@ -65,14 +73,31 @@ static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const ch
 	for (cbid = 1; cbid < end; cbid++) {
 		const char *name = NULL;
 
-		if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
-		    strncmp(name, prefix, strlen(prefix)) != 0)
+		if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		if (prefix ? strncmp(name, prefix, strlen(prefix)) != 0
+		           : !gt_envconf_api_is_launch(name))
 			continue;
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
 			cuptiActivityEnableRuntimeApi(cbid, 1);
 		else
 			cuptiActivityEnableDriverApi(cbid, 1);
 	}
+}
+
+static unsigned flush_ms;
+
+/* The flush thread: what gputrace's does, without the rest of its work. */
+static void *floor_flusher(void *arg)
+{
+	struct timespec ts = {.tv_sec = flush_ms / 1000, .tv_nsec = (long)(flush_ms % 1000) * 1000000};
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&ts, NULL);
+		cuptiActivityFlushAll(0);
+	}
+	return NULL;
 }
 
 static void floor_exit(void)
@@ -89,6 +114,8 @@ int InitializeInjection(void)
 	const char *markers = getenv("FLOOR_MARKERS");
 	const char *clock = getenv("FLOOR_CLOCK");
 	const char *api = getenv("FLOOR_API");
+	const char *memory = getenv("FLOOR_MEMORY");
+	const char *flush = getenv("FLOOR_FLUSH_MS");
 
 	if (clock && *clock == '1')
 		cuptiActivityRegisterTimestampCallback(floor_clock);
@@ -104,6 +131,21 @@ int InitializeInjection(void)
 	if (api && strcmp(api, "launch") == 0)
 		floor_enable_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
 		                 "cuLaunch");
+	if (api && strcmp(api, "default") == 0) {
+		floor_enable_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, NULL);
+		floor_enable_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, NULL);
+	}
+	if (memory && *memory == '1') {
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+	}
+	if (flush && atoi(flush) > 0) {
+		pthread_t th;
+
+		flush_ms = (unsigned)atoi(flush);
+		if (pthread_create(&th, NULL, floor_flusher, NULL) == 0)
+			pthread_detach(th);
+	}
 	atexit(floor_exit);
 	return 1;
 }

@@ -13,8 +13,17 @@
 # gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none), gputrace-nomem
 # (default kinds but memory), gputrace-nonvtx (default kinds but nvtx), gputrace-cb (API
 # records through callbacks), gputrace-solo (standalone: CUDA_INJECTION64_PATH, no CLI).
+# The accounting ladder (docs/performance.md), each adding one piece: floor-clock (the floor
+# with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
+# floor-api-default (+ API records of every call gputrace's default filter keeps), floor-mem
+# (+ memory records), floor-flush (+ a 100 ms flush thread); gputrace-k0 (gputrace with kernel,
+# memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
+# the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
+# gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-ka (+ the API
+# records of the default filter), gputrace-kam (+ memory records; the default is this with
+# NVTX and graphs too).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
-#   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr
+#   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr; TORCH_STEPS: timed steps of each
 set -u
 build=$(cd "${1:?usage: torch_run.sh BUILD_DIR [ROUNDS]}" && pwd)
 rounds=${2:-5}
@@ -23,7 +32,7 @@ py=${PYTHON:-python3}
 nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 workloads=${TORCH_WORKLOADS:-loop,loop-graph,xfmr}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-torch.XXXXXX")
-bench=("$py" "$src/torch_bench.py" "$workloads")
+bench=("$py" "$src/torch_bench.py" "$workloads" ${TORCH_STEPS:+--steps "$TORCH_STEPS"})
 "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
 	{ echo "no torch or no GPU: skipping"; exit 77; }
 
@@ -35,8 +44,20 @@ for r in $(seq 1 "$rounds"); do
 		out="$work/$c-$r.out"
 		case $c in
 		bare) "${bench[@]}" >"$out" 2>&1 ;;
-		floor) CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
-			"${bench[@]}" >"$out" 2>&1 ;;
+		floor | floor-*)
+			fenv=()
+			case $c in
+			floor-clock) fenv=(FLOOR_CLOCK=1) ;;
+			floor-api-launch) fenv=(FLOOR_CLOCK=1 FLOOR_API=launch) ;;
+			floor-api-default) fenv=(FLOOR_CLOCK=1 FLOOR_API=default) ;;
+			floor-mem) fenv=(FLOOR_CLOCK=1 FLOOR_MEMORY=1) ;;
+			floor-flush) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100) ;;
+			esac
+			env "${fenv[@]}" CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
+				"${bench[@]}" >"$out" 2>&1 ;;
+		gputrace-k0-solo) CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
+			GPUTRACE_OUTPUT="$work/t.gtrace" GPUTRACE_TRACE=kernel,memcpy,memset \
+			GPUTRACE_API=none GPUTRACE_FLUSH_MS=0 "${bench[@]}" >"$out" 2>&1 ;;
 		gputrace) "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" -- \
 			"${bench[@]}" >"$out" 2>&1 ;;
 		gputrace-solo) CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
@@ -48,6 +69,10 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-noapi) opts=(--api none) ;;
 			gputrace-nomem) opts=(-t kernel,memcpy,memset,api,nvtx,graph) ;;
 			gputrace-nonvtx) opts=(-t kernel,memcpy,memset,memory,api,graph) ;;
+			gputrace-k0) opts=(-t kernel,memcpy,memset --api none --flush-interval 0) ;;
+			gputrace-k) opts=(-t kernel,memcpy,memset --api none) ;;
+			gputrace-ka) opts=(-t kernel,memcpy,memset,api) ;;
+			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
 			esac
 			if [ "$c" = gputrace-cb ]; then export GPUTRACE_API_SOURCE=callback; fi
 			"$build/cli/gputrace" run -q -f -o "$work/$c.gtrace" "${opts[@]}" -- \

@@ -1,0 +1,339 @@
+/* The timeline model: processes, GPUs, tracks, memory in use and losses learnt while
+ * streaming a trace, for the timeline formats (see timeline.h). Runs in the CLI. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+
+int gt_timeline_init(struct gt_timeline *m, struct gt_reader *reader, bool demangle,
+                     gt_names_fn name_fn, size_t name_expand)
+{
+	memset(m, 0, sizeof(*m));
+	m->reader = reader;
+	if (gt_names_init(&m->names, reader, demangle, name_fn, name_expand) < 0 ||
+	    gt_idmap_init(&m->proc_map, 64) < 0 || gt_idmap_init(&m->gpu_map, 64) < 0 ||
+	    gt_idmap_init(&m->track_map, 256) < 0 || gt_idmap_init(&m->ctx_map, 64) < 0 ||
+	    gt_idmap_init(&m->pool_map, 16) < 0 || gt_flows_cache_init(&m->api_flows) < 0 ||
+	    gt_flows_cache_init(&m->gpu_flows) < 0)
+		goto fail;
+	return 0;
+fail:
+	gt_timeline_fini(m);
+	return -ENOMEM;
+}
+
+void gt_timeline_fini(struct gt_timeline *m)
+{
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		free(m->procs[i]);
+	for (uint32_t i = 0; i < m->ngpus; i++)
+		free(m->gpus[i]);
+	for (uint32_t i = 0; i < m->ntracks; i++) {
+		for (unsigned k = 0; k < m->tracks[i]->nlanes; k++)
+			free(m->tracks[i]->lanes[k].blk);
+		free(m->tracks[i]);
+	}
+	free(m->procs);
+	free(m->gpus);
+	free(m->tracks);
+	gt_idmap_fini(&m->proc_map);
+	gt_idmap_fini(&m->gpu_map);
+	gt_idmap_fini(&m->track_map);
+	gt_idmap_fini(&m->ctx_map);
+	gt_idmap_fini(&m->pool_map);
+	free(m->pool_bytes);
+	gt_names_fini(&m->names);
+	gt_flows_cache_fini(&m->api_flows);
+	gt_flows_cache_fini(&m->gpu_flows);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Append p to a growable pointer array. */
+static int push_ptr(void ***arr, uint32_t *n, uint32_t *cap, void *p)
+{
+	if (*n == *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 16;
+		void **a = realloc(*arr, ncap * sizeof(**arr));
+
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = p;
+	return 0;
+}
+
+struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid)
+{
+	uint32_t v = gt_idmap_get(&m->proc_map, pid, 0);
+	struct gt_timeline_proc *p;
+
+	if (v)
+		return m->procs[v - 1];
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->index = m->nprocs + 1;
+	p->rank = p->local_rank = p->world_size = -1;
+	if (push_ptr((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0 ||
+	    gt_idmap_put(&m->proc_map, pid, 0, m->nprocs) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static uint32_t gpu_free_number(const struct gt_timeline *m, uint32_t want)
+{
+	uint32_t max = 0;
+	bool taken = false;
+
+	for (uint32_t i = 0; i < m->ngpus; i++) {
+		if (m->gpus[i]->number == want)
+			taken = true;
+		if (m->gpus[i]->number + 1 > max)
+			max = m->gpus[i]->number + 1;
+	}
+	return taken ? max : want;
+}
+
+static struct gt_timeline_gpu *gpu_new(struct gt_timeline *m, uint32_t pid, uint32_t device_id)
+{
+	struct gt_timeline_gpu *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->number = gpu_free_number(m, device_id);
+	g->device_id = device_id;
+	g->first_pid = pid;
+	if (push_ptr((void ***)&m->gpus, &m->ngpus, &m->cap_gpus, g) < 0) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static uint32_t gpu_index(const struct gt_timeline *m, const struct gt_timeline_gpu *g)
+{
+	for (uint32_t i = 0; i < m->ngpus; i++)
+		if (m->gpus[i] == g)
+			return i;
+	return 0;
+}
+
+struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uint32_t device_id)
+{
+	uint32_t v = gt_idmap_get(&m->gpu_map, pid, device_id);
+	struct gt_timeline_gpu *g = NULL;
+
+	if (v)
+		return m->gpus[v - 1];
+	/* No DEVICE record from this process (yet): share the GPU another process reported
+	 * with the same ordinal, the best guess without a uuid. */
+	for (uint32_t i = 0; i < m->ngpus && !g; i++)
+		if (m->gpus[i]->device_id == device_id)
+			g = m->gpus[i];
+	if (!g)
+		g = gpu_new(m, pid, device_id);
+	if (!g || gt_idmap_put(&m->gpu_map, pid, device_id, gpu_index(m, g) + 1) < 0)
+		return NULL;
+	return g;
+}
+
+/* A memory pool's reserved bytes as this record gives them (none once destroyed), into its
+ * GPU's total. Pools are keyed by process, GPU and address. */
+static int observe_pool(struct gt_timeline *m, const struct gt_rec_memory_pool *r)
+{
+	struct gt_timeline_gpu *g;
+	uint64_t key, now;
+	uint32_t i;
+
+	g = gt_timeline_gpu(m, r->hdr.pid, r->device_id);
+	if (!g)
+		return -ENOMEM;
+	key = (uint64_t)r->hdr.pid << 32 | g->number;
+	i = gt_idmap_get(&m->pool_map, key, r->address);
+	if (!i) {
+		if (m->npools == m->cap_pools) {
+			uint32_t cap = m->cap_pools ? m->cap_pools * 2 : 8;
+			uint64_t *b = realloc(m->pool_bytes, cap * sizeof(*b));
+
+			if (!b)
+				return -ENOMEM;
+			m->pool_bytes = b;
+			m->cap_pools = cap;
+		}
+		m->pool_bytes[m->npools++] = 0;
+		i = m->npools;
+		if (gt_idmap_put(&m->pool_map, key, r->address, i) < 0)
+			return -ENOMEM;
+	}
+	now = r->op == GT_POOL_DESTROYED ? 0 : r->reserved_bytes;
+	/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
+	g->pool_reserved = (int64_t)((uint64_t)g->pool_reserved - m->pool_bytes[i - 1] + now);
+	m->pool_bytes[i - 1] = now;
+	return 0;
+}
+
+static int observe_device(struct gt_timeline *m, const struct gt_rec_device *d)
+{
+	static const uint8_t zero[16];
+	bool have_uuid = memcmp(d->uuid, zero, 16) != 0;
+	uint32_t v = gt_idmap_get(&m->gpu_map, d->hdr.pid, d->device_id);
+	struct gt_timeline_gpu *g = v ? m->gpus[v - 1] : NULL;
+
+	if (!g && have_uuid)
+		for (uint32_t i = 0; i < m->ngpus && !g; i++)
+			if (m->gpus[i]->have_uuid && memcmp(m->gpus[i]->uuid, d->uuid, 16) == 0)
+				g = m->gpus[i];
+	if (!g)
+		g = gpu_new(m, d->hdr.pid, d->device_id);
+	if (!g || gt_idmap_put(&m->gpu_map, d->hdr.pid, d->device_id, gpu_index(m, g) + 1) < 0)
+		return -ENOMEM;
+	if (have_uuid && !g->have_uuid) {
+		memcpy(g->uuid, d->uuid, 16);
+		g->have_uuid = true;
+	}
+	g->name_id = d->name_id;
+	g->sm_count = d->sm_count;
+	g->cc_major = d->cc_major;
+	g->cc_minor = d->cc_minor;
+	g->global_mem_bytes = d->global_mem_bytes;
+	if (g->announced)
+		g->info_changed = true;
+	return 0;
+}
+
+struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kind, uint32_t pid,
+                                   uint32_t id)
+{
+	uint64_t a = ((uint64_t)kind << 32) | pid;
+	struct gt_track *t = m->last_track[kind];
+	uint32_t v;
+	struct gt_timeline_proc *p;
+
+	if (t && t->pid == pid && t->id == id)
+		return t;
+	v = gt_idmap_get(&m->track_map, a, id);
+	if (v)
+		return m->last_track[kind] = m->tracks[v - 1];
+	p = gt_timeline_proc(m, pid);
+	if (!p)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->kind = (uint8_t)kind;
+	t->pid = pid;
+	t->id = id;
+	t->proc = p->index - 1;
+	t->index = m->ntracks;
+	if (push_ptr((void ***)&m->tracks, &m->ntracks, &m->cap_tracks, t) < 0 ||
+	    gt_idmap_put(&m->track_map, a, id, m->ntracks) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+uint32_t gt_timeline_track_index(const struct gt_timeline *m, const struct gt_track *t)
+{
+	(void)m;
+	return t->index;
+}
+
+uint32_t gt_timeline_context_device(const struct gt_timeline *m, uint32_t pid, uint32_t ctx)
+{
+	uint32_t v = gt_idmap_get(&m->ctx_map, pid, ctx);
+
+	return v ? v - 1 : UINT32_MAX;
+}
+
+int gt_timeline_observe(struct gt_timeline *m, const union gt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case GT_REC_PROCESS: {
+		const struct gt_rec_process *r = &rec->process;
+		struct gt_timeline_proc *p = gt_timeline_proc(m, r->hdr.pid);
+
+		if (!p)
+			return -ENOMEM;
+		p->ppid = r->ppid;
+		p->exe_id = r->exe_id;
+		p->cmdline_id = r->cmdline_id;
+		p->host_id = r->host_id;
+		p->rank = r->rank;
+		p->local_rank = r->local_rank;
+		p->world_size = r->world_size;
+		p->have_info = true;
+		if (p->announced)
+			p->info_changed = true;
+		return 0;
+	}
+	case GT_REC_THREAD: {
+		struct gt_track *t =
+		        gt_timeline_track(m, GT_TRACK_THREAD, rec->hdr.pid, rec->thread.tid);
+
+		if (!t)
+			return -ENOMEM;
+		t->name_id = rec->thread.name_id;
+		for (unsigned k = 0; k < t->nlanes; k++)
+			if (t->lanes[k].announced)
+				t->name_changed = true;
+		return 0;
+	}
+	case GT_REC_DEVICE:
+		return observe_device(m, &rec->device);
+	case GT_REC_CONTEXT:
+		return gt_idmap_put(&m->ctx_map, rec->hdr.pid, rec->context.context_id,
+		                    rec->context.device_id + 1);
+	case GT_REC_MEMORY: {
+		const struct gt_rec_memory *r = &rec->memory;
+		struct gt_timeline_gpu *g;
+
+		if (!gt_timeline_drawn(rec))
+			return 0;
+		g = gt_timeline_gpu(m, r->hdr.pid, r->device_id);
+		if (!g)
+			return -ENOMEM;
+		/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
+		if (r->op == GT_MEMORY_ALLOC)
+			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use + r->bytes);
+		else if (r->op == GT_MEMORY_FREE)
+			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use - r->bytes);
+		return 0;
+	}
+	case GT_REC_MEMORY_POOL:
+		return gt_timeline_drawn(rec) ? observe_pool(m, &rec->memory_pool) : 0;
+	case GT_REC_LOSS:
+		m->loss_records++;
+		m->losses[rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
+		                                                : GT_LOSS_CORRUPT] +=
+		        rec->loss.count;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+bool gt_timeline_drawn(const union gt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return rec->kernel.span.start_ns != 0;
+	case GT_REC_MEMCPY:
+		return rec->memcpy.span.start_ns != 0;
+	case GT_REC_MEMSET:
+		return rec->memset.span.start_ns != 0;
+	case GT_REC_MEMORY:
+		return rec->memory.mem_kind != GT_MEM_PINNED &&
+		       rec->memory.mem_kind != GT_MEM_PAGEABLE;
+	case GT_REC_MEMORY_POOL:
+		return rec->memory_pool.ts_ns != 0;
+	default:
+		return true;
+	}
+}

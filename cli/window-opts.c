@@ -176,11 +176,13 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 		cw->w.from_ns = f.from_ns;
 		cw->w.to_ns = f.to_ns > f.from_ns ? f.to_ns : f.from_ns + 1;
 		snprintf(cw->what, sizeof(cw->what),
-		         "%s %llu..%llu (%llu range%s in %u process%s), %s to %s", spec.name,
-		         (unsigned long long)f.first, (unsigned long long)f.last,
+		         "%s %llu..%llu (%llu range%s in %u process%s), %s to %s (--from @%llu "
+		         "--to @%llu)",
+		         spec.name, (unsigned long long)f.first, (unsigned long long)f.last,
 		         (unsigned long long)f.ranges, f.ranges == 1 ? "" : "s", f.processes,
 		         f.processes == 1 ? "" : "es", rel(f.from_ns, origin, a, sizeof(a)),
-		         rel(cw->w.to_ns, origin, b, sizeof(b)));
+		         rel(cw->w.to_ns, origin, b, sizeof(b)), (unsigned long long)cw->w.from_ns,
+		         (unsigned long long)cw->w.to_ns);
 	} else if (cw->from || cw->to) {
 		snprintf(cw->what, sizeof(cw->what), "%s to %s",
 		         cw->from ? rel(cw->w.from_ns, origin, a, sizeof(a)) : "the start",
@@ -258,31 +260,33 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 	            gt_fmt_bytes(limit, c, sizeof(c)));
 	fprintf(stderr, "gputrace: windows that fit:\n");
 	if (!gt_window_timed(&cw->w) && gt_window_find_steps(r, &cw->w, &st) == 0 && st.count) {
-		/* as many of the first 10 steps as fit */
-		for (uint64_t n = 10; n >= 1; n /= 2) {
-			struct gt_nvtx_spec spec = {.first = st.first, .last = st.first + n - 1};
-			struct gt_nvtx_found f;
+		/* as many of the first 10 steps as fit, counted (what is offered must fit) */
+		for (uint64_t n = GT_WINDOW_STEPS_SPANS; n >= 1; n /= 2) {
 			struct gt_window w = cw->w;
-			uint64_t in;
+			uint64_t in, lo = UINT64_MAX, hi = 0;
 
-			snprintf(spec.name, sizeof(spec.name), "%s", st.name);
-			if (gt_window_find_nvtx(r, &cw->w, &spec, &f) < 0 || !f.ranges)
+			for (uint64_t j = 0; j < n; j++) {
+				if (!st.to_ns[j])
+					continue;
+				lo = st.from_ns[j] < lo ? st.from_ns[j] : lo;
+				hi = st.to_ns[j] > hi ? st.to_ns[j] : hi;
+			}
+			if (hi <= lo)
 				break;
-			w.from_ns = f.from_ns;
-			w.to_ns = f.to_ns;
-			/* counted, not estimated: what is offered must fit */
+			w.from_ns = lo;
+			w.to_ns = hi;
 			if (gt_window_count(r, &w, fit, &in) < 0 || in > fit)
 				continue;
 			if (view)
 				fprintf(stderr,
 				        "gputrace:   the first %llu steps: %s --first-steps %llu",
-				        (unsigned long long)(f.last - f.first + 1), again,
-				        (unsigned long long)(f.last - f.first + 1));
+				        (unsigned long long)n, again, (unsigned long long)n);
 			else
 				fprintf(stderr,
 				        "gputrace:   the first %llu steps: %s --nvtx %s:%llu..%llu",
-				        (unsigned long long)(f.last - f.first + 1), again, st.name,
-				        (unsigned long long)f.first, (unsigned long long)f.last);
+				        (unsigned long long)n, again, st.name,
+				        (unsigned long long)st.first,
+				        (unsigned long long)(st.first + n - 1));
 			fprintf(stderr, "  (about %s)\n", gt_fmt_bytes(in * per, a, sizeof(a)));
 			break;
 		}

@@ -837,6 +837,8 @@ struct step_names {
 	struct {
 		char name[256];
 		uint64_t count, first, last;
+		/* spans of the steps first .. first + GT_WINDOW_STEPS_SPANS - 1 */
+		uint64_t from[GT_WINDOW_STEPS_SPANS], to[GT_WINDOW_STEPS_SPANS];
 	} n[STEP_NAMES_MAX];
 	unsigned nn;
 };
@@ -857,7 +859,6 @@ static int count_step(void *ctx, struct nvtx_proc *p, const struct gt_rec_nvtx *
 	uint64_t k = 0;
 	unsigned i;
 
-	(void)rec;
 	while (base > 0 && isdigit((unsigned char)msg[base - 1]))
 		base--;
 	if (plain_step(msg, len)) {
@@ -883,11 +884,31 @@ static int count_step(void *ctx, struct nvtx_proc *p, const struct gt_rec_nvtx *
 		sn->n[i].count = 0;
 		sn->n[i].first = UINT64_MAX;
 		sn->n[i].last = 0;
+		memset(sn->n[i].from, 0, sizeof(sn->n[i].from));
+		memset(sn->n[i].to, 0, sizeof(sn->n[i].to));
 		sn->nn++;
 	}
 	sn->n[i].count++;
-	if (k < sn->n[i].first)
+	if (k < sn->n[i].first) {
+		/* the spans kept move up by how much lower the first step now is */
+		uint64_t by =
+		        sn->n[i].first == UINT64_MAX ? GT_WINDOW_STEPS_SPANS : sn->n[i].first - k;
+
+		for (unsigned j = GT_WINDOW_STEPS_SPANS; j-- > 0;) {
+			sn->n[i].from[j] = j >= by ? sn->n[i].from[j - by] : 0;
+			sn->n[i].to[j] = j >= by ? sn->n[i].to[j - by] : 0;
+		}
 		sn->n[i].first = k;
+	}
+	if (k - sn->n[i].first < GT_WINDOW_STEPS_SPANS) {
+		unsigned j = (unsigned)(k - sn->n[i].first);
+		uint64_t end = rec->end_ns > rec->start_ns ? rec->end_ns : rec->start_ns;
+
+		if (!sn->n[i].from[j] || rec->start_ns < sn->n[i].from[j])
+			sn->n[i].from[j] = rec->start_ns;
+		if (end > sn->n[i].to[j])
+			sn->n[i].to[j] = end;
+	}
 	if (k > sn->n[i].last)
 		sn->n[i].last = k;
 	return 0;
@@ -916,6 +937,8 @@ int gt_window_find_steps(struct gt_reader *r, const struct gt_window *scope,
 		steps->count = sn->n[best].count;
 		steps->first = sn->n[best].first;
 		steps->last = sn->n[best].last;
+		memcpy(steps->from_ns, sn->n[best].from, sizeof(steps->from_ns));
+		memcpy(steps->to_ns, sn->n[best].to, sizeof(steps->to_ns));
 	}
 	free(s.procs);
 	free(sn);

@@ -128,6 +128,17 @@ if [ -n "$mktrace" ]; then
 		outside=$(awk -F, -v f="$from" -v t="$to" 'NR > 1 && ($2 < f || $3 > t)' "win-$kind.csv" | wc -l)
 		[ "$outside" -eq 0 ] || fail "window: $outside $kind rows reach outside it"
 	done
+	# sqlite: the same window, the same kernels and calls
+	if grep -q sqlite <<<"$formats"; then
+		expect_rc 0 "$gputrace" export w.gtrace -f sqlite -o win.sqlite --from 20ms --to +15ms -q
+		for t in KERNEL:kernel RUNTIME:api; do
+			expect_rc 0 "$gputrace" sql win.sqlite -q -f csv \
+				"SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_${t%:*}"
+			n=$(tail -n 1 "$tmp/out" | tr -d '\r')
+			[ "$n" = "$(tail -n +2 "win-${t#*:}.csv" | wc -l)" ] ||
+				fail "sqlite window: $n ${t%:*} rows, csv has $(tail -n +2 "win-${t#*:}.csv" | wc -l)"
+		done
+	fi
 	# metadata stays: both processes, their threads
 	[ "$(tail -n +2 win-process.csv | wc -l)" -eq 2 ] || fail "window: processes: $(cat win-process.csv)"
 	# the same window read by a scan (the footer cut off) gives the same rows
@@ -140,7 +151,7 @@ if [ -n "$mktrace" ]; then
 
 	# --nvtx: the steps by number, in each process; --rank, --pid
 	expect_rc 0 "$gputrace" export w.gtrace -f csv -o steps.csv --nvtx ProfilerStep:3..4
-	err_has_line "gputrace: window: ProfilerStep 3..4 (4 ranges in 2 processes), 0.001 s to 0.003 s"
+	err_has_line "gputrace: window: ProfilerStep 3..4 (4 ranges in 2 processes), 0.001 s to 0.003 s (--from @1000001390001 --to @1000003277849)"
 	grep -c ',ProfilerStep#[34],' steps-nvtx.csv >"$tmp/n"
 	[ "$(cat "$tmp/n")" -eq 4 ] || fail "--nvtx: $(cat "$tmp/n") of the steps 3 and 4, expected 4"
 	expect_rc 0 "$gputrace" export w.gtrace -f csv -o r1.csv --nvtx ProfilerStep:3 --rank 1 -q

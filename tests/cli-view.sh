@@ -264,7 +264,7 @@ err_has_line "gputrace:   all of it, in pieces that each open: gputrace export s
 err_has_line "gputrace: view: steps.gtrace is too large to view whole; view a window of it (above), or open it with Perfetto's trace_processor --httpd"
 [ ! -e steps.pftrace ] || fail "a trace too large was exported"
 GPUTRACE_UI_LIMIT=400K start_view v9.err steps.gtrace --first-steps 10 --port 0 --no-open
-grep -qxF "gputrace: window: ProfilerStep 0..9 (20 ranges in 2 processes), 0.000 s to 0.005 s" v9.err ||
+grep -qxF "gputrace: window: ProfilerStep 0..9 (20 ranges in 2 processes), 0.000 s to 0.005 s (--from @1000000000000 --to @1000005496624)" v9.err ||
 	fail "--first-steps: $(cat v9.err)"
 [ "$url" = "$base/steps.window.pftrace" ] || fail "--first-steps served $url"
 curl -sS -o steps.bin "$url"

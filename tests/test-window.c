@@ -599,6 +599,17 @@ START_TEST(test_steps)
 	ck_assert_uint_eq(st.count, 24);
 	ck_assert_uint_eq(st.first, 0);
 	ck_assert_uint_eq(st.last, 11);
+	/* each of the first 10 steps spans what --nvtx ProfilerStep:K finds */
+	for (unsigned k = 0; k < GT_WINDOW_STEPS_SPANS; k++) {
+		struct gt_nvtx_spec spec = {.first = k, .last = k};
+		struct gt_nvtx_found f;
+
+		snprintf(spec.name, sizeof(spec.name), "ProfilerStep");
+		ck_assert_int_eq(gt_window_find_nvtx(r, NULL, &spec, &f), 0);
+		ck_assert_uint_eq(f.ranges, 2);
+		ck_assert_uint_eq(st.from_ns[k], f.from_ns);
+		ck_assert_uint_eq(st.to_ns[k], f.to_ns);
+	}
 	gt_reader_close(r);
 
 	snprintf(path, sizeof(path), "%s/pytorch-train.gtrace", data_dir);
@@ -608,6 +619,16 @@ START_TEST(test_steps)
 	ck_assert_uint_eq(st.count, 20);
 	ck_assert_uint_eq(st.first, 0);
 	ck_assert_uint_eq(st.last, 19);
+	for (unsigned k = 0; k < GT_WINDOW_STEPS_SPANS; k++) {
+		struct gt_nvtx_spec spec = {.first = k, .last = k};
+		struct gt_nvtx_found f;
+
+		snprintf(spec.name, sizeof(spec.name), "step");
+		ck_assert_int_eq(gt_window_find_nvtx(r, NULL, &spec, &f), 0);
+		ck_assert_uint_eq(f.ranges, 1);
+		ck_assert_uint_eq(st.from_ns[k], f.from_ns);
+		ck_assert_uint_eq(st.to_ns[k], f.to_ns);
+	}
 	gt_reader_close(r);
 
 	snprintf(path, sizeof(path), "%s/multistream.gtrace", data_dir);

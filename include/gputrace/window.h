@@ -128,11 +128,15 @@ int gt_window_find_nvtx(struct gt_reader *r, const struct gt_window *scope,
  * numbered from 0 in each process), whichever are more. scope is not used yet (steps have
  * the same name in every rank). Returns 0 and *steps (steps->count 0: none), or the
  * reader's -errno. Rewinds r. */
+#define GT_WINDOW_STEPS_SPANS 10u
 struct gt_window_steps {
 	char name[256]; /* NAME, without '#' */
 	uint64_t count; /* ranges so named, every process */
 	uint64_t first; /* smallest K */
 	uint64_t last;  /* largest K */
+	/* the steps first .. first + 9, each from its earliest start to its latest end in any
+	 * process (0, 0: a number without a step) */
+	uint64_t from_ns[GT_WINDOW_STEPS_SPANS], to_ns[GT_WINDOW_STEPS_SPANS];
 };
 int gt_window_find_steps(struct gt_reader *r, const struct gt_window *scope,
                          struct gt_window_steps *steps);

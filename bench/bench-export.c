@@ -3,7 +3,9 @@
  * their kernels, copies, memsets, syncs, NVTX ranges, memory counters). Each export runs
  * in its own child process so its peak RSS is its own. Runs by hand:
  *   bench-export [--events N] [--out DIR] [--kernels K] [--reuse]
- * Output goes to /dev/null unless --out is given (then DIR/bench.json, DIR/bench.pftrace). */
+ * Output goes to /dev/null unless --out is given (then DIR/bench.json, DIR/bench.pftrace).
+ * Chrome runs twice more: without steps (--no-steps: one pass instead of two) and, with
+ * --out only, split by ranks into DIR/ranks/. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -74,6 +76,8 @@ struct job {
 	const char *format; /* NULL: read only */
 	const char *output;
 	const struct fx_opts *fx;
+	int no_steps;   /* chrome: NVTX ranges as they are (no first pass) */
+	unsigned split; /* chrome: enum gt_export_split */
 };
 
 static int do_write(void *ctx, struct gt_export_result *res)
@@ -89,7 +93,8 @@ static int do_export(void *ctx, struct gt_export_result *res)
 	const struct job *j = ctx;
 	struct gt_reader *r;
 	const char *err = NULL;
-	struct gt_export_options o = {.output = j->output, .demangle = 1};
+	struct gt_export_options o = {
+	        .output = j->output, .demangle = 1, .no_steps = j->no_steps, .split = j->split};
 	int ret = gt_reader_open(j->trace, &r, &err);
 
 	if (ret < 0) {
@@ -131,7 +136,8 @@ int main(int argc, char **argv)
 	bool reuse = false;
 	char trace[256], json[300], pft[300];
 	struct job j = {.trace = trace, .fx = &fx};
-	struct run w = {0}, rd = {0}, ch = {0}, pf = {0};
+	struct run w = {0}, rd = {0}, ch = {0}, pf = {0}, ns = {0}, sp = {0};
+	char ranks[300];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "n:k:o:r", longopts, NULL)) != -1) {
@@ -193,6 +199,19 @@ int main(int argc, char **argv)
 	j.output = outdir ? pft : "/dev/null";
 	if (in_child(do_export, &j, &pf) < 0)
 		return 1;
+	j.format = "chrome";
+	j.output = outdir ? json : "/dev/null";
+	j.no_steps = 1;
+	if (in_child(do_export, &j, &ns) < 0)
+		return 1;
+	j.no_steps = 0;
+	if (outdir) {
+		snprintf(ranks, sizeof(ranks), "%s/ranks", outdir);
+		j.output = ranks;
+		j.split = GT_EXPORT_SPLIT_RANKS;
+		if (in_child(do_export, &j, &sp) < 0)
+			return 1;
+	}
 
 	printf("%-10s %12s %9s %9s %12s %9s %14s %9s\n", "exporter", "events", "wall s", "cpu s",
 	       "events/s", "peak MB", "output bytes", "B/event");
@@ -207,6 +226,17 @@ int main(int argc, char **argv)
 	       (unsigned long long)pf.res.events, pf.wall_s, pf.cpu_s,
 	       (double)pf.res.events / pf.wall_s, (double)pf.maxrss_kb / 1024.0,
 	       (unsigned long long)pf.res.bytes, (double)pf.res.bytes / (double)pf.res.events);
+	printf("%-10s %12llu %9.2f %9.2f %12.0f %9.1f %14llu %9.1f\n", "chrome -n",
+	       (unsigned long long)ns.res.events, ns.wall_s, ns.cpu_s,
+	       (double)ns.res.events / ns.wall_s, (double)ns.maxrss_kb / 1024.0,
+	       (unsigned long long)ns.res.bytes, (double)ns.res.bytes / (double)ns.res.events);
+	if (outdir)
+		printf("%-10s %12llu %9.2f %9.2f %12.0f %9.1f %14llu %9.1f\n", "chrome -s",
+		       (unsigned long long)sp.res.events, sp.wall_s, sp.cpu_s,
+		       (double)sp.res.events / sp.wall_s, (double)sp.maxrss_kb / 1024.0,
+		       (unsigned long long)sp.res.bytes,
+		       (double)sp.res.bytes / (double)sp.res.events);
+	printf("(chrome -n: --no-steps; chrome -s: --split ranks, %u files)\n", sp.res.files);
 	printf("perfetto / chrome size: %.3f\n", (double)pf.res.bytes / (double)ch.res.bytes);
 	if (ch.res.events != e.events || pf.res.events != e.events) {
 		fprintf(stderr, "bench-export: expected %llu events\n",

@@ -70,11 +70,68 @@ static void usage(FILE *out)
 	      "                       500M (chrome: in file order; perfetto: by time, each "
 	      "file\n"
 	      "                       a whole trace of its own)\n"
+	      "      --split ranks    chrome: one file per rank, OUT/rank-N.pt.trace.json, "
+	      "as\n"
+	      "                       Holistic Trace Analysis and TensorBoard read a job\n"
+	      "                       (default OUT: FILE without .gtrace, plus -ranks)\n"
+	      "      --step NAME      chrome: the NVTX range that marks a training step, "
+	      "written\n"
+	      "                       as ProfilerStep#N (default: detect ProfilerStep#N, "
+	      "step,\n"
+	      "                       train_step, iteration)\n"
+	      "      --no-steps       chrome: write NVTX ranges under their own names\n"
 	      "      --mangled        keep kernel names as the compiler mangled them\n"
 	      "  -q, --quiet          no progress bar, no closing line\n"
 	      "  -h, --help           show this help\n"
 	      "\n" GT_CLI_WINDOW_HELP,
 	      out);
+}
+
+/* The options only chrome takes, and what goes with what. Reports and returns -EINVAL. */
+static int check_chrome_options(const struct gt_exporter_ops *exp,
+                                const struct gt_export_options *eo, const char *output)
+{
+	bool chrome = strcmp(exp->name, "chrome") == 0;
+
+	const char *opt = eo->split ? "--split" : eo->step_name ? "--step" : "--no-steps";
+
+	if (!chrome && (eo->split || eo->step_name || eo->no_steps)) {
+		gt_cli_error("export: %s is for -f chrome only", opt);
+		return -EINVAL;
+	}
+	if (eo->step_name && eo->no_steps) {
+		gt_cli_error("export: --step and --no-steps contradict each other; choose one");
+		return -EINVAL;
+	}
+	if (eo->split && eo->max_bytes) {
+		gt_cli_error("export: --split ranks and --max-size do not go together: HTA would "
+		             "read the pieces of one rank as several files of that rank");
+		return -EINVAL;
+	}
+	if (eo->split && output && strcmp(output, "-") == 0) {
+		gt_cli_error("export: --split ranks writes a directory; -o - (standard output) "
+		             "cannot hold it");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The closing lines of --split ranks. */
+static void print_split(const char *dir, const struct gt_export_result *res)
+{
+	char count[32], size[32];
+
+	fprintf(stderr, "gputrace: wrote %s/ (%u rank%s: rank-N.pt.trace.json, %s events, %s)\n",
+	        dir, res->ranks, res->ranks == 1 ? "" : "s",
+	        gt_fmt_count(res->events, count, sizeof(count)),
+	        gt_fmt_bytes(res->bytes, size, sizeof(size)));
+	if (res->left_out)
+		fprintf(stderr,
+		        "gputrace: left out %u process%s without a rank (%s records, e.g. the "
+		        "launcher): export without --split to see %s\n",
+		        res->left_out, res->left_out == 1 ? "" : "es",
+		        gt_fmt_count(res->left_out_records, count, sizeof(count)),
+		        res->left_out == 1 ? "it" : "them");
 }
 
 int cmd_export(int argc, char **argv)
@@ -84,6 +141,9 @@ int cmd_export(int argc, char **argv)
 	        {"output", required_argument, NULL, 'o'},
 	        {"max-size", required_argument, NULL, 'M'},
 	        {"mangled", no_argument, NULL, 'm'},
+	        {"split", required_argument, NULL, 'S'},
+	        {"step", required_argument, NULL, 'T'},
+	        {"no-steps", no_argument, NULL, 'N'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
 	        GT_CLI_WINDOW_LONGOPTS,
@@ -124,6 +184,26 @@ int cmd_export(int argc, char **argv)
 		case 'm':
 			eo.demangle = 0;
 			break;
+		case 'S':
+			if (strcmp(optarg, "ranks") != 0) {
+				gt_cli_error(
+				        "export: --split: '%s' is not valid; use --split ranks",
+				        optarg);
+				return GT_EXIT_USAGE;
+			}
+			eo.split = GT_EXPORT_SPLIT_RANKS;
+			break;
+		case 'T':
+			if (!*optarg) {
+				gt_cli_error("export: --step: give the NVTX range's name, e.g. "
+				             "--step train_step");
+				return GT_EXIT_USAGE;
+			}
+			eo.step_name = optarg;
+			break;
+		case 'N':
+			eo.no_steps = 1;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -159,6 +239,8 @@ int cmd_export(int argc, char **argv)
 		gt_cli_error("export: -f: '%s' is not valid; use one of: %s", format, names);
 		return GT_EXIT_USAGE;
 	}
+	if (check_chrome_options(exp, &eo, output) < 0)
+		return GT_EXIT_USAGE;
 	if (stat(in, &st) < 0) {
 		gt_cli_error("%s: %s", in, strerror(errno));
 		return GT_EXIT_NO_INPUT;
@@ -171,7 +253,7 @@ int cmd_export(int argc, char **argv)
 	if (output) {
 		snprintf(out, sizeof(out), "%s", output);
 	} else {
-		gt_opt_derived_name(in, exp->extension, out, sizeof(out));
+		gt_opt_derived_name(in, eo.split ? "-ranks" : exp->extension, out, sizeof(out));
 	}
 	if (strcmp(out, in) == 0) {
 		gt_cli_error("export: the output would replace the trace itself; choose another "
@@ -210,8 +292,12 @@ int cmd_export(int argc, char **argv)
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
 		gt_reader_close(r);
-		/* Damage found while reading is the trace's fault; anything else is output.
-		 */
+		/* Damage found while reading is the trace's fault, and so is a trace without
+		 * ranks to split by or whose ranks share a pid; anything else is output. */
+		if (ret == -ENOTDIR)
+			return GT_EXIT_CANT_CREATE;
+		if (ret == -ENOENT || ret == -EEXIST)
+			return GT_EXIT_BAD_TRACE;
 		return (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
 	}
 	if (gt_reader_status(r)->recovered && !quiet) {
@@ -226,7 +312,9 @@ int cmd_export(int argc, char **argv)
 	gt_reader_close(r);
 	if (res.warning)
 		gt_cli_warn("%s", res.warning);
-	if (!quiet && strcmp(out, "-") != 0) {
+	if (!quiet && eo.split) {
+		print_split(out, &res);
+	} else if (!quiet && strcmp(out, "-") != 0) {
 		fprintf(stderr, "gputrace: wrote %s (%s events, %s", out,
 		        gt_fmt_count(res.events, count, sizeof(count)),
 		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
@@ -238,6 +326,11 @@ int cmd_export(int argc, char **argv)
 			        gt_fmt_count(wst.chunks_read + wst.chunks_passed, count,
 			                     sizeof(count)));
 		fputs(")\n", stderr);
+		if (res.ranks > 1 && exp == gt_exporter_find("chrome"))
+			fprintf(stderr,
+			        "gputrace: the trace holds %u ranks; Holistic Trace Analysis reads "
+			        "one rank per file: add --split ranks\n",
+			        res.ranks);
 	}
 	return GT_EXIT_OK;
 }

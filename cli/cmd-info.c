@@ -1,6 +1,7 @@
-/* gputrace info: what a trace file holds, read in one streaming pass: its header, the traced
- * processes and how they ended, the devices, record counts per kind, every loss, the time
- * span, and whether the file had to be recovered. Runs in the CLI process. */
+/* gputrace info: what a trace file holds, read in one streaming pass into the catalog every
+ * output shares (exporters/catalog.h): its header, the traced processes and how they ended,
+ * the GPUs, record counts per kind, every loss, notices, the time span, and whether the file
+ * had to be recovered. Runs in the CLI process. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,45 +11,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "../exporters/catalog.h"
 #include "../exporters/text.h"
 #include "cli.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
 
-/* At most this many processes and devices are listed one per line; the rest are counted. */
-#define LIST_MAX  64u
-#define NOTES_MAX 16u
-
-struct proc {
-	struct gt_rec_process rec;
-	struct gt_rec_process_end end;
-	bool have_end;
-};
-
-struct info {
-	struct proc *procs; /* in the order their PROCESS records came; owned */
-	size_t nprocs, cap_procs;
-	struct gt_rec_device devs[LIST_MAX];
-	size_t ndevs, more_devs;
-	uint64_t counts[GT_REC_MAX];
-	uint64_t records;
-	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* sum of LOSS records' counts by source */
-	uint64_t losses_other;               /* LOSS records with a source we do not know */
-	uint64_t first_ts_ns, last_ts_ns;
-	/* the distinct CUPTI versions the processes reported loading (GT_NOTICE_CUPTI_LOADED),
-	 * for traces whose header does not name one (gputrace run writes it before any CUDA) */
-	int32_t cupti[LIST_MAX];
-	size_t ncupti, more_cupti;
-	/* warnings and errors from NOTICE records, text copied when read */
-	struct {
-		uint32_t pid;
-		char text[240];
-	} notes[NOTES_MAX];
-	size_t nnotes, more_notes;
-	/* process-end records seen before their process record (ordering is not guaranteed) */
-	struct gt_rec_process_end *early_ends;
-	size_t nearly, cap_early;
-};
+/* At most this many processes and GPUs are listed one per line; the rest are counted. */
+#define LIST_MAX 64u
+/* Processes listed after a GPU's uuid as its users. */
+#define USERS_MAX 8u
 
 /* Whether windows of the trace can seek (docs/format.md, "Footer"). */
 static void print_index(struct gt_reader *r)
@@ -103,7 +75,8 @@ static void usage(FILE *out)
 	fputs("Usage: gputrace info [options] FILE\n"
 	      "\n"
 	      "Show what a trace holds: its header (format, clock, host, start time, command\n"
-	      "line, versions), the traced processes and how they ended, the devices, record\n"
+	      "line, versions), the traced processes and how they ended, the GPUs (each once\n"
+	      "by uuid, with its peak memory in use and the processes that used it), record\n"
 	      "counts per kind, every loss counter, the time span, and whether the file was\n"
 	      "recovered (a trace whose writer was killed has no footer; its complete chunks\n"
 	      "are still read).\n"
@@ -122,135 +95,6 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status: 0, 64 usage error, 65 unreadable trace, 66 no such file.\n",
 	      out);
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 16;
-	p = realloc(*arr, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
-static struct proc *find_proc(struct info *in, uint32_t pid)
-{
-	/* newest first: a pid reused later in the trace is a new process */
-	for (size_t i = in->nprocs; i-- > 0;)
-		if (in->procs[i].rec.hdr.pid == pid)
-			return &in->procs[i];
-	return NULL;
-}
-
-static void track_times(struct info *in, const union gt_record *rec)
-{
-	const struct gt_record_desc *d = gt_record_desc(rec->hdr.type);
-
-	for (unsigned i = 0; d && i < d->nfields; i++) {
-		uint64_t v;
-
-		if (!(d->fields[i].flags & GT_FIELD_TIME))
-			continue;
-		memcpy(&v, (const uint8_t *)rec + d->fields[i].offset, sizeof(v));
-		/* zero means "not set" */
-		if (v && v < in->first_ts_ns)
-			in->first_ts_ns = v;
-		if (v > in->last_ts_ns)
-			in->last_ts_ns = v;
-	}
-}
-
-static int add_record(struct info *in, struct gt_reader *rd, const union gt_record *rec)
-{
-	struct proc *p;
-	int r;
-
-	in->records++;
-	in->counts[rec->hdr.type]++;
-	track_times(in, rec);
-	switch (rec->hdr.type) {
-	case GT_REC_PROCESS:
-		r = grow((void **)&in->procs, &in->cap_procs, in->nprocs, sizeof(*in->procs));
-		if (r < 0)
-			return r;
-		p = &in->procs[in->nprocs++];
-		memset(p, 0, sizeof(*p));
-		p->rec = rec->process;
-		for (size_t i = 0; i < in->nearly; i++) {
-			if (in->early_ends[i].hdr.pid == rec->hdr.pid) {
-				p->end = in->early_ends[i];
-				p->have_end = true;
-				in->early_ends[i] = in->early_ends[--in->nearly];
-				break;
-			}
-		}
-		break;
-	case GT_REC_PROCESS_END:
-		p = find_proc(in, rec->hdr.pid);
-		if (p && !p->have_end) {
-			p->end = rec->process_end;
-			p->have_end = true;
-			break;
-		}
-		r = grow((void **)&in->early_ends, &in->cap_early, in->nearly,
-		         sizeof(*in->early_ends));
-		if (r < 0)
-			return r;
-		in->early_ends[in->nearly++] = rec->process_end;
-		break;
-	case GT_REC_DEVICE:
-		/* several processes see the same GPU: one line per uuid */
-		for (size_t i = 0; i < in->ndevs; i++)
-			if (memcmp(in->devs[i].uuid, rec->device.uuid, 16) == 0)
-				return 0;
-		if (in->ndevs < LIST_MAX)
-			in->devs[in->ndevs++] = rec->device;
-		else
-			in->more_devs++;
-		break;
-	case GT_REC_NOTICE:
-		if (rec->notice.code == GT_NOTICE_CUPTI_LOADED && rec->notice.detail > 0) {
-			size_t i = 0;
-
-			while (i < in->ncupti && in->cupti[i] != rec->notice.detail)
-				i++;
-			if (i == in->ncupti && in->ncupti < LIST_MAX)
-				in->cupti[in->ncupti++] = rec->notice.detail;
-			else if (i == in->ncupti)
-				in->more_cupti++;
-		}
-		if (rec->notice.severity < GT_NOTICE_WARNING)
-			break;
-		if (in->nnotes == NOTES_MAX) {
-			in->more_notes++;
-			break;
-		}
-		{
-			const char *text = gt_reader_string(rd, rec->notice.message_id, NULL);
-
-			in->notes[in->nnotes].pid = rec->hdr.pid;
-			snprintf(in->notes[in->nnotes].text, sizeof(in->notes[0].text), "%s",
-			         text ? text : "(message lost)");
-			in->nnotes++;
-		}
-		break;
-	case GT_REC_LOSS:
-		if (rec->loss.source < GT_LOSS_SOURCE_MAX)
-			in->losses[rec->loss.source] += rec->loss.count;
-		else
-			in->losses_other += rec->loss.count;
-		break;
-	default:
-		break;
-	}
-	return 0;
 }
 
 static const char *str_or(const struct gt_reader *r, uint32_t id, const char *dflt)
@@ -293,24 +137,24 @@ static const char *or_unknown(const char *s)
 	return s && *s ? s : "unknown";
 }
 
-static void print_end(const struct proc *p)
+static void print_end(const struct gt_catalog_process *p)
 {
-	if (!p->have_end) {
+	if (!p->ended) {
 		printf("no end recorded");
 		return;
 	}
-	switch (p->end.how) {
+	switch (p->end_how) {
 	case GT_END_EXIT:
-		printf("exited with status %d", p->end.code);
+		printf("exited with status %d", p->end_code);
 		break;
 	case GT_END_SIGNAL: {
 		const char *name =
-		        p->end.code > 0 && p->end.code < NSIG ? sigabbrev_np(p->end.code) : NULL;
+		        p->end_code > 0 && p->end_code < NSIG ? sigabbrev_np(p->end_code) : NULL;
 
 		if (name)
-			printf("killed by signal %d (SIG%s)", p->end.code, name);
+			printf("killed by signal %d (SIG%s)", p->end_code, name);
 		else
-			printf("killed by signal %d", p->end.code);
+			printf("killed by signal %d", p->end_code);
 		break;
 	}
 	case GT_END_DETACHED:
@@ -322,12 +166,103 @@ static void print_end(const struct proc *p)
 	}
 }
 
-static void print_info(const char *path, struct gt_reader *r, const struct info *in)
+static void print_processes(const struct gt_reader *r, const struct gt_catalog *c)
+{
+	/* the host of each process only when the trace holds several (a merge) */
+	bool hosts = gt_catalog_hosts(c) > 1;
+
+	printf("processes:   %" PRIu32 "\n", c->nprocs);
+	for (uint32_t i = 0; i < c->nprocs && i < LIST_MAX; i++) {
+		const struct gt_catalog_process *p = c->procs[i];
+
+		if (p->have_info)
+			printf("  pid %" PRIu32 ": %s, ppid %" PRIu32, p->pid,
+			       str_or(r, p->exe_id, "?"), p->ppid);
+		else
+			printf("  pid %" PRIu32 ": no process record", p->pid);
+		if (hosts)
+			printf(", host %s", str_or(r, p->host_id, "unknown"));
+		if (p->rank >= 0)
+			printf(", rank %" PRId32, p->rank);
+		printf(", ");
+		print_end(p);
+		printf("\n");
+	}
+	if (c->nprocs > LIST_MAX)
+		printf("  ... and %" PRIu32 " more\n", c->nprocs - LIST_MAX);
+}
+
+/* Each GPU once, by uuid: "GPU n" as every output names it, what it is, its peak memory in
+ * use, then its uuid and which processes used it under which CUDA ordinal. */
+static void print_gpus(const struct gt_reader *r, const struct gt_catalog *c)
+{
+	uint32_t listed = 0;
+
+	printf("GPUs:        %" PRIu32 "\n", gt_catalog_gpu_count(c));
+	for (uint32_t i = 0; i < c->ngpus; i++) {
+		const struct gt_catalog_gpu *g = c->gpus[i];
+		uint32_t procs[USERS_MAX], ordinals[USERS_MAX], n;
+		char mem[32], peak[32], uuid[48];
+
+		if (g->merged_into)
+			continue;
+		if (listed++ == LIST_MAX) {
+			printf("  ... and %" PRIu32 " more\n", gt_catalog_gpu_count(c) - LIST_MAX);
+			break;
+		}
+		gt_fmt_bytes((double)g->mem_peak, peak, sizeof(peak));
+		if (g->have_info)
+			printf("  GPU %" PRIu32 ": %s, %" PRIu32
+			       " SMs, %s, compute capability %" PRIu32 ".%" PRIu32
+			       ", peak memory in use %s\n",
+			       g->number, str_or(r, g->name_id, "?"), g->sm_count,
+			       gt_fmt_bytes((double)g->global_mem_bytes, mem, sizeof(mem)),
+			       g->cc_major, g->cc_minor, peak);
+		else
+			printf("  GPU %" PRIu32 ": no device record, peak memory in use %s\n",
+			       g->number, peak);
+		printf("    %s", g->have_uuid ? gt_catalog_uuid(g, uuid) : "no uuid");
+		n = gt_catalog_gpu_users(c, g, procs, ordinals, USERS_MAX);
+		for (uint32_t k = 0; k < n && k < USERS_MAX; k++)
+			printf("%s device %" PRIu32 " of pid %" PRIu32, k ? "," : ":", ordinals[k],
+			       c->procs[procs[k]]->pid);
+		if (n > USERS_MAX)
+			printf(" and %" PRIu32 " more", n - USERS_MAX);
+		printf("\n");
+	}
+}
+
+static void print_losses(const struct gt_reader_status *st, const struct gt_catalog *c)
+{
+	uint64_t total = gt_catalog_lost_total(c); /* records the producers reported lost */
+
+	if (!total && !st->chunks_skipped && !st->bytes_skipped && !st->records_skipped) {
+		printf("losses:      none\n");
+		return;
+	}
+	printf("losses:\n");
+	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++) {
+		uint64_t n = gt_catalog_lost(c, s);
+
+		if (n)
+			printf("  %-16s %" PRIu64 "\n",
+			       s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "other", n);
+	}
+	if (st->chunks_skipped || st->bytes_skipped)
+		printf("  %-16s %" PRIu64 " chunk%s, %" PRIu64 " bytes unreadable\n",
+		       "damaged file", st->chunks_skipped, st->chunks_skipped == 1 ? "" : "s",
+		       st->bytes_skipped);
+	if (st->records_skipped)
+		printf("  %-16s %" PRIu64 " records of unknown kinds or malformed\n", "skipped",
+		       st->records_skipped);
+}
+
+static void print_info(const char *path, struct gt_reader *r, const struct gt_catalog *c)
 {
 	const struct gt_trace_header *h = gt_reader_header(r);
 	const struct gt_reader_status *st = gt_reader_status(r);
+	uint64_t records = 0;
 	char when[64];
-	uint64_t total_loss = in->losses_other; /* records the producers reported lost */
 
 	iso_time(h->info.start_realtime_ns, when, sizeof(when));
 	printf("file:        %s\n", path);
@@ -338,86 +273,43 @@ static void print_info(const char *path, struct gt_reader *r, const struct info 
 	printf("command:     %s\n", or_unknown(h->info.cmdline));
 	printf("versions:    gputrace %s, CUDA %s, CUPTI ", or_unknown(h->info.tool_version),
 	       or_unknown(h->info.cuda_version));
-	if ((!h->info.cupti_version || !h->info.cupti_version[0]) && in->ncupti) {
+	if ((!h->info.cupti_version || !h->info.cupti_version[0]) && c->ncupti) {
 		/* what the processes loaded, in the order they said so */
-		for (size_t i = 0; i < in->ncupti; i++)
-			printf("%s%" PRId32, i ? " and " : "", in->cupti[i]);
-		if (in->more_cupti)
-			printf(" and %zu more", in->more_cupti);
+		for (uint32_t i = 0; i < c->ncupti; i++)
+			printf("%s%" PRId32, i ? " and " : "", c->cupti[i]);
+		if (c->more_cupti)
+			printf(" and %" PRIu64 " more", c->more_cupti);
 	} else {
 		printf("%s", or_unknown(h->info.cupti_version));
 	}
 	printf(", driver %s\n", or_unknown(h->info.driver_version));
 
-	printf("processes:   %zu\n", in->nprocs);
-	for (size_t i = 0; i < in->nprocs && i < LIST_MAX; i++) {
-		const struct proc *p = &in->procs[i];
+	print_processes(r, c);
+	print_gpus(r, c);
 
-		printf("  pid %" PRIu32 ": %s, ppid %" PRIu32, p->rec.hdr.pid,
-		       str_or(r, p->rec.exe_id, "?"), p->rec.ppid);
-		if (p->rec.rank >= 0)
-			printf(", rank %" PRId32, p->rec.rank);
-		printf(", ");
-		print_end(p);
-		printf("\n");
-	}
-	if (in->nprocs > LIST_MAX)
-		printf("  ... and %zu more\n", in->nprocs - LIST_MAX);
-
-	printf("devices:     %zu\n", in->ndevs + in->more_devs);
-	for (size_t i = 0; i < in->ndevs; i++) {
-		const struct gt_rec_device *d = &in->devs[i];
-
-		char mem[32];
-
-		printf("  device %" PRIu32 ": %s, %" PRIu32 " SMs, %s, compute capability %" PRIu32
-		       ".%" PRIu32 "\n",
-		       d->device_id, str_or(r, d->name_id, "?"), d->sm_count,
-		       gt_fmt_bytes((double)d->global_mem_bytes, mem, sizeof(mem)), d->cc_major,
-		       d->cc_minor);
-	}
-	if (in->more_devs)
-		printf("  ... and %zu more\n", in->more_devs);
-
-	printf("records:     %" PRIu64 "\n", in->records);
+	for (unsigned t = 0; t < GT_REC_MAX; t++)
+		records += c->records[t];
+	printf("records:     %" PRIu64 "\n", records);
 	for (unsigned t = 1; t < GT_REC_MAX; t++)
-		if (in->counts[t])
-			printf("  %-12s %" PRIu64 "\n", gt_record_name(t), in->counts[t]);
+		if (c->records[t])
+			printf("  %-12s %" PRIu64 "\n", gt_record_name(t), c->records[t]);
 
-	for (unsigned s = 0; s < GT_LOSS_SOURCE_MAX; s++)
-		total_loss += in->losses[s];
-	if (!total_loss && !st->chunks_skipped && !st->bytes_skipped && !st->records_skipped) {
-		printf("losses:      none\n");
-	} else {
-		printf("losses:\n");
-		for (unsigned s = 0; s < GT_LOSS_SOURCE_MAX; s++)
-			if (in->losses[s])
-				printf("  %-16s %" PRIu64 "\n", gt_loss_source_name(s),
-				       in->losses[s]);
-		if (in->losses_other)
-			printf("  %-16s %" PRIu64 "\n", "other", in->losses_other);
-		if (st->chunks_skipped || st->bytes_skipped)
-			printf("  %-16s %" PRIu64 " chunk%s, %" PRIu64 " bytes unreadable\n",
-			       "damaged file", st->chunks_skipped,
-			       st->chunks_skipped == 1 ? "" : "s", st->bytes_skipped);
-		if (st->records_skipped)
-			printf("  %-16s %" PRIu64 " records of unknown kinds or malformed\n",
-			       "skipped", st->records_skipped);
-	}
+	print_losses(st, c);
 
-	if (in->nnotes) {
+	if (c->nnotices) {
 		printf("notices:\n");
-		for (size_t i = 0; i < in->nnotes; i++)
-			printf("  pid %u: %s\n", in->notes[i].pid, in->notes[i].text);
-		if (in->more_notes)
-			printf("  ... and %zu more\n", in->more_notes);
+		for (uint32_t i = 0; i < c->nnotices; i++)
+			printf("  pid %" PRIu32 ": %s\n", c->notices[i].hdr.pid,
+			       str_or(r, c->notices[i].message_id, "(message lost)"));
+		if (c->more_notices)
+			printf("  ... and %" PRIu64 " more\n", c->more_notices);
 	}
 
-	if (in->last_ts_ns) {
-		uint64_t span = in->last_ts_ns - in->first_ts_ns;
+	if (c->last_ns) {
+		uint64_t span = c->last_ns - c->first_ns;
 
 		printf("time span:   %" PRIu64 ".%09" PRIu64 " s (%" PRIu64 " .. %" PRIu64 " ns)\n",
-		       span / 1000000000u, span % 1000000000u, in->first_ts_ns, in->last_ts_ns);
+		       span / 1000000000u, span % 1000000000u, c->first_ns, c->last_ns);
 	} else {
 		printf("time span:   none (no timestamps)\n");
 	}
@@ -437,10 +329,9 @@ int cmd_info(int argc, char **argv)
 	        {"reindex", no_argument, NULL, 'R'},
 	        {NULL, 0, NULL, 0},
 	};
-	struct info in = {.first_ts_ns = UINT64_MAX};
+	struct gt_catalog cat;
 	bool do_reindex = false;
 	struct gt_reader *r = NULL;
-	const union gt_record *rec;
 	const char *path, *errmsg = NULL;
 	int c, ret, status;
 
@@ -477,21 +368,22 @@ int cmd_info(int argc, char **argv)
 		gt_cli_error("%s: %s", path, errmsg ? errmsg : strerror(-ret));
 		return ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
 	}
-	while ((ret = gt_reader_next(r, &rec)) == 1) {
-		ret = add_record(&in, r, rec);
-		if (ret < 0)
-			break;
+	ret = gt_catalog_init(&cat, r);
+	if (ret < 0) {
+		gt_cli_error("%s: out of memory", path);
+		gt_reader_close(r);
+		return GT_EXIT_SOFTWARE;
 	}
+	ret = gt_catalog_read(&cat, r, &errmsg);
 	if (ret < 0) {
 		gt_cli_error("%s: %s", path, ret == -ENOMEM ? "out of memory" : strerror(-ret));
 		status = GT_EXIT_BAD_TRACE;
 		goto out;
 	}
-	print_info(path, r, &in);
+	print_info(path, r, &cat);
 	status = fflush(stdout) == 0 ? GT_EXIT_OK : GT_EXIT_IO;
 out:
+	gt_catalog_fini(&cat);
 	gt_reader_close(r);
-	free(in.procs);
-	free(in.early_ends);
 	return status;
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../exporters/catalog.h"
 #include "cli.h"
 #include "cuda-probe.h"
 #include "gputrace/clock.h"
@@ -712,19 +713,22 @@ out:
 	return ret;
 }
 
-/* Records the trace says were lost (the sum of its LOSS records); reads the file only when
- * its footer counts any LOSS record. */
+/* Records the trace says were lost, as the catalog every output shares counts them; reads
+ * the file only when its footer counts any LOSS record. */
 static uint64_t quiet_losses(struct gt_reader *r)
 {
 	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-	const union gt_record *rec;
+	struct gt_catalog cat;
+	const char *msg = NULL;
 	uint64_t lost = 0;
 
 	if (fc && !fc->records[GT_REC_LOSS])
 		return 0;
-	while (gt_reader_next(r, &rec) > 0)
-		if (rec->hdr.type == GT_REC_LOSS)
-			lost += rec->loss.count;
+	if (gt_catalog_init(&cat, r) < 0)
+		return 0;
+	if (gt_catalog_read(&cat, r, &msg) >= 0)
+		lost = gt_catalog_lost_total(&cat);
+	gt_catalog_fini(&cat);
 	gt_reader_rewind(r);
 	return lost;
 }

@@ -59,7 +59,8 @@ static void usage(FILE *out)
 	      "  -h, --help       show this help\n"
 	      "      --first-steps N  view the first N steps of the training loop (NVTX "
 	      "ranges\n"
-	      "                   ProfilerStep#K, NAME#K or 'step'); or any window below\n"
+	      "                   ProfilerStep#N, step, train_step, iteration); or any window "
+	      "below\n"
 	      "\n" GT_CLI_WINDOW_HELP
 	      "  A window is exported to TRACE.window.pftrace each time. A trace too large for "
 	      "the\n"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../exporters/steps.h"
 #include "cli.h"
 #include "options.h"
 #include "status-line.h"
@@ -117,6 +118,69 @@ static int time_option(const char *opt, const char *arg, struct gt_reader *r, ui
 	return ret;
 }
 
+/* ---- steps ------------------------------------------------------------------------------- */
+
+/* The training steps of r (exporters/steps.c: ProfilerStep#N, step, train_step, iteration),
+ * found in the chunks that hold NVTX ranges only. Returns 0 and *ret (free it) or -errno. */
+static int scan_steps(struct gt_reader *r, struct gt_steps **ret)
+{
+	int err = gt_window_nvtx_only(r);
+
+	if (err == 0)
+		err = gt_steps_scan(r, NULL, ret);
+	gt_reader_set_filter(r, NULL);
+	return err;
+}
+
+/* The first n steps in every process: their numbers, from the smallest any process has, and
+ * the time from the earliest start to the latest end among them. */
+struct first_steps {
+	int64_t first, last; /* step numbers */
+	uint64_t from_ns, to_ns;
+	size_t ranges;
+	unsigned processes;
+};
+
+static bool first_steps_of(const struct gt_steps *st, uint64_t n, struct first_steps *fs)
+{
+	int64_t base = INT64_MAX;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->from_ns = UINT64_MAX;
+	for (size_t i = 0; i < gt_steps_processes(st); i++) {
+		uint32_t pid;
+		size_t k;
+		const struct gt_step *s = gt_steps_at(st, i, &pid, &k);
+
+		for (size_t j = 0; j < k; j++)
+			if (s[j].number < base)
+				base = s[j].number;
+	}
+	if (base == INT64_MAX)
+		return false;
+	fs->first = base;
+	fs->last = base + (int64_t)n - 1;
+	for (size_t i = 0; i < gt_steps_processes(st); i++) {
+		uint32_t pid;
+		size_t k, in = 0;
+		const struct gt_step *s = gt_steps_at(st, i, &pid, &k);
+
+		for (size_t j = 0; j < k; j++) {
+			uint64_t end =
+			        s[j].end_ns > s[j].start_ns ? s[j].end_ns : s[j].start_ns + 1;
+
+			if (s[j].number < fs->first || s[j].number > fs->last)
+				continue;
+			in++;
+			fs->from_ns = s[j].start_ns < fs->from_ns ? s[j].start_ns : fs->from_ns;
+			fs->to_ns = end > fs->to_ns ? end : fs->to_ns;
+		}
+		fs->ranges += in;
+		fs->processes += in > 0;
+	}
+	return fs->ranges > 0;
+}
+
 int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const char *trace,
                           const char *cmd)
 {
@@ -152,17 +216,20 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 			return GT_EXIT_BAD_TRACE;
 		}
 		if (!f.ranges && !f.named) {
-			struct gt_window_steps st;
+			struct gt_steps *st = NULL;
 
-			if (gt_window_find_steps(r, &cw->w, &st) == 0 && st.count)
+			if (scan_steps(r, &st) == 0 && gt_steps_count(st))
 				gt_cli_error(
 				        "%s: --nvtx: no NVTX range named '%s' in %s; its steps "
-				        "are '%s' (%s:%llu..%llu)",
-				        cmd, spec.name, trace, st.name, st.name,
-				        (unsigned long long)st.first, (unsigned long long)st.last);
+				        "are NVTX ranges of the %s family (%zu of them; "
+				        "gputrace view --first-steps N finds them)",
+				        cmd, spec.name, trace,
+				        gt_steps_family_name(gt_steps_family(st)),
+				        gt_steps_count(st));
 			else
 				gt_cli_error("%s: --nvtx: no NVTX range named '%s' in %s", cmd,
 				             spec.name, trace);
+			gt_steps_free(st);
 			return GT_EXIT_USAGE;
 		}
 		if (!f.ranges) {
@@ -233,7 +300,7 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 	uint64_t per = json ? JSON_BYTES_PER_RECORD : PERFETTO_BYTES_PER_RECORD;
 	uint64_t records, fit, origin = gt_window_origin(r), end;
 	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-	struct gt_window_steps st;
+	struct gt_steps *st = NULL;
 	char a[32], b[32], c[32];
 	uint64_t piece_mib;
 	const char *env = getenv(UI_LIMIT_ENV);
@@ -259,38 +326,42 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 	            gt_fmt_count(records, b, sizeof(b)), (unsigned long long)per,
 	            gt_fmt_bytes(limit, c, sizeof(c)));
 	fprintf(stderr, "gputrace: windows that fit:\n");
-	if (!gt_window_timed(&cw->w) && gt_window_find_steps(r, &cw->w, &st) == 0 && st.count) {
+	if (!gt_window_timed(&cw->w) && scan_steps(r, &st) == 0 && gt_steps_count(st)) {
 		/* as many of the first 10 steps as fit, counted (what is offered must fit) */
-		for (uint64_t n = GT_WINDOW_STEPS_SPANS; n >= 1; n /= 2) {
+		for (uint64_t n = 10; n >= 1; n /= 2) {
 			struct gt_window w = cw->w;
-			uint64_t in, lo = UINT64_MAX, hi = 0;
+			struct first_steps fs;
+			uint64_t in;
 
-			for (uint64_t j = 0; j < n; j++) {
-				if (!st.to_ns[j])
-					continue;
-				lo = st.from_ns[j] < lo ? st.from_ns[j] : lo;
-				hi = st.to_ns[j] > hi ? st.to_ns[j] : hi;
-			}
-			if (hi <= lo)
+			if (!first_steps_of(st, n, &fs))
 				break;
-			w.from_ns = lo;
-			w.to_ns = hi;
+			w.from_ns = fs.from_ns;
+			w.to_ns = fs.to_ns;
 			if (gt_window_count(r, &w, fit, &in) < 0 || in > fit)
 				continue;
+			n = (uint64_t)(fs.last - fs.first + 1);
 			if (view)
 				fprintf(stderr,
 				        "gputrace:   the first %llu steps: %s --first-steps %llu",
 				        (unsigned long long)n, again, (unsigned long long)n);
+			else if (gt_steps_family(st) == GT_STEPS_PROFILER_STEP)
+				/* ProfilerStep#K: --nvtx numbers them by K, as the steps module */
+				fprintf(stderr,
+				        "gputrace:   the first %llu steps: %s --nvtx "
+				        "ProfilerStep:%lld..%lld",
+				        (unsigned long long)n, again, (long long)fs.first,
+				        (long long)fs.last);
 			else
 				fprintf(stderr,
-				        "gputrace:   the first %llu steps: %s --nvtx %s:%llu..%llu",
-				        (unsigned long long)n, again, st.name,
-				        (unsigned long long)st.first,
-				        (unsigned long long)(st.first + n - 1));
+				        "gputrace:   the first %llu steps: %s --from @%llu --to "
+				        "@%llu",
+				        (unsigned long long)n, again, (unsigned long long)w.from_ns,
+				        (unsigned long long)w.to_ns);
 			fprintf(stderr, "  (about %s)\n", gt_fmt_bytes(in * per, a, sizeof(a)));
 			break;
 		}
 	}
+	gt_steps_free(st);
 	end = fc && fc->last_ts_ns ? fc->last_ts_ns : origin;
 	{
 		uint64_t from = cw->w.from_ns ? cw->w.from_ns : origin;
@@ -299,17 +370,41 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 		uint64_t in = 0;
 
 		/* the estimate spreads each chunk's records evenly over its time range; count
-		 * the stretch it found, and shorten it until what is offered fits */
+		 * the stretch it found, and search from there for one that fits and is not much
+		 * shorter than it could be (counting stops at 4 times the fit) */
+		uint64_t lo = from, hi = UINT64_MAX, in_lo = 0;
+		uint64_t last = cw->w.to_ns ? cw->w.to_ns : end + 1; /* no use going past it */
+
 		w.from_ns = from;
-		for (int tries = 0; tries < 8 && t > from; tries++) {
+		for (int tries = 0; tries < 10 && t > from; tries++) {
+			uint64_t next;
+
 			w.to_ns = t;
-			/* counting stops at 4 times the fit: enough to scale the stretch by */
 			if (gt_window_count(r, &w, 4 * fit, &in) < 0)
 				break;
-			if (in <= fit)
+			if (in <= fit) {
+				lo = t;
+				in_lo = in;
+				if (in >= fit / 10 * 7 || t >= last)
+					break;
+				next = in ? from + (uint64_t)((long double)(t - from) * 0.9L * fit /
+				                              in)
+				          : from + 2 * (t - from);
+				if (next > last)
+					next = last;
+			} else {
+				hi = t;
+				next = from + (uint64_t)((long double)(t - from) *
+				                         (in <= 4 * fit ? 0.9L * fit / in : 0.25L));
+			}
+			if (next <= lo || next >= hi) /* outside what is known: halve it */
+				next = lo + ((hi == UINT64_MAX ? 2 * (t - lo) : hi - lo) / 2);
+			if (next <= lo || (hi != UINT64_MAX && next >= hi))
 				break;
-			t = from + (uint64_t)((long double)(t - from) * 0.9L * fit / in);
+			t = next;
 		}
+		t = lo;
+		in = in_lo;
 		if (t > from && in && in <= fit)
 			fprintf(stderr,
 			        "gputrace:   the first %s: %s --from %s --to +%s  (about %s)\n",
@@ -337,25 +432,36 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uint64_t n,
                               const char *trace, const char *cmd)
 {
-	struct gt_window_steps st;
-	static char spec[300];
+	uint64_t origin = gt_window_origin(r);
+	struct gt_steps *st = NULL;
+	struct first_steps fs;
+	char a[40], b[40];
 	int ret;
 
-	ret = gt_window_find_steps(r, &cw->w, &st);
+	ret = scan_steps(r, &st);
 	if (ret < 0) {
 		gt_cli_error("%s: reading %s: %s", cmd, trace, strerror(-ret));
 		return GT_EXIT_BAD_TRACE;
 	}
-	if (!st.count) {
+	if (!gt_steps_count(st) || !first_steps_of(st, n, &fs)) {
 		gt_cli_error(
-		        "%s: --first-steps: %s has no steps (NVTX ranges named NAME#N, such as "
-		        "PyTorch's ProfilerStep#N, or 'step'); choose a window with --from "
-		        "and --to",
+		        "%s: --first-steps: %s has no steps (NVTX ranges named ProfilerStep#N, "
+		        "step, train_step or iteration, as docs/exporters.md says); choose a "
+		        "window with --from and --to",
 		        cmd, trace);
+		gt_steps_free(st);
 		return GT_EXIT_USAGE;
 	}
-	snprintf(spec, sizeof(spec), "%s:%llu..%llu", st.name, (unsigned long long)st.first,
-	         (unsigned long long)(st.first + n - 1));
-	cw->nvtx = spec;
-	return gt_cli_window_resolve(cw, r, trace, cmd);
+	cw->w.from_ns = fs.from_ns;
+	cw->w.to_ns = fs.to_ns;
+	snprintf(cw->what, sizeof(cw->what),
+	         "the first %llu steps (%s %lld..%lld: %zu range%s in %u process%s), %s to %s "
+	         "(--from @%llu --to @%llu)",
+	         (unsigned long long)(fs.last - fs.first + 1),
+	         gt_steps_family_name(gt_steps_family(st)), (long long)fs.first, (long long)fs.last,
+	         fs.ranges, fs.ranges == 1 ? "" : "s", fs.processes, fs.processes == 1 ? "" : "es",
+	         rel(fs.from_ns, origin, a, sizeof(a)), rel(fs.to_ns, origin, b, sizeof(b)),
+	         (unsigned long long)fs.from_ns, (unsigned long long)fs.to_ns);
+	gt_steps_free(st);
+	return GT_EXIT_OK;
 }

@@ -69,15 +69,18 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 
 /* Whether an export of r (the file `trace`) in format `format` through cw would be too large
  * for the Perfetto UI, estimated from the chunk index: if so (and max_bytes does not split it
- * small enough), prints how large, and windows that would fit, as `gputrace export` commands
- * or, with view, `gputrace view` ones (--first-steps N rather than --nvtx). Returns true when
+ * small enough), prints how large, and windows that would fit (the first steps, the first
+ * seconds, pieces), as `gputrace export` commands or, with view, `gputrace view` ones
+ * (--first-steps N). Returns true when
  * too large. Traces without an index are not checked. GPUTRACE_UI_LIMIT (a size) replaces
  * the UI's limits. */
 bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, const char *format,
                            uint64_t max_bytes, const char *trace, bool view);
 
-/* The window that --first-steps N picks: the first N steps found in r (NVTX ranges, see
- * gt_window_find_steps). Prints what is wrong; returns a GT_EXIT_* code. */
+/* The window that --first-steps N picks: from the earliest start to the latest end of the
+ * first N steps of every process (exporters/steps.c: NVTX ranges ProfilerStep#N, step,
+ * train_step, iteration, numbered as the chrome export numbers them). Prints what is wrong;
+ * returns a GT_EXIT_* code. */
 int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uint64_t n,
                               const char *trace, const char *cmd);
 

@@ -1,12 +1,13 @@
 /* Chrome trace (Trace Event Format JSON) exporter, laid out like PyTorch's profiler output
  * so Perfetto, chrome://tracing and Holistic Trace Analysis read it. Streams record by
- * record with flat memory; splits into numbered files with --max-size. Runs in the CLI.
- * Layout and rules: docs/exporters.md. */
+ * record with flat memory; splits into numbered files with --max-size, or into one file per
+ * rank (chrome-split.c). Runs in the CLI. Layout and rules: docs/exporters.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome-int.h"
 #include "gputrace/exporter.h"
 #include "labels.h"
 #include "outbuf.h"
@@ -39,6 +40,18 @@ struct chrome {
 	uint64_t largest;     /* largest file */
 	char *path;           /* current output path; owned */
 	const char *errmsg;
+	char *out_path;               /* the first file's path; owned */
+	const struct gt_steps *steps; /* borrowed; NULL: no ProfilerStep#N */
+	const struct gt_ranks *ranks; /* borrowed; NULL: no distributedInfo */
+	int32_t rank;                 /* the file of this rank; -1: a whole trace */
+	uint64_t steps_written;       /* NVTX ranges written as ProfilerStep#N, all files */
+	uint64_t file_steps;          /* the same in this file */
+};
+
+/* The handle of chrome-int.h. */
+struct gt_chrome {
+	struct chrome c;
+	bool have_timeline; /* c.m was set up: gt_chrome_free() finishes it */
 };
 
 static char errbuf[512];
@@ -141,16 +154,17 @@ static void announce_gpu(struct chrome *c, struct gt_timeline_gpu *g)
 {
 	char name[32];
 	char *n = name;
-	uint32_t pid = GPU_PID_BASE + g->number;
+	uint32_t pid = gt_lanes_gpu_pid(&c->m, g);
 
 	if (g->announced && !g->info_changed)
 		return;
 	n = gt_labels_gpu(n, g);
 	meta_str(c, "process_name", pid, 0, "name", name, (size_t)(n - name));
-	meta_sort(c, "process_sort_index", pid, 0, pid);
-	if (g->name_id) {
+	/* after every traced process, whatever its pid, as Kineto sorts GPUs */
+	meta_sort(c, "process_sort_index", pid, 0, GPU_PID_BASE + g->cat->number);
+	if (g->cat->name_id) {
 		size_t len;
-		const char *dn = text(c, g->name_id, false, &len);
+		const char *dn = text(c, g->cat->name_id, false, &len);
 
 		meta_str(c, "process_labels", pid, 0, "labels", dn, len);
 	}
@@ -373,6 +387,24 @@ static char *put_str(char *p, const char *str)
 	return p + len;
 }
 
+/* ",\"blocks per SM\":B,\"warps per SM\":W" as Kineto computes them (blocks of the grid over
+ * the GPU's SMs; that times the block's threads over 32), when the GPU's SM count is known. */
+static char *put_sm_load(char *p, const struct gt_rec_kernel *k, uint32_t sm_count)
+{
+	double blocks, warps;
+
+	if (!sm_count)
+		return p;
+	blocks = (double)k->grid_x * k->grid_y * k->grid_z / sm_count;
+	warps = blocks * ((double)k->block_x * k->block_y * k->block_z) / 32.0;
+	if (!(warps < 1e15) || !(blocks < 1e15))
+		return p;
+	p = LIT(p, ",\"blocks per SM\":");
+	p = gt_fmt_milli(p, (uint64_t)(blocks * 1000.0 + 0.5));
+	p = LIT(p, ",\"warps per SM\":");
+	return gt_fmt_milli(p, (uint64_t)(warps * 1000.0 + 0.5));
+}
+
 static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 {
 	struct chrome *c = ctx;
@@ -384,8 +416,13 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 
 	if (!t)
 		return -ENOMEM;
+	lane = gt_lanes_place(&c->m, t, k->span.start_ns, k->span.end_ns);
+	/* describe the lane before taking the name: caching the names a description needs
+	 * may move the cache, and with it a name taken before */
+	announce_lane(c, t, lane);
 	name = text(c, k->name_id, true, &nlen);
-	p = span_slice(c, t, &k->span, "kernel", name, nlen, 700, &lane);
+	p = slice_head(c, t, lane, "kernel", name, nlen, k->span.start_ns, k->span.end_ns, 700);
+	p = span_args(p, &k->span);
 	p = LIT(p, ",");
 	p = arg_dim3(p, "grid", 4, k->grid_x, k->grid_y, k->grid_z);
 	p = LIT(p, ",");
@@ -410,6 +447,7 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 		p = LIT(p, ",");
 		p = ARG(p, "graph node id", k->graph_node_id);
 	}
+	p = put_sm_load(p, k, c->m.gpus[t->gpu]->cat->sm_count);
 	end_event(c, p);
 	gpu_flow(c, &k->span, k->hdr.pid, t, lane);
 	return 0;
@@ -515,8 +553,9 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 
 	if (!t)
 		return -ENOMEM;
-	name = text(c, r->name_id, false, &nlen);
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
+	announce_lane(c, t, lane); /* before the name: see emit_kernel */
+	name = text(c, r->name_id, false, &nlen);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
 	               name, nlen, r->start_ns, r->end_ns, 200);
 	p = ARG(p, "correlation", r->correlation_id);
@@ -581,18 +620,29 @@ static char *nvtx_args(struct chrome *c, char *p, const struct gt_rec_nvtx *r)
 	return p;
 }
 
+/* The message of an NVTX record (returned, *nlen bytes) and the length of its domain. After
+ * its lane is described (see emit_kernel), and the domain first, so that caching the message
+ * cannot move it: the two stay valid until the next name is cached. */
+static const char *nvtx_names(struct chrome *c, const struct gt_rec_nvtx *r, size_t *nlen,
+                              size_t *dlen)
+{
+	*dlen = 0;
+	if (r->domain_id)
+		text(c, r->domain_id, false, dlen);
+	return text(c, r->message_id, false, nlen);
+}
+
 static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct chrome *c = ctx;
+	const struct gt_step *step = NULL;
 	struct gt_track *t;
-	size_t nlen, dlen = 0;
-	const char *name;
+	size_t nlen, dlen = 0, mlen = 0;
+	const char *name, *msg = NULL;
+	char step_name[48];
 	unsigned lane;
 	char *p;
 
-	name = text(c, r->message_id, false, &nlen);
-	if (r->domain_id)
-		text(c, r->domain_id, false, &dlen);
 	if (r->kind == GT_NVTX_MARK) {
 		uint32_t pid, tid;
 
@@ -602,6 +652,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		if (t->nlanes == 0)
 			t->nlanes = 1; /* instants need no lane of their own */
 		announce_lane(c, t, 0);
+		name = nvtx_names(c, r, &nlen, &dlen);
 		lane_ids(c, t, 0, &pid, &tid);
 		p = ev_begin(c, 512 + nlen + dlen);
 		p = LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":\"");
@@ -623,9 +674,35 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	if (!t)
 		return -ENOMEM;
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
+	announce_lane(c, t, lane);
+	name = nvtx_names(c, r, &nlen, &dlen);
+	mlen = nlen;
+	if (c->steps)
+		step = gt_steps_find(c->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
+	if (step) {
+		/* a training step, named as PyTorch's profiler names it; the NVTX message
+		 * stays in the args when it was another */
+		char *sn = LIT(step_name, "ProfilerStep#");
+
+		sn = gt_fmt_i64(sn, step->number);
+		if (nlen != (size_t)(sn - step_name) || memcmp(name, step_name, nlen) != 0)
+			msg = name;
+		name = step_name;
+		nlen = (size_t)(sn - step_name);
+		c->steps_written++;
+		c->file_steps++;
+	}
 	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
-	               400 + dlen);
+	               400 + dlen + (msg ? mlen + 24 : 0));
 	p = nvtx_args(c, p, r);
+	if (msg) {
+		if (p[-1] != '{')
+			*p++ = ',';
+		p = LIT(p, "\"nvtx message\":\"");
+		memcpy(p, msg, mlen);
+		p += mlen;
+		*p++ = '"';
+	}
 	end_event(c, p);
 	return 0;
 }
@@ -675,7 +752,7 @@ static void counter_event(struct chrome *c, const struct gt_timeline_gpu *g, con
 	p = LIT(p, "{\"ph\":\"C\",\"name\":\"");
 	p = stpcpy(p, name);
 	p = LIT(p, "\",");
-	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = put_pid_tid(p, gt_lanes_gpu_pid(&c->m, g), 0);
 	p = LIT(p, ",\"ts\":");
 	p = put_ts(p, c, ts);
 	p = LIT(p, ",\"args\":{\"bytes\":");
@@ -692,7 +769,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 	if (!g)
 		return -ENOMEM;
 	announce_gpu(c, g);
-	counter_event(c, g, "memory in use", r->ts_ns, g->mem_in_use);
+	counter_event(c, g, "memory in use", r->ts_ns, g->cat->mem_in_use);
 	return 0;
 }
 
@@ -711,7 +788,7 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 	p = LIT(p, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"memory_pool\",\"name\":\"memory pool ");
 	p = put_str(p, gt_pool_op_name(r->op));
 	p = LIT(p, "\",");
-	p = put_pid_tid(p, GPU_PID_BASE + g->number, 0);
+	p = put_pid_tid(p, gt_lanes_gpu_pid(&c->m, g), 0);
 	p = LIT(p, ",\"ts\":");
 	p = put_ts(p, c, r->ts_ns);
 	p = LIT(p, ",\"args\":{\"address\":\"");
@@ -828,9 +905,38 @@ static int emit_process_end(void *ctx, const struct gt_rec_process_end *r)
 /* ------------------------------------------------------------------------------------ */
 /* Files                                                                                 */
 
+/* "\"distributedInfo\": {...}" of the rank this output shows, if it shows one: the file of
+ * a rank, or a whole trace whose ranked processes all have one rank. Returns the end. */
+static char *put_dist_info(const struct chrome *c, char *p)
+{
+	struct gt_rank_info info;
+	int32_t rank = c->rank;
+
+	if (!c->ranks)
+		return p;
+	if (rank < 0 && gt_ranks_list(c->ranks, &rank, 1) != 1)
+		return p;
+	if (gt_ranks_info(c->ranks, rank, &info) < 0)
+		return p;
+	return gt_chrome_dist_info(p, &info);
+}
+
 static void write_header(struct chrome *c)
 {
-	gt_outbuf_str(&c->out, "{\"traceEvents\":[");
+	/* a rank's own file says which rank it is first, where HTA looks for it */
+	if (c->rank >= 0) {
+		char *p = gt_outbuf_space(&c->out, GT_CHROME_DIST_MAX + 16), *start = p;
+
+		*p++ = '{';
+		p = put_dist_info(c, p);
+		if (p - start > 1)
+			p = LIT(p, ",\n");
+		gt_outbuf_commit(&c->out, p);
+		gt_outbuf_str(&c->out, "\"traceEvents\":[");
+	} else {
+		gt_outbuf_str(&c->out, "{\"traceEvents\":[");
+	}
+	c->file_steps = 0;
 	c->first = true;
 	c->file_events = 0;
 	/* everything is described again in each file, so each opens on its own */
@@ -862,8 +968,7 @@ static void write_trailer(struct chrome *c, bool last)
 	char *p;
 	bool comma = false;
 
-	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++)
-		total += c->m.losses[i];
+	total = gt_catalog_lost_total(&c->m.cat);
 	p = gt_outbuf_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
 	p = LIT(p, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
 	p = gt_fmt_i64(p, c->base_ns);
@@ -871,27 +976,36 @@ static void write_trailer(struct chrome *c, bool last)
 	for (uint32_t i = 0; i < c->m.ngpus && i < 64; i++) {
 		const struct gt_timeline_gpu *g = c->m.gpus[i];
 		size_t len = 0;
-		const char *dn = g->name_id ? text(c, g->name_id, false, &len) : "";
+		const char *dn = g->cat->name_id ? text(c, g->cat->name_id, false, &len) : "";
 
 		if (i)
 			*p++ = ',';
 		p = LIT(p, "{\"id\":");
-		p = gt_fmt_u64(p, g->number);
+		p = gt_fmt_u64(p, g->cat->number);
 		p = LIT(p, ",\"name\":\"");
 		len = gt_text_cut(dn, len, 256, true);
 		memcpy(p, dn, len);
 		p += len;
 		p = LIT(p, "\",\"totalGlobalMem\":");
-		p = gt_fmt_u64(p, g->global_mem_bytes);
+		p = gt_fmt_u64(p, g->cat->global_mem_bytes);
 		p = LIT(p, ",\"computeMajor\":");
-		p = gt_fmt_u64(p, g->cc_major);
+		p = gt_fmt_u64(p, g->cat->cc_major);
 		p = LIT(p, ",\"computeMinor\":");
-		p = gt_fmt_u64(p, g->cc_minor);
+		p = gt_fmt_u64(p, g->cat->cc_minor);
 		p = LIT(p, ",\"numSms\":");
-		p = gt_fmt_u64(p, g->sm_count);
+		p = gt_fmt_u64(p, g->cat->sm_count);
 		*p++ = '}';
 	}
-	p = LIT(p, "],\n\"gputrace\":{\"version\":\"" GT_VERSION "\",\"base_time_ns\":");
+	p = LIT(p, "],\n");
+	/* a whole trace names its rank at the end, once every process was seen (as Kineto
+	 * does when it learns the rank late) */
+	if (c->rank < 0) {
+		char *q = put_dist_info(c, p);
+
+		if (q != p)
+			p = LIT(q, ",\n");
+	}
+	p = LIT(p, "\"gputrace\":{\"version\":\"" GT_VERSION "\",\"base_time_ns\":");
 	p = gt_fmt_i64(p, c->base_ns);
 	p = LIT(p, ",\"file\":");
 	p = gt_fmt_u64(p, c->file);
@@ -904,15 +1018,17 @@ static void write_trailer(struct chrome *c, bool last)
 	p = LIT(p, ",\"losses\":{\"total\":");
 	p = gt_fmt_u64(p, total);
 	p = LIT(p, ",\"by_source\":{");
-	for (unsigned i = 0; i < GT_LOSS_SOURCE_MAX; i++) {
-		if (!c->m.losses[i])
+	for (unsigned i = 0; i <= GT_LOSS_SOURCE_MAX; i++) {
+		uint64_t lost = gt_catalog_lost(&c->m.cat, i);
+
+		if (!lost)
 			continue;
 		if (comma)
 			*p++ = ',';
 		*p++ = '"';
-		p = stpcpy(p, gt_loss_source_name(i));
+		p = stpcpy(p, i < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(i) : "unknown");
 		p = LIT(p, "\":");
-		p = gt_fmt_u64(p, c->m.losses[i]);
+		p = gt_fmt_u64(p, lost);
 		comma = true;
 	}
 	p = LIT(p, "},\"recovered\":");
@@ -923,6 +1039,17 @@ static void write_trailer(struct chrome *c, bool last)
 	p = gt_fmt_u64(p, st ? st->records_skipped : 0);
 	p = LIT(p, "},\"overlapping_slices\":");
 	p = gt_fmt_u64(p, c->m.lanes_forced);
+	p = LIT(p, ",\"profiler_steps\":");
+	p = gt_fmt_u64(p, c->file_steps);
+	if (c->steps && gt_steps_family(c->steps) != GT_STEPS_NONE) {
+		p = LIT(p, ",\"steps_from\":\"");
+		p = stpcpy(p, gt_steps_family_name(gt_steps_family(c->steps)));
+		*p++ = '"';
+	}
+	if (c->rank >= 0) {
+		p = LIT(p, ",\"split\":\"ranks\",\"rank_file\":");
+		p = gt_fmt_i64(p, c->rank);
+	}
 	p = LIT(p, ",\"cmdline\":\"");
 	if (h && h->info.cmdline) {
 		/* bounded: the trailer must fit the room kept for it in split files */
@@ -937,7 +1064,7 @@ static void write_trailer(struct chrome *c, bool last)
 /* Path of file k: OUT for k = 0, else OUT without ".json" + ".k.json". */
 static int file_path(struct chrome *c, unsigned k)
 {
-	const char *out = c->opts->output;
+	const char *out = c->out_path;
 	size_t len = strlen(out);
 	char *p;
 
@@ -997,7 +1124,7 @@ static int maybe_split(struct chrome *c)
 	uint64_t max = c->opts->max_bytes;
 	int ret;
 
-	if (!max || strcmp(c->opts->output, "-") == 0 || c->file_events == 0 ||
+	if (!max || strcmp(c->out_path, "-") == 0 || c->file_events == 0 ||
 	    c->out.bytes + TRAILER_RESERVE < max)
 		return 0;
 	ret = close_file(c, false);
@@ -1008,7 +1135,7 @@ static int maybe_split(struct chrome *c)
 
 /* ------------------------------------------------------------------------------------ */
 
-static int64_t pick_base(struct gt_reader *r)
+int64_t gt_chrome_base(struct gt_reader *r)
 {
 	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
 	const struct gt_trace_header *h = gt_reader_header(r);
@@ -1060,43 +1187,195 @@ static const struct gt_timeline_sink chrome_sink = {
         .announce_gpu = chrome_announce_gpu,
 };
 
+char *gt_chrome_dist_info(char *p, const struct gt_rank_info *info)
+{
+	bool comma = false;
+
+	p = LIT(p, "\"distributedInfo\": {");
+	if (info->backend) {
+		p = LIT(p, "\"backend\": \"");
+		p = stpcpy(p, info->backend);
+		*p++ = '"';
+		comma = true;
+	}
+	if (comma)
+		p = LIT(p, ", ");
+	p = LIT(p, "\"rank\": ");
+	p = gt_fmt_i64(p, info->rank);
+	if (info->world_size >= 0) {
+		p = LIT(p, ", \"world_size\": ");
+		p = gt_fmt_i64(p, info->world_size);
+	}
+	if (info->local_rank >= 0) {
+		p = LIT(p, ", \"local_rank\": ");
+		p = gt_fmt_i64(p, info->local_rank);
+	}
+	*p++ = '}';
+	return p;
+}
+
+int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, const char **errmsg)
+{
+	struct gt_chrome *g = calloc(1, sizeof(*g)); /* gt_chrome_free() on failure, else the
+	                                              * caller's */
+	struct chrome *c;
+	int err = -ENOMEM;
+
+	*errmsg = "out of memory";
+	if (!g)
+		return -ENOMEM;
+	c = &g->c;
+	c->r = setup->reader;
+	c->opts = setup->opts;
+	c->out.fd = -1;
+	c->errmsg = "out of memory";
+	c->base_ns = setup->base_ns;
+	c->steps = setup->steps;
+	c->ranks = setup->ranks;
+	c->rank = setup->rank;
+	c->out_path = strdup(setup->path);
+	if (!c->out_path)
+		goto out;
+	err = gt_timeline_init(&c->m, setup->reader, setup->opts->demangle != 0,
+	                       gt_text_json_escape, 6);
+	if (err < 0)
+		goto out; /* the timeline cleaned up after itself */
+	g->have_timeline = true;
+	/* the same lanes as perfetto's, so both show the same threads */
+	c->m.strict_ties = true;
+	c->m.small_gpu_pids = setup->small_gpu_pids;
+	err = open_file(c, 0);
+	if (err < 0)
+		*errmsg = c->errmsg;
+out:
+	if (err < 0) {
+		gt_chrome_free(g);
+		return err;
+	}
+	*ret = g;
+	return 0;
+}
+
+int gt_chrome_record(struct gt_chrome *g, const union gt_record *rec)
+{
+	struct chrome *c = &g->c;
+	int ret;
+
+	c->errmsg = "out of memory";
+	ret = gt_timeline_observe(&c->m, rec);
+	if (ret < 0)
+		return ret;
+	ret = gt_timeline_dispatch(&c->m, &chrome_sink, c, rec);
+	if (ret < 0)
+		return ret;
+	if (c->opts->max_bytes) {
+		ret = maybe_split(c);
+		if (ret < 0)
+			return ret;
+	}
+	if (c->out.err) {
+		snprintf(errbuf, sizeof(errbuf), "writing %s: %s", c->path, strerror(-c->out.err));
+		c->errmsg = errbuf;
+		return c->out.err;
+	}
+	return 0;
+}
+
+int gt_chrome_close(struct gt_chrome *g, struct gt_export_result *res)
+{
+	struct chrome *c = &g->c;
+	int ret = close_file(c, true);
+
+	if (ret < 0)
+		return ret;
+	res->events += c->events;
+	res->counters += c->counters;
+	res->flows += c->m.flows;
+	res->lanes += gt_lanes_count(&c->m);
+	res->bytes += c->bytes_done;
+	res->files += c->file + 1;
+	res->steps += c->steps_written;
+	if (c->largest > WARN_BYTES && strcmp(c->out_path, "-") != 0) {
+		char size[32];
+
+		snprintf(warnbuf, sizeof(warnbuf),
+		         "the JSON is %s; viewers often fail above 500 MiB: use -f perfetto, "
+		         "or --max-size to split it",
+		         gt_fmt_bytes((double)c->largest, size, sizeof(size)));
+		res->warning = warnbuf;
+	}
+	return 0;
+}
+
+void gt_chrome_free(struct gt_chrome *g)
+{
+	if (!g)
+		return;
+	if (g->c.out.buf)
+		gt_outbuf_close(&g->c.out);
+	free(g->c.path);
+	free(g->c.out_path);
+	if (g->have_timeline)
+		gt_timeline_fini(&g->c.m);
+	free(g);
+}
+
+const char *gt_chrome_errmsg(const struct gt_chrome *g)
+{
+	return g->c.errmsg;
+}
+
+bool gt_chrome_want_steps(struct gt_reader *r, const struct gt_export_options *opts)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+
+	/* a trace without a footer may hold NVTX ranges */
+	return !opts->no_steps && (!fc || fc->records[GT_REC_NVTX] > 0);
+}
+
 static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
                       struct gt_export_result *res, const char **errmsg)
 {
-	struct chrome c = {0};
+	struct gt_chrome_setup setup = {
+	        .reader = r, .opts = opts, .path = opts->output, .rank = -1};
 	const union gt_record *rec;
+	struct gt_steps *steps = NULL;
+	struct gt_ranks *ranks = NULL;
+	struct gt_chrome *g = NULL;
 	uint64_t n = 0;
 	int ret;
 
-	c.r = r;
-	c.opts = opts;
-	c.out.fd = -1;
-	c.errmsg = "out of memory";
-	ret = gt_timeline_init(&c.m, r, opts->demangle != 0, gt_text_json_escape, 6);
+	memset(res, 0, sizeof(*res));
+	*errmsg = "out of memory";
+	if (opts->split == GT_EXPORT_SPLIT_RANKS)
+		return gt_chrome_split_ranks(r, opts, res, errmsg);
+	/* a first pass finds the steps, whose numbers depend on the whole trace */
+	if (gt_chrome_want_steps(r, opts)) {
+		ret = gt_steps_scan(r, opts->step_name, &steps);
+		if (ret < 0) {
+			if (ret != -ENOMEM) {
+				snprintf(errbuf, sizeof(errbuf), "reading the trace: %s",
+				         strerror(-ret));
+				*errmsg = errbuf;
+			}
+			goto out;
+		}
+	}
+	ret = gt_ranks_new(&ranks);
 	if (ret < 0)
 		goto out;
-	/* the same lanes as perfetto's, so both show the same threads */
-	c.m.strict_ties = true;
-	c.base_ns = pick_base(r);
-	ret = open_file(&c, 0);
+	setup.base_ns = gt_chrome_base(r);
+	setup.steps = steps;
+	setup.ranks = ranks;
+	ret = gt_chrome_open(&setup, &g, errmsg);
 	if (ret < 0)
 		goto out;
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		ret = gt_timeline_observe(&c.m, rec);
-		if (ret < 0)
-			goto out;
-		ret = gt_timeline_dispatch(&c.m, &chrome_sink, &c, rec);
-		if (ret < 0)
-			goto out;
-		if (opts->max_bytes) {
-			ret = maybe_split(&c);
-			if (ret < 0)
-				goto out;
-		}
-		if (c.out.err) {
-			ret = c.out.err;
-			snprintf(errbuf, sizeof(errbuf), "writing %s: %s", c.path, strerror(-ret));
-			c.errmsg = errbuf;
+		ret = gt_ranks_feed(ranks, r, rec);
+		if (ret >= 0)
+			ret = gt_chrome_record(g, rec);
+		if (ret < 0) {
+			*errmsg = gt_chrome_errmsg(g);
 			goto out;
 		}
 		if (opts->progress && (++n & 0xffff) == 0) {
@@ -1108,36 +1387,19 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	}
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
-		c.errmsg = errbuf;
+		*errmsg = errbuf;
 		goto out;
 	}
-	ret = close_file(&c, true);
-	if (ret < 0)
-		goto out;
-	res->events = c.events;
-	res->counters = c.counters;
-	res->flows = c.m.flows;
-	res->lanes = gt_lanes_count(&c.m);
-	res->bytes = c.bytes_done;
-	res->files = c.file + 1;
-	res->warning = NULL;
-	if (c.largest > WARN_BYTES && strcmp(opts->output, "-") != 0) {
-		char size[32];
-
-		snprintf(warnbuf, sizeof(warnbuf),
-		         "the JSON is %s; viewers often fail above 500 MiB: use -f perfetto, "
-		         "or --max-size to split it",
-		         gt_fmt_bytes((double)c.largest, size, sizeof(size)));
-		res->warning = warnbuf;
-	}
-out:
+	ret = gt_chrome_close(g, res);
 	if (ret < 0) {
-		if (c.out.buf)
-			gt_outbuf_close(&c.out);
-		*errmsg = c.errmsg;
+		*errmsg = gt_chrome_errmsg(g);
+		goto out;
 	}
-	free(c.path);
-	gt_timeline_fini(&c.m);
+	res->ranks = (unsigned)gt_ranks_list(ranks, NULL, 0);
+out:
+	gt_chrome_free(g);
+	gt_ranks_free(ranks);
+	gt_steps_free(steps);
 	return ret < 0 ? ret : 0;
 }
 

@@ -72,9 +72,9 @@ const char *gt_labels_severity(unsigned severity)
 char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *pr, char *n,
                         bool json)
 {
-	if (pr->have_info && pr->exe_id) {
+	if (pr->cat->have_info && pr->cat->exe_id) {
 		size_t len = 0;
-		const char *exe = gt_names_get(&m->names, pr->exe_id, false, &len, NULL, NULL);
+		const char *exe = gt_names_get(&m->names, pr->cat->exe_id, false, &len, NULL, NULL);
 		const char *base;
 
 		if (!exe) {
@@ -88,9 +88,9 @@ char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *pr
 	} else {
 		n = stpcpy(n, "process");
 	}
-	if (pr->rank >= 0) {
+	if (pr->cat->rank >= 0) {
 		n = stpcpy(n, " (rank ");
-		n = gt_fmt_i64(n, pr->rank);
+		n = gt_fmt_i64(n, pr->cat->rank);
 		*n++ = ')';
 	}
 	return n;
@@ -99,5 +99,5 @@ char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *pr
 char *gt_labels_gpu(char *n, const struct gt_timeline_gpu *g)
 {
 	n = stpcpy(n, "GPU ");
-	return gt_fmt_u64(n, g->number);
+	return gt_fmt_u64(n, g->cat->number);
 }

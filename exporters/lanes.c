@@ -155,7 +155,7 @@ void gt_lanes_ids(const struct gt_timeline *m, const struct gt_track *t, unsigne
 		/* a second process's streams on the same GPU: its index above the stream id */
 		if (t->pid != g->first_pid)
 			base |= (m->procs[t->proc]->index & 0x1fu) << 20;
-		*pid = GT_GPU_PID_BASE + g->number;
+		*pid = gt_lanes_gpu_pid(m, g);
 		*tid = base | (uint32_t)lane << GT_LANE_SHIFT;
 		return;
 	}
@@ -168,6 +168,13 @@ void gt_lanes_ids(const struct gt_timeline *m, const struct gt_track *t, unsigne
 		*tid = GT_LANE_OVERHEAD_TID + lane;
 		return;
 	}
+}
+
+uint32_t gt_lanes_gpu_pid(const struct gt_timeline *m, const struct gt_timeline_gpu *g)
+{
+	if (m->small_gpu_pids && g->cat->number < GT_GPU_SMALL_PID_MAX)
+		return g->cat->number;
+	return GT_GPU_PID_BASE + g->cat->number;
 }
 
 char *gt_lanes_name(struct gt_timeline *m, const struct gt_track *t, unsigned lane, char *n,

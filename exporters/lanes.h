@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct gt_timeline;
+struct gt_timeline_gpu;
 
 /* A lane is one displayed track. A slice goes on the first lane of its logical track
  * (thread, stream, ...) where it nests with everything already placed there; otherwise a
@@ -69,6 +70,13 @@ unsigned gt_lanes_place(struct gt_timeline *m, struct gt_track *t, uint64_t star
  * at GT_GPU_PID_BASE + n, in both timeline formats. */
 #define GT_GPU_PID_BASE 5000000u
 
+/* With the timeline's small_gpu_pids, GPUs numbered below this are pids 0 ..
+ * GT_GPU_SMALL_PID_MAX - 1 (and the processes drawn beside them must all have larger pids). */
+#define GT_GPU_SMALL_PID_MAX 256u
+
+/* The pid that shows GPU g of timeline m as a process. */
+uint32_t gt_lanes_gpu_pid(const struct gt_timeline *m, const struct gt_timeline_gpu *g);
+
 /* Synthetic thread ids of lanes: real tids stay below 2^22; lane k of thread T is
  * T | k << GT_LANE_SHIFT, its sync lanes T | (16 + k) << GT_LANE_SHIFT; NVTX start/end
  * ranges GT_LANE_NVTX_TID + k, CUPTI overhead GT_LANE_OVERHEAD_TID + k. */
@@ -78,7 +86,7 @@ unsigned gt_lanes_place(struct gt_timeline *m, struct gt_track *t, uint64_t star
 
 /* The (pid, tid) that shows lane `lane` of track t as a thread, the same in both timeline
  * formats: CPU-side lanes are threads of their process, stream lanes threads of their GPU's
- * process (GT_GPU_PID_BASE + GPU number). */
+ * process (gt_lanes_gpu_pid: GT_GPU_PID_BASE + GPU number). */
 void gt_lanes_ids(const struct gt_timeline *m, const struct gt_track *t, unsigned lane,
                   uint32_t *pid, uint32_t *tid);
 

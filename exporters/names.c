@@ -188,3 +188,11 @@ const char *gt_names_key(struct gt_names *nc, uint64_t key, const char *s, size_
 {
 	return gt_names_key2(nc, key, 2, s, slen, len, iid, fresh);
 }
+
+const char *gt_names_text(const struct gt_names *nc, uint32_t iid, size_t *len)
+{
+	if (iid == 0 || iid > nc->n)
+		return NULL;
+	*len = nc->lens[iid - 1];
+	return nc->text + nc->off[iid - 1];
+}

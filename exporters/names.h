@@ -59,4 +59,9 @@ const char *gt_names_key(struct gt_names *nc, uint64_t key, const char *s, size_
 const char *gt_names_key2(struct gt_names *nc, uint64_t a, uint64_t b, const char *s, size_t slen,
                           size_t *len, uint32_t *iid, bool *fresh);
 
+/* The cached name with dense id iid (as *iid above gave it), where it is now: a pointer
+ * taken before another name was cached may point where the arena was. NULL for an unknown
+ * iid. */
+const char *gt_names_text(const struct gt_names *nc, uint32_t iid, size_t *len);
+
 #endif /* GPUTRACE_EXPORTERS_NAMES_H */

@@ -387,8 +387,8 @@ static void announce_proc(struct pf *f, struct gt_timeline_proc *pr)
 	if (!pr->uuid)
 		pr->uuid = f->next_uuid++;
 	n = gt_labels_process(&f->m, pr, name, false);
-	if (pr->cmdline_id)
-		cmd = text(f, pr->cmdline_id, &clen);
+	if (pr->cat->cmdline_id)
+		cmd = text(f, pr->cat->cmdline_id, &clen);
 	p = desc_open(f, (size_t)(n - name) + clen + 64, pr->uuid, 0, &pm, &dm);
 	p = gt_pb_open(p, TD_PROCESS, &sm);
 	p = gt_pb_uint(p, PD_PID, pr->pid);
@@ -415,13 +415,13 @@ static void announce_gpu(struct pf *f, struct gt_timeline_gpu *g)
 	if (!g->uuid_track)
 		g->uuid_track = f->next_uuid++;
 	n = gt_labels_gpu(n, g);
-	if (g->name_id) {
-		dn = text(f, g->name_id, &dlen);
+	if (g->cat->name_id) {
+		dn = text(f, g->cat->name_id, &dlen);
 		dlen = gt_text_cut(dn, dlen, 256, false);
 	}
 	p = desc_open(f, (size_t)(n - name) + dlen + 32, g->uuid_track, 0, &pm, &dm);
 	p = gt_pb_open(p, TD_PROCESS, &sm);
-	p = gt_pb_uint(p, PD_PID, GT_GPU_PID_BASE + g->number);
+	p = gt_pb_uint(p, PD_PID, GT_GPU_PID_BASE + g->cat->number);
 	p = gt_pb_bytes(p, PD_PROCESS_NAME, name, (size_t)(n - name));
 	if (dn)
 		p = gt_pb_bytes(p, PD_PROCESS_LABELS, dn, dlen);
@@ -576,18 +576,25 @@ static char *ev_open(struct pf *f, const struct ev *e, size_t extra, char **pm, 
 	p = put_ts(f, p, e->ts_ns);
 	if (e->fresh || e->nvals) {
 		char *im, *nm;
+		const char *s;
+		size_t len;
 
 		p = gt_pb_open(p, PKT_INTERNED, &im);
-		if (e->fresh) {
+		/* the names where the cache holds them now: caching the others since (a grid,
+		 * a lane's name) may have moved it */
+		if (e->fresh && (s = gt_names_text(&f->m.names, e->name_iid, &len)) != NULL) {
 			p = gt_pb_open(p, ID_EVENT_NAMES, &nm);
 			p = gt_pb_uint(p, INTERNED_IID, e->name_iid);
-			p = gt_pb_bytes(p, INTERNED_NAME, e->fresh, e->fresh_len);
+			p = gt_pb_bytes(p, INTERNED_NAME, s, len);
 			p = gt_pb_close(p, nm);
 		}
 		for (unsigned i = 0; i < e->nvals; i++) {
+			s = gt_names_text(&f->m.names, e->val_iid[i], &len);
+			if (!s)
+				continue;
 			p = gt_pb_open(p, ID_DEBUG_ANNOTATION_STRING_VALUES, &nm);
 			p = gt_pb_uint(p, INTERNED_IID, e->val_iid[i]);
-			p = gt_pb_bytes(p, INTERNED_NAME, e->val[i], e->val_len[i]);
+			p = gt_pb_bytes(p, INTERNED_NAME, s, len);
 			p = gt_pb_close(p, nm);
 		}
 		p = gt_pb_close(p, im);
@@ -983,7 +990,7 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 	if (!g)
 		return -ENOMEM;
 	announce_counter(f, g, "memory in use", &g->uuid_memory, &g->memory_announced);
-	counter_value(f, g->uuid_memory, r->ts_ns, g->mem_in_use);
+	counter_value(f, g->uuid_memory, r->ts_ns, g->cat->mem_in_use);
 	return 0;
 }
 

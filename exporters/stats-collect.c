@@ -1,5 +1,6 @@
 /* The stats exporter's single pass over a trace: per-name aggregates with log-linear
- * histograms, copies by kind, memory in use per device, processes, losses. Runs in the CLI;
+ * histograms, copies by kind, memory in use per GPU; processes, GPUs and losses in the
+ * catalog every output shares. Runs in the CLI;
  * memory grows with distinct names and live allocations, not with events. */
 #include <errno.h>
 #include <math.h>
@@ -413,10 +414,10 @@ static void live_remove(struct gt_stats *st, struct gt_mem_live *slot)
 	st->nlive--;
 }
 
-static struct gt_mem_device *mem_device(struct gt_stats *st, uint32_t device_id)
+static struct gt_mem_device *mem_device(struct gt_stats *st, uint32_t gpu)
 {
 	for (size_t i = 0; i < st->nmem; i++)
-		if (st->mem[i].device_id == device_id)
+		if (st->mem[i].gpu == gpu)
 			return &st->mem[i];
 	if (st->nmem == st->capmem) {
 		size_t cap = st->capmem ? st->capmem * 2 : 8;
@@ -428,13 +429,17 @@ static struct gt_mem_device *mem_device(struct gt_stats *st, uint32_t device_id)
 		st->capmem = cap;
 	}
 	memset(&st->mem[st->nmem], 0, sizeof(st->mem[0]));
-	st->mem[st->nmem].device_id = device_id;
+	st->mem[st->nmem].gpu = gpu;
 	return &st->mem[st->nmem++];
 }
 
-static uint32_t mem_row_id(uint32_t device_id, uint32_t mem_kind)
+/* The row of an allocation: its GPU as the catalog knows it now (a GPU found to be another
+ * one: that one), or the host's. */
+static struct gt_mem_device *mem_row(struct gt_stats *st, uint32_t gpu)
 {
-	return mem_kind == GT_MEM_PINNED || mem_kind == GT_MEM_PAGEABLE ? GT_STATS_HOST : device_id;
+	if (gpu != GT_STATS_HOST)
+		gpu = gt_catalog_gpu_final(&st->cat, st->cat.gpus[gpu])->index;
+	return mem_device(st, gpu);
 }
 
 static void keep_largest(struct gt_stats *st, const struct gt_mem_live *a)
@@ -457,18 +462,26 @@ static int on_memory(struct gt_stats *st, const struct gt_rec_memory *m)
 	struct gt_mem_device *row;
 
 	if (m->op == GT_MEMORY_ALLOC) {
-		struct gt_mem_live a = {m->address,   m->bytes,    m->ts_ns, m->hdr.pid,
-		                        m->device_id, m->mem_kind, 0};
+		struct gt_mem_live a = {m->address,    m->bytes,    m->ts_ns, m->hdr.pid,
+		                        GT_STATS_HOST, m->mem_kind, 0};
 
+		if (m->mem_kind != GT_MEM_PINNED && m->mem_kind != GT_MEM_PAGEABLE) {
+			const struct gt_catalog_gpu *g =
+			        gt_catalog_gpu(&st->cat, m->hdr.pid, m->device_id);
+
+			if (!g)
+				return -ENOMEM;
+			a.gpu = g->index;
+		}
 		if (old) {
 			/* the free of the previous block at this address was lost: retire it */
-			row = mem_device(st, mem_row_id(old->device_id, old->mem_kind));
+			row = mem_row(st, old->gpu);
 			if (!row)
 				return -ENOMEM;
 			row->in_use -= old->bytes < row->in_use ? old->bytes : row->in_use;
 			live_remove(st, old);
 		}
-		row = mem_device(st, mem_row_id(m->device_id, m->mem_kind));
+		row = mem_row(st, a.gpu);
 		if (!row)
 			return -ENOMEM;
 		row->allocs++;
@@ -490,13 +503,65 @@ static int on_memory(struct gt_stats *st, const struct gt_rec_memory *m)
 		st->frees_unmatched++;
 		return 0;
 	}
-	row = mem_device(st, mem_row_id(old->device_id, old->mem_kind));
+	row = mem_row(st, old->gpu);
 	if (!row)
 		return -ENOMEM;
 	row->frees++;
 	row->in_use -= old->bytes < row->in_use ? old->bytes : row->in_use;
 	live_remove(st, old);
 	return 0;
+}
+
+/* GPUs by the number every output shows them under, the host row last. */
+static int mem_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct gt_stats *st = ctx;
+	const struct gt_mem_device *x = a, *y = b;
+	uint64_t kx = x->gpu == GT_STATS_HOST ? UINT64_MAX : st->cat.gpus[x->gpu]->number;
+	uint64_t ky = y->gpu == GT_STATS_HOST ? UINT64_MAX : st->cat.gpus[y->gpu]->number;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+void gt_stats_mem_rows(struct gt_stats *st)
+{
+	size_t n = 0;
+
+	/* a GPU found to be another one after it had rows: its numbers go to that one's row
+	 * (its peak counts as that row's when higher: the two were never summed over time) */
+	for (size_t i = 0; i < st->nmem; i++) {
+		struct gt_mem_device *m = &st->mem[i];
+		const struct gt_catalog_gpu *g =
+		        m->gpu == GT_STATS_HOST ? NULL : st->cat.gpus[m->gpu];
+		size_t j = 0;
+
+		if (!g || !g->merged_into)
+			continue;
+		m->gpu = gt_catalog_gpu_final(&st->cat, g)->index;
+		while (j < st->nmem && (j == i || st->mem[j].gpu != m->gpu))
+			j++;
+		if (j == st->nmem)
+			continue; /* no row of its own: this one becomes it */
+		st->mem[j].in_use += m->in_use;
+		st->mem[j].peak = st->mem[j].peak > m->peak ? st->mem[j].peak : m->peak;
+		st->mem[j].allocs += m->allocs;
+		st->mem[j].frees += m->frees;
+		st->mem[j].alloc_bytes += m->alloc_bytes;
+		m->allocs = UINT64_MAX; /* folded: dropped below */
+	}
+	for (size_t i = 0; i < st->nmem; i++)
+		if (st->mem[i].allocs != UINT64_MAX)
+			st->mem[n++] = st->mem[i];
+	st->nmem = n;
+	if (st->nmem) /* qsort with a NULL base is undefined even for 0 elements */
+		qsort_r(st->mem, st->nmem, sizeof(st->mem[0]), mem_cmp, st);
+}
+
+const struct gt_catalog_gpu *gt_stats_gpu(const struct gt_stats *st, uint32_t gpu)
+{
+	if (gpu == GT_STATS_HOST || gpu >= st->cat.ngpus)
+		return NULL;
+	return gt_catalog_gpu_final(&st->cat, st->cat.gpus[gpu]);
 }
 
 /* ---- the pass ---- */
@@ -526,55 +591,6 @@ static int on_xfer(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint
 		x->bytes_max = bytes;
 	x->bytes_total += bytes;
 	return gt_stats_series_add(&x->time, span_dur(span->start_ns, span->end_ns));
-}
-
-static struct gt_stats_process *find_proc(struct gt_stats *st, uint32_t pid)
-{
-	for (size_t i = st->nprocs; i-- > 0;)
-		if (st->procs[i].pid == pid)
-			return &st->procs[i];
-	return NULL;
-}
-
-static struct gt_stats_process *add_proc(struct gt_stats *st, uint32_t pid)
-{
-	struct gt_stats_process *p = find_proc(st, pid);
-
-	if (p)
-		return p;
-	if (st->nprocs == st->capprocs) {
-		size_t cap = st->capprocs ? st->capprocs * 2 : 8;
-		struct gt_stats_process *n = realloc(st->procs, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		st->procs = n;
-		st->capprocs = cap;
-	}
-	p = &st->procs[st->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->rank = -1;
-	return p;
-}
-
-static int on_device(struct gt_stats *st, const struct gt_rec_device *d)
-{
-	for (size_t i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device_id == d->device_id)
-			return 0;
-	if (st->ndevs == st->capdevs) {
-		size_t cap = st->capdevs ? st->capdevs * 2 : 8;
-		struct gt_stats_device *n = realloc(st->devs, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		st->devs = n;
-		st->capdevs = cap;
-	}
-	st->devs[st->ndevs++] =
-	        (struct gt_stats_device){d->device_id, d->name_id, d->global_mem_bytes};
-	return 0;
 }
 
 static int on_nvtx(struct gt_stats *st, const struct gt_rec_nvtx *n)
@@ -627,11 +643,11 @@ static int on_api(struct gt_stats *st, const struct gt_rec_api *a)
 static int on_record(struct gt_stats *st, const union gt_record *rec)
 {
 	unsigned type = rec->hdr.type;
-	struct gt_stats_process *p;
 	struct gt_stat_entry *e;
+	int ret = gt_catalog_observe(&st->cat, rec);
 
-	if (type < GT_REC_MAX)
-		st->records[type]++;
+	if (ret < 0)
+		return ret;
 	switch (type) {
 	case GT_REC_KERNEL:
 		see_ts(st, rec->kernel.span.start_ns, rec->kernel.span.end_ns);
@@ -660,42 +676,6 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 	case GT_REC_NVTX:
 		see_ts(st, rec->nvtx.start_ns, rec->nvtx.end_ns);
 		return on_nvtx(st, &rec->nvtx);
-	case GT_REC_PROCESS:
-		p = add_proc(st, rec->hdr.pid);
-		if (!p)
-			return -ENOMEM;
-		p->ppid = rec->process.ppid;
-		p->exe_id = rec->process.exe_id;
-		p->cmdline_id = rec->process.cmdline_id;
-		p->host_id = rec->process.host_id;
-		p->rank = rec->process.rank;
-		p->start_ns = rec->process.start_ns;
-		return 0;
-	case GT_REC_PROCESS_END:
-		p = add_proc(st, rec->hdr.pid);
-		if (!p)
-			return -ENOMEM;
-		p->ended = true;
-		p->how = rec->process_end.how < GT_END_MAX ? rec->process_end.how : GT_END_UNKNOWN;
-		p->code = rec->process_end.code;
-		p->end_ns = rec->process_end.ts_ns;
-		return 0;
-	case GT_REC_DEVICE:
-		return on_device(st, &rec->device);
-	case GT_REC_LOSS: {
-		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
-		                                                     : GT_LOSS_SOURCE_MAX;
-		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
-
-		st->loss[src][kind] += rec->loss.count;
-		return 0;
-	}
-	case GT_REC_NOTICE:
-		/* warnings and errors; informational notices (a capture range's ends, which CUPTI
-		 * each process loaded) stay in the trace and would crowd them out */
-		if (rec->notice.severity >= GT_NOTICE_WARNING && st->nnotices < GT_STATS_NOTICES)
-			st->notices[st->nnotices++] = rec->notice;
-		return 0;
 	default:
 		return 0;
 	}
@@ -710,6 +690,11 @@ int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errm
 	memset(st, 0, sizeof(*st));
 	st->r = r;
 	st->first_ns = UINT64_MAX;
+	ret = gt_catalog_init(&st->cat, r);
+	if (ret < 0) {
+		*errmsg = "out of memory while summarizing the trace";
+		return ret;
+	}
 	ret = gt_reader_rewind(r);
 	if (ret < 0) {
 		*errmsg = "cannot rewind the trace";
@@ -746,7 +731,6 @@ void gt_stats_fini(struct gt_stats *st)
 		gt_stats_series_fini(&st->memset[i].time);
 	free(st->mem);
 	free(st->live);
-	free(st->procs);
-	free(st->devs);
+	gt_catalog_fini(&st->cat);
 	memset(st, 0, sizeof(*st));
 }

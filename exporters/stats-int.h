@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "catalog.h"
 #include "gputrace/record.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
@@ -65,14 +66,15 @@ struct gt_xfer_stats {
 	uint64_t bytes_max;
 };
 
-/* Device memory in use is tracked per device; pinned/pageable host allocations go to the
- * pseudo-device GT_STATS_HOST so they do not inflate a GPU's peak. */
+/* Device memory in use is tracked per GPU (the catalog's: two ranks' "device 0" are two GPUs
+ * when their uuids differ); pinned/pageable host allocations go to the pseudo-GPU
+ * GT_STATS_HOST so they do not inflate a GPU's peak. */
 #define GT_STATS_HOST UINT32_MAX
 
 struct gt_mem_device {
-	uint32_t device_id; /* or GT_STATS_HOST */
-	uint64_t in_use;    /* bytes allocated and not yet freed */
-	uint64_t peak;      /* largest in_use seen */
+	uint32_t gpu;    /* catalog GPU index, or GT_STATS_HOST */
+	uint64_t in_use; /* bytes allocated and not yet freed */
+	uint64_t peak;   /* largest in_use seen */
 	uint64_t peak_ts_ns;
 	uint64_t allocs;
 	uint64_t frees;
@@ -85,37 +87,19 @@ struct gt_mem_live {
 	uint64_t bytes;
 	uint64_t ts_ns;
 	uint32_t pid;
-	uint32_t device_id;
+	uint32_t gpu; /* catalog GPU index, or GT_STATS_HOST for host memory */
 	uint32_t mem_kind;
 	uint32_t _pad;
 };
 
 #define GT_STATS_TOP 10u /* rows kept for "largest allocations" lists */
 
-struct gt_stats_process {
-	uint32_t pid, ppid;
-	uint32_t exe_id, cmdline_id, host_id; /* strings, resolved at output time */
-	int32_t rank;
-	uint64_t start_ns;
-	bool ended;
-	uint32_t how; /* enum gt_process_end_how */
-	int32_t code;
-	uint64_t end_ns;
-};
-
-struct gt_stats_device {
-	uint32_t device_id;
-	uint32_t name_id;
-	uint64_t global_mem_bytes;
-};
-
-#define GT_STATS_NOTICES 8u /* warning and error notices kept for the summary */
-
 /* Everything one pass over a trace learns. Memory grows with distinct names, processes,
- * devices and live allocations, never with the number of events. */
+ * GPUs and live allocations, never with the number of events. What the trace holds -
+ * processes, GPUs, record counts, losses, notices - is the catalog's, as for every output. */
 struct gt_stats {
-	struct gt_reader *r; /* borrowed: strings are looked up in it at output time */
-	uint64_t records[GT_REC_MAX];
+	struct gt_reader *r;        /* borrowed: strings are looked up in it at output time */
+	struct gt_catalog cat;      /* processes, GPUs, record counts, losses, notices */
 	uint64_t first_ns, last_ns; /* over all timestamps; first UINT64_MAX if none */
 
 	struct gt_stat_table kernels, api, nvtx, errors;
@@ -132,15 +116,7 @@ struct gt_stats {
 	size_t nlargest;
 	uint64_t frees_unmatched; /* frees of addresses never seen allocated */
 
-	struct gt_stats_process *procs;
-	size_t nprocs, capprocs;
-	struct gt_stats_device *devs;
-	size_t ndevs, capdevs;
-	struct gt_rec_notice notices[GT_STATS_NOTICES];
-	size_t nnotices;
-
-	uint64_t loss[GT_LOSS_SOURCE_MAX + 1][GT_REC_MAX]; /* [source][kind]; last row: unknown */
-	struct gt_reader_status status;                    /* copied at the end of the pass */
+	struct gt_reader_status status; /* copied at the end of the pass */
 };
 
 /* Histogram and series. */
@@ -163,6 +139,13 @@ struct gt_stat_entry **gt_stats_table_sorted(const struct gt_stat_table *t, int 
 
 /* True when allocation `a` (from st->largest) was never freed. */
 bool gt_stats_still_live(const struct gt_stats *st, const struct gt_mem_live *a);
+
+/* Memory rows in the order every output lists GPUs (by number), merged GPUs folded into the
+ * GPU they turned out to be, the host row last; the rows' array is rewritten. */
+void gt_stats_mem_rows(struct gt_stats *st);
+
+/* "GPU n" of a memory row or allocation, as every output names it; NULL for host memory. */
+const struct gt_catalog_gpu *gt_stats_gpu(const struct gt_stats *st, uint32_t gpu);
 
 /* A string of the trace, or a placeholder ("<string 12>") written to buf. */
 const char *gt_stats_string(const struct gt_stats *st, uint32_t id, char *buf, size_t bytes);

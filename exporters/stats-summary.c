@@ -141,13 +141,6 @@ static void print_api(FILE *out, const struct gt_stats *st)
 	}
 }
 
-static int mem_row_cmp(const void *a, const void *b)
-{
-	const struct gt_mem_device *x = a, *y = b;
-
-	return x->device_id < y->device_id ? -1 : x->device_id > y->device_id;
-}
-
 static void print_memory(FILE *out, struct gt_stats *st)
 {
 	uint64_t leaks = 0, leak_bytes = 0;
@@ -157,25 +150,20 @@ static void print_memory(FILE *out, struct gt_stats *st)
 		fputs("Peak memory in use: no allocations recorded\n", out);
 		return;
 	}
-	qsort(st->mem, st->nmem, sizeof(st->mem[0]), mem_row_cmp);
+	gt_stats_mem_rows(st);
 	fputs("Peak memory in use:\n", out);
 	for (size_t i = 0; i < st->nmem; i++) {
 		const struct gt_mem_device *m = &st->mem[i];
-		const char *dname = NULL;
+		const struct gt_catalog_gpu *g = gt_stats_gpu(st, m->gpu);
+		const char *dname = g ? gt_stats_string(st, g->name_id, name, sizeof(name)) : NULL;
 
 		gt_fmt_bytes((double)m->peak, peak, sizeof(peak));
-		if (m->device_id == GT_STATS_HOST) {
+		if (!g)
 			fprintf(out, "  host (pinned and pageable): %s\n", peak);
-			continue;
-		}
-		for (size_t d = 0; d < st->ndevs; d++)
-			if (st->devs[d].device_id == m->device_id)
-				dname = gt_stats_string(st, st->devs[d].name_id, name,
-				                        sizeof(name));
-		if (dname && *dname)
-			fprintf(out, "  GPU %" PRIu32 " (%s): %s\n", m->device_id, dname, peak);
+		else if (dname && *dname)
+			fprintf(out, "  GPU %" PRIu32 " (%s): %s\n", g->number, dname, peak);
 		else
-			fprintf(out, "  GPU %" PRIu32 ": %s\n", m->device_id, peak);
+			fprintf(out, "  GPU %" PRIu32 ": %s\n", g->number, peak);
 	}
 	for (size_t j = 0; j < st->caplive; j++)
 		if (st->live[j].address) {
@@ -196,8 +184,7 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 	bool first = true;
 
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
-		for (unsigned k = 0; k < GT_REC_MAX; k++)
-			by_src[s] += st->loss[s][k];
+		by_src[s] = gt_catalog_lost(&st->cat, s);
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
 		total += by_src[s];
 	if (total == 0) {
@@ -226,13 +213,14 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 
 static void print_processes(FILE *out, const struct gt_stats *st)
 {
+	const struct gt_catalog *c = &st->cat;
 	char buf[64];
 
-	if (st->nprocs == 0)
+	if (c->nprocs == 0)
 		return;
-	fprintf(out, "Processes: %zu\n", st->nprocs);
-	for (size_t i = 0; i < st->nprocs && i < MAX_PROCS; i++) {
-		const struct gt_stats_process *p = &st->procs[i];
+	fprintf(out, "Processes: %" PRIu32 "\n", c->nprocs);
+	for (uint32_t i = 0; i < c->nprocs && i < MAX_PROCS; i++) {
+		const struct gt_catalog_process *p = c->procs[i];
 		const char *what = gt_stats_string(st, p->cmdline_id, buf, sizeof(buf));
 		const char *sig;
 
@@ -246,13 +234,13 @@ static void print_processes(FILE *out, const struct gt_stats *st)
 			fputs("its end was not recorded\n", out);
 			continue;
 		}
-		switch (p->how) {
+		switch (p->end_how) {
 		case GT_END_EXIT:
-			fprintf(out, "exited with status %" PRId32 "\n", p->code);
+			fprintf(out, "exited with status %" PRId32 "\n", p->end_code);
 			break;
 		case GT_END_SIGNAL:
-			sig = signal_name(p->code);
-			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->code,
+			sig = signal_name(p->end_code);
+			fprintf(out, "killed by signal %" PRId32 "%s%s%s\n", p->end_code,
 			        sig ? " (" : "", sig ? sig : "", sig ? ")" : "");
 			break;
 		case GT_END_DETACHED:
@@ -263,8 +251,8 @@ static void print_processes(FILE *out, const struct gt_stats *st)
 			break;
 		}
 	}
-	if (st->nprocs > MAX_PROCS)
-		fprintf(out, "  ... and %zu more\n", st->nprocs - MAX_PROCS);
+	if (c->nprocs > MAX_PROCS)
+		fprintf(out, "  ... and %" PRIu32 " more\n", c->nprocs - MAX_PROCS);
 }
 
 static void print_no_activity(FILE *out, const struct gt_stats *st)
@@ -272,11 +260,11 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	char buf[64];
 
 	fputs("gputrace: no CUDA activity was seen.\n", out);
-	if (st->records[GT_REC_NVTX])
+	if (st->cat.records[GT_REC_NVTX])
 		fprintf(out,
 		        "(%" PRIu64 " NVTX record%s: the program ran under the tracer, but none of "
 		        "its CUDA work was recorded.)\n",
-		        st->records[GT_REC_NVTX], st->records[GT_REC_NVTX] == 1 ? "" : "s");
+		        st->cat.records[GT_REC_NVTX], st->cat.records[GT_REC_NVTX] == 1 ? "" : "s");
 	fputs("Likely reasons:\n"
 	      "  - the program did not use CUDA, or ended before initializing it;\n"
 	      "  - no NVIDIA GPU or driver is visible to it (a container needs the GPU passed "
@@ -286,9 +274,9 @@ static void print_no_activity(FILE *out, const struct gt_stats *st)
 	      "  - another profiler (Nsight Systems, the PyTorch profiler, ...) held CUPTI;\n"
 	      "  - a capture range was requested and never started.\n",
 	      out);
-	for (size_t i = 0; i < st->nnotices; i++)
+	for (uint32_t i = 0; i < st->cat.nnotices; i++)
 		fprintf(out, "The traced process said: %s\n",
-		        gt_stats_string(st, st->notices[i].message_id, buf, sizeof(buf)));
+		        gt_stats_string(st, st->cat.notices[i].message_id, buf, sizeof(buf)));
 	fputs("Try `gputrace doctor` to check this machine.\n", out);
 }
 
@@ -299,8 +287,8 @@ static void print_notices(FILE *out, const struct gt_stats *st)
 	char buf[256];
 	bool first = true;
 
-	for (size_t i = 0; i < st->nnotices; i++) {
-		const struct gt_rec_notice *n = &st->notices[i];
+	for (uint32_t i = 0; i < st->cat.nnotices; i++) {
+		const struct gt_rec_notice *n = &st->cat.notices[i];
 
 		if (first)
 			fputs("Notices:\n", out);
@@ -319,7 +307,7 @@ static bool saw_cuda(const struct gt_stats *st)
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (st->records[kinds[i]])
+		if (st->cat.records[kinds[i]])
 			return true;
 	return false;
 }

@@ -109,11 +109,17 @@ static const struct gt_col memset_cols[] = {
         {"memory", "Memory", GT_COL_STR},
 };
 
+/* "gpu" is the number every output gives the GPU ("GPU n"; two ranks that each see their own
+ * GPU as device 0 are GPU 0 and GPU 1), "uuid" its uuid */
 static const struct gt_col memdev_cols[] = {
-        {"device_id", "Device", GT_COL_I64},   {"peak_bytes", "Peak", GT_COL_BYTES},
-        {"end_bytes", "At end", GT_COL_BYTES}, {"allocs", "Allocs", GT_COL_U64},
-        {"frees", "Frees", GT_COL_U64},        {"alloc_bytes", "Allocated", GT_COL_BYTES},
+        {"gpu", "GPU", GT_COL_I64},
+        {"peak_bytes", "Peak", GT_COL_BYTES},
+        {"end_bytes", "At end", GT_COL_BYTES},
+        {"allocs", "Allocs", GT_COL_U64},
+        {"frees", "Frees", GT_COL_U64},
+        {"alloc_bytes", "Allocated", GT_COL_BYTES},
         {"name", "Name", GT_COL_STR},
+        {"uuid", "UUID", GT_COL_STR},
 };
 
 static const struct gt_col leak_total_cols[] = {
@@ -123,9 +129,9 @@ static const struct gt_col leak_total_cols[] = {
 };
 
 static const struct gt_col alloc_cols[] = {
-        {"bytes", "Bytes", GT_COL_BYTES},    {"pid", "PID", GT_COL_U64},
-        {"device_id", "Device", GT_COL_I64}, {"memory", "Memory", GT_COL_STR},
-        {"at_ns", "At", GT_COL_NS},          {"freed", "Freed", GT_COL_BOOL},
+        {"bytes", "Bytes", GT_COL_BYTES},   {"pid", "PID", GT_COL_U64},
+        {"gpu", "GPU", GT_COL_I64},         {"memory", "Memory", GT_COL_STR},
+        {"at_ns", "At", GT_COL_NS},         {"freed", "Freed", GT_COL_BOOL},
         {"address", "Address", GT_COL_STR},
 };
 
@@ -321,22 +327,20 @@ static int report_memset(struct gt_emit *e, const struct gt_stats *st)
 	return ret ? ret : gt_stats_emit_end(e, "no memsets in this trace");
 }
 
-static const char *device_name(const struct gt_stats *st, uint32_t device_id, char *buf,
-                               size_t bytes)
+static const char *gpu_name(const struct gt_stats *st, uint32_t gpu, char *buf, size_t bytes)
 {
-	if (device_id == GT_STATS_HOST)
+	const struct gt_catalog_gpu *g = gt_stats_gpu(st, gpu);
+
+	if (gpu == GT_STATS_HOST)
 		return "host (pinned and pageable)";
-	for (size_t i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device_id == device_id)
-			return gt_stats_string(st, st->devs[i].name_id, buf, bytes);
-	return "";
+	return g ? gt_stats_string(st, g->name_id, buf, bytes) : "";
 }
 
-static int mem_cmp(const void *a, const void *b)
+static struct gt_cell gpu_cell(const struct gt_stats *st, uint32_t gpu)
 {
-	const struct gt_mem_device *x = a, *y = b;
+	const struct gt_catalog_gpu *g = gt_stats_gpu(st, gpu);
 
-	return x->device_id < y->device_id ? -1 : x->device_id > y->device_id;
+	return g ? c_i(g->number) : c_null();
 }
 
 /* Times in the memory tables count from the start of the trace. */
@@ -350,7 +354,8 @@ static uint64_t trace_origin(const struct gt_stats *st)
 	return origin;
 }
 
-static int alloc_row(struct gt_emit *e, const struct gt_mem_live *a, bool freed, uint64_t origin)
+static int alloc_row(struct gt_emit *e, const struct gt_stats *st, const struct gt_mem_live *a,
+                     bool freed, uint64_t origin)
 {
 	struct gt_cell c[NCOLS(alloc_cols)];
 	char addr[24];
@@ -358,7 +363,7 @@ static int alloc_row(struct gt_emit *e, const struct gt_mem_live *a, bool freed,
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, a->address);
 	c[0] = c_u(a->bytes);
 	c[1] = c_u(a->pid);
-	c[2] = c_i(a->device_id);
+	c[2] = gpu_cell(st, a->gpu);
 	c[3] = c_s(gt_mem_kind_name(a->mem_kind));
 	c[4] = c_u(a->ts_ns > origin ? a->ts_ns - origin : 0);
 	c[5] = c_b(freed);
@@ -371,25 +376,26 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 	struct gt_mem_live leaks[GT_STATS_TOP];
 	uint64_t leak_count = 0, leak_bytes = 0, origin = trace_origin(st);
 	size_t nleaks = 0;
-	char name[256];
+	char name[256], uuid[48];
 	struct gt_cell c[8];
 	int ret = 0;
 
-	/* device rows in id order, the host row (UINT32_MAX) last */
-	if (st->nmem) /* qsort with a NULL base is undefined even for 0 elements */
-		qsort(st->mem, st->nmem, sizeof(st->mem[0]), mem_cmp);
-	gt_stats_emit_begin(e, "memory", "Memory in use per device", memdev_cols,
-	                    NCOLS(memdev_cols), 0);
+	/* GPU rows by number, the host row last */
+	gt_stats_mem_rows(st);
+	gt_stats_emit_begin(e, "memory", "Memory in use per GPU", memdev_cols, NCOLS(memdev_cols),
+	                    0);
 	for (size_t i = 0; i < st->nmem && ret == 0; i++) {
 		const struct gt_mem_device *m = &st->mem[i];
+		const struct gt_catalog_gpu *g = gt_stats_gpu(st, m->gpu);
 
-		c[0] = m->device_id == GT_STATS_HOST ? c_null() : c_i(m->device_id);
+		c[0] = gpu_cell(st, m->gpu);
 		c[1] = c_u(m->peak);
 		c[2] = c_u(m->in_use);
 		c[3] = c_u(m->allocs);
 		c[4] = c_u(m->frees);
 		c[5] = c_u(m->alloc_bytes);
-		c[6] = c_s(device_name(st, m->device_id, name, sizeof(name)));
+		c[6] = c_s(gpu_name(st, m->gpu, name, sizeof(name)));
+		c[7] = g && g->have_uuid ? c_s(gt_catalog_uuid(g, uuid)) : c_null();
 		ret = gt_stats_emit_row(e, c);
 	}
 	if (ret || (ret = gt_stats_emit_end(e, "no allocations in this trace")))
@@ -426,14 +432,14 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 	gt_stats_emit_begin(e, "memory_never_freed_largest", "Largest allocations never freed",
 	                    alloc_cols, NCOLS(alloc_cols), 0);
 	for (size_t i = 0; i < nleaks && ret == 0; i++)
-		ret = alloc_row(e, &leaks[i], false, origin);
+		ret = alloc_row(e, st, &leaks[i], false, origin);
 	if (ret || (ret = gt_stats_emit_end(e, "every allocation was freed")))
 		return ret;
 
 	gt_stats_emit_begin(e, "memory_largest", "Largest allocations", alloc_cols,
 	                    NCOLS(alloc_cols), 0);
 	for (size_t i = 0; i < st->nlargest && ret == 0; i++)
-		ret = alloc_row(e, &st->largest[i], !gt_stats_still_live(st, &st->largest[i]),
+		ret = alloc_row(e, st, &st->largest[i], !gt_stats_still_live(st, &st->largest[i]),
 		                origin);
 	return ret ? ret : gt_stats_emit_end(e, "no allocations in this trace");
 }
@@ -474,7 +480,7 @@ static int report_losses(struct gt_emit *e, const struct gt_stats *st)
 
 		detail[0] = '\0';
 		for (unsigned k = 0; k < GT_REC_MAX; k++) {
-			uint64_t n = st->loss[src][k];
+			uint64_t n = st->cat.losses[src][k];
 
 			if (!n)
 				continue;

@@ -11,11 +11,10 @@ int gt_timeline_init(struct gt_timeline *m, struct gt_reader *reader, bool deman
 {
 	memset(m, 0, sizeof(*m));
 	m->reader = reader;
-	if (gt_names_init(&m->names, reader, demangle, name_fn, name_expand) < 0 ||
-	    gt_idmap_init(&m->proc_map, 64) < 0 || gt_idmap_init(&m->gpu_map, 64) < 0 ||
-	    gt_idmap_init(&m->track_map, 256) < 0 || gt_idmap_init(&m->ctx_map, 64) < 0 ||
-	    gt_idmap_init(&m->pool_map, 16) < 0 || gt_flows_cache_init(&m->api_flows) < 0 ||
-	    gt_flows_cache_init(&m->gpu_flows) < 0)
+	if (gt_catalog_init(&m->cat, reader) < 0 ||
+	    gt_names_init(&m->names, reader, demangle, name_fn, name_expand) < 0 ||
+	    gt_idmap_init(&m->track_map, 256) < 0 || gt_idmap_init(&m->pool_map, 16) < 0 ||
+	    gt_flows_cache_init(&m->api_flows) < 0 || gt_flows_cache_init(&m->gpu_flows) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -37,15 +36,15 @@ void gt_timeline_fini(struct gt_timeline *m)
 	free(m->procs);
 	free(m->gpus);
 	free(m->tracks);
-	gt_idmap_fini(&m->proc_map);
-	gt_idmap_fini(&m->gpu_map);
+	free(m->proc_of);
+	free(m->gpu_of);
 	gt_idmap_fini(&m->track_map);
-	gt_idmap_fini(&m->ctx_map);
 	gt_idmap_fini(&m->pool_map);
 	free(m->pool_bytes);
 	gt_names_fini(&m->names);
 	gt_flows_cache_fini(&m->api_flows);
 	gt_flows_cache_fini(&m->gpu_flows);
+	gt_catalog_fini(&m->cat);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -65,81 +64,67 @@ static int push_ptr(void ***arr, uint32_t *n, uint32_t *cap, void *p)
 	return 0;
 }
 
+/* Grow a pointer array indexed by catalog index to hold index i (new slots NULL). */
+static int by_cat_reserve(void ***arr, uint32_t *cap, uint32_t i)
+{
+	uint32_t ncap = *cap ? *cap : 16;
+	void **a;
+
+	if (i < *cap)
+		return 0;
+	while (ncap <= i)
+		ncap *= 2;
+	a = realloc(*arr, ncap * sizeof(**arr));
+	if (!a)
+		return -ENOMEM;
+	memset(a + *cap, 0, (ncap - *cap) * sizeof(*a));
+	*arr = a;
+	*cap = ncap;
+	return 0;
+}
+
 struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid)
 {
-	uint32_t v = gt_idmap_get(&m->proc_map, pid, 0);
+	const struct gt_catalog_process *cp = gt_catalog_process(&m->cat, pid);
 	struct gt_timeline_proc *p;
 
-	if (v)
-		return m->procs[v - 1];
+	if (!cp || by_cat_reserve((void ***)&m->proc_of, &m->cap_proc_of, cp->index) < 0)
+		return NULL;
+	if (m->proc_of[cp->index])
+		return m->proc_of[cp->index];
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->cat = cp;
 	p->pid = pid;
 	p->index = m->nprocs + 1;
-	p->rank = p->local_rank = p->world_size = -1;
-	if (push_ptr((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0 ||
-	    gt_idmap_put(&m->proc_map, pid, 0, m->nprocs) < 0) {
+	if (push_ptr((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0) {
 		free(p);
 		return NULL;
 	}
+	m->proc_of[cp->index] = p;
 	return p;
 }
 
-static uint32_t gpu_free_number(const struct gt_timeline *m, uint32_t want)
+struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uint32_t device_id)
 {
-	uint32_t max = 0;
-	bool taken = false;
+	const struct gt_catalog_gpu *cg = gt_catalog_gpu(&m->cat, pid, device_id);
+	struct gt_timeline_gpu *g;
 
-	for (uint32_t i = 0; i < m->ngpus; i++) {
-		if (m->gpus[i]->number == want)
-			taken = true;
-		if (m->gpus[i]->number + 1 > max)
-			max = m->gpus[i]->number + 1;
-	}
-	return taken ? max : want;
-}
-
-static struct gt_timeline_gpu *gpu_new(struct gt_timeline *m, uint32_t pid, uint32_t device_id)
-{
-	struct gt_timeline_gpu *g = calloc(1, sizeof(*g));
-
+	if (!cg || by_cat_reserve((void ***)&m->gpu_of, &m->cap_gpu_of, cg->index) < 0)
+		return NULL;
+	if (m->gpu_of[cg->index])
+		return m->gpu_of[cg->index];
+	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	g->number = gpu_free_number(m, device_id);
-	g->device_id = device_id;
+	g->cat = cg;
 	g->first_pid = pid;
 	if (push_ptr((void ***)&m->gpus, &m->ngpus, &m->cap_gpus, g) < 0) {
 		free(g);
 		return NULL;
 	}
-	return g;
-}
-
-static uint32_t gpu_index(const struct gt_timeline *m, const struct gt_timeline_gpu *g)
-{
-	for (uint32_t i = 0; i < m->ngpus; i++)
-		if (m->gpus[i] == g)
-			return i;
-	return 0;
-}
-
-struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uint32_t device_id)
-{
-	uint32_t v = gt_idmap_get(&m->gpu_map, pid, device_id);
-	struct gt_timeline_gpu *g = NULL;
-
-	if (v)
-		return m->gpus[v - 1];
-	/* No DEVICE record from this process (yet): share the GPU another process reported
-	 * with the same ordinal, the best guess without a uuid. */
-	for (uint32_t i = 0; i < m->ngpus && !g; i++)
-		if (m->gpus[i]->device_id == device_id)
-			g = m->gpus[i];
-	if (!g)
-		g = gpu_new(m, pid, device_id);
-	if (!g || gt_idmap_put(&m->gpu_map, pid, device_id, gpu_index(m, g) + 1) < 0)
-		return NULL;
+	m->gpu_of[cg->index] = g;
 	return g;
 }
 
@@ -154,7 +139,7 @@ static int observe_pool(struct gt_timeline *m, const struct gt_rec_memory_pool *
 	g = gt_timeline_gpu(m, r->hdr.pid, r->device_id);
 	if (!g)
 		return -ENOMEM;
-	key = (uint64_t)r->hdr.pid << 32 | g->number;
+	key = (uint64_t)r->hdr.pid << 32 | g->cat->number;
 	i = gt_idmap_get(&m->pool_map, key, r->address);
 	if (!i) {
 		if (m->npools == m->cap_pools) {
@@ -175,35 +160,6 @@ static int observe_pool(struct gt_timeline *m, const struct gt_rec_memory_pool *
 	/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
 	g->pool_reserved = (int64_t)((uint64_t)g->pool_reserved - m->pool_bytes[i - 1] + now);
 	m->pool_bytes[i - 1] = now;
-	return 0;
-}
-
-static int observe_device(struct gt_timeline *m, const struct gt_rec_device *d)
-{
-	static const uint8_t zero[16];
-	bool have_uuid = memcmp(d->uuid, zero, 16) != 0;
-	uint32_t v = gt_idmap_get(&m->gpu_map, d->hdr.pid, d->device_id);
-	struct gt_timeline_gpu *g = v ? m->gpus[v - 1] : NULL;
-
-	if (!g && have_uuid)
-		for (uint32_t i = 0; i < m->ngpus && !g; i++)
-			if (m->gpus[i]->have_uuid && memcmp(m->gpus[i]->uuid, d->uuid, 16) == 0)
-				g = m->gpus[i];
-	if (!g)
-		g = gpu_new(m, d->hdr.pid, d->device_id);
-	if (!g || gt_idmap_put(&m->gpu_map, d->hdr.pid, d->device_id, gpu_index(m, g) + 1) < 0)
-		return -ENOMEM;
-	if (have_uuid && !g->have_uuid) {
-		memcpy(g->uuid, d->uuid, 16);
-		g->have_uuid = true;
-	}
-	g->name_id = d->name_id;
-	g->sm_count = d->sm_count;
-	g->cc_major = d->cc_major;
-	g->cc_minor = d->cc_minor;
-	g->global_mem_bytes = d->global_mem_bytes;
-	if (g->announced)
-		g->info_changed = true;
 	return 0;
 }
 
@@ -247,28 +203,22 @@ uint32_t gt_timeline_track_index(const struct gt_timeline *m, const struct gt_tr
 
 uint32_t gt_timeline_context_device(const struct gt_timeline *m, uint32_t pid, uint32_t ctx)
 {
-	uint32_t v = gt_idmap_get(&m->ctx_map, pid, ctx);
-
-	return v ? v - 1 : UINT32_MAX;
+	return gt_catalog_context_device(&m->cat, pid, ctx);
 }
 
 int gt_timeline_observe(struct gt_timeline *m, const union gt_record *rec)
 {
+	int ret = gt_catalog_observe(&m->cat, rec);
+
+	if (ret < 0)
+		return ret;
 	switch (rec->hdr.type) {
 	case GT_REC_PROCESS: {
-		const struct gt_rec_process *r = &rec->process;
-		struct gt_timeline_proc *p = gt_timeline_proc(m, r->hdr.pid);
+		/* the catalog has read it (a new process when the pid was reused) */
+		struct gt_timeline_proc *p = gt_timeline_proc(m, rec->hdr.pid);
 
 		if (!p)
 			return -ENOMEM;
-		p->ppid = r->ppid;
-		p->exe_id = r->exe_id;
-		p->cmdline_id = r->cmdline_id;
-		p->host_id = r->host_id;
-		p->rank = r->rank;
-		p->local_rank = r->local_rank;
-		p->world_size = r->world_size;
-		p->have_info = true;
 		if (p->announced)
 			p->info_changed = true;
 		return 0;
@@ -285,35 +235,17 @@ int gt_timeline_observe(struct gt_timeline *m, const union gt_record *rec)
 				t->name_changed = true;
 		return 0;
 	}
-	case GT_REC_DEVICE:
-		return observe_device(m, &rec->device);
-	case GT_REC_CONTEXT:
-		return gt_idmap_put(&m->ctx_map, rec->hdr.pid, rec->context.context_id,
-		                    rec->context.device_id + 1);
-	case GT_REC_MEMORY: {
-		const struct gt_rec_memory *r = &rec->memory;
-		struct gt_timeline_gpu *g;
+	case GT_REC_DEVICE: {
+		struct gt_timeline_gpu *g = gt_timeline_gpu(m, rec->hdr.pid, rec->device.device_id);
 
-		if (!gt_timeline_drawn(rec))
-			return 0;
-		g = gt_timeline_gpu(m, r->hdr.pid, r->device_id);
 		if (!g)
 			return -ENOMEM;
-		/* Unsigned: sizes from a damaged trace must wrap, not overflow (undefined). */
-		if (r->op == GT_MEMORY_ALLOC)
-			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use + r->bytes);
-		else if (r->op == GT_MEMORY_FREE)
-			g->mem_in_use = (int64_t)((uint64_t)g->mem_in_use - r->bytes);
+		if (g->announced)
+			g->info_changed = true;
 		return 0;
 	}
 	case GT_REC_MEMORY_POOL:
 		return gt_timeline_drawn(rec) ? observe_pool(m, &rec->memory_pool) : 0;
-	case GT_REC_LOSS:
-		m->loss_records++;
-		m->losses[rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
-		                                                : GT_LOSS_CORRUPT] +=
-		        rec->loss.count;
-		return 0;
 	default:
 		return 0;
 	}

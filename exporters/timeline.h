@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "flows.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
@@ -17,27 +18,21 @@
 #include "lanes.h"
 #include "names.h"
 
+/* A process as the timeline shows it: what the trace says about it is its catalog entry. */
 struct gt_timeline_proc {
-	uint32_t pid, ppid;
-	uint32_t index; /* 1, 2, ... in order of appearance; flow ids use it */
-	uint32_t exe_id, cmdline_id, host_id; /* strings, 0 if unknown */
-	int32_t rank, local_rank, world_size; /* -1 if unknown */
-	bool have_info;                       /* a PROCESS record was seen */
-	bool announced;                       /* the exporter described this process */
-	bool info_changed;                    /* PROCESS record arrived after it was announced */
-	uint64_t uuid;                        /* perfetto: process track uuid */
+	const struct gt_catalog_process *cat; /* owned by the timeline's catalog */
+	uint32_t pid;
+	uint32_t index;    /* 1, 2, ... in order of appearance on the timeline; flow ids use it */
+	bool announced;    /* the exporter described this process */
+	bool info_changed; /* PROCESS record arrived after it was announced */
+	uint64_t uuid;     /* perfetto: process track uuid */
 };
 
+/* A GPU as the timeline shows it ("GPU n", cat->number): what the trace says about it, and
+ * its memory in use, is its catalog entry. */
 struct gt_timeline_gpu {
-	uint32_t number;    /* shown as "GPU n": the CUDA device ordinal when free */
-	uint32_t device_id; /* ordinal in the first process that used it */
-	uint8_t uuid[16];
-	bool have_uuid;
-	uint32_t name_id; /* device name string, 0 if unknown */
-	uint32_t sm_count, cc_major, cc_minor;
-	uint64_t global_mem_bytes;
-	uint32_t first_pid;    /* first process seen on it: its streams keep their plain ids */
-	int64_t mem_in_use;    /* bytes allocated minus freed, from MEMORY records */
+	const struct gt_catalog_gpu *cat; /* owned by the timeline's catalog */
+	uint32_t first_pid;    /* first process drawn on it: its streams keep their plain ids */
 	int64_t pool_reserved; /* bytes its memory pools reserve, from MEMORY_POOL records */
 	bool announced;
 	bool info_changed;    /* DEVICE record arrived after it was announced */
@@ -50,22 +45,26 @@ struct gt_timeline_gpu {
 
 struct gt_timeline {
 	struct gt_reader *reader; /* borrowed */
+	bool small_gpu_pids;      /* GPU n is pid n, as in Kineto's JSON (files of one rank whose
+	                           * processes all have pids of GT_GPU_SMALL_PID_MAX or more) */
 	bool strict_ties;         /* slices whose order at equal timestamps would depend on
 	                           * file order go to another lane (both timeline formats set
 	                           * it, so that their lanes, and so their threads, agree) */
 	struct gt_names names;    /* every name drawn, transformed by the format's function */
+	struct gt_catalog cat;    /* what the trace holds: processes, GPUs, threads, losses */
 
-	struct gt_timeline_proc **procs;
+	struct gt_timeline_proc **procs; /* in order of appearance on the timeline; owned */
 	uint32_t nprocs, cap_procs;
 	struct gt_timeline_gpu **gpus;
 	uint32_t ngpus, cap_gpus;
 	struct gt_track **tracks;
 	uint32_t ntracks, cap_tracks;
+	struct gt_timeline_proc **proc_of; /* by catalog index; NULL until drawn */
+	uint32_t cap_proc_of;
+	struct gt_timeline_gpu **gpu_of; /* by catalog index; NULL until drawn */
+	uint32_t cap_gpu_of;
 
-	struct gt_idmap proc_map;  /* pid -> proc */
-	struct gt_idmap gpu_map;   /* (pid, device id) -> gpu */
 	struct gt_idmap track_map; /* (kind, pid, id) -> track */
-	struct gt_idmap ctx_map;   /* (pid, context id) -> device id */
 	/* memory pools: (pid << 32 | GPU number, pool address) -> index in pool_bytes + 1; each
 	 * pool's reserved bytes as last recorded */
 	struct gt_idmap pool_map;
@@ -77,10 +76,8 @@ struct gt_timeline {
 	struct gt_flow_cache api_flows; /* API calls waiting for their GPU work */
 	struct gt_flow_cache gpu_flows; /* GPU work that arrived before its API call */
 
-	uint64_t flows;                      /* CPU->GPU arrows: pairs the caches matched */
-	uint64_t losses[GT_LOSS_SOURCE_MAX]; /* records lost, by source */
-	uint64_t loss_records;               /* LOSS records seen */
-	uint64_t lanes_forced;               /* slices that had to overlap (lanes exhausted) */
+	uint64_t flows;        /* CPU->GPU arrows: pairs the caches matched */
+	uint64_t lanes_forced; /* slices that had to overlap (lanes exhausted) */
 };
 
 /* reader may be NULL (unit tests of the lanes); demangle, name_fn and name_expand set up
@@ -89,16 +86,18 @@ int gt_timeline_init(struct gt_timeline *m, struct gt_reader *reader, bool deman
                      gt_names_fn name_fn, size_t name_expand);
 void gt_timeline_fini(struct gt_timeline *m);
 
-/* Find or create. Return NULL only on -ENOMEM. */
+/* Find or create: the timeline's entry for pid's current catalog process, for the catalog GPU
+ * that device_id of that process is, for a track. Return NULL only on -ENOMEM. */
 struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid);
 struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uint32_t device_id);
 struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kind, uint32_t pid,
                                    uint32_t id);
 uint32_t gt_timeline_track_index(const struct gt_timeline *m, const struct gt_track *t);
 
-/* Learn from a metadata record (process, thread, device, context, memory, loss): names,
- * memory in use, loss totals. What an exporter already announced and must describe again
- * is flagged (info_changed, name_changed). Returns 0 or -ENOMEM. */
+/* Learn from a record (the catalog learns from every one: processes, GPUs, memory in use,
+ * losses; the timeline from thread names and memory pools). What an exporter already
+ * announced and must describe again is flagged (info_changed, name_changed). Call it for
+ * every record, in file order, before gt_timeline_dispatch(). Returns 0 or -ENOMEM. */
 int gt_timeline_observe(struct gt_timeline *m, const union gt_record *rec);
 
 /* Device of a context, for records that only carry a context; UINT32_MAX if unknown. */

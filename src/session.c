@@ -1,6 +1,7 @@
-/* Session transport. Server (the gputrace CLI): a UNIX seqpacket socket in a private 0700
- * directory; accepts traced processes, checks their uid, maps their rings and drains them
- * with one epoll loop. Client (inside each traced process): gt_session_connect/goodbye. */
+/* The session's server: a UNIX seqpacket socket in a private 0700 directory; accepts traced
+ * processes, checks their uid, maps their rings and drains them with one epoll loop. Runs in
+ * the gputrace CLI. The client half (inside each traced process, gt_session_connect and
+ * gt_session_goodbye) is src/session-client.c; the wire format src/session-wire.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,39 +21,7 @@
 #include "gputrace/clock.h"
 #include "gputrace/drain.h"
 #include "gputrace/session.h"
-
-/* Wire format: one seqpacket message each, host byte order (both ends are on one host). */
-#define MSG_MAGIC   0x48535447u /* "GTSH" */
-#define MSG_VERSION 1u
-
-enum msg_type {
-	MSG_HELLO = 1,   /* + exe, cmdline, host bytes; SCM_RIGHTS: ring memfd, eventfd */
-	MSG_GOODBYE = 2, /* the process is exiting normally */
-};
-
-struct msg_hello {
-	uint32_t magic;
-	uint16_t version;
-	uint16_t type;
-	uint32_t bytes; /* sizeof(struct msg_hello): the strings follow */
-	uint32_t pid;
-	uint32_t ppid;
-	int32_t rank, local_rank, world_size;
-	uint32_t exe_len, cmdline_len, host_len; /* each <= GT_STRING_MAX */
-	uint32_t _pad;
-	uint64_t start_ns; /* trace clock at registration */
-};
-_Static_assert(sizeof(struct msg_hello) == 56, "hello layout");
-
-struct msg_goodbye {
-	uint32_t magic;
-	uint16_t version;
-	uint16_t type;
-	int32_t status;      /* exit code, when has_status */
-	uint32_t has_status; /* 0 or 1 */
-};
-
-#define HELLO_MAX_BYTES (sizeof(struct msg_hello) + 3u * GT_STRING_MAX)
+#include "session-wire.h"
 
 /* How long an ended process waits for gt_session_process_exited() before its end is
  * recorded as unknown. */
@@ -60,7 +29,6 @@ struct msg_goodbye {
 /* A slot a live producer leaves uncommitted this long is skipped as torn. */
 #define LIVE_TORN_TIMEOUT_NS (2000ull * 1000u * 1000u)
 #define DEFAULT_FLUSH_NS     (100ull * 1000u * 1000u)
-#define CONNECT_TIMEOUT_S    2
 #define RECENT_EXITS         64
 
 enum tag_kind {
@@ -749,92 +717,4 @@ void gt_session_free(struct gt_session *s)
 	if (s->dir[0])
 		rmdir(s->dir);
 	free(s);
-}
-
-/* Client side. */
-
-int gt_session_connect(const char *address, const struct gt_process_info *info,
-                       struct gt_ring *ring)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = CONNECT_TIMEOUT_S};
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	struct msg_hello h = {0};
-	struct iovec iov[4];
-	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 4};
-	struct cmsghdr *c;
-	int fds[2] = {gt_ring_fd(ring), gt_ring_wakeup_fd(ring)};
-	const char *exe = info->exe ? info->exe : "", *cmd = info->cmdline ? info->cmdline : "";
-	const char *host = info->hostname ? info->hostname : "";
-	size_t len = strlen(address);
-	int fd, r;
-
-	if (fds[1] < 0)
-		return -EINVAL;
-	if (len >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sun.sun_path, address, len + 1);
-
-	h.magic = MSG_MAGIC;
-	h.version = MSG_VERSION;
-	h.type = MSG_HELLO;
-	h.bytes = sizeof(h);
-	h.pid = info->pid;
-	h.ppid = info->ppid;
-	h.rank = info->rank;
-	h.local_rank = info->local_rank;
-	h.world_size = info->world_size;
-	h.exe_len = (uint32_t)strnlen(exe, GT_STRING_MAX);
-	h.cmdline_len = (uint32_t)strnlen(cmd, GT_STRING_MAX);
-	h.host_len = (uint32_t)strnlen(host, GT_STRING_MAX);
-	h.start_ns = gt_now_ns();
-	iov[0] = (struct iovec){&h, sizeof(h)};
-	iov[1] = (struct iovec){(void *)exe, h.exe_len};
-	iov[2] = (struct iovec){(void *)cmd, h.cmdline_len};
-	iov[3] = (struct iovec){(void *)host, h.host_len};
-	memset(&cm, 0, sizeof(cm));
-	msg.msg_control = cm.b;
-	msg.msg_controllen = sizeof(cm.b);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* Bounds connect (a full backlog) and the send: never hang the application. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	do {
-		r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	} while (r < 0 && errno == EINTR);
-	if (r < 0)
-		goto fail;
-	do {
-		r = (int)sendmsg(fd, &msg, MSG_NOSIGNAL);
-	} while (r < 0 && errno == EINTR);
-	if (r < 0)
-		goto fail;
-	return fd;
-fail:
-	r = -errno;
-	close(fd);
-	return r;
-}
-
-int gt_session_goodbye(int fd, int status)
-{
-	struct msg_goodbye g = {.magic = MSG_MAGIC,
-	                        .version = MSG_VERSION,
-	                        .type = MSG_GOODBYE,
-	                        .status = status == GT_SESSION_STATUS_UNKNOWN ? 0 : status,
-	                        .has_status = status != GT_SESSION_STATUS_UNKNOWN};
-
-	if (send(fd, &g, sizeof(g), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		return -errno;
-	return 0;
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "gputrace/window.h"
@@ -829,120 +828,21 @@ int gt_window_find_nvtx(struct gt_reader *r, const struct gt_window *scope,
 	return ret;
 }
 
-/* Names of the form NAME#K seen so far, by NAME. */
-#define STEP_NAMES_MAX 256u
-
-struct step_names {
-	const struct gt_window *scope;
-	struct {
-		char name[256];
-		uint64_t count, first, last;
-		/* spans of the steps first .. first + GT_WINDOW_STEPS_SPANS - 1 */
-		uint64_t from[GT_WINDOW_STEPS_SPANS], to[GT_WINDOW_STEPS_SPANS];
-	} n[STEP_NAMES_MAX];
-	unsigned nn;
-};
-
-/* A range named "step" or "train_step", any case: a training step without a number. */
-static bool plain_step(const char *msg, size_t len)
+static const union gt_record *nvtx_record_cb(void *ctx, const union gt_record *rec)
 {
-	if (len == 10 && strncasecmp(msg, "train_step", 10) == 0)
-		return true;
-	return len == 4 && strncasecmp(msg, "step", 4) == 0;
+	(void)ctx;
+	return rec->hdr.type == GT_REC_NVTX || rec->hdr.type == GT_REC_STRING ||
+	                       rec->hdr.type == GT_REC_PROCESS
+	               ? rec
+	               : NULL;
 }
 
-static int count_step(void *ctx, struct nvtx_proc *p, const struct gt_rec_nvtx *rec,
-                      const char *msg, size_t len)
+int gt_window_nvtx_only(struct gt_reader *r)
 {
-	struct step_names *sn = ctx;
-	size_t base = len;
-	uint64_t k = 0;
-	unsigned i;
+	struct gt_reader_filter f = {.chunk = nvtx_chunk_cb, .record = nvtx_record_cb};
+	int ret = gt_reader_set_filter(r, &f);
 
-	while (base > 0 && isdigit((unsigned char)msg[base - 1]))
-		base--;
-	if (plain_step(msg, len)) {
-		/* "step" ranges: numbered by their place in their process */
-		base = len;
-		k = p->occurrences++;
-	} else if (base == len || base < 2 || msg[base - 1] != '#' || len - base > 19 ||
-	           base - 1 >= sizeof(sn->n[0].name)) {
-		return 0;
-	} else {
-		for (size_t j = base; j < len; j++)
-			k = k * 10 + (uint64_t)(msg[j] - '0');
-		base--; /* the '#' */
-	}
-	for (i = 0; i < sn->nn; i++)
-		if (strlen(sn->n[i].name) == base && memcmp(sn->n[i].name, msg, base) == 0)
-			break;
-	if (i == sn->nn) {
-		if (sn->nn == STEP_NAMES_MAX)
-			return 0;
-		memcpy(sn->n[i].name, msg, base);
-		sn->n[i].name[base] = '\0';
-		sn->n[i].count = 0;
-		sn->n[i].first = UINT64_MAX;
-		sn->n[i].last = 0;
-		memset(sn->n[i].from, 0, sizeof(sn->n[i].from));
-		memset(sn->n[i].to, 0, sizeof(sn->n[i].to));
-		sn->nn++;
-	}
-	sn->n[i].count++;
-	if (k < sn->n[i].first) {
-		/* the spans kept move up by how much lower the first step now is */
-		uint64_t by =
-		        sn->n[i].first == UINT64_MAX ? GT_WINDOW_STEPS_SPANS : sn->n[i].first - k;
-
-		for (unsigned j = GT_WINDOW_STEPS_SPANS; j-- > 0;) {
-			sn->n[i].from[j] = j >= by ? sn->n[i].from[j - by] : 0;
-			sn->n[i].to[j] = j >= by ? sn->n[i].to[j - by] : 0;
-		}
-		sn->n[i].first = k;
-	}
-	if (k - sn->n[i].first < GT_WINDOW_STEPS_SPANS) {
-		unsigned j = (unsigned)(k - sn->n[i].first);
-		uint64_t end = rec->end_ns > rec->start_ns ? rec->end_ns : rec->start_ns;
-
-		if (!sn->n[i].from[j] || rec->start_ns < sn->n[i].from[j])
-			sn->n[i].from[j] = rec->start_ns;
-		if (end > sn->n[i].to[j])
-			sn->n[i].to[j] = end;
-	}
-	if (k > sn->n[i].last)
-		sn->n[i].last = k;
-	return 0;
-}
-
-int gt_window_find_steps(struct gt_reader *r, const struct gt_window *scope,
-                         struct gt_window_steps *steps)
-{
-	struct step_names *sn = calloc(1, sizeof(*sn));
-	struct nvtx_search s = {0};
-	unsigned best = UINT_MAX;
-	int ret;
-
-	if (!sn)
-		return -ENOMEM;
-	memset(steps, 0, sizeof(*steps));
-	sn->scope = scope;
-	/* the scope's processes are known only at the end; steps are the same name in every
-	 * rank, so counting them all picks the same name */
-	ret = walk_nvtx(r, &s, count_step, sn);
-	for (unsigned i = 0; ret == 0 && i < sn->nn; i++)
-		if (best == UINT_MAX || sn->n[i].count > sn->n[best].count)
-			best = i;
-	if (ret == 0 && best != UINT_MAX) {
-		snprintf(steps->name, sizeof(steps->name), "%s", sn->n[best].name);
-		steps->count = sn->n[best].count;
-		steps->first = sn->n[best].first;
-		steps->last = sn->n[best].last;
-		memcpy(steps->from_ns, sn->n[best].from, sizeof(steps->from_ns));
-		memcpy(steps->to_ns, sn->n[best].to, sizeof(steps->to_ns));
-	}
-	free(s.procs);
-	free(sn);
-	return ret;
+	return ret < 0 ? ret : gt_reader_rewind(r);
 }
 
 /* ---- sizes ---------------------------------------------------------------------------- */

@@ -150,13 +150,21 @@ if [ -n "$mktrace" ]; then
 	done
 
 	# --nvtx: the steps by number, in each process; --rank, --pid
-	expect_rc 0 "$gputrace" export w.gtrace -f csv -o steps.csv --nvtx ProfilerStep:3..4
-	err_has_line "gputrace: window: ProfilerStep 3..4 (4 ranges in 2 processes), 0.001 s to 0.003 s (--from @1000001390001 --to @1000003277849)"
-	grep -c ',ProfilerStep#[34],' steps-nvtx.csv >"$tmp/n"
-	[ "$(cat "$tmp/n")" -eq 4 ] || fail "--nvtx: $(cat "$tmp/n") of the steps 3 and 4, expected 4"
-	expect_rc 0 "$gputrace" export w.gtrace -f csv -o r1.csv --nvtx ProfilerStep:3 --rank 1 -q
+	# (mktrace's steps are ranges named "step": numbered by their place in their process)
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o steps.csv --nvtx step:3..4
+	err_has_line "gputrace: window: step 3..4 (4 ranges in 2 processes), 0.001 s to 0.003 s (--from @1000001390001 --to @1000003278049)"
+	for pid in 4100 4107; do
+		# the 4th and 5th step of the process, from the whole export, whole in the window
+		grep "^$pid,.*,step," all-nvtx.csv | sort -t, -k2,2n | sed -n '4,5p' >"$tmp/want"
+		[ "$(wc -l <"$tmp/want")" -eq 2 ] || fail "--nvtx: the whole export has no steps 3, 4 of $pid"
+		while read -r row; do
+			grep -qxF "$row" steps-nvtx.csv || fail "--nvtx step:3..4: no row [$row]"
+		done <"$tmp/want"
+	done
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o r1.csv --nvtx step:3 --rank 1 -q
 	[ "$(tail -n +2 r1-process.csv | wc -l)" -eq 1 ] || fail "--rank 1: $(cat r1-process.csv)"
-	[ "$(grep -c ',ProfilerStep#3,' r1-nvtx.csv)" -eq 1 ] || fail "--rank 1: $(cat r1-nvtx.csv)"
+	grep "^4107,.*,step," all-nvtx.csv | sort -t, -k2,2n | sed -n '4p' >"$tmp/want"
+	grep -qxF "$(cat "$tmp/want")" r1-nvtx.csv || fail "--rank 1: $(cat r1-nvtx.csv)"
 	[ "$(cut -d, -f1 r1-kernel.csv | sort -u | grep -vc pid)" -eq 1 ] || fail "--rank 1: kernels of other processes"
 	expect_rc 0 "$gputrace" export w.gtrace -f csv -o p.csv --pid 4100 --stream 13 -q
 	[ "$(cut -d, -f1,7 p-kernel.csv | tail -n +2 | sort -u)" = "4100,13" ] ||
@@ -167,14 +175,14 @@ if [ -n "$mktrace" ]; then
 	expect_err "gputrace: export: --from: '1x' is not a time; use seconds from the trace's start (2.5, 90s, 1m30s, 250ms), @NS on the trace clock, or a date (2024-05-01T12:00:03Z)"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --to 1
 	expect_err "gputrace: export: --to 1 is not after --from 2"
-	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --nvtx ProfilerStep
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --nvtx step
 	expect_err "gputrace: export: --nvtx and --from/--to both choose the time; give one of them"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx :3
 	expect_err "gputrace: export: --nvtx: ':3' is not valid; use NAME, NAME:N or NAME:N..M (e.g. ProfilerStep:100..105)"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx Profiler
-	expect_err "gputrace: export: --nvtx: no NVTX range named 'Profiler' in w.gtrace; its steps are 'ProfilerStep' (ProfilerStep:0..130)"
-	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx ProfilerStep:900..901
-	expect_err "gputrace: export: --nvtx: w.gtrace has 262 ranges named 'ProfilerStep', numbered 0 to 130; none in ProfilerStep:900..901"
+	expect_err "gputrace: export: --nvtx: no NVTX range named 'Profiler' in w.gtrace; its steps are NVTX ranges of the step family (262 of them; gputrace view --first-steps N finds them)"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx step:900..901
+	expect_err "gputrace: export: --nvtx: w.gtrace has 262 ranges named 'step', numbered 0 to 130; none in step:900..901"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --pid x
 	expect_err "gputrace: export: --pid: 'x' is not valid; use a number or a comma-separated list (e.g. 0,2)"
 
@@ -183,7 +191,7 @@ if [ -n "$mktrace" ]; then
 	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" export w.gtrace -f perfetto -o big.pftrace
 	err_has_line "gputrace: warning: w.gtrace as protobuf: about 2.34 MiB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.00 KiB); it would open only in trace_processor"
 	err_has_line "gputrace: windows that fit:"
-	err_has_line "gputrace:   the first 10 steps: gputrace export w.gtrace -f perfetto --nvtx ProfilerStep:0..9  (about 109.55 KiB)"
+	err_has_line "gputrace:   the first 10 steps: gputrace export w.gtrace -f perfetto --from @1000000000000 --to @1000005496824  (about 109.55 KiB)"
 	err_matches '^gputrace:   the first [0-9]+ms: gputrace export w\.gtrace -f perfetto --from 0 --to \+[0-9]+ms  \(about [0-9.]+ KiB\)$'
 	err_has_line "gputrace:   all of it, in pieces that each open: gputrace export w.gtrace -f perfetto --max-size 1M"
 	[ -s big.pftrace ] || fail "no big.pftrace"
@@ -194,6 +202,14 @@ if [ -n "$mktrace" ]; then
 	grep -q "warning" "$tmp/err" && fail "the window offered is too big: $(cat "$tmp/err")"
 	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" export w.gtrace -f chrome -o big.json -q
 	[ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
+
+	# a real trace with PyTorch's ProfilerStep#N: the steps offered as --nvtx, and that fits
+	cp "$(dirname "$0")/data/ddp-2rank.gtrace" ddp.gtrace
+	GPUTRACE_UI_LIMIT=250K expect_rc 0 "$gputrace" export ddp.gtrace -f perfetto -o ddp.pftrace
+	err_has_line "gputrace:   the first 5 steps: gputrace export ddp.gtrace -f perfetto --nvtx ProfilerStep:0..4  (about 181.69 KiB)"
+	GPUTRACE_UI_LIMIT=250K expect_rc 0 "$gputrace" export ddp.gtrace -f perfetto -o ddp5.pftrace --nvtx ProfilerStep:0..4
+	err_has_line "gputrace: window: ProfilerStep 0..4 (10 ranges in 2 processes), 15.323 s to 15.974 s (--from @53766366943 --to @54417115796)"
+	grep -q "warning" "$tmp/err" && fail "the steps offered are too big: $(cat "$tmp/err")"
 
 	# perfetto cut by time: files of at most --max-size, each with its time range
 	"$mktrace" -o w2.gtrace --kernels 60000 --api --steps >/dev/null || fail "mktrace w2"
@@ -209,6 +225,75 @@ if [ -n "$mktrace" ]; then
 	done
 	expect_rc 64 "$gputrace" export w2.gtrace -f perfetto -o - --max-size 1M
 	expect_err "gputrace: export: --max-size cuts perfetto output into files; give -o, not -o -"
+fi
+
+# ---- --split ranks (one file per rank, for HTA and TensorBoard), --step, --no-steps ----
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split procs
+expect_err "gputrace: export: --split: 'procs' is not valid; use --split ranks"
+expect_rc 64 "$gputrace" export run.gtrace -f perfetto --split ranks
+expect_err "gputrace: export: --split is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f csv --step step
+expect_err "gputrace: export: --step is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f perfetto --no-steps
+expect_err "gputrace: export: --no-steps is for -f chrome only"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --step step --no-steps
+expect_err "gputrace: export: --step and --no-steps contradict each other; choose one"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --step ''
+expect_err "gputrace: export: --step: give the NVTX range's name, e.g. --step train_step"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks --max-size 1M
+expect_err "gputrace: export: --split ranks and --max-size do not go together: HTA would read the pieces of one rank as several files of that rank"
+expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks -o -
+expect_err "gputrace: export: --split ranks writes a directory; -o - (standard output) cannot hold it"
+# session-child's process has no rank: nothing to split by, and no directory is made
+expect_rc 65 "$gputrace" export run.gtrace -f chrome --split ranks
+expect_err "gputrace: export to run-ranks failed: no process of the trace has a rank (its launcher set none of RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID): nothing to split by"
+[ ! -e run-ranks ] || fail "a directory was made for a trace without ranks"
+if [ -n "$mktrace" ]; then
+	# 1,000 launches per rank, 31 per step (20 names): 32 NVTX "step" ranges each
+	"$mktrace" -o job.gtrace --processes 2 --api --kernels 2000 --names 20 --nccl --steps \
+		>/dev/null ||
+		fail "mktrace could not write job.gtrace"
+	# a whole-trace export of two ranks says how HTA wants them
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome
+	err_has_line "gputrace: the trace holds 2 ranks; Holistic Trace Analysis reads one rank per file: add --split ranks"
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks
+	err_matches '^gputrace: wrote job-ranks/ \(2 ranks: rank-N\.pt\.trace\.json, [0-9,]+ events, [0-9.]+ [KM]iB\)$'
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "split: more than the closing line: $(cat "$tmp/err")"
+	[ "$(ls job-ranks | paste -sd' ' -)" = "rank-0.pt.trace.json rank-1.pt.trace.json" ] ||
+		fail "job-ranks/ holds: $(ls job-ranks)"
+	# each file: its rank first, in the form HTA's regular expression finds; NCCL's kernels
+	# ran, so the backend is nccl; only its own process and GPU
+	for r in 0 1; do
+		f=job-ranks/rank-$r.pt.trace.json
+		[ "$(head -n 1 "$f")" = "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": $r, \"world_size\": 2, \"local_rank\": $r}," ] ||
+			fail "$f starts with: $(head -n 1 "$f")"
+		python3 - "$f" "$r" <<'PY' || fail "$f: wrong processes or distributedInfo"
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = int(sys.argv[2])
+pids = sorted({e["pid"] for e in j["traceEvents"]})
+assert j["distributedInfo"] == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, j["distributedInfo"]
+assert pids == [r, 4100 + 7 * r], pids  # its GPU (device r) as pid r, as Kineto writes it
+assert j["gputrace"]["rank_file"] == r and j["gputrace"]["split"] == "ranks"
+steps = [e["name"] for e in j["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+assert steps == ["ProfilerStep#%d" % i for i in range(32)], steps
+assert j["gputrace"]["profiler_steps"] == 32 and j["gputrace"]["steps_from"] == "step"
+PY
+	done
+	# -o names the directory; an existing file there cannot be one
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q --no-steps
+	expect_err ""
+	[ -f hta/rank-1.pt.trace.json ] || fail "-o hta: no hta/rank-1.pt.trace.json"
+	! grep -q ProfilerStep hta/rank-1.pt.trace.json || fail "--no-steps wrote ProfilerStep"
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --step nothing -o named.json -q
+	! grep -q ProfilerStep named.json || fail "--step nothing wrote ProfilerStep"
+	touch plain
+	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o plain
+	expect_err "gputrace: export to plain failed: plain exists and is not a directory: --split ranks writes a directory"
+	# other trace files in the directory would be read by HTA as ranks too
+	echo '{}' >hta/old.json
+	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
+	expect_err "gputrace: warning: hta also holds 1 other .json or .gz file, which HTA would read as ranks of this job too: remove it or export to an empty directory"
 fi
 
 cli_done cli-export

@@ -23,7 +23,10 @@ unset GPUTRACE_SESSION GPUTRACE_WRITE_QUEUE GPUTRACE_WRITE_TIMEOUT GPUTRACE_DEBU
 slow_fsync() {
 	local ms=$1
 	shift
-	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_exit=$((ms * 1000)) \
+	# (LeakSanitizer stops the world with ptrace, which a traced process cannot: off under
+	# strace in a sanitizer build)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_exit=$((ms * 1000)) \
 		sh -c 'echo $$ >app.pid; exec "$@" 2>app.err' sh \
 		env NVTX_INJECTION64_PATH="$inject_lib" GPUTRACE_OUTPUT=s.gtrace "$nvtx_app" "$@"
 }

@@ -121,8 +121,8 @@ Time %       Total  Instances       Avg       Med       Min       Max    StdDev 
 Failed API calls
   no API call returned an error"
 expect_rc 0 "$gputrace" stats -f csv -r memory "$data/example.gtrace"
-out_has_line "0,1572868,0,26,26,6553604,NVIDIA H200"
-out_has_line ",262144,0,1,1,262144,host (pinned and pageable)"
+out_has_line "0,1572868,0,26,26,6553604,NVIDIA H200,GPU-83881cc9-28e3-dc2b-4018-291d9fb13ed9"
+out_has_line ",262144,0,1,1,262144,host (pinned and pageable),"
 
 # Output file: the format follows the extension, and a bad directory is exit 73.
 if [ -f "$tmp/t.gtrace" ]; then

@@ -264,7 +264,7 @@ err_has_line "gputrace:   all of it, in pieces that each open: gputrace export s
 err_has_line "gputrace: view: steps.gtrace is too large to view whole; view a window of it (above), or open it with Perfetto's trace_processor --httpd"
 [ ! -e steps.pftrace ] || fail "a trace too large was exported"
 GPUTRACE_UI_LIMIT=400K start_view v9.err steps.gtrace --first-steps 10 --port 0 --no-open
-grep -qxF "gputrace: window: ProfilerStep 0..9 (20 ranges in 2 processes), 0.000 s to 0.005 s (--from @1000000000000 --to @1000005496624)" v9.err ||
+grep -qxF "gputrace: window: the first 10 steps (step 0..9: 20 ranges in 2 processes), 0.000 s to 0.005 s (--from @1000000000000 --to @1000005496824)" v9.err ||
 	fail "--first-steps: $(cat v9.err)"
 [ "$url" = "$base/steps.window.pftrace" ] || fail "--first-steps served $url"
 curl -sS -o steps.bin "$url"
@@ -279,7 +279,7 @@ expect_err "gputrace: view: --first-steps: '0' is not valid; use a number of ste
 expect_rc 64 "$gputrace" view steps.gtrace --first-steps 3 --from 1
 expect_err "gputrace: view: --first-steps and --from/--to/--nvtx both choose the time; give one of them"
 expect_rc 64 "$gputrace" view run.gtrace --first-steps 3 --port 0 --no-open
-expect_err "gputrace: view: --first-steps: run.gtrace has no steps (NVTX ranges named NAME#N, such as PyTorch's ProfilerStep#N, or 'step'); choose a window with --from and --to"
+expect_err "gputrace: view: --first-steps: run.gtrace has no steps (NVTX ranges named ProfilerStep#N, step, train_step or iteration, as docs/exporters.md says); choose a window with --from and --to"
 expect_rc 64 "$gputrace" view run.pftrace --from 1
 expect_err "gputrace: view: run.pftrace is an export already; a window needs the .gtrace"
 

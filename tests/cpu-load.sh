@@ -21,9 +21,13 @@ cpu_load_start() {
 }
 
 cpu_load_stop() {
-	local pid
+	local pid kids
 	for pid in "${cpu_load_pids[@]}"; do
-		kill "$pid" 2>/dev/null
+		# stress-ng's workers too (its children, by their pids), which it may leave to
+		# finish after it exits
+		kids=$(pgrep -P "$pid" 2>/dev/null)
+		# shellcheck disable=SC2086
+		kill "$pid" $kids 2>/dev/null
 	done
 	for pid in "${cpu_load_pids[@]}"; do
 		wait "$pid" 2>/dev/null

@@ -1,12 +1,16 @@
 /* mktrace: write a synthetic .gtrace (tests/trace-synth.h) for CLI tests and benchmarks.
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
- *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--steps]
+ *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
+ *           [--device-zero] [--memory]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
- * 130001 - 100 * (p % 2).
- * --steps puts an NVTX range "ProfilerStep#K" around each training step of each process. */
+ * 130001 - 100 * (p % 2). --nccl names one kernel of every step after NCCL's all-reduce;
+ * --steps puts an NVTX range "step" around each step's launches.
+ * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
+ * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -34,7 +38,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices] [--steps]\n"
+	      "               [--cupti-notices] [--nccl] [--steps] [--device-zero] [--memory]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -69,7 +73,10 @@ int main(int argc, char **argv)
 	        {"chunk-bytes", required_argument, NULL, 'c'},
 	        {"no-footer", no_argument, NULL, 'F'},
 	        {"cupti-notices", no_argument, NULL, 'C'},
+	        {"nccl", no_argument, NULL, 'N'},
 	        {"steps", no_argument, NULL, 'S'},
+	        {"device-zero", no_argument, NULL, 'Z'},
+	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -126,12 +133,21 @@ int main(int argc, char **argv)
 		case 'F':
 			footer = false;
 			break;
-		case 'S':
-			o.steps = true;
-			break;
 		case 'C':
 			cupti_notices = true;
 			hinfo.cupti_version = NULL;
+			break;
+		case 'N':
+			o.nccl = true;
+			break;
+		case 'S':
+			o.steps = true;
+			break;
+		case 'Z':
+			o.device_zero = true;
+			break;
+		case 'M':
+			o.memory = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -167,8 +183,8 @@ int main(int argc, char **argv)
 		nr.code = GT_NOTICE_CUPTI_LOADED;
 		nr.detail = 130001 - 100 * (int)(p % 2);
 		nr.message_id = 900000 + p; /* above every id the synthesis uses */
-		len = snprintf(text, sizeof(text), "CUPTI %d from /usr/local/cuda/lib64/libcupti.so.13",
-		               nr.detail);
+		len = snprintf(text, sizeof(text),
+		               "CUPTI %d from /usr/local/cuda/lib64/libcupti.so.13", nr.detail);
 		r = gt_writer_string(w, nr.hdr.pid, nr.message_id, text, (size_t)len);
 		if (r < 0 || (r = gt_writer_write(w, &nr.hdr)) < 0)
 			goto fail;

@@ -2,10 +2,12 @@
  * exports of one trace. Runs as a meson test (suite `perfetto`), one per trace shape:
  *   perfetto-import TP --shape NAME     a shape of tests/flow-shapes.h, or "fixture"
  *   perfetto-import TP --trace FILE     a recorded trace (tests/data)
+ *   ... --split                         instead: the chrome export split by ranks, each
+ *                                       rank's file on its own
  * then, optionally, a window (src/window.c) that both exports and the checks go through:
  *   --from T --to T | --nvtx NAME:N..M, --rank R, --expect-edges (the window must cut slices
  *   and leave out arrows whose other end is outside)
- * or perfetto cut into pieces by time (exporters/pieces.c): --split BYTES.
+ * or perfetto cut into pieces by time (exporters/pieces.c): --pieces BYTES.
  * Exports the trace to chrome JSON and to perfetto protobuf, imports each with TP and
  * checks through SQL, against what the .gtrace itself holds (read here, apart from the
  * exporters): slices, flows, lanes as threads, streams, counter values, process and thread
@@ -207,7 +209,34 @@ struct oracle {
 		int32_t rank;
 	} procs[256];
 	unsigned nprocs;
+	struct {
+		uint32_t pid;
+		uint64_t slices, counters, flows; /* as above, of this process's records */
+	} per[256];
+	unsigned nper;
 };
+
+/* Add what one record of pid added to the totals to pid's own. */
+static void per_pid(struct oracle *o, uint32_t pid, uint64_t slices, uint64_t counters,
+                    uint64_t flows)
+{
+	unsigned i;
+
+	if (!slices && !counters && !flows)
+		return;
+	for (i = 0; i < o->nper && o->per[i].pid != pid; i++)
+		;
+	if (i == o->nper) {
+		if (o->nper == 256)
+			return;
+		o->per[o->nper].pid = pid;
+		o->per[o->nper].slices = o->per[o->nper].counters = o->per[o->nper].flows = 0;
+		o->nper++;
+	}
+	o->per[i].slices += slices;
+	o->per[i].counters += counters;
+	o->per[i].flows += flows;
+}
 
 static void add_thread(struct oracle *o, uint32_t pid, uint32_t tid, bool sync)
 {
@@ -262,6 +291,7 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 	}
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		uint32_t pid = rec->hdr.pid;
+		uint64_t s0 = o->slices, c0 = o->counters, f0 = o->flows;
 
 		switch (rec->hdr.type) {
 		case GT_REC_KERNEL:
@@ -331,6 +361,7 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 		default:
 			break;
 		}
+		per_pid(o, pid, o->slices - s0, o->counters - c0, o->flows - f0);
 	}
 	if (wf)
 		gt_window_stats(wf, &oracle_window);
@@ -560,6 +591,75 @@ static int export_to(struct gt_reader *r, struct exported *x)
 	return ret;
 }
 
+/* --split: the chrome export split by ranks; each rank's file imports without an error and
+ * holds exactly the slices, arrows and counter values of its rank's processes. */
+static void check_split(const char *trace, const char *dir, const struct oracle *o)
+{
+	struct gt_export_options opts = {.demangle = 1, .split = GT_EXPORT_SPLIT_RANKS};
+	struct gt_export_result res = {0};
+	char out[4200], path[4400];
+	const char *err = NULL;
+	struct gt_reader *r;
+	int32_t ranks[256];
+	unsigned nranks = 0;
+	int ret;
+
+	snprintf(out, sizeof(out), "%s/ranks", dir);
+	opts.output = out;
+	if (gt_reader_open(trace, &r, &err) < 0) {
+		fail("%s: %s", trace, err ? err : "cannot open");
+		return;
+	}
+	ret = gt_exporter_find("chrome")->run(r, &opts, &res, &err);
+	gt_reader_close(r);
+	if (ret < 0) {
+		fail("export --split ranks: %s", err ? err : strerror(-ret));
+		return;
+	}
+	for (unsigned i = 0; i < o->nprocs; i++) {
+		bool seen = o->procs[i].rank < 0;
+
+		for (unsigned k = 0; k < nranks && !seen; k++)
+			seen = ranks[k] == o->procs[i].rank;
+		if (!seen)
+			ranks[nranks++] = o->procs[i].rank;
+	}
+	check_u64("split", "files = ranks", res.files, nranks);
+	for (unsigned k = 0; k < nranks; k++) {
+		uint64_t slices = 0, counters = 0, flows = 0, v[8] = {0};
+		char what[64], *rows, *p;
+
+		for (unsigned i = 0; i < o->nprocs; i++) {
+			if (o->procs[i].rank != ranks[k])
+				continue;
+			for (unsigned q = 0; q < o->nper; q++) {
+				if (o->per[q].pid != o->procs[i].pid)
+					continue;
+				slices += o->per[q].slices;
+				counters += o->per[q].counters;
+				flows += o->per[q].flows;
+			}
+		}
+		snprintf(path, sizeof(path), "%s/rank-%d.pt.trace.json", out, ranks[k]);
+		rows = query(path, scalars_sql);
+		if (!rows)
+			continue;
+		p = rows;
+		for (int i = 0; i < 8 && p; i++) {
+			v[i] = strtoull(p, &p, 10);
+			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+		}
+		free(rows);
+		snprintf(what, sizeof(what), "rank-%d.pt.trace.json", ranks[k]);
+		check_u64(what, "import errors and data losses (stats)", v[7], 0);
+		check_u64(what, "slices = drawn records of its processes", v[0], slices);
+		check_u64(what, "flows = its launches with both ends", v[1], flows);
+		check_u64(what, "counter values = its memory and pool records", v[2], counters);
+		unlink(path);
+	}
+	rmdir(out);
+}
+
 /* The importer is there and runs (it needs libprotobuf32 and AVX2). */
 static bool tp_runs(void)
 {
@@ -727,7 +827,7 @@ static void oracle_free(struct oracle *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static void check_split(const char *trace, const char *dir, uint64_t bytes)
+static void check_pieces(const char *trace, const char *dir, uint64_t bytes)
 {
 	struct pieces *ps = calloc(1, sizeof(*ps));
 	struct gt_export_options opts = {.demangle = 1, .max_bytes = bytes, .on_file = on_piece};
@@ -823,14 +923,15 @@ int main(int argc, char **argv)
 	const char *env = getenv("GPUTRACE_PERFETTO_TP");
 	struct oracle *o = calloc(1, sizeof(*o));
 	struct gt_reader *r = NULL;
-	uint64_t want_flows = UINT64_MAX, split = 0;
-	bool have_dir = false, expect_edges = false;
+	uint64_t want_flows = UINT64_MAX, pieces = 0;
+	bool have_dir = false, expect_edges = false, split = false;
 	const char *from = NULL, *to = NULL, *nvtx = NULL;
 
 	if (argc < 4 || (strcmp(argv[2], "--shape") != 0 && strcmp(argv[2], "--trace") != 0)) {
 		fprintf(stderr,
 		        "usage: perfetto-import TP --shape NAME | --trace FILE [--from T "
-		        "--to T | --nvtx SPEC] [--rank R] [--expect-edges] [--split BYTES]\n");
+		        "--to T | --nvtx SPEC] [--rank R] [--expect-edges] [--pieces BYTES] "
+		        "[--split]\n");
 		return 2;
 	}
 	for (int i = 4; i < argc; i++) {
@@ -838,6 +939,10 @@ int main(int argc, char **argv)
 
 		if (strcmp(argv[i], "--expect-edges") == 0) {
 			expect_edges = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--split") == 0) {
+			split = true;
 			continue;
 		}
 		i++;
@@ -849,8 +954,8 @@ int main(int argc, char **argv)
 			nvtx = v;
 		else if (strcmp(argv[i - 1], "--rank") == 0)
 			gt_window_parse_ids(v, true, window.ranks, &window.nranks);
-		else if (strcmp(argv[i - 1], "--split") == 0)
-			split = strtoull(v, NULL, 10);
+		else if (strcmp(argv[i - 1], "--pieces") == 0)
+			pieces = strtoull(v, NULL, 10);
 		else {
 			fprintf(stderr, "perfetto-import: unknown option %s\n", argv[i - 1]);
 			return 2;
@@ -884,9 +989,14 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	printf("trace: %s\n", argv[3]);
+	printf("trace: %s%s\n", argv[3], split ? ", split by ranks" : "");
 	if (split) {
-		check_split(trace, dir, split);
+		if (oracle_read(trace, o, &r) == 0)
+			check_split(trace, dir, o);
+		goto out;
+	}
+	if (pieces) {
+		check_pieces(trace, dir, pieces);
 		goto out;
 	}
 	if (from || to || nvtx) {

@@ -701,8 +701,8 @@ START_TEST(test_long_escaped_name)
 END_TEST
 
 /* The "memory pool reserved" counter of a GPU sums its pools as their latest records give
- * them: two pools of one process and one of another on GPU 0, created, trimmed and destroyed;
- * a pool of GPU 1 has its own counter. */
+ * them: two pools of one process and one of another on GPU 0 (both processes report its
+ * uuid), created, trimmed and destroyed; a pool of GPU 1 has its own counter. */
 START_TEST(test_pool_counter)
 {
 	static const struct {
@@ -726,6 +726,20 @@ START_TEST(test_pool_counter)
 	size_t i, n = 0;
 
 	w = synthetic_open("pools");
+	/* GPUs are their uuids: both processes' device 0 is one GPU, process 7's device 1
+	 * another (without a uuid, each process's device 0 would be a GPU of its own) */
+	for (i = 0; i < 3; i++) {
+		struct gt_rec_device d;
+
+		memset(&d, 0, sizeof(d));
+		d.hdr.type = GT_REC_DEVICE;
+		d.hdr.size = sizeof(d);
+		d.hdr.pid = i == 1 ? 8 : 7;
+		d.device_id = i == 2 ? 1 : 0;
+		d.uuid[0] = 0x55;
+		d.uuid[15] = (uint8_t)d.device_id;
+		ck_assert_int_eq(gt_writer_write(w, &d.hdr), 0);
+	}
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		memset(&m, 0, sizeof(m));
 		m.hdr.type = GT_REC_MEMORY_POOL;

@@ -52,9 +52,11 @@ versions:    gputrace $version, CUDA 13.0, CUPTI 13.0.48, driver 580.65.06
 processes:   2
   pid 4100: /usr/bin/python3.11, ppid 1, rank 0, exited with status 0
   pid 4107: /usr/bin/python3.11, ppid 4100, rank 1, killed by signal 9 (SIGKILL)
-devices:     2
-  device 0: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0
-  device 1: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0
+GPUs:        2
+  GPU 0: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0, peak memory in use 0 B
+    GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf: device 0 of pid 4100
+  GPU 1: NVIDIA H200, 132 SMs, 140.40 GiB, compute capability 9.0, peak memory in use 0 B
+    GPU-a1a2a3a4-a5a6-a7a8-a9aa-abacadaeafb0: device 1 of pid 4107
 records:     6083
   string       18
   process      2

@@ -37,7 +37,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 /* ------------------------------------------------------------------------------------ */
 /* The decoder                                                                            */
 
-#define MAX_IIDS   4096
+#define MAX_IIDS   16384
 #define MAX_TRACKS 256
 #define MAX_ANN    64
 
@@ -1134,6 +1134,68 @@ START_TEST(test_real_trace)
 }
 END_TEST
 
+/* Kernels whose names and grids are each new: every event interns two fresh names, and the
+ * name cache's arena grows (and moves) while the second is cached. Each interned name must
+ * still be the kernel's own: before the fix the packet copied the first from where the
+ * arena had been (AddressSanitizer: heap-use-after-free; in a plain build, garbage once the
+ * freed block is reused or perturbed, as meson's MALLOC_PERTURB_ does). */
+START_TEST(test_names_survive_cache_growth)
+{
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC, .tool_version = "test"};
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	const unsigned n = 4400;
+	struct gt_export_result res;
+	struct gt_writer *w;
+	char in[160], out[160], want[8];
+	struct decoded *d = calloc(1, sizeof(*d));
+	unsigned seen = 0;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(in, sizeof(in), "%s/growth.gtrace", dir);
+	snprintf(out, sizeof(out), "%s/growth.pftrace", dir);
+	ck_assert_int_eq(gt_writer_open(in, &info, NULL, &w), 0);
+	for (unsigned k = 0; k < n; k++) {
+		struct gt_rec_kernel r;
+		char name[3] = {digits[k % 52], digits[k / 52 % 52], 0};
+
+		ck_assert_int_eq(gt_writer_string(w, 1, k + 1, name, 2), 0);
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = GT_REC_KERNEL;
+		r.hdr.size = sizeof(r);
+		r.hdr.pid = 100;
+		r.span.start_ns = 1000 + k * 100ull;
+		r.span.end_ns = r.span.start_ns + 50;
+		r.span.stream_id = 7;
+		r.name_id = k + 1;
+		/* "(1000000, 1000000, 1000000)": 27 bytes, new each time */
+		r.grid_x = r.grid_y = r.grid_z = 1000000 + k;
+		r.block_x = r.block_y = r.block_z = 1;
+		ck_assert_int_eq(gt_writer_write(w, &r.hdr), 0);
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	export_path(in, "perfetto", out, &res);
+	ck_assert_uint_eq(res.events, n);
+	buf = slurp(out, &len);
+	decode(d, buf, len);
+	for (size_t i = 0; i < d->nev; i++) {
+		unsigned k = (unsigned)((d->ev[i].ts - 1000) / 100);
+
+		if (d->ev[i].type != 1) /* TYPE_SLICE_BEGIN */
+			continue;
+		snprintf(want, sizeof(want), "%c%c", digits[k % 52], digits[k / 52 % 52]);
+		ck_assert_msg(d->ev[i].name && strcmp(d->ev[i].name, want) == 0,
+		              "kernel %u is named '%s', not '%s'", k,
+		              d->ev[i].name ? d->ev[i].name : "(none)", want);
+		seen++;
+	}
+	ck_assert_uint_eq(seen, n);
+	decoded_free(d);
+	free(d);
+	free(buf);
+}
+END_TEST
+
 static Suite *perfetto_suite(void)
 {
 	Suite *s = suite_create("perfetto");
@@ -1147,6 +1209,7 @@ static Suite *perfetto_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_protoc_decode_raw);
 	tcase_add_test(tc, test_smaller_than_json);
+	tcase_add_test(tc, test_names_survive_cache_growth);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_unchecked_fixture(tc, setup_dir, teardown_once);

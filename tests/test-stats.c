@@ -14,6 +14,7 @@
 #include "../exporters/text.h"
 #include "gputrace/stats.h"
 #include "gputrace/trace.h"
+#include "trace-synth.h"
 
 #define PID 4242u
 
@@ -447,22 +448,23 @@ START_TEST(test_memory)
 	struct gt_reader *r = memory_trace();
 	char *out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
 
+	/* GPU 1 has no DEVICE record (no name, no uuid); pinned memory is no GPU's */
 	ck_assert_str_eq(out, "# memory\n"
-	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
-	                      "0,7000,5000,3,2,8000,Test GPU\n"
-	                      "1,300,300,1,0,300,\n"
-	                      ",4096,0,1,1,4096,host (pinned and pageable)\n"
+	                      "gpu,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name,uuid\n"
+	                      "0,7000,5000,3,2,8000,Test GPU,\n"
+	                      "1,300,300,1,0,300,,\n"
+	                      ",4096,0,1,1,4096,host (pinned and pageable),\n"
 	                      "\n# memory_never_freed\n"
 	                      "count,bytes,unmatched_frees\n"
 	                      "2,5300,1\n"
 	                      "\n# memory_never_freed_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "5000,4242,0,device,10,false,0x2000\n"
 	                      "300,4242,1,device,50,false,0x9000\n"
 	                      "\n# memory_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "5000,4242,0,device,10,false,0x2000\n"
-	                      "4096,4242,0,pinned,60,true,0x7000\n"
+	                      "4096,4242,,pinned,60,true,0x7000\n"
 	                      "2000,4242,0,device,30,true,0x3000\n"
 	                      "1000,4242,0,device,0,true,0x1000\n"
 	                      "300,4242,1,device,50,false,0x9000\n");
@@ -730,7 +732,7 @@ START_TEST(test_odd_records)
 	                 "100.00,10,1,10.0,10.0,10,10,0.0,10,5,5.0,5,5,0.500,unknown\n");
 	free(out);
 	out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_CSV, false);
-	ck_assert_ptr_nonnull(strstr(out, "\n0,200,200,2,0,300,\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n0,200,200,2,0,300,,\n"));
 	ck_assert_ptr_nonnull(strstr(out, "count,bytes,unmatched_frees\n1,200,0\n"));
 	free(out);
 	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
@@ -787,6 +789,44 @@ START_TEST(test_summary)
 	                      "Processes: 2\n"
 	                      "  pid 4242 (rank 0) ./train --epochs 1: exited with status 0\n"
 	                      "  pid 4243 python worker.py: killed by signal 9 (SIGKILL)\n");
+	free(out);
+	gt_reader_close(r);
+}
+END_TEST
+
+/* Two ranks that each see their own GPU as device 0 (two uuids), rank 0 with 256 MiB of
+ * device memory at its peak and rank 1 with 512 MiB: two GPUs, each with its own peak, named
+ * as every output names them (tests/cli-catalog.sh checks info, the reports and the exports).
+ * Before the catalog, the summary said "GPU 0: 768.00 MiB". */
+START_TEST(test_two_ranks_device_zero)
+{
+	struct synth_opts o = {.kernels = 64,
+	                       .names = 4,
+	                       .processes = 2,
+	                       .seed = 1,
+	                       .device_zero = true,
+	                       .memory = true};
+	struct gt_reader *r;
+	union synth_buf b;
+	struct synth s;
+	struct tw t;
+	char *out;
+
+	tw_open(&t);
+	synth_init(&s, &o);
+	while (synth_next(&s, &b))
+		ck_assert_int_eq(gt_writer_write(t.w, &b.rec.hdr), 0);
+	r = tw_close(&t);
+	out = summary(r);
+	ck_assert_ptr_nonnull(strstr(out, "Peak memory in use:\n"
+	                                  "  GPU 0 (NVIDIA H200): 256.00 MiB\n"
+	                                  "  GPU 1 (NVIDIA H200): 512.00 MiB\n"
+	                                  "Lost records: none\n"
+	                                  "Processes: 2\n"
+	                                  "  pid 4100 (rank 0) python train.py --epochs 1 "
+	                                  "--batch-size 64: exited with status 0\n"
+	                                  "  pid 4107 (rank 1) python train.py --epochs 1 "
+	                                  "--batch-size 64: killed by signal 9 (SIGKILL)\n"));
 	free(out);
 	gt_reader_close(r);
 }
@@ -972,17 +1012,18 @@ START_TEST(test_real_example_reports)
 	out = report(r, GT_STATS_REPORT_MEMORY | GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV,
 	             false);
 	ck_assert_str_eq(out, "# memory\n"
-	                      "device_id,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name\n"
-	                      "0,1572868,0,26,26,6553604,NVIDIA H200\n"
-	                      ",262144,0,1,1,262144,host (pinned and pageable)\n"
+	                      "gpu,peak_bytes,end_bytes,allocs,frees,alloc_bytes,name,uuid\n"
+	                      "0,1572868,0,26,26,6553604,NVIDIA H200,"
+	                      "GPU-83881cc9-28e3-dc2b-4018-291d9fb13ed9\n"
+	                      ",262144,0,1,1,262144,host (pinned and pageable),\n"
 	                      "\n# memory_never_freed\n"
 	                      "count,bytes,unmatched_frees\n"
 	                      "0,0,0\n"
 	                      "\n# memory_never_freed_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
 	                      "\n# memory_largest\n"
-	                      "bytes,pid,device_id,memory,at_ns,freed,address\n"
-	                      "262144,660,0,pinned,223206995,true,0x7f3ef1e00000\n"
+	                      "bytes,pid,gpu,memory,at_ns,freed,address\n"
+	                      "262144,660,,pinned,223206995,true,0x7f3ef1e00000\n"
 	                      "262144,660,0,device,223393637,true,0x7f3ef6800000\n"
 	                      "262144,660,0,device,223407530,true,0x7f3ef6840000\n"
 	                      "262144,660,0,device,223411938,true,0x7f3ef6880000\n"
@@ -1193,7 +1234,7 @@ START_TEST(test_flat_memory)
 	r = tw_close(&t);
 	ck_assert_int_eq(gt_stats_collect(&st, r, &msg), 0);
 	ck_assert_uint_eq(st.kernels.n, 3);
-	ck_assert_uint_eq(st.records[GT_REC_KERNEL], 200000);
+	ck_assert_uint_eq(st.cat.records[GT_REC_KERNEL], 200000);
 	for (size_t i = 0; i < st.kernels.n; i++) {
 		ck_assert_uint_eq(st.kernels.entries[i]->time.count, 200000 / 3 + (i < 200000 % 3));
 		for (unsigned b = 0; b < GT_HIST_BLOCKS; b++)
@@ -1299,6 +1340,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_odd_records);
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_summary_no_cuda);
+	tcase_add_test(tc, test_two_ranks_device_zero);
 	tcase_add_test(tc, test_summary_notices);
 	tcase_add_test(tc, test_summary_nvtx_only);
 	tcase_add_test(tc, test_summary_reads_twice);

@@ -1,8 +1,7 @@
 /* A synthetic trace shaped like a real training loop, for tests, tests/mktrace.c and
  * bench/bench-trace.c: a few hundred kernel names repeated step after step, increasing
  * timestamps with jitter, realistic grid/block/stream values, and cudaLaunchKernel API
- * records whose correlation ids pair with the kernels, and (steps) an NVTX range
- * "ProfilerStep#K" around each training step. Deterministic for a given seed.
+ * records whose correlation ids pair with the kernels. Deterministic for a given seed.
  * Header-only (static functions); runs in test and benchmark programs. */
 #ifndef GPUTRACE_TRACE_SYNTH_H
 #define GPUTRACE_TRACE_SYNTH_H
@@ -22,8 +21,18 @@ struct synth_opts {
 	bool api;        /* a cudaLaunchKernel API record per kernel */
 	bool memcpy;     /* a HtoD copy every 64 kernels */
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
-	bool steps;      /* an NVTX push/pop range "ProfilerStep#K" per step of each process */
+	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
+	bool steps;      /* an NVTX range "step" around each step's launches, per process */
+	/* every process sees its own GPU (its own uuid) as device 0, as ranks launched with
+	 * CUDA_VISIBLE_DEVICES=<rank> do; else process p uses device p % 8 */
+	bool device_zero;
+	/* process p allocates p + 1 blocks of SYNTH_MEM_BLOCK bytes of device memory after its
+	 * metadata and frees them at its end: its GPU's peak is (p + 1) blocks */
+	bool memory;
 };
+
+/* NCCL's all-reduce kernel as CUPTI names it (mangled) */
+#define SYNTH_NCCL_KERNEL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
 
 /* A record with room for the longest string. */
 union synth_buf {
@@ -35,6 +44,7 @@ union synth_buf {
 #define SYNTH_PID0        4100u
 #define SYNTH_CBID_LAUNCH 211u /* cudaLaunchKernel_v7000 */
 #define SYNTH_START_NS    1000000000000ull
+#define SYNTH_MEM_BLOCK   (256ull << 20)
 
 /* String ids: fixed ones first, then one per kernel name. */
 enum {
@@ -51,13 +61,13 @@ struct synth_proc {
 	uint64_t cpu_ns, gpu_ns; /* this process's CPU and GPU clocks */
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
-	uint32_t step;           /* steps completed */
-	uint64_t step_start_ns;  /* first launch of the current step */
+	uint64_t step_ns;        /* when its current step began (CPU) */
 };
 
 enum synth_phase {
 	SYNTH_STRINGS,
 	SYNTH_META,
+	SYNTH_MEMORY, /* o.memory: the allocations */
 	SYNTH_MAIN,
 	SYNTH_END,
 	SYNTH_DONE
@@ -76,12 +86,9 @@ struct synth {
 	struct gt_rec_api api[SYNTH_BATCH];
 	struct gt_rec_kernel kern[SYNTH_BATCH];
 	struct gt_rec_memcpy copy;
-	unsigned nbatch, bi;
+	struct gt_rec_nvtx step[SYNTH_BATCH]; /* steps that ended in the batch */
+	unsigned nbatch, bi, nsteps;
 	bool have_copy;
-	/* steps that ended in the current batch: their NVTX ranges, each after its name */
-	struct gt_rec_nvtx step_nvtx[SYNTH_BATCH];
-	unsigned nsteps, si;
-	uint32_t steps_named; /* "ProfilerStep#K" strings written: K < steps_named */
 };
 
 static inline uint64_t synth_rand(struct synth *s)
@@ -182,6 +189,31 @@ static inline uint32_t synth_pid(unsigned p)
 	return SYNTH_PID0 + p * 7;
 }
 
+/* The CUDA ordinal process p's GPU has in that process. */
+static inline uint32_t synth_device(const struct synth *s, unsigned p)
+{
+	return s->o.device_zero ? 0 : p % 8;
+}
+
+/* Allocation i of process p (o.memory), or its free. */
+static inline void synth_memory(const struct synth *s, unsigned p, unsigned i, bool free_it,
+                                union gt_record *r)
+{
+	uint32_t pid = SYNTH_PID0 + p * 7;
+
+	memset(r, 0, sizeof(r->memory));
+	r->memory.hdr.type = GT_REC_MEMORY;
+	r->memory.hdr.size = sizeof(r->memory);
+	r->memory.hdr.pid = pid;
+	r->memory.ts_ns = (free_it ? s->procs[p].gpu_ns + 5000 : s->procs[p].cpu_ns) + i;
+	r->memory.address = 0x7f0000000000ull + ((uint64_t)p << 36) + (uint64_t)i * SYNTH_MEM_BLOCK;
+	r->memory.bytes = SYNTH_MEM_BLOCK;
+	r->memory.device_id = synth_device(s, p);
+	r->memory.context_id = 1;
+	r->memory.op = free_it ? GT_MEMORY_FREE : GT_MEMORY_ALLOC;
+	r->memory.mem_kind = GT_MEM_DEVICE;
+}
+
 static inline void synth_string(union synth_buf *b, uint32_t id, const char *str, size_t len)
 {
 	struct gt_rec_string *r = &b->rec.string;
@@ -213,8 +245,8 @@ static inline void synth_batch(struct synth *s)
 
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
 	s->bi = 0;
+	s->nsteps = 0;
 	s->have_copy = false;
-	s->nsteps = s->si = 0;
 	for (unsigned j = 0; j < s->nbatch; j++) {
 		struct gt_rec_api *a = &s->api[j];
 		struct gt_rec_kernel *k = &s->kern[j];
@@ -233,30 +265,30 @@ static inline void synth_batch(struct synth *s)
 		a->domain = GT_API_RUNTIME;
 		pr->cpu_ns = a->end_ns + 500 + (r >> 20) % 2500;
 
-		if (pr->pos == 0)
-			pr->step_start_ns = a->start_ns;
 		synth_position(s, pr->pos, k, &typical);
+		if (pr->pos == 0)
+			pr->step_ns = a->start_ns;
 		pr->pos = (pr->pos + 1) % s->seq_len;
+		if (s->o.steps && pr->pos == 0) {
+			/* the step's launches are done: its range ends, written at its pop */
+			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			n->start_ns = pr->step_ns;
+			n->end_ns = a->end_ns + 200;
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
 		if (pr->gpu_ns < a->end_ns + 1000)
 			pr->gpu_ns = a->end_ns + 1000;
 		k->span.start_ns = pr->gpu_ns + 1000 + (r >> 44) % 2000;
 		k->span.end_ns = k->span.start_ns + dur;
 		k->span.correlation_id = pr->corr;
-		k->span.device_id = s->proc % 8;
+		k->span.device_id = synth_device(s, s->proc);
 		k->span.context_id = 1;
 		pr->gpu_ns = k->span.end_ns;
-		if (s->o.steps && pr->pos == 0) {
-			struct gt_rec_nvtx *n = &s->step_nvtx[s->nsteps++];
-
-			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
-			/* on the CPU, as PyTorch's: from its first launch to its last's return */
-			n->start_ns = pr->step_start_ns;
-			n->end_ns = a->end_ns;
-			n->tid = n->end_tid = pid;
-			n->message_id = SYNTH_STR_KERNEL0 + s->o.names + pr->step++;
-			n->kind = GT_NVTX_PUSH_POP;
-		}
 	}
 	if (s->o.memcpy && (s->emitted / SYNTH_BATCH) % 2 == 1) {
 		struct gt_rec_memcpy *c = &s->copy;
@@ -265,7 +297,7 @@ static inline void synth_batch(struct synth *s)
 		c->span.start_ns = pr->gpu_ns + 1500;
 		c->span.end_ns = c->span.start_ns + 40000 + synth_rand(s) % 4000;
 		c->span.correlation_id = ++pr->corr;
-		c->span.device_id = s->proc % 8;
+		c->span.device_id = synth_device(s, s->proc);
 		c->span.context_id = 1;
 		c->span.stream_id = 7;
 		c->bytes = 4u << 20;
@@ -310,7 +342,7 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 		r->device.global_mem_bytes = 150754820096ull;
 		for (unsigned j = 0; j < 16; j++)
 			r->device.uuid[j] = (uint8_t)(0xa0 + j + p);
-		r->device.device_id = p % 8;
+		r->device.device_id = synth_device(s, p);
 		r->device.name_id = SYNTH_STR_DEVICE;
 		r->device.sm_count = 132;
 		r->device.cc_major = 9;
@@ -324,14 +356,14 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 	case 3:
 		synth_hdr(r, GT_REC_CONTEXT, sizeof(r->context), pid);
 		r->context.context_id = 1;
-		r->context.device_id = p % 8;
+		r->context.device_id = synth_device(s, p);
 		break;
 	case 4:
 	case 5:
 		synth_hdr(r, GT_REC_STREAM, sizeof(r->stream), pid);
 		r->stream.stream_id = i == 4 ? 7 : 13;
 		r->stream.context_id = 1;
-		r->stream.device_id = p % 8;
+		r->stream.device_id = synth_device(s, p);
 		r->stream.flags = i == 4 ? GT_STREAM_DEFAULT : 0;
 		break;
 	default:
@@ -364,9 +396,17 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				s->i++;
 				return true;
 			}
+			if (s->o.steps && s->i == 6 + s->o.names) {
+				/* after the kernel names, so that the other ids stay as they were */
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names, "step", 4);
+				s->i++;
+				return true;
+			}
 			if (s->i < 6 + s->o.names) {
 				unsigned k = (unsigned)(s->i - 6);
-				int n = synth_kernel_name(k, name, sizeof(name));
+				int n = s->o.nccl && k == 0
+				                ? snprintf(name, sizeof(name), "%s", SYNTH_NCCL_KERNEL)
+				                : synth_kernel_name(k, name, sizeof(name));
 
 				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
 				s->i++;
@@ -379,6 +419,22 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 			if (s->i < (uint64_t)s->o.processes * SYNTH_META_PER_PROC) {
 				synth_meta(s, (unsigned)(s->i / SYNTH_META_PER_PROC),
 				           (unsigned)(s->i % SYNTH_META_PER_PROC), r);
+				s->i++;
+				return true;
+			}
+			s->phase = SYNTH_MEMORY;
+			s->i = 0;
+			break;
+		case SYNTH_MEMORY:
+			/* process p's allocations are records p (p + 1) / 2 .. of the phase */
+			if (s->o.memory &&
+			    s->i < (uint64_t)s->o.processes * (s->o.processes + 1) / 2) {
+				unsigned p = 0;
+
+				while ((uint64_t)(p + 1) * (p + 2) / 2 <= s->i)
+					p++;
+				synth_memory(s, p, (unsigned)(s->i - (uint64_t)p * (p + 1) / 2),
+				             false, r);
 				s->i++;
 				return true;
 			}
@@ -399,25 +455,13 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 					       sizeof(s->kern[0]));
 				return true;
 			}
+			if (s->bi < per + s->nsteps) {
+				memcpy(r, &s->step[s->bi++ - per], sizeof(s->step[0]));
+				return true;
+			}
 			if (s->have_copy) {
 				memcpy(r, &s->copy, sizeof(s->copy));
 				s->have_copy = false;
-				return true;
-			}
-			if (s->si < s->nsteps) {
-				const struct gt_rec_nvtx *n = &s->step_nvtx[s->si];
-				uint32_t k = n->message_id - SYNTH_STR_KERNEL0 - s->o.names;
-
-				if (k >= s->steps_named) {
-					int len =
-					        snprintf(name, sizeof(name), "ProfilerStep#%u", k);
-
-					synth_string(b, n->message_id, name, (size_t)len);
-					s->steps_named = k + 1;
-					return true;
-				}
-				memcpy(r, n, sizeof(*n));
-				s->si++;
 				return true;
 			}
 			if (s->emitted < s->o.kernels) {
@@ -430,19 +474,32 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 		}
 		case SYNTH_END: {
 			unsigned nloss = s->o.losses ? 2 : 0;
+			uint64_t nfree =
+			        s->o.memory ? (uint64_t)s->o.processes * (s->o.processes + 1) / 2
+			                    : 0;
+			uint64_t j = s->i - nfree; /* past the frees */
 
-			if (s->i < nloss) {
-				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), synth_pid(0));
-				r->loss.ts_ns = s->procs[0].gpu_ns;
-				r->loss.source =
-				        s->i == 0 ? GT_LOSS_RING_FULL : GT_LOSS_CUPTI_DROPPED;
-				r->loss.count = s->i == 0 ? s->o.losses : 7;
-				r->loss.kind = s->i == 0 ? GT_REC_API : GT_REC_KERNEL;
+			if (s->i < nfree) {
+				unsigned p = 0;
+
+				while ((uint64_t)(p + 1) * (p + 2) / 2 <= s->i)
+					p++;
+				synth_memory(s, p, (unsigned)(s->i - (uint64_t)p * (p + 1) / 2),
+				             true, r);
 				s->i++;
 				return true;
 			}
-			if (s->i < nloss + s->o.processes) {
-				unsigned p = (unsigned)(s->i - nloss);
+			if (j < nloss) {
+				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), synth_pid(0));
+				r->loss.ts_ns = s->procs[0].gpu_ns;
+				r->loss.source = j == 0 ? GT_LOSS_RING_FULL : GT_LOSS_CUPTI_DROPPED;
+				r->loss.count = j == 0 ? s->o.losses : 7;
+				r->loss.kind = j == 0 ? GT_REC_API : GT_REC_KERNEL;
+				s->i++;
+				return true;
+			}
+			if (j < nloss + s->o.processes) {
+				unsigned p = (unsigned)(j - nloss);
 
 				synth_hdr(r, GT_REC_PROCESS_END, sizeof(r->process_end),
 				          synth_pid(p));

@@ -79,11 +79,12 @@ _gputrace() {
 		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv sqlite" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
-		--max-size | --from | --to | --pid | --rank | --device | --stream) return ;;
+		--max-size | --step | --from | --to | --pid | --rank | --device | --stream) return ;;
+		--split) COMPREPLY=($(compgen -W "ranks" -- "$cur")); return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --mangled -q --quiet
-				--from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --split --step --no-steps
+				--mangled -q --quiet --from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -8,13 +8,24 @@
 
 #include "gputrace/trace.h"
 
+/* How the chrome exporter divides a trace among files. */
+enum gt_export_split {
+	GT_EXPORT_SPLIT_NONE = 0, /* one file (cut by size with max_bytes) */
+	GT_EXPORT_SPLIT_RANKS,    /* output is a directory: one file per rank, rank-N.pt.trace.json */
+	GT_EXPORT_SPLIT_MAX
+};
+
 struct gt_export_options {
-	const char *output; /* path, or "-" for stdout */
+	const char *output; /* path, or "-" for stdout; a directory with GT_EXPORT_SPLIT_RANKS */
 	uint64_t max_bytes; /* split output above this size (0: never); chrome splits its own,
 	                     * perfetto through gt_export_window */
 	int demangle;       /* 1: demangle kernel names */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
+	unsigned split;        /* enum gt_export_split; chrome only */
+	const char *step_name; /* chrome: the NVTX range that marks a training step; NULL:
+	                        * detect one (docs/exporters.md, "Steps") */
+	int no_steps;          /* chrome: 1: no ProfilerStep#N, NVTX ranges as they are */
 	/* gt_export_window: each file written, with the time range [from_ns, to_ns) it holds
 	 * (0, 0: the whole window); may be NULL */
 	void (*on_file)(void *ctx, const char *path, uint64_t from_ns, uint64_t to_ns);
@@ -28,6 +39,10 @@ struct gt_export_result {
 	uint64_t lanes;      /* timeline formats: lanes drawn, each shown as a thread */
 	uint64_t bytes;      /* bytes written, all files */
 	unsigned files;      /* output files written */
+	unsigned ranks;      /* chrome: ranks in the trace (with GT_EXPORT_SPLIT_RANKS: files) */
+	uint64_t steps;      /* chrome: NVTX ranges written as ProfilerStep#N */
+	unsigned left_out;   /* chrome, split by ranks: processes without a rank, left out */
+	uint64_t left_out_records; /* and their records */
 	const char *warning; /* on success: something the CLI should print (e.g. a JSON file
 	                      * too large for viewers), static or owned by the exporter; NULL
 	                      * if none */

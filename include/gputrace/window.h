@@ -123,23 +123,11 @@ struct gt_nvtx_found {
 int gt_window_find_nvtx(struct gt_reader *r, const struct gt_window *scope,
                         const struct gt_nvtx_spec *spec, struct gt_nvtx_found *found);
 
-/* The steps of a training loop: the ranges named NAME#K for the NAME that has the most of
- * them ("ProfilerStep" for PyTorch's profiler), or named "step" or "train_step" (any case;
- * numbered from 0 in each process), whichever are more. scope is not used yet (steps have
- * the same name in every rank). Returns 0 and *steps (steps->count 0: none), or the
- * reader's -errno. Rewinds r. */
-#define GT_WINDOW_STEPS_SPANS 10u
-struct gt_window_steps {
-	char name[256]; /* NAME, without '#' */
-	uint64_t count; /* ranges so named, every process */
-	uint64_t first; /* smallest K */
-	uint64_t last;  /* largest K */
-	/* the steps first .. first + 9, each from its earliest start to its latest end in any
-	 * process (0, 0: a number without a step) */
-	uint64_t from_ns[GT_WINDOW_STEPS_SPANS], to_ns[GT_WINDOW_STEPS_SPANS];
-};
-int gt_window_find_steps(struct gt_reader *r, const struct gt_window *scope,
-                         struct gt_window_steps *steps);
+/* Put a filter on r that reads only the chunks holding NVTX ranges or state, and hands out
+ * only NVTX ranges, strings and processes (for step detection, exporters/steps.c, without
+ * the rest of the trace); rewinds r. Remove it with gt_reader_set_filter(r, NULL). Returns 0
+ * or -errno. */
+int gt_window_nvtx_only(struct gt_reader *r);
 
 /* ---- sizes ---------------------------------------------------------------------------- */
 

@@ -19,7 +19,7 @@ work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
-sync overhead capture-profiler capture-nvtx p2p
+sync overhead capture-profiler capture-nvtx p2p ddp-nccl
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -195,6 +195,48 @@ run_test() {
 			result pytorch pass "$(tail -n 1 "$work/pytorch.check")"
 		else
 			result pytorch fail ""; sed 's/^/    /' "$work/pytorch.check" | head -n 40
+		fi ;;
+	ddp-nccl)
+		# two ranks of a DDP job under `gputrace run`, one GPU each so that torch_ddp.py
+		# picks NCCL; split by ranks, each file must say so (docs/exporters.md, "Ranks")
+		local out="$work/ddp-nccl.gtrace" rc ngpu
+		ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+		if [ ! -x "$cli" ]; then result ddp-nccl skip "(no gputrace CLI)"; return; fi
+		if [ "$ngpu" -lt 2 ]; then result ddp-nccl skip "(NCCL needs 2 GPUs, $ngpu here)"; return; fi
+		rm -rf "$out" "$work/ddp-nccl-ranks"
+		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" -- \
+			"${PYTHON:-python3}" -m torch.distributed.run --nproc-per-node 2 \
+			"$src/torch_ddp.py" >"$work/ddp-nccl.log" 2>&1
+		rc=$?
+		if grep -q '^no torch: skipping' "$work/ddp-nccl.log"; then
+			result ddp-nccl skip "(no torch)"; return
+		fi
+		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+			result ddp-nccl fail "(gputrace run exit $rc)"; tail -n 20 "$work/ddp-nccl.log" | sed 's/^/    /'; return
+		fi
+		if ! "$cli" export "$out" -f chrome --split ranks -o "$work/ddp-nccl-ranks" -q \
+			>>"$work/ddp-nccl.log" 2>&1; then
+			result ddp-nccl fail "(export --split ranks failed)"; tail -n 5 "$work/ddp-nccl.log" | sed 's/^/    /'; return
+		fi
+		if "${PYTHON:-python3}" - "$work/ddp-nccl-ranks" >"$work/ddp-nccl.check" 2>&1 <<'PY'; then
+import json, sys
+for r in (0, 1):
+    f = "%s/rank-%d.pt.trace.json" % (sys.argv[1], r)
+    j = json.load(open(f))
+    d = j["distributedInfo"]
+    assert d == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, (f, d)
+    steps = [e["name"] for e in j["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+    assert steps == ["ProfilerStep#%d" % i for i in range(12)], (f, steps)
+    nccl = [e for e in j["traceEvents"] if e.get("cat") == "kernel" and "nccl" in e["name"]]
+    assert nccl, (f, "no NCCL kernel")
+    kpids = {e["pid"] for e in j["traceEvents"] if e.get("cat") == "kernel"}
+    # its own GPU (device r), as pid r; 5000000 + r when the rank's pid is below 256
+    assert kpids in ({r}, {5000000 + r}), (f, kpids)
+print("2 ranks, nccl, 12 steps each, %d NCCL kernels in rank 1" % len(nccl))
+PY
+			result ddp-nccl pass "($(tail -n 1 "$work/ddp-nccl.check"))"
+		else
+			result ddp-nccl fail ""; sed 's/^/    /' "$work/ddp-nccl.check" | head -n 20
 		fi ;;
 	# K=50 gt_add kernels, synchronized and flushed (flush every 50 ms, then 300 ms of
 	# sleep), then the end named; the exit status is the shell's: 128 + the signal

@@ -12,6 +12,7 @@ enum gt_exit {
 	GT_EXIT_NO_INPUT = 66,        /* an input file does not exist */
 	GT_EXIT_UNAVAILABLE = 69,     /* tracing could not start (no injection library, ...) */
 	GT_EXIT_SOFTWARE = 70,        /* internal error */
+	GT_EXIT_OS_LIMIT = 71,        /* a system limit (merge: more inputs than open files) */
 	GT_EXIT_CANT_CREATE = 73,     /* output cannot be created (exists without -f, no space) */
 	GT_EXIT_IO = 74,              /* I/O error while writing */
 	GT_EXIT_TEMPFAIL = 75,        /* gave up waiting (view: --timeout before the fetch) */
@@ -26,6 +27,7 @@ int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Print "gputrace: <msg>" to stderr, printf-style. The one place the CLI reports errors. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

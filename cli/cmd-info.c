@@ -75,11 +75,12 @@ static void usage(FILE *out)
 	fputs("Usage: gputrace info [options] FILE\n"
 	      "\n"
 	      "Show what a trace holds: its header (format, clock, host, start time, command\n"
-	      "line, versions), the traced processes and how they ended, the GPUs (each once\n"
-	      "by uuid, with its peak memory in use and the processes that used it), record\n"
-	      "counts per kind, every loss counter, the time span, and whether the file was\n"
-	      "recovered (a trace whose writer was killed has no footer; its complete chunks\n"
-	      "are still read).\n"
+	      "line, versions), a merged trace's inputs, the traced processes and how they\n"
+	      "ended (in a merged trace with their hosts and the pids they had), the GPUs\n"
+	      "(each once by uuid, with its peak memory in use and the processes that used\n"
+	      "it), record counts per kind, every loss counter, the time span, and whether the\n"
+	      "file was recovered (a trace whose writer was killed has no footer; its complete\n"
+	      "chunks are still read).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --reindex  write the trace again with a complete index (chunk offsets, "
@@ -182,6 +183,8 @@ static void print_processes(const struct gt_reader *r, const struct gt_catalog *
 			printf("  pid %" PRIu32 ": no process record", p->pid);
 		if (hosts)
 			printf(", host %s", str_or(r, p->host_id, "unknown"));
+		if (p->input && p->orig_pid != p->pid)
+			printf(", pid %" PRIu32 " in input %" PRIu32, p->orig_pid, p->input);
 		if (p->rank >= 0)
 			printf(", rank %" PRId32, p->rank);
 		printf(", ");
@@ -230,6 +233,40 @@ static void print_gpus(const struct gt_reader *r, const struct gt_catalog *c)
 			printf(" and %" PRIu32 " more", n - USERS_MAX);
 		printf("\n");
 	}
+}
+
+/* A merged trace's inputs (docs/merge.md): each one's host, format, clock offset and what
+ * could not be read of it. */
+static void print_inputs(const struct gt_reader *r, const struct gt_catalog *c)
+{
+	static const char *const aligns[] = {"wall clock", "nccl", "no anchor"};
+
+	if (!c->ninputs)
+		return;
+	printf("inputs:      %" PRIu32 " (merged)\n", c->ninputs);
+	for (uint32_t i = 0; i < c->ninputs && i < LIST_MAX; i++) {
+		const struct gt_rec_input *in = &c->inputs[i];
+		uint64_t lost = 0; /* its processes' LOSS records */
+
+		printf("  %" PRIu32 " %s: host %s, format %" PRIu32 ", %" PRIu64
+		       " records, offset %+" PRId64 " ns (%s)",
+		       in->index, str_or(r, in->path_id, "?"),
+		       str_or(r, in->hostname_id, "unknown"), in->version, in->records,
+		       in->offset_ns, in->align < 3 ? aligns[in->align] : "unknown");
+		if (in->parent)
+			printf(", in input %" PRIu32, in->parent);
+		for (uint32_t k = 0; k < c->nprocs; k++)
+			lost += c->procs[k]->input == in->index ? c->procs[k]->lost : 0;
+		if (lost)
+			printf(", %" PRIu64 " records lost", lost);
+		if (in->chunks_skipped || in->records_skipped)
+			printf(", %" PRIu64 " chunk%s and %" PRIu64 " records unreadable",
+			       in->chunks_skipped, in->chunks_skipped == 1 ? "" : "s",
+			       in->records_skipped);
+		printf("\n");
+	}
+	if (c->ninputs > LIST_MAX)
+		printf("  ... and %" PRIu32 " more\n", c->ninputs - LIST_MAX);
 }
 
 static void print_losses(const struct gt_reader_status *st, const struct gt_catalog *c)
@@ -284,6 +321,7 @@ static void print_info(const char *path, struct gt_reader *r, const struct gt_ca
 	}
 	printf(", driver %s\n", or_unknown(h->info.driver_version));
 
+	print_inputs(r, c);
 	print_processes(r, c);
 	print_gpus(r, c);
 

@@ -19,6 +19,7 @@ static const struct command commands[] = {
         {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON, CSV or SQLite"},
         {"sql", cmd_sql, "run SQL on a trace (Nsight Systems' SQLite schema)"},
         {"view", cmd_view, "open a trace in the Perfetto UI, served once from this machine"},
+        {"merge", cmd_merge, "merge traces (the ranks of a job) into one, on one timeline"},
         {"info", cmd_info, "show a trace's header, processes, devices, counts and losses"},
         {"doctor", cmd_doctor, "check that tracing can work on this machine, and why not"},
 };

@@ -32,6 +32,7 @@ void gt_catalog_fini(struct gt_catalog *c)
 	free(c->procs);
 	free(c->gpus);
 	free(c->threads);
+	free(c->inputs);
 	gt_idmap_fini(&c->pid_map);
 	gt_idmap_fini(&c->uuid_map);
 	gt_idmap_fini(&c->device_map);
@@ -67,6 +68,7 @@ static struct gt_catalog_process *process_new(struct gt_catalog *c, uint32_t pid
 		return NULL;
 	p->index = c->nprocs;
 	p->pid = pid;
+	p->orig_pid = pid;
 	p->rank = p->local_rank = p->world_size = -1;
 	if (push_ptr((void ***)&c->procs, &c->nprocs, &c->cap_procs, p) < 0 ||
 	    gt_idmap_put(&c->pid_map, pid, 0, c->nprocs) < 0) {
@@ -387,7 +389,30 @@ static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const un
 {
 	switch (rec->hdr.type) {
 	case GT_REC_STRING:
-		return 0; /* strings belong to the trace, not to the process that named them */
+		return 0;  /* strings belong to the trace, not to the process that named them */
+	case GT_REC_INPUT: /* a merged trace's input: the trace's, no process's */
+		if (c->ninputs == c->cap_inputs) {
+			uint32_t cap = c->cap_inputs ? c->cap_inputs * 2 : 8;
+			struct gt_rec_input *in = realloc(c->inputs, cap * sizeof(*in));
+
+			if (!in)
+				return -ENOMEM;
+			c->inputs = in;
+			c->cap_inputs = cap;
+		}
+		c->inputs[c->ninputs++] = rec->input;
+		return 0;
+	case GT_REC_ORIGIN: { /* where a merged trace's process came from; before its records */
+		struct gt_catalog_process *p = gt_catalog_process(c, rec->hdr.pid);
+
+		if (!p)
+			return -ENOMEM;
+		p->input = rec->origin.input;
+		p->orig_pid = rec->origin.orig_pid;
+		if (!p->host_id)
+			p->host_id = rec->origin.host_id;
+		return 0;
+	}
 	case GT_REC_PROCESS:
 		return observe_process(c, &rec->process);
 	case GT_REC_PROCESS_END:
@@ -416,9 +441,15 @@ static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const un
 		unsigned src = rec->loss.source < GT_LOSS_SOURCE_MAX ? rec->loss.source
 		                                                     : GT_LOSS_SOURCE_MAX;
 		unsigned kind = rec->loss.kind < GT_REC_MAX ? rec->loss.kind : GT_REC_NONE;
+		struct gt_catalog_process *p = gt_catalog_process(c, rec->hdr.pid);
 
+		if (!p)
+			return -ENOMEM;
 		c->losses[src][kind] += rec->loss.count;
-		break;
+		/* a damaged file's count is chunks, not records */
+		if (src != GT_LOSS_FILE)
+			p->lost += rec->loss.count;
+		return 0;
 	}
 	case GT_REC_NOTICE:
 		observe_notice(c, &rec->notice);

@@ -47,6 +47,12 @@ struct gt_catalog_process {
 	int32_t end_code;                     /* exit status or signal */
 	uint64_t end_ns;
 	uint32_t nthreads; /* threads seen (THREAD records or activity on them) */
+	/* a merged trace's process (its ORIGIN record, docs/merge.md): its input's index, 0 if
+	 * not merged, and its pid there (= pid unless gputrace merge gave it a new one) */
+	uint32_t input;
+	uint32_t orig_pid;
+	uint64_t lost; /* records its LOSS records say were lost, all sources (damaged_file,
+	                * which counts chunks, aside) */
 };
 
 struct gt_catalog_gpu {
@@ -108,6 +114,9 @@ struct gt_catalog {
 	uint32_t nnotices;
 	uint64_t more_notices;           /* warnings and errors beyond those */
 	int32_t cupti[GT_CATALOG_CUPTI]; /* CUPTI versions the processes loaded, first seen first */
+	/* a merged trace's inputs (gputrace merge's INPUT records), in file order; owned */
+	struct gt_rec_input *inputs;
+	uint32_t ninputs, cap_inputs;
 	uint32_t ncupti;
 	uint64_t more_cupti;
 

@@ -93,6 +93,25 @@ char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *pr
 		n = gt_fmt_i64(n, pr->cat->rank);
 		*n++ = ')';
 	}
+	if (pr->cat->input) {
+		/* a merged trace's process: its host, and its own pid when the merge gave it
+		 * another (two hosts' pid 1234) */
+		size_t len = 0;
+		const char *host = pr->cat->host_id ? gt_names_get(&m->names, pr->cat->host_id,
+		                                                   false, &len, NULL, NULL)
+		                                    : NULL;
+
+		if (host && len) {
+			n = stpcpy(n, " on ");
+			len = gt_text_cut(host, len, GT_LABELS_HOST_MAX, json);
+			memcpy(n, host, len);
+			n += len;
+		}
+		if (pr->cat->orig_pid != pr->cat->pid) {
+			n = stpcpy(n, host && len ? ", pid " : " pid ");
+			n = gt_fmt_u64(n, pr->cat->orig_pid);
+		}
+	}
 	return n;
 }
 

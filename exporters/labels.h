@@ -31,11 +31,14 @@ const char *gt_labels_overhead(unsigned kind);
 /* "info", "warning", "error", or "unknown". */
 const char *gt_labels_severity(unsigned severity);
 
-/* Bytes a process name needs at most (gt_labels_process). */
-#define GT_LABELS_PROCESS_MAX 1100u
+/* Bytes a process name needs at most (gt_labels_process), and of it a merged process's host. */
+#define GT_LABELS_PROCESS_MAX 1200u
+#define GT_LABELS_HOST_MAX    64u
 
 /* A traced process's name: the base name of its executable ("process" while unknown), with
- * " (rank R)" when its rank is known, as the timeline's name cache holds names (JSON-escaped
+ * " (rank R)" when its rank is known and, for a merged trace's process, " on HOST" and its
+ * pid in its input when the merge gave it another (", pid P"), as the timeline's name cache
+ * holds names (JSON-escaped
  * for chrome: json then cuts only between escapes). Writes at most GT_LABELS_PROCESS_MAX
  * bytes at buf; returns the end. */
 char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *p, char *buf,

@@ -218,6 +218,35 @@ static const struct gt_field notice_fields[] = {
 	F(struct gt_rec_notice, detail, I),
 };
 
+static const struct gt_field input_fields[] = {
+	F(struct gt_rec_input, start_realtime_ns, 0),
+	F(struct gt_rec_input, start_trace_ns, 0),
+	F(struct gt_rec_input, offset_ns, I),
+	F(struct gt_rec_input, records, 0),
+	F(struct gt_rec_input, chunks_skipped, 0),
+	F(struct gt_rec_input, bytes_skipped, 0),
+	F(struct gt_rec_input, records_skipped, 0),
+	F(struct gt_rec_input, index, 0),
+	F(struct gt_rec_input, parent, 0),
+	F(struct gt_rec_input, version, 0),
+	F(struct gt_rec_input, clock_id, 0),
+	F(struct gt_rec_input, align, 0),
+	F(struct gt_rec_input, flags, 0),
+	F(struct gt_rec_input, path_id, S),
+	F(struct gt_rec_input, hostname_id, S),
+	F(struct gt_rec_input, cmdline_id, S),
+	F(struct gt_rec_input, tool_version_id, S),
+	F(struct gt_rec_input, cuda_version_id, S),
+	F(struct gt_rec_input, cupti_version_id, S),
+	F(struct gt_rec_input, driver_version_id, S),
+};
+
+static const struct gt_field origin_fields[] = {
+	F(struct gt_rec_origin, input, 0),
+	F(struct gt_rec_origin, orig_pid, 0),
+	F(struct gt_rec_origin, host_id, S),
+};
+
 #define DESC(type, nm, st, fields)                                                         \
 	[type] = { nm, (uint16_t)sizeof(st), (uint16_t)(sizeof(fields) / sizeof(fields[0])), \
 		   fields }
@@ -243,6 +272,8 @@ static const struct gt_record_desc descs[GT_REC_MAX] = {
 	DESC(GT_REC_LOSS, "loss", struct gt_rec_loss, loss_fields),
 	DESC(GT_REC_CLOCK, "clock", struct gt_rec_clock, clock_fields),
 	DESC(GT_REC_NOTICE, "notice", struct gt_rec_notice, notice_fields),
+	DESC(GT_REC_INPUT, "input", struct gt_rec_input, input_fields),
+	DESC(GT_REC_ORIGIN, "origin", struct gt_rec_origin, origin_fields),
 };
 /* clang-format on */
 
@@ -259,6 +290,8 @@ _Static_assert(sizeof(struct gt_rec_stream) % 8 == 0, "records are 8-byte multip
 _Static_assert(sizeof(struct gt_rec_sync) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_graph) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_notice) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_input) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_origin) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_string) == 16, "string head is 16 bytes");
 
 const struct gt_record_desc *gt_record_desc(unsigned type)

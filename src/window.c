@@ -177,8 +177,8 @@ static const union gt_record *keep_state(struct gt_window_filter *f, const union
 
 static const union gt_record *decide(struct gt_window_filter *f, const union gt_record *rec)
 {
-	if (rec->hdr.type == GT_REC_STRING)
-		return rec; /* ids are the whole trace's */
+	if (rec->hdr.type == GT_REC_STRING || rec->hdr.type == GT_REC_INPUT)
+		return rec; /* ids are the whole trace's; a merged trace's inputs too */
 	if (f->by_pid && !pidset_has(&f->pids, rec->hdr.pid))
 		return NULL;
 	switch (rec->hdr.type) {
@@ -188,6 +188,7 @@ static const union gt_record *decide(struct gt_window_filter *f, const union gt_
 	case GT_REC_CONTEXT:
 	case GT_REC_STREAM:
 	case GT_REC_CLOCK:
+	case GT_REC_ORIGIN:
 		return rec; /* metadata: always kept */
 	case GT_REC_MEMORY:
 		return on_gpu(f, rec->memory.device_id, UINT32_MAX) ? keep_state(f, rec) : NULL;
@@ -832,7 +833,7 @@ static const union gt_record *nvtx_record_cb(void *ctx, const union gt_record *r
 {
 	(void)ctx;
 	return rec->hdr.type == GT_REC_NVTX || rec->hdr.type == GT_REC_STRING ||
-	                       rec->hdr.type == GT_REC_PROCESS
+	                       rec->hdr.type == GT_REC_PROCESS || rec->hdr.type == GT_REC_ORIGIN
 	               ? rec
 	               : NULL;
 }
@@ -957,7 +958,8 @@ int gt_window_count(struct gt_reader *r, const struct gt_window *w, uint64_t lim
 	const uint64_t meta = (1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) |
 	                      (1ull << GT_REC_THREAD) | (1ull << GT_REC_DEVICE) |
 	                      (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |
-	                      (1ull << GT_REC_CLOCK);
+	                      (1ull << GT_REC_CLOCK) | (1ull << GT_REC_INPUT) |
+	                      (1ull << GT_REC_ORIGIN);
 	struct gt_window_filter *f = NULL;
 	const union gt_record *rec;
 	uint64_t n = 0;

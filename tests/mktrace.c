@@ -2,6 +2,8 @@
  * Runs as a test helper. Deterministic: the same options give the same bytes.
  *   mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S] [--api] [--memcpy]
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
+ *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
+ *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
  *           [--device-zero] [--memory]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
@@ -10,7 +12,14 @@
  * --steps puts an NVTX range "step" around each step's launches.
  * --device-zero: every process sees its own GPU (its own uuid) as device 0, as ranks run with
  * CUDA_VISIBLE_DEVICES=<rank> do. --memory: process p allocates p + 1 blocks of 256 MiB of
- * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks). */
+ * device memory before its kernels and frees them at its end (its GPU's peak: p + 1 blocks).
+ * For gputrace merge, one host of several: --host names it (header and processes), --pid the
+ * first pid, --rank the first rank (--world the world size); --clock-offset NS runs this
+ * host's trace clock NS from the true time (the header's anchor knows it: the wall clock
+ * maps it back exactly) and --wall-error NS puts the host's wall clock NS off (as NTP
+ * leaves it: the anchor then maps NS wrong); --nccl-every N makes every N-th kernel of a
+ * process an NCCL collective that ends at the same true time on every rank, --nccl-jitter
+ * NS spreads those ends by up to 2 NS either way. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -38,7 +47,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
 	      "               [--api] [--memcpy] [--losses N] [--chunk-bytes B] [--no-footer]\n"
-	      "               [--cupti-notices] [--nccl] [--steps] [--device-zero] [--memory]\n"
+	      "               [--cupti-notices] [--nccl] [--steps] [--host NAME] [--pid P]\n"
+	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
+	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -53,6 +64,22 @@ static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 	if (errno || end == s || *end || v > max || s[0] == '-') {
 		fprintf(stderr, "mktrace: %s takes a number up to %llu, not '%s'\n", opt,
 		        (unsigned long long)max, s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int signed_number(const char *opt, const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "mktrace: %s takes a signed number of nanoseconds, not '%s'\n", opt,
+		        s);
 		return -1;
 	}
 	*ret = v;
@@ -75,6 +102,14 @@ int main(int argc, char **argv)
 	        {"cupti-notices", no_argument, NULL, 'C'},
 	        {"nccl", no_argument, NULL, 'N'},
 	        {"steps", no_argument, NULL, 'S'},
+	        {"host", required_argument, NULL, 'H'},
+	        {"pid", required_argument, NULL, 'P'},
+	        {"rank", required_argument, NULL, 'R'},
+	        {"world", required_argument, NULL, 'W'},
+	        {"clock-offset", required_argument, NULL, 'O'},
+	        {"wall-error", required_argument, NULL, 'E'},
+	        {"nccl-every", required_argument, NULL, 'V'},
+	        {"nccl-jitter", required_argument, NULL, 'J'},
 	        {"device-zero", no_argument, NULL, 'Z'},
 	        {"memory", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
@@ -89,6 +124,7 @@ int main(int argc, char **argv)
 	union synth_buf b;
 	struct synth s;
 	uint64_t v, n = 0;
+	int64_t sv;
 	char tmp[4096];
 	int c, r;
 
@@ -143,6 +179,47 @@ int main(int argc, char **argv)
 		case 'S':
 			o.steps = true;
 			break;
+		case 'H':
+			o.host = optarg;
+			hinfo.hostname = optarg;
+			break;
+		case 'P':
+			if (number("--pid", optarg, UINT32_MAX - 64 * 7, &v) < 0 || !v)
+				return 64;
+			o.pid0 = (uint32_t)v;
+			break;
+		case 'R':
+			if (number("--rank", optarg, INT32_MAX - 64, &v) < 0)
+				return 64;
+			o.rank0 = (int32_t)v;
+			if (!o.world)
+				o.world = 1;
+			break;
+		case 'W':
+			if (number("--world", optarg, INT32_MAX, &v) < 0 || !v)
+				return 64;
+			o.world = (unsigned)v;
+			break;
+		case 'O':
+			if (signed_number("--clock-offset", optarg, &sv) < 0)
+				return 64;
+			o.clock_offset_ns = sv;
+			break;
+		case 'E':
+			if (signed_number("--wall-error", optarg, &sv) < 0)
+				return 64;
+			o.wall_error_ns = sv;
+			break;
+		case 'V':
+			if (number("--nccl-every", optarg, UINT32_MAX, &v) < 0)
+				return 64;
+			o.nccl_every = (unsigned)v;
+			break;
+		case 'J':
+			if (number("--nccl-jitter", optarg, 1000000000, &v) < 0)
+				return 64;
+			o.nccl_jitter_ns = v;
+			break;
 		case 'Z':
 			o.device_zero = true;
 			break;
@@ -161,6 +238,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
+	hinfo.start_trace_ns += (uint64_t)o.clock_offset_ns;
+	hinfo.start_realtime_ns += (uint64_t)o.wall_error_ns;
 	r = gt_writer_open(path, &hinfo, &wo, &w);
 	if (r < 0) {
 		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
@@ -174,11 +253,11 @@ int main(int argc, char **argv)
 		n++;
 	}
 	for (unsigned p = 0; cupti_notices && p < o.processes; p++) {
-		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid(p)}};
+		struct gt_rec_notice nr = {{GT_REC_NOTICE, sizeof(nr), synth_pid_of(&o, p)}};
 		char text[96];
 		int len;
 
-		nr.ts_ns = SYNTH_START_NS + 1000;
+		nr.ts_ns = SYNTH_START_NS + (uint64_t)o.clock_offset_ns + 1000;
 		nr.severity = GT_NOTICE_INFO;
 		nr.code = GT_NOTICE_CUPTI_LOADED;
 		nr.detail = 130001 - 100 * (int)(p % 2);

@@ -207,8 +207,11 @@ struct oracle {
 	struct {
 		uint32_t pid, exe_id;
 		int32_t rank;
+		uint32_t host_id, orig_pid; /* a merged trace's (ORIGIN); orig_pid 0: not merged */
 	} procs[256];
 	unsigned nprocs;
+	struct gt_rec_origin origins[256]; /* a merged trace's, before its processes' records */
+	unsigned norigins;
 	struct {
 		uint32_t pid;
 		uint64_t slices, counters, flows; /* as above, of this process's records */
@@ -351,11 +354,22 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 				tnames[ntnames++][2] = rec->thread.name_id;
 			}
 			break;
+		case GT_REC_ORIGIN:
+			if (o->norigins < 256)
+				o->origins[o->norigins++] = rec->origin;
+			break;
 		case GT_REC_PROCESS:
 			if (o->nprocs < 256) {
 				o->procs[o->nprocs].pid = pid;
 				o->procs[o->nprocs].exe_id = rec->process.exe_id;
-				o->procs[o->nprocs++].rank = rec->process.rank;
+				o->procs[o->nprocs].rank = rec->process.rank;
+				for (unsigned k = 0; k < o->norigins; k++) {
+					if (o->origins[k].hdr.pid != pid)
+						continue;
+					o->procs[o->nprocs].host_id = o->origins[k].host_id;
+					o->procs[o->nprocs].orig_pid = o->origins[k].orig_pid;
+				}
+				o->nprocs++;
 			}
 			break;
 		default:
@@ -552,6 +566,18 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 		if (o->procs[i].rank >= 0)
 			n += snprintf(want + n, sizeof(want) - (size_t)n, " (rank %d)",
 			              o->procs[i].rank);
+		if (o->procs[i].orig_pid) {
+			/* a merged trace's process: " on HOST", and its pid there if renamed */
+			const char *host = o->procs[i].host_id
+			                           ? gt_reader_string(r, o->procs[i].host_id, NULL)
+			                           : NULL;
+
+			if (host && *host)
+				n += snprintf(want + n, sizeof(want) - (size_t)n, " on %.64s", host);
+			if (o->procs[i].orig_pid != o->procs[i].pid)
+				n += snprintf(want + n, sizeof(want) - (size_t)n, "%spid %u",
+				              host && *host ? ", " : " ", o->procs[i].orig_pid);
+		}
 		snprintf(want + n, sizeof(want) - (size_t)n, "\"\n");
 		if (!strstr(x->same[0], want))
 			fail("%s: no process row %s", x->fmt, want);

@@ -23,6 +23,20 @@ struct synth_opts {
 	uint64_t losses; /* > 0: LOSS records for that many ring-full and 7 CUPTI drops */
 	bool nccl;       /* kernel name 0 is one of NCCL's (every process runs it each step) */
 	bool steps;      /* an NVTX range "step" around each step's launches, per process */
+	/* Other hosts and ranks, for gputrace merge (all 0: one host, the defaults below). */
+	uint32_t pid0;           /* pid of the first process; 0: SYNTH_PID0 */
+	int32_t rank0;           /* > 0 or with world > 0: process p is rank rank0 + p */
+	unsigned world;          /* world size recorded; 0: processes (when > 1) */
+	int64_t clock_offset_ns; /* this host's trace clock runs this far from the true time */
+	int64_t wall_error_ns;   /* and its wall clock (CLOCK records, the header) this far */
+	/* > 0: every nccl_every-th kernel of a process is an NCCL collective (two names in
+	 * turn) whose end is at a true time fixed by its sequence number: SYNTH_START_NS +
+	 * (c + 1) * SYNTH_NCCL_PERIOD_NS + its jitter, on every rank alike */
+	unsigned nccl_every;
+	/* > 0: the c-th collective of rank r ends ((c * 7 + r * 3) % 5 - 2) * nccl_jitter_ns
+	 * later (a symmetric spread of +-2 jitters around the true end) */
+	uint64_t nccl_jitter_ns;
+	const char *host; /* the processes' host; NULL: "gpu-node-17" */
 	/* every process sees its own GPU (its own uuid) as device 0, as ranks launched with
 	 * CUDA_VISIBLE_DEVICES=<rank> do; else process p uses device p % 8 */
 	bool device_zero;
@@ -44,6 +58,8 @@ union synth_buf {
 #define SYNTH_PID0        4100u
 #define SYNTH_CBID_LAUNCH 211u /* cudaLaunchKernel_v7000 */
 #define SYNTH_START_NS    1000000000000ull
+#define SYNTH_NCCL_PERIOD_NS 1000000ull /* nccl_every: true time between two collectives */
+#define SYNTH_NCCL_STREAM    21u
 #define SYNTH_MEM_BLOCK   (256ull << 20)
 
 /* String ids: fixed ones first, then one per kernel name. */
@@ -54,7 +70,15 @@ enum {
 	SYNTH_STR_DEVICE,
 	SYNTH_STR_API,
 	SYNTH_STR_THREAD,
-	SYNTH_STR_KERNEL0, /* kernel name k has id SYNTH_STR_KERNEL0 + k */
+	SYNTH_STR_KERNEL0, /* kernel name k has id SYNTH_STR_KERNEL0 + k; then "step" (steps),
+	                    * then the two collectives' names (nccl_every) */
+};
+
+/* nccl_every's two collectives (ids after the kernel names and "step"): one plain, one as a
+ * C++ compiler mangles a __global__ function's name. */
+static const char *const synth_nccl_names[2] = {
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+        "_Z29ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE",
 };
 
 struct synth_proc {
@@ -62,6 +86,8 @@ struct synth_proc {
 	uint32_t corr;           /* last correlation id */
 	uint32_t pos;            /* position in the step's kernel sequence */
 	uint64_t step_ns;        /* when its current step began (CPU) */
+	uint64_t kernels;        /* kernels of this process so far */
+	uint64_t colls;          /* nccl_every's collectives of this process so far */
 };
 
 enum synth_phase {
@@ -178,15 +204,48 @@ static inline void synth_init(struct synth *s, const struct synth_opts *o)
 	s->rng = o->seed * 0x2545f4914f6cdd1dull + 1;
 	s->seq_len = s->o.names * 3 / 2 + 1;
 	for (unsigned p = 0; p < s->o.processes; p++) {
-		s->procs[p].cpu_ns = SYNTH_START_NS + p * 1000003ull;
+		s->procs[p].cpu_ns = SYNTH_START_NS + (uint64_t)s->o.clock_offset_ns + p * 1000003ull;
 		s->procs[p].gpu_ns = s->procs[p].cpu_ns + 20000;
 		s->procs[p].corr = 1 + p;
 	}
 }
 
+static inline uint32_t synth_pid_of(const struct synth_opts *o, unsigned p)
+{
+	return (o->pid0 ? o->pid0 : SYNTH_PID0) + p * 7;
+}
+
 static inline uint32_t synth_pid(unsigned p)
 {
 	return SYNTH_PID0 + p * 7;
+}
+
+/* Rank of process p, or -1. */
+static inline int32_t synth_rank(const struct synth_opts *o, unsigned p)
+{
+	if (o->rank0 > 0 || o->world)
+		return o->rank0 + (int32_t)p;
+	return o->processes > 1 ? (int32_t)p : -1;
+}
+
+/* The c-th nccl_every collective of process p: it ends at the same true time on every rank
+ * (plus the jitter) and waited for the others for a while before. */
+static inline void synth_nccl(const struct synth *s, unsigned p, uint64_t c,
+                              struct gt_rec_kernel *k)
+{
+	int32_t rank = synth_rank(&s->o, p);
+	int64_t jit = ((int64_t)((c * 7 + (uint64_t)(rank < 0 ? 0 : rank) * 3) % 5) - 2) *
+	              (int64_t)s->o.nccl_jitter_ns;
+
+	k->name_id = SYNTH_STR_KERNEL0 + s->o.names + (s->o.steps ? 1 : 0) + (uint32_t)(c % 2);
+	k->span.end_ns = SYNTH_START_NS + (uint64_t)s->o.clock_offset_ns +
+	                 (c + 1) * SYNTH_NCCL_PERIOD_NS + (uint64_t)jit;
+	k->span.start_ns = k->span.end_ns - 20000 - 5000 * (uint64_t)(rank < 0 ? 0 : rank % 4);
+	k->span.stream_id = SYNTH_NCCL_STREAM;
+	k->grid_x = 24;
+	k->grid_y = k->grid_z = 1;
+	k->block_x = 640;
+	k->block_y = k->block_z = 1;
 }
 
 /* The CUDA ordinal process p's GPU has in that process. */
@@ -199,7 +258,7 @@ static inline uint32_t synth_device(const struct synth *s, unsigned p)
 static inline void synth_memory(const struct synth *s, unsigned p, unsigned i, bool free_it,
                                 union gt_record *r)
 {
-	uint32_t pid = SYNTH_PID0 + p * 7;
+	uint32_t pid = synth_pid_of(&s->o, p);
 
 	memset(r, 0, sizeof(r->memory));
 	r->memory.hdr.type = GT_REC_MEMORY;
@@ -240,7 +299,7 @@ static inline void synth_hdr(void *rec, unsigned type, size_t size, uint32_t pid
 static inline void synth_batch(struct synth *s)
 {
 	struct synth_proc *pr = &s->procs[s->proc];
-	uint32_t pid = synth_pid(s->proc);
+	uint32_t pid = synth_pid_of(&s->o, s->proc);
 	uint64_t left = s->o.kernels - s->emitted;
 
 	s->nbatch = left < SYNTH_BATCH ? (unsigned)left : SYNTH_BATCH;
@@ -289,6 +348,8 @@ static inline void synth_batch(struct synth *s)
 		k->span.device_id = synth_device(s, s->proc);
 		k->span.context_id = 1;
 		pr->gpu_ns = k->span.end_ns;
+		if (s->o.nccl_every && ++pr->kernels % s->o.nccl_every == 0)
+			synth_nccl(s, s->proc, pr->colls++, k);
 	}
 	if (s->o.memcpy && (s->emitted / SYNTH_BATCH) % 2 == 1) {
 		struct gt_rec_memcpy *c = &s->copy;
@@ -318,19 +379,21 @@ static inline void synth_batch(struct synth *s)
 
 static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_record *r)
 {
-	uint32_t pid = synth_pid(p);
+	uint32_t pid = synth_pid_of(&s->o, p);
 
 	switch (i) {
 	case 0:
 		synth_hdr(r, GT_REC_PROCESS, sizeof(r->process), pid);
 		r->process.start_ns = s->procs[p].cpu_ns;
-		r->process.ppid = p ? synth_pid(0) : 1;
+		r->process.ppid = p ? synth_pid_of(&s->o, 0) : 1;
 		r->process.exe_id = SYNTH_STR_EXE;
 		r->process.cmdline_id = SYNTH_STR_CMDLINE;
 		r->process.host_id = SYNTH_STR_HOST;
-		r->process.rank = s->o.processes > 1 ? (int32_t)p : -1;
+		r->process.rank = synth_rank(&s->o, p);
 		r->process.local_rank = s->o.processes > 1 ? (int32_t)p : -1;
-		r->process.world_size = s->o.processes > 1 ? (int32_t)s->o.processes : -1;
+		r->process.world_size =
+		        s->o.world ? (int32_t)s->o.world
+		                   : (s->o.processes > 1 ? (int32_t)s->o.processes : -1);
 		break;
 	case 1:
 		synth_hdr(r, GT_REC_THREAD, sizeof(r->thread), pid);
@@ -369,8 +432,9 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 	default:
 		synth_hdr(r, GT_REC_CLOCK, sizeof(r->clock), pid);
 		r->clock.trace_ns = s->procs[p].cpu_ns;
-		r->clock.realtime_ns =
-		        1714564800000000000ull + (s->procs[p].cpu_ns - SYNTH_START_NS);
+		r->clock.realtime_ns = 1714564800000000000ull + (uint64_t)s->o.wall_error_ns +
+		                       (s->procs[p].cpu_ns - SYNTH_START_NS -
+		                        (uint64_t)s->o.clock_offset_ns);
 		r->clock.clock_id = GT_CLOCK_MONOTONIC;
 		break;
 	}
@@ -384,6 +448,9 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 	        "gpu-node-17",         "NVIDIA H200",
 	        "cudaLaunchKernel",    "pt_main_thread",
 	};
+	uint32_t pid0 = synth_pid_of(&s->o, 0);
+	unsigned nstep = s->o.steps ? 1 : 0, nnccl = s->o.nccl_every ? 2 : 0;
+	const char *str;
 	union gt_record *r = &b->rec;
 	char name[512];
 
@@ -391,14 +458,25 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 		switch (s->phase) {
 		case SYNTH_STRINGS:
 			if (s->i < 6) {
-				synth_string(b, (uint32_t)s->i + 1, fixed[s->i],
-				             strlen(fixed[s->i]));
+				str = s->i == SYNTH_STR_HOST - 1 && s->o.host ? s->o.host : fixed[s->i];
+				synth_string(b, (uint32_t)s->i + 1, str, strlen(str));
+				b->rec.hdr.pid = pid0;
 				s->i++;
 				return true;
 			}
 			if (s->o.steps && s->i == 6 + s->o.names) {
 				/* after the kernel names, so that the other ids stay as they were */
 				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names, "step", 4);
+				b->rec.hdr.pid = pid0;
+				s->i++;
+				return true;
+			}
+			if (s->i >= 6 + s->o.names + nstep && s->i < 6 + s->o.names + nstep + nnccl) {
+				unsigned k = (unsigned)(s->i - 6 - s->o.names - nstep);
+
+				synth_string(b, SYNTH_STR_KERNEL0 + s->o.names + nstep + k,
+				             synth_nccl_names[k], strlen(synth_nccl_names[k]));
+				b->rec.hdr.pid = pid0;
 				s->i++;
 				return true;
 			}
@@ -409,6 +487,7 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				                : synth_kernel_name(k, name, sizeof(name));
 
 				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
+				b->rec.hdr.pid = pid0;
 				s->i++;
 				return true;
 			}
@@ -490,7 +569,7 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				return true;
 			}
 			if (j < nloss) {
-				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), synth_pid(0));
+				synth_hdr(r, GT_REC_LOSS, sizeof(r->loss), pid0);
 				r->loss.ts_ns = s->procs[0].gpu_ns;
 				r->loss.source = j == 0 ? GT_LOSS_RING_FULL : GT_LOSS_CUPTI_DROPPED;
 				r->loss.count = j == 0 ? s->o.losses : 7;
@@ -502,7 +581,7 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				unsigned p = (unsigned)(j - nloss);
 
 				synth_hdr(r, GT_REC_PROCESS_END, sizeof(r->process_end),
-				          synth_pid(p));
+				          synth_pid_of(&s->o, p));
 				r->process_end.ts_ns = s->procs[p].gpu_ns + 10000;
 				r->process_end.how = p == 1 ? GT_END_SIGNAL : GT_END_EXIT;
 				r->process_end.code = p == 1 ? 9 : 0;

@@ -16,7 +16,8 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats export sql view info doctor --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "run stats export sql view info merge doctor --help --version" \
+			-- "$cur"))
 		return
 	fi
 	cmd=${COMP_WORDS[1]}
@@ -117,6 +118,17 @@ _gputrace() {
 	info)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--reindex -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	merge)
+		case $prev in
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--align) COMPREPLY=($(compgen -W "wall nccl" -- "$cur")); return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output --align -q --quiet -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -33,6 +33,8 @@ enum gt_rec_type {
 	GT_REC_LOSS,        /* records lost somewhere, with a count */
 	GT_REC_CLOCK,       /* clock anchor: trace clock <-> wall clock */
 	GT_REC_NOTICE,      /* something the user should know (detach reason, CUPTI error) */
+	GT_REC_INPUT,       /* gputrace merge: one input file, its header and how it was read */
+	GT_REC_ORIGIN,      /* gputrace merge: where a process of the merged file came from */
 	GT_REC_MAX
 };
 
@@ -404,6 +406,54 @@ struct gt_rec_notice {
 	int32_t detail;      /* e.g. the CUptiResult */
 };
 
+/* How gputrace merge put an input's timestamps on the merged timeline (docs/merge.md). */
+enum gt_input_align {
+	GT_ALIGN_WALL_CLOCK = 0, /* the header's wall-clock anchor */
+	GT_ALIGN_NCCL,           /* the anchor, corrected by the ends of NCCL collectives */
+	GT_ALIGN_NONE,           /* no anchor (start_realtime_ns 0): times kept as they were */
+	GT_ALIGN_MAX
+};
+
+#define GT_INPUT_RECOVERED (1u << 0) /* the input had no valid footer: its chunks were scanned */
+
+/* One input of a merged trace (gputrace merge), written at the end of the merged file, in
+ * the order the inputs were given. pid is 0. */
+struct gt_rec_input {
+	struct gt_rec_hdr hdr;
+	uint64_t start_realtime_ns; /* the input's header: wall clock when it started */
+	uint64_t start_trace_ns;    /* the input's header: its own trace clock then */
+	int64_t offset_ns;          /* added to each of its timestamps to put it on this file's */
+	uint64_t records;           /* records read from it */
+	uint64_t chunks_skipped;    /* damaged or cut chunks of it that could not be read */
+	uint64_t bytes_skipped;     /* bytes of it not in a readable chunk */
+	uint64_t records_skipped;   /* records inside readable chunks left out (unknown kinds) */
+	uint32_t index;             /* 1, 2, ...: what ORIGIN records refer to */
+	uint32_t parent;            /* 0; an input of a merged input: that input's index */
+	uint32_t version;           /* its format version */
+	uint32_t clock_id;          /* enum gt_clock_id of its timestamps before the merge */
+	uint32_t align;             /* enum gt_input_align: how offset_ns was found */
+	uint32_t flags;             /* GT_INPUT_* */
+	uint32_t path_id;           /* string: the file's name as given to gputrace merge */
+	uint32_t hostname_id;       /* string: its header's hostname */
+	uint32_t cmdline_id;        /* string: its header's command line */
+	uint32_t tool_version_id;   /* string: its header's versions */
+	uint32_t cuda_version_id;
+	uint32_t cupti_version_id;
+	uint32_t driver_version_id;
+	uint32_t _pad;
+};
+
+/* Where the process hdr.pid of a merged trace came from: written before any other record of
+ * that pid. A process keeps its pid unless another input already used it (two hosts' pid
+ * 1234); then it gets a new one and orig_pid says what it was. */
+struct gt_rec_origin {
+	struct gt_rec_hdr hdr;
+	uint32_t input;    /* index of its GT_REC_INPUT */
+	uint32_t orig_pid; /* its pid in that input */
+	uint32_t host_id;  /* string: the host it ran on (its input's hostname) */
+	uint32_t _pad;
+};
+
 /* Largest fixed-size record; a buffer of this size holds any decoded non-string record. */
 union gt_record {
 	struct gt_rec_hdr hdr;
@@ -427,6 +477,8 @@ union gt_record {
 	struct gt_rec_loss loss;
 	struct gt_rec_clock clock;
 	struct gt_rec_notice notice;
+	struct gt_rec_input input;
+	struct gt_rec_origin origin;
 };
 
 /* Field descriptions drive the file codec, the ring validator and string-id remapping. */

@@ -28,14 +28,16 @@ struct gt_trace_info {
 };
 
 /* Record types that every window of a trace needs, whatever its time: definitions later
- * records refer to (strings, processes, threads, devices, contexts, streams, clock anchors)
- * and the state of GPU memory, which carries over time (allocations and memory pools). The
- * writer puts them in chunks of their own, so that a windowed read passes over the event
- * chunks outside its window yet reads all of these (docs/format.md, "Footer"). */
+ * records refer to (strings, processes, threads, devices, contexts, streams, clock anchors,
+ * and a merged trace's inputs and origins) and the state of GPU memory, which carries over
+ * time (allocations and memory pools). The writer puts them in chunks of their own, in the
+ * order written, so that a windowed read passes over the event chunks outside its window yet
+ * reads all of these (docs/format.md, "Footer"). */
 #define GT_TRACE_STATE_TYPES                                                                       \
 	((1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) | (1ull << GT_REC_THREAD) |            \
 	 (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |            \
-	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK))
+	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK) |         \
+	 (1ull << GT_REC_INPUT) | (1ull << GT_REC_ORIGIN))
 
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {

@@ -19,7 +19,7 @@ work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
-sync overhead capture-profiler capture-nvtx p2p ddp-nccl
+sync overhead capture-profiler capture-nvtx p2p ddp-nccl merge-nccl
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -237,6 +237,45 @@ PY
 			result ddp-nccl pass "($(tail -n 1 "$work/ddp-nccl.check"))"
 		else
 			result ddp-nccl fail ""; sed 's/^/    /' "$work/ddp-nccl.check" | head -n 20
+		fi ;;
+	merge-nccl)
+		# two NCCL ranks (2 GPUs) traced without the CLI, one file each as a multi-host
+		# job writes them, merged with --align nccl (docs/merge.md): one host and clock, so
+		# the wall clocks agree to the anchors' skew and the NCCL correction is the
+		# estimator's own error; it must pair every collective and stay within 50 us
+		local dir="$work/merge-nccl" ngpu
+		ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+		if [ ! -x "$cli" ]; then result merge-nccl skip "(no gputrace CLI)"; return; fi
+		if [ "$ngpu" -lt 2 ]; then result merge-nccl skip "(NCCL needs 2 GPUs, $ngpu here)"; return; fi
+		rm -rf "$dir" && mkdir -p "$dir"
+		(cd "$dir" && CUDA_INJECTION64_PATH="$lib" GPUTRACE_OUTPUT='rank-%q{RANK}' timeout 300 \
+			"${PYTHON:-python3}" -m torch.distributed.run --nproc-per-node 2 \
+			"$src/torch_ddp.py") >"$dir/run.log" 2>&1
+		if grep -q '^no torch: skipping' "$dir/run.log"; then
+			result merge-nccl skip "(no torch)"; return
+		fi
+		if [ ! -s "$dir/rank-0.gtrace" ] || [ ! -s "$dir/rank-1.gtrace" ]; then
+			result merge-nccl fail "(no rank files)"; tail -n 20 "$dir/run.log" | sed 's/^/    /'; return
+		fi
+		if ! "$cli" merge -o "$dir/merged.gtrace" --align nccl "$dir/rank-0.gtrace" \
+			"$dir/rank-1.gtrace" >"$dir/merge.log" 2>&1; then
+			result merge-nccl fail "(merge failed)"; sed 's/^/    /' "$dir/merge.log"; return
+		fi
+		# "  2 PATH: host H, 1 process; offset O ns = wall clock W ns, NCCL correction C ns
+		# from N collectives (spread L ns .. H ns)"
+		if awk '/^  2 .*NCCL correction/ {
+				for (i = 1; i <= NF; i++) {
+					if ($i == "correction") c = $(i + 1)
+					if ($i == "from") n = $(i + 1)
+					if ($i == "unpaired") u = 1
+				}
+				c = c < 0 ? -c : c
+				ok = n > 0 && c <= 50000 && !u
+			}
+			END { exit ok ? 0 : 1 }' "$dir/merge.log"; then
+			result merge-nccl pass "($(grep '^  2 ' "$dir/merge.log" | sed 's/^  2 [^:]*: //'))"
+		else
+			result merge-nccl fail ""; sed 's/^/    /' "$dir/merge.log"
 		fi ;;
 	# K=50 gt_add kernels, synchronized and flushed (flush every 50 ms, then 300 ms of
 	# sleep), then the end named; the exit status is the shell's: 128 + the signal

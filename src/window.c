@@ -955,11 +955,10 @@ int gt_window_cut(struct gt_reader *r, const struct gt_window *w, uint64_t recor
 int gt_window_count(struct gt_reader *r, const struct gt_window *w, uint64_t limit,
                     uint64_t *records)
 {
-	const uint64_t meta = (1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) |
-	                      (1ull << GT_REC_THREAD) | (1ull << GT_REC_DEVICE) |
-	                      (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |
-	                      (1ull << GT_REC_CLOCK) | (1ull << GT_REC_INPUT) |
-	                      (1ull << GT_REC_ORIGIN);
+	const uint64_t meta =
+	        (1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) | (1ull << GT_REC_THREAD) |
+	        (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |
+	        (1ull << GT_REC_CLOCK) | (1ull << GT_REC_INPUT) | (1ull << GT_REC_ORIGIN);
 	struct gt_window_filter *f = NULL;
 	const union gt_record *rec;
 	uint64_t n = 0;

@@ -94,7 +94,8 @@ static void usage(FILE *out)
 	      "                 the old)\n"
 	      "  -h, --help     show this help\n"
 	      "\n"
-	      "Exit status: 0, 64 usage error, 65 unreadable trace, 66 no such file.\n",
+	      "Exit status: 0, 64 usage error, 65 unreadable trace, 66 no such file, 74 write\n"
+	      "error (--reindex).\n",
 	      out);
 }
 

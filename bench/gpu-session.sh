@@ -6,7 +6,9 @@
 # record: real traces for tests/data (PyTorch training under `gputrace run`, a two-rank torchrun
 # job as one trace and as per-rank standalone files); torchbench: bench/overhead/torch_run.sh on
 # the three PyTorch workloads; parity: PyTorch's profiler and gputrace's capture range over the
-# same steps, kernel names and counts compared (bench/overhead/parity.py).
+# same steps, kernel names and counts compared (bench/overhead/parity.py); live: gputrace run
+# --live on PyTorch training, screens captured as text next to `gputrace stats`, and the step
+# time with and without the view (bench/live-gpu.sh).
 # Usage: bench/gpu-session.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: default "env suite torch overhead torchloop"
 set -u
 build=$(cd "${1:?usage: gpu-session.sh BUILD_DIR OUT_DIR [STEPS]}" && pwd)
@@ -106,6 +108,14 @@ for s in $steps; do
 			done
 		} >"$out/record.log" 2>&1
 		tar -C "$rec" -czf "$out/record.tgz" .
+		;;
+	live)
+		# gputrace run --live on PyTorch training: screen captures (tmux; without it the raw
+		# output of script(1), which the log says), the last screen's counts against
+		# `gputrace stats` of the same trace, and the step time bare, under run and under
+		# run --live (bench/live-gpu.sh)
+		bash "$src/bench/live-gpu.sh" "$build" "${LIVE_ROUNDS:-3}" "${LIVE_STEPS:-600}" \
+			>"$out/live.log" 2>&1
 		;;
 	parity)
 		{

@@ -6,6 +6,7 @@
  * traced program usually returns; `run` otherwise exits with the program's status). */
 enum gt_exit {
 	GT_EXIT_OK = 0,
+	GT_EXIT_REGRESSED = 1,        /* diff: NEW regressed beyond --fail-above */
 	GT_EXIT_USAGE = 64,           /* bad option or argument */
 	GT_EXIT_BAD_TRACE = 65,       /* the trace file is unreadable or corrupt */
 	GT_EXIT_BAD_QUERY = 65,       /* SQLite rejected a query (EX_DATAERR too) */
@@ -22,6 +23,7 @@ enum gt_exit {
 
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

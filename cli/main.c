@@ -15,7 +15,8 @@ struct command {
 
 static const struct command commands[] = {
         {"run", cmd_run, "trace a program and everything it spawns"},
-        {"stats", cmd_stats, "summarize where the GPU time went in a trace"},
+        {"stats", cmd_stats, "summarize where the GPU time went, in a trace or across ranks"},
+        {"diff", cmd_diff, "compare two traces: what got slower, what appeared, what vanished"},
         {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON, CSV or SQLite"},
         {"sql", cmd_sql, "run SQL on a trace (Nsight Systems' SQLite schema)"},
         {"view", cmd_view, "open a trace in the Perfetto UI, served once from this machine"},

@@ -16,6 +16,14 @@ void gt_status_init(struct gt_status_line *sl, bool want)
 	memset(sl, 0, sizeof(*sl));
 	sl->enabled = want && isatty(STDERR_FILENO);
 	sl->period_ns = GT_STATUS_PERIOD_NS;
+	atomic_init(&sl->held, false);
+}
+
+void gt_status_hold(struct gt_status_line *sl, bool held)
+{
+	/* release: pairs with the acquire in due(); the display that gives the terminal
+	 * back has finished writing to it */
+	atomic_store_explicit(&sl->held, held, memory_order_release);
 }
 
 /* Columns of the terminal, so the line never wraps (a wrapped line cannot be erased with
@@ -33,7 +41,8 @@ static bool due(struct gt_status_line *sl)
 {
 	uint64_t now = gt_now_ns();
 
-	if (!sl->enabled || (sl->shown && now - sl->last_ns < sl->period_ns))
+	if (!sl->enabled || (sl->shown && now - sl->last_ns < sl->period_ns) ||
+	    atomic_load_explicit(&sl->held, memory_order_acquire))
 		return false;
 	sl->last_ns = now;
 	return true;

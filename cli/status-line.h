@@ -4,6 +4,7 @@
 #ifndef GPUTRACE_CLI_STATUS_LINE_H
 #define GPUTRACE_CLI_STATUS_LINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -12,6 +13,7 @@ struct gt_status_line {
 	bool shown;       /* something is on the line now */
 	uint64_t last_ns; /* when it was last drawn (trace clock) */
 	uint64_t period_ns;
+	atomic_bool held; /* another display has the terminal (run --live): draw nothing */
 };
 
 /* enabled = want && isatty(stderr). Redraws at most every 250 ms (~4 per second). */
@@ -23,6 +25,10 @@ void gt_status_run(struct gt_status_line *sl, uint64_t elapsed_ns, uint64_t reco
 
 /* `gputrace export`: a bar for done/total bytes of the input. */
 void gt_status_progress(struct gt_status_line *sl, const char *what, uint64_t done, uint64_t total);
+
+/* Hold the line (draw nothing) while another display, on another thread, has the terminal;
+ * false gives it back. */
+void gt_status_hold(struct gt_status_line *sl, bool held);
 
 /* Erase the line (call before printing anything else, and at the end). */
 void gt_status_clear(struct gt_status_line *sl);

@@ -104,6 +104,7 @@ static void do_start(void)
 	fill_trace_info();
 	opts.ring_bytes = gt_inj.cfg.ring_bytes;
 	opts.info = &trace_info;
+	opts.settings = &gt_inj.cfg;
 	ret = gt_client_open(&opts, &gt_inj.client, &err);
 	if (ret < 0) {
 		/* the one line the user sees: tracing is off, the program runs normally */
@@ -131,10 +132,12 @@ static void do_start(void)
 	/* every setting, so a test can compare what gputrace run's options and the bare
 	 * environment give (tests/cli-envconf.sh) */
 	gt_debug("tracing: kinds 0x%x, api filter %u, api source %u, ring %zu bytes, flush %u ms, "
-	         "capture %u '%s', graph %s",
+	         "capture %u '%s', graph %s, write queue %llu bytes, write timeout %llu ms",
 	         gt_inj.cfg.trace, gt_inj.cfg.api_filter, gt_inj.cfg.api_source,
 	         gt_inj.cfg.ring_bytes, gt_inj.cfg.flush_ms, gt_inj.cfg.capture,
-	         gt_inj.cfg.capture_name, gt_inj.cfg.graph_nodes ? "node" : "graph");
+	         gt_inj.cfg.capture_name, gt_inj.cfg.graph_nodes ? "node" : "graph",
+	         (unsigned long long)gt_inj.cfg.write_queue_bytes,
+	         (unsigned long long)(gt_inj.cfg.write_timeout_ns / 1000000u));
 	start_result = 0;
 }
 

@@ -126,6 +126,36 @@ double gt_stats_series_avg(const struct gt_series *s)
 	return s->count ? (double)s->total / (double)s->count : 0;
 }
 
+int gt_stats_series_merge(struct gt_series *dst, const struct gt_series *src)
+{
+	double n1 = (double)dst->count, n2 = (double)src->count, delta;
+
+	if (src->count == 0)
+		return 0;
+	for (unsigned b = 0; b < GT_HIST_BLOCKS; b++) {
+		if (!src->hist.block[b])
+			continue;
+		if (!dst->hist.block[b]) {
+			dst->hist.block[b] = calloc(GT_HIST_SUB, sizeof(uint64_t));
+			if (!dst->hist.block[b])
+				return -ENOMEM;
+		}
+		for (unsigned i = 0; i < GT_HIST_SUB; i++)
+			dst->hist.block[b][i] += src->hist.block[b][i];
+	}
+	if (dst->count == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (dst->count == 0 || src->max > dst->max)
+		dst->max = src->max;
+	/* Chan et al.'s pairwise update of the mean and the sum of squared deviations */
+	delta = src->mean - dst->mean;
+	dst->mean += delta * n2 / (n1 + n2);
+	dst->m2 += src->m2 + delta * delta * n1 * n2 / (n1 + n2);
+	dst->count += src->count;
+	dst->total += src->total;
+	return 0;
+}
+
 void gt_stats_series_fini(struct gt_series *s)
 {
 	for (unsigned b = 0; b < GT_HIST_BLOCKS; b++) {
@@ -214,17 +244,18 @@ static struct gt_stat_entry *table_get_at(struct gt_stat_table *t, const char *k
 	return e;
 }
 
-static struct gt_stat_entry *table_get(struct gt_stat_table *t, const char *key, size_t len,
-                                       size_t split, int64_t tag)
+struct gt_stat_entry *gt_stats_table_get(struct gt_stat_table *t, const char *key, size_t len,
+                                         size_t split, int64_t tag)
 {
 	uint32_t index;
 
 	return table_get_at(t, key, len, split, tag, &index);
 }
 
-/* Entry keyed by one string id. The id -> entry cache saves a string hash per event on
- * the hot kinds (kernels, API calls). Returns NULL only on -ENOMEM. */
-static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_table *t, uint32_t id)
+/* The id -> entry cache saves a string hash per event on the hot kinds (kernels, API
+ * calls). */
+struct gt_stat_entry *gt_stats_table_get_id(struct gt_stat_table *t, const struct gt_reader *r,
+                                            uint32_t id)
 {
 	struct gt_stat_entry *e;
 	const char *s;
@@ -234,11 +265,11 @@ static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_ta
 
 	if (id < t->nby_id && t->by_id[id])
 		return t->entries[t->by_id[id] - 1];
-	s = id ? gt_reader_string(st->r, id, &len) : NULL;
+	s = id ? gt_reader_string(r, id, &len) : NULL;
 	if (!s) {
 		/* not (yet) defined: group under a placeholder, and do not cache it */
 		len = (size_t)snprintf(tmp, sizeof(tmp), "<string %u>", id);
-		return table_get(t, tmp, len, 0, 0);
+		return gt_stats_table_get(t, tmp, len, 0, 0);
 	}
 	e = table_get_at(t, s, len, 0, 0, &index);
 	if (!e || id >= BY_ID_MAX)
@@ -260,7 +291,14 @@ static struct gt_stat_entry *table_get_id(struct gt_stats *st, struct gt_stat_ta
 	return e;
 }
 
-static void table_fini(struct gt_stat_table *t)
+void gt_stats_table_forget_ids(struct gt_stat_table *t)
+{
+	free(t->by_id);
+	t->by_id = NULL;
+	t->nby_id = 0;
+}
+
+void gt_stats_table_fini(struct gt_stat_table *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		gt_stats_series_fini(&t->entries[i]->time);
@@ -574,12 +612,7 @@ static void see_ts(struct gt_stats *st, uint64_t a, uint64_t b)
 		st->last_ns = b;
 }
 
-static uint64_t span_dur(uint64_t start, uint64_t end)
-{
-	return end > start ? end - start : 0; /* a reversed span counts as zero, not 584 years */
-}
-
-static int on_xfer(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint64_t bytes)
+int gt_stats_xfer_add(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint64_t bytes)
 {
 	if (x->time.count == 0) {
 		x->bytes_min = bytes;
@@ -590,21 +623,17 @@ static int on_xfer(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint
 	if (bytes > x->bytes_max)
 		x->bytes_max = bytes;
 	x->bytes_total += bytes;
-	return gt_stats_series_add(&x->time, span_dur(span->start_ns, span->end_ns));
+	return gt_stats_series_add(&x->time, gt_stats_span_dur(span->start_ns, span->end_ns));
 }
 
-static int on_nvtx(struct gt_stats *st, const struct gt_rec_nvtx *n)
+struct gt_stat_entry *gt_stats_nvtx_get(struct gt_stat_table *t, const struct gt_reader *r,
+                                        const struct gt_rec_nvtx *n)
 {
 	char key[2 * GT_STRING_MAX + 2];
-	const char *dom = n->domain_id ? gt_reader_string(st->r, n->domain_id, NULL) : "";
-	const char *msg = n->message_id ? gt_reader_string(st->r, n->message_id, NULL) : "";
+	const char *dom = n->domain_id ? gt_reader_string(r, n->domain_id, NULL) : "";
+	const char *msg = n->message_id ? gt_reader_string(r, n->message_id, NULL) : "";
 	size_t dl, ml;
-	struct gt_stat_entry *e;
 
-	if (n->kind == GT_NVTX_MARK) {
-		st->nvtx_marks++;
-		return 0;
-	}
 	dom = dom ? dom : "<unknown domain>";
 	msg = msg ? msg : "<unknown message>";
 	dl = strnlen(dom, GT_STRING_MAX);
@@ -612,27 +641,38 @@ static int on_nvtx(struct gt_stats *st, const struct gt_rec_nvtx *n)
 	memcpy(key, dom, dl);
 	key[dl] = '\0';
 	memcpy(key + dl + 1, msg, ml);
-	e = table_get(&st->nvtx, key, dl + 1 + ml, dl,
-	              n->kind < GT_NVTX_KIND_MAX ? n->kind : GT_NVTX_PUSH_POP);
+	return gt_stats_table_get(t, key, dl + 1 + ml, dl,
+	                          n->kind < GT_NVTX_KIND_MAX ? n->kind : GT_NVTX_PUSH_POP);
+}
+
+static int on_nvtx(struct gt_stats *st, const struct gt_rec_nvtx *n)
+{
+	struct gt_stat_entry *e;
+
+	if (n->kind == GT_NVTX_MARK) {
+		st->nvtx_marks++;
+		return 0;
+	}
+	e = gt_stats_nvtx_get(&st->nvtx, st->r, n);
 	if (!e)
 		return -ENOMEM;
-	return gt_stats_series_add(&e->time, span_dur(n->start_ns, n->end_ns));
+	return gt_stats_series_add(&e->time, gt_stats_span_dur(n->start_ns, n->end_ns));
 }
 
 static int on_api(struct gt_stats *st, const struct gt_rec_api *a)
 {
-	struct gt_stat_entry *e = table_get_id(st, &st->api, a->name_id);
+	struct gt_stat_entry *e = gt_stats_table_get_id(&st->api, st->r, a->name_id);
 	int ret;
 
 	if (!e)
 		return -ENOMEM;
-	ret = gt_stats_series_add(&e->time, span_dur(a->start_ns, a->end_ns));
+	ret = gt_stats_series_add(&e->time, gt_stats_span_dur(a->start_ns, a->end_ns));
 	if (ret < 0 || a->return_code == 0)
 		return ret;
 	/* 600 is cudaErrorNotReady / CUDA_ERROR_NOT_READY: a poll's answer, not a failure */
 	if (a->return_code != 600)
 		st->api_failed++;
-	e = table_get(&st->errors, e->key, e->key_len, 0, a->return_code);
+	e = gt_stats_table_get(&st->errors, e->key, e->key_len, 0, a->return_code);
 	if (!e)
 		return -ENOMEM;
 	e->domain = a->domain;
@@ -640,7 +680,7 @@ static int on_api(struct gt_stats *st, const struct gt_rec_api *a)
 	return 0;
 }
 
-static int on_record(struct gt_stats *st, const union gt_record *rec)
+int gt_stats_feed(struct gt_stats *st, const union gt_record *rec)
 {
 	unsigned type = rec->hdr.type;
 	struct gt_stat_entry *e;
@@ -651,20 +691,20 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 	switch (type) {
 	case GT_REC_KERNEL:
 		see_ts(st, rec->kernel.span.start_ns, rec->kernel.span.end_ns);
-		e = table_get_id(st, &st->kernels, rec->kernel.name_id);
+		e = gt_stats_table_get_id(&st->kernels, st->r, rec->kernel.name_id);
 		if (!e)
 			return -ENOMEM;
 		return gt_stats_series_add(
-		        &e->time, span_dur(rec->kernel.span.start_ns, rec->kernel.span.end_ns));
+		        &e->time, gt_stats_span_dur(rec->kernel.span.start_ns, rec->kernel.span.end_ns));
 	case GT_REC_MEMCPY:
 		see_ts(st, rec->memcpy.span.start_ns, rec->memcpy.span.end_ns);
-		return on_xfer(
+		return gt_stats_xfer_add(
 		        &st->memcpy[rec->memcpy.copy_kind < GT_MEMCPY_MAX ? rec->memcpy.copy_kind
 		                                                          : GT_MEMCPY_UNKNOWN],
 		        &rec->memcpy.span, rec->memcpy.bytes);
 	case GT_REC_MEMSET:
 		see_ts(st, rec->memset.span.start_ns, rec->memset.span.end_ns);
-		return on_xfer(&st->memset[rec->memset.mem_kind < GT_MEM_MAX ? rec->memset.mem_kind
+		return gt_stats_xfer_add(&st->memset[rec->memset.mem_kind < GT_MEM_MAX ? rec->memset.mem_kind
 		                                                             : GT_MEM_UNKNOWN],
 		               &rec->memset.span, rec->memset.bytes);
 	case GT_REC_MEMORY:
@@ -681,16 +721,28 @@ static int on_record(struct gt_stats *st, const union gt_record *rec)
 	}
 }
 
-int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg)
+int gt_stats_begin(struct gt_stats *st, struct gt_reader *r)
 {
-	const struct gt_reader_status *status;
-	const union gt_record *rec;
-	int ret;
-
 	memset(st, 0, sizeof(*st));
 	st->r = r;
 	st->first_ns = UINT64_MAX;
-	ret = gt_catalog_init(&st->cat, r);
+	return gt_catalog_init(&st->cat, r);
+}
+
+void gt_stats_end(struct gt_stats *st)
+{
+	const struct gt_reader_status *status = gt_reader_status(st->r);
+
+	if (status)
+		st->status = *status;
+}
+
+int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg)
+{
+	const union gt_record *rec;
+	int ret;
+
+	ret = gt_stats_begin(st, r);
 	if (ret < 0) {
 		*errmsg = "out of memory while summarizing the trace";
 		return ret;
@@ -701,7 +753,7 @@ int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errm
 		return ret;
 	}
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		ret = on_record(st, rec);
+		ret = gt_stats_feed(st, rec);
 		if (ret < 0) {
 			*errmsg = "out of memory while summarizing the trace";
 			return ret;
@@ -711,9 +763,7 @@ int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errm
 		*errmsg = "the trace could not be read to the end";
 		return ret;
 	}
-	status = gt_reader_status(r);
-	if (status)
-		st->status = *status;
+	gt_stats_end(st);
 	return 0;
 }
 
@@ -721,10 +771,10 @@ void gt_stats_fini(struct gt_stats *st)
 {
 	if (!st)
 		return;
-	table_fini(&st->kernels);
-	table_fini(&st->api);
-	table_fini(&st->nvtx);
-	table_fini(&st->errors);
+	gt_stats_table_fini(&st->kernels);
+	gt_stats_table_fini(&st->api);
+	gt_stats_table_fini(&st->nvtx);
+	gt_stats_table_fini(&st->errors);
 	for (unsigned i = 0; i < GT_MEMCPY_MAX; i++)
 		gt_stats_series_fini(&st->memcpy[i].time);
 	for (unsigned i = 0; i < GT_MEM_MAX; i++)

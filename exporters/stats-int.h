@@ -127,10 +127,42 @@ double gt_stats_series_median(const struct gt_series *s);
 uint64_t gt_stats_series_p99(const struct gt_series *s);
 double gt_stats_series_stddev(const struct gt_series *s); /* sample (n - 1); 0 when count < 2 */
 double gt_stats_series_avg(const struct gt_series *s);
+/* Add src's values to dst (histogram, count, total, extremes, mean and variance), as if
+ * they had been added one by one. Returns 0 or -ENOMEM (dst then holds part of src). */
+int gt_stats_series_merge(struct gt_series *dst, const struct gt_series *src);
 void gt_stats_series_fini(struct gt_series *s);
 
-/* One pass over `r` (rewound first). Returns 0 or -errno with *errmsg. */
+/* A span's duration; a reversed span (a damaged record) counts as zero, not 584 years. */
+static inline uint64_t gt_stats_span_dur(uint64_t start_ns, uint64_t end_ns)
+{
+	return end_ns > start_ns ? end_ns - start_ns : 0;
+}
+
+/* Name tables: the entry of (key[0..len), tag), created on first use; split as in
+ * struct gt_stat_entry. NULL only on -ENOMEM. */
+struct gt_stat_entry *gt_stats_table_get(struct gt_stat_table *t, const char *key, size_t len,
+                                         size_t split, int64_t tag);
+/* The entry named by string `id` of reader r (a placeholder "<string N>" when r does not know
+ * it), cached by id. Ids are a reader's: call gt_stats_table_forget_ids() before feeding the
+ * table from another reader. NULL only on -ENOMEM. */
+struct gt_stat_entry *gt_stats_table_get_id(struct gt_stat_table *t, const struct gt_reader *r,
+                                            uint32_t id);
+void gt_stats_table_forget_ids(struct gt_stat_table *t);
+/* The entry of an NVTX range: key "domain\0message", tag its kind. NULL only on -ENOMEM. */
+struct gt_stat_entry *gt_stats_nvtx_get(struct gt_stat_table *t, const struct gt_reader *r,
+                                        const struct gt_rec_nvtx *n);
+void gt_stats_table_fini(struct gt_stat_table *t);
+/* One copy or memset: its duration and bytes. Returns 0 or -ENOMEM. */
+int gt_stats_xfer_add(struct gt_xfer_stats *x, const struct gt_gpu_span *span, uint64_t bytes);
+
+/* One pass over `r` (rewound first). Returns 0 or -errno with *errmsg. The same in pieces,
+ * for a consumer that reads the trace itself (diff feeds the steps finder in the same pass):
+ * begin (0 or -ENOMEM), feed each record in file order (0 or -ENOMEM), end (the reader's
+ * status). gt_stats_fini() after any of them. */
 int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg);
+int gt_stats_begin(struct gt_stats *st, struct gt_reader *r);
+int gt_stats_feed(struct gt_stats *st, const union gt_record *rec);
+void gt_stats_end(struct gt_stats *st);
 void gt_stats_fini(struct gt_stats *st);
 
 /* Entries sorted by total time (count_order: by count) descending, then key. Caller
@@ -166,6 +198,8 @@ enum gt_col_type {
 	GT_COL_BYTES_F, /* fractional bytes (averages) */
 	GT_COL_GBPS,    /* GB/s (10^9 bytes per second), two decimals */
 	GT_COL_BOOL,
+	GT_COL_NS_DELTA,  /* signed integer nanoseconds (v.i); table: "+1.500 ms", "-850 ns" */
+	GT_COL_PCT_DELTA, /* signed percentage, two decimals; table: "+12.50" */
 	GT_COL_TYPE_MAX
 };
 
@@ -187,6 +221,38 @@ struct gt_cell {
 };
 
 struct gt_emit;
+
+/* The time columns of every per-name report (count_key and count_title name the count:
+ * "instances", "calls", "count"), and the cells of one series; all_total: what time_pct is
+ * a share of. */
+#define GT_STATS_TIME_COLS(count_key, count_title)                                                 \
+	{"time_pct", "Time %", GT_COL_PCT}, {"total_ns", "Total", GT_COL_NS},                      \
+	        {count_key, count_title, GT_COL_U64}, {"avg_ns", "Avg", GT_COL_NS_F},              \
+	        {"median_ns", "Med", GT_COL_NS_F}, {"min_ns", "Min", GT_COL_NS},                   \
+	        {"max_ns", "Max", GT_COL_NS}, {"stddev_ns", "StdDev", GT_COL_NS_F},                \
+	{                                                                                          \
+		"p99_ns", "P99", GT_COL_NS                                                         \
+	}
+#define GT_STATS_NTIME 9
+void gt_stats_time_cells(struct gt_cell *c, const struct gt_series *s, uint64_t all_total);
+
+/* The columns of copies and memsets: the time columns, then bytes and bandwidth; their cells
+ * (GT_STATS_NTIME + 5 of them). */
+#define GT_STATS_XFER_COLS                                                                         \
+	GT_STATS_TIME_COLS("count", "Count"), {"total_bytes", "Bytes", GT_COL_BYTES},              \
+	        {"avg_bytes", "Avg bytes", GT_COL_BYTES_F},                                        \
+	        {"min_bytes", "Min bytes", GT_COL_BYTES},                                          \
+	        {"max_bytes", "Max bytes", GT_COL_BYTES},                                          \
+	{                                                                                          \
+		"bandwidth_gbps", "GB/s", GT_COL_GBPS                                              \
+	}
+#define GT_STATS_NXFER (GT_STATS_NTIME + 5)
+void gt_stats_xfer_cells(struct gt_cell *c, const struct gt_xfer_stats *x, uint64_t all_total);
+
+/* Kinds of x[0..n) with activity into order[], by total time descending (ties: enum order);
+ * *all: their total time. Returns how many. */
+size_t gt_stats_xfer_order(const struct gt_xfer_stats *x, unsigned n, unsigned *order,
+                           uint64_t *all);
 
 /* An emitter writes sections (one table each) in one format to `out`. nsections: how many
  * sections the whole output will have (CSV prints "# name" headings only when > 1). */

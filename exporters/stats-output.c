@@ -106,6 +106,14 @@ static char *table_cell(const struct gt_col *c, const struct gt_cell *v)
 	case GT_COL_BOOL:
 		snprintf(buf, sizeof(buf), "%s", v->v.b ? "yes" : "no");
 		break;
+	case GT_COL_NS_DELTA:
+		/* the sign always shown, the magnitude in the units of every duration */
+		buf[0] = v->v.i < 0 ? '-' : '+';
+		gt_fmt_ns(v->v.i < 0 ? -(double)v->v.i : (double)v->v.i, buf + 1, sizeof(buf) - 1);
+		break;
+	case GT_COL_PCT_DELTA:
+		snprintf(buf, sizeof(buf), "%+.2f", v->v.d);
+		break;
 	default:
 		buf[0] = '\0';
 		break;
@@ -127,6 +135,7 @@ static void csv_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v)
 		fprintf(out, "%" PRIu64, v->v.u);
 		break;
 	case GT_COL_I64:
+	case GT_COL_NS_DELTA:
 		fprintf(out, "%" PRId64, v->v.i);
 		break;
 	case GT_COL_NS_F:
@@ -134,6 +143,7 @@ static void csv_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v)
 		fprintf(out, "%.1f", v->v.d);
 		break;
 	case GT_COL_PCT:
+	case GT_COL_PCT_DELTA:
 		fprintf(out, "%.2f", v->v.d);
 		break;
 	case GT_COL_GBPS:
@@ -163,6 +173,7 @@ static void json_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v
 		fprintf(out, "%" PRIu64, v->v.u);
 		break;
 	case GT_COL_I64:
+	case GT_COL_NS_DELTA:
 		fprintf(out, "%" PRId64, v->v.i);
 		break;
 	case GT_COL_BOOL:

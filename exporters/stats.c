@@ -63,15 +63,8 @@ int gt_stats_parse_format(const char *name, unsigned *format)
 
 /* ---- columns ---- */
 
-#define TIME_COLS(count_key, count_title)                                                          \
-	{"time_pct", "Time %", GT_COL_PCT}, {"total_ns", "Total", GT_COL_NS},                      \
-	        {count_key, count_title, GT_COL_U64}, {"avg_ns", "Avg", GT_COL_NS_F},              \
-	        {"median_ns", "Med", GT_COL_NS_F}, {"min_ns", "Min", GT_COL_NS},                   \
-	        {"max_ns", "Max", GT_COL_NS}, {"stddev_ns", "StdDev", GT_COL_NS_F},                \
-	{                                                                                          \
-		"p99_ns", "P99", GT_COL_NS                                                         \
-	}
-#define NTIME 9
+#define TIME_COLS(k, t) GT_STATS_TIME_COLS(k, t)
+#define NTIME           GT_STATS_NTIME
 
 static const struct gt_col kernel_cols[] = {
         TIME_COLS("instances", "Instances"),
@@ -90,14 +83,7 @@ static const struct gt_col nvtx_cols[] = {
         {"range", "Range", GT_COL_STR},
 };
 
-#define XFER_COLS                                                                                  \
-	TIME_COLS("count", "Count"), {"total_bytes", "Bytes", GT_COL_BYTES},                       \
-	        {"avg_bytes", "Avg bytes", GT_COL_BYTES_F},                                        \
-	        {"min_bytes", "Min bytes", GT_COL_BYTES},                                          \
-	        {"max_bytes", "Max bytes", GT_COL_BYTES},                                          \
-	{                                                                                          \
-		"bandwidth_gbps", "GB/s", GT_COL_GBPS                                              \
-	}
+#define XFER_COLS GT_STATS_XFER_COLS
 
 static const struct gt_col memcpy_cols[] = {
         XFER_COLS,
@@ -192,7 +178,7 @@ static struct gt_cell c_null(void)
 	return (struct gt_cell){.null = true};
 }
 
-static void time_cells(struct gt_cell *c, const struct gt_series *s, uint64_t all_total)
+void gt_stats_time_cells(struct gt_cell *c, const struct gt_series *s, uint64_t all_total)
 {
 	c[0] = c_d(all_total ? 100.0 * (double)s->total / (double)all_total : 0);
 	c[1] = c_u(s->total);
@@ -230,7 +216,7 @@ static int report_named(struct gt_emit *e, const struct gt_stat_table *t, const 
 		return -ENOMEM;
 	gt_stats_emit_begin(e, name, title, cols, ncols, GT_EMIT_LIMITED);
 	for (size_t i = 0; i < t->n && ret == 0; i++) {
-		time_cells(c, &v[i]->time, all);
+		gt_stats_time_cells(c, &v[i]->time, all);
 		c[NTIME] = c_s(demangle ? gt_demangle(v[i]->key, buf, sizeof(buf)) : v[i]->key);
 		ret = gt_stats_emit_row(e, c);
 	}
@@ -251,7 +237,7 @@ static int report_nvtx(struct gt_emit *e, const struct gt_stats *st)
 	for (size_t i = 0; i < st->nvtx.n && ret == 0; i++) {
 		const struct gt_stat_entry *x = v[i];
 
-		time_cells(c, &x->time, all);
+		gt_stats_time_cells(c, &x->time, all);
 		c[NTIME] = c_s(x->tag == GT_NVTX_START_END ? "StartEnd" : "PushPop");
 		/* the default domain has no name: null, not an empty string */
 		c[NTIME + 1] = x->split ? c_s(x->key) : c_null();
@@ -262,12 +248,9 @@ static int report_nvtx(struct gt_emit *e, const struct gt_stats *st)
 	return ret ? ret : gt_stats_emit_end(e, "no NVTX ranges in this trace");
 }
 
-static int xfer_row(struct gt_emit *e, const struct gt_xfer_stats *x, uint64_t all,
-                    const char *name)
+void gt_stats_xfer_cells(struct gt_cell *c, const struct gt_xfer_stats *x, uint64_t all)
 {
-	struct gt_cell c[NTIME + 6];
-
-	time_cells(c, &x->time, all);
+	gt_stats_time_cells(c, &x->time, all);
 	c[NTIME] = c_u(x->bytes_total);
 	c[NTIME + 1] = c_d(x->time.count ? (double)x->bytes_total / (double)x->time.count : 0);
 	c[NTIME + 2] = c_u(x->time.count ? x->bytes_min : 0);
@@ -275,12 +258,19 @@ static int xfer_row(struct gt_emit *e, const struct gt_xfer_stats *x, uint64_t a
 	/* bytes per ns is GB/s; a copy too short to time has no meaningful bandwidth */
 	c[NTIME + 4] =
 	        x->time.total ? c_d((double)x->bytes_total / (double)x->time.total) : c_null();
+}
+
+static int xfer_row(struct gt_emit *e, const struct gt_xfer_stats *x, uint64_t all,
+                    const char *name)
+{
+	struct gt_cell c[NTIME + 6];
+
+	gt_stats_xfer_cells(c, x, all);
 	c[NTIME + 5] = c_s(name);
 	return gt_stats_emit_row(e, c);
 }
 
-/* Kinds with activity, by total time descending (ties: enum order). */
-static size_t xfer_order(const struct gt_xfer_stats *x, unsigned n, unsigned *order, uint64_t *all)
+size_t gt_stats_xfer_order(const struct gt_xfer_stats *x, unsigned n, unsigned *order, uint64_t *all)
 {
 	size_t k = 0;
 
@@ -303,7 +293,7 @@ static int report_memcpy(struct gt_emit *e, const struct gt_stats *st)
 {
 	unsigned order[GT_MEMCPY_MAX];
 	uint64_t all;
-	size_t n = xfer_order(st->memcpy, GT_MEMCPY_MAX, order, &all);
+	size_t n = gt_stats_xfer_order(st->memcpy, GT_MEMCPY_MAX, order, &all);
 	int ret = 0;
 
 	gt_stats_emit_begin(e, "memcpy", "Memory copies by kind", memcpy_cols, NCOLS(memcpy_cols),
@@ -317,7 +307,7 @@ static int report_memset(struct gt_emit *e, const struct gt_stats *st)
 {
 	unsigned order[GT_MEM_MAX];
 	uint64_t all;
-	size_t n = xfer_order(st->memset, GT_MEM_MAX, order, &all);
+	size_t n = gt_stats_xfer_order(st->memset, GT_MEM_MAX, order, &all);
 	int ret = 0;
 
 	gt_stats_emit_begin(e, "memset", "Memsets by memory kind", memset_cols, NCOLS(memset_cols),

@@ -16,6 +16,7 @@
 #include "client-int.h"
 #include "gputrace/clock.h"
 #include "gputrace/env.h"
+#include "gputrace/envconf.h"
 #include "gputrace/pattern.h"
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
@@ -86,65 +87,6 @@ static int output_path(struct gt_client *c, const char **errmsg)
 	return -EEXIST;
 }
 
-/* A byte count from the environment: digits with an optional K, M or G suffix. Returns 0
- * (def when unset or empty) or -EINVAL. */
-static int env_bytes(const char *name, uint64_t def, uint64_t max, uint64_t *ret)
-{
-	const char *s = getenv(name);
-	unsigned long long v;
-	char *end;
-
-	*ret = def;
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'K':
-	case 'k':
-		v = v > max >> 10 ? max + 1 : v << 10;
-		end++;
-		break;
-	case 'M':
-	case 'm':
-		v = v > max >> 20 ? max + 1 : v << 20;
-		end++;
-		break;
-	case 'G':
-	case 'g':
-		v = v > max >> 30 ? max + 1 : v << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* Seconds from the environment (a decimal number above 0), as nanoseconds. Returns 0 (def
- * when unset or empty) or -EINVAL. */
-static int env_seconds(const char *name, uint64_t def, uint64_t *ret_ns)
-{
-	const char *s = getenv(name);
-	char *end;
-	double v;
-
-	*ret_ns = def;
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v > 0) || v > STANDALONE_STALL_MAX_S)
-		return -EINVAL;
-	*ret_ns = (uint64_t)(v * 1e9);
-	return 0;
-}
-
 int gt_client_standalone_open(struct gt_client *c, const struct gt_client_options *opts,
                               const char **errmsg)
 {
@@ -159,19 +101,12 @@ int gt_client_standalone_open(struct gt_client *c, const struct gt_client_option
 	r = output_path(c, errmsg);
 	if (r < 0)
 		return r;
-	/* the drainer compresses, a thread writes: a slow disk does not stop the draining */
-	if (env_bytes(GT_ENV_WRITE_QUEUE, GT_WRITE_QUEUE_DEFAULT_BYTES, 4ull << 30, &queue) < 0) {
-		*errmsg = gt_client_err(EINVAL,
-		                        "bad " GT_ENV_WRITE_QUEUE " '%s' (use a size like 64M)",
-		                        getenv(GT_ENV_WRITE_QUEUE));
-		return -EINVAL;
-	}
-	if (env_seconds(GT_ENV_WRITE_TIMEOUT, STANDALONE_STALL_NS, &c->stall_ns) < 0) {
-		*errmsg = gt_client_err(EINVAL,
-		                        "bad " GT_ENV_WRITE_TIMEOUT " '%s' (use seconds, e.g. 60)",
-		                        getenv(GT_ENV_WRITE_TIMEOUT));
-		return -EINVAL;
-	}
+	/* the drainer compresses, a thread writes: a slow disk does not stop the draining;
+	 * GPUTRACE_WRITE_QUEUE and GPUTRACE_WRITE_TIMEOUT as src/envconf.c parsed them */
+	queue = opts && opts->settings ? opts->settings->write_queue_bytes
+	                               : GT_WRITE_QUEUE_DEFAULT_BYTES;
+	c->stall_ns = opts && opts->settings ? opts->settings->write_timeout_ns
+	                                     : GT_WRITE_TIMEOUT_DEFAULT_NS;
 	wo.queue_bytes = (size_t)queue;
 	wo.stall_ns = c->stall_ns;
 	/* nobody can ask this process again: what could not be completed stays, readable */

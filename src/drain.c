@@ -28,6 +28,7 @@ struct gt_drain {
 	uint64_t serial;             /* processes started; makes reservation keys unique */
 	uint32_t unknown_gid;        /* "<unknown>", once needed */
 	struct gt_drain_stats stats;
+	const struct gt_drain_tap *tap; /* borrowed; NULL: none */
 };
 
 struct gt_drain_proc {
@@ -79,6 +80,31 @@ void gt_drain_stats(const struct gt_drain *d, struct gt_drain_stats *out)
 	*out = d->stats;
 }
 
+void gt_drain_set_tap(struct gt_drain *d, const struct gt_drain_tap *tap)
+{
+	d->tap = tap;
+}
+
+/* Every record and string the drainer writes goes through these two, so a tap sees the
+ * trace as the file gets it. */
+static int write_record(struct gt_drain *d, const struct gt_rec_hdr *rec)
+{
+	int r = gt_writer_write(d->w, rec);
+
+	if (r == 0 && d->tap)
+		d->tap->record(d->tap->ctx, rec);
+	return r;
+}
+
+static int write_string(struct gt_drain *d, uint32_t pid, uint32_t gid, const char *s, size_t len)
+{
+	int r = gt_writer_string(d->w, pid, gid, s, len);
+
+	if (r == 0 && d->tap)
+		d->tap->string(d->tap->ctx, pid, gid, s, len);
+	return r;
+}
+
 /* Global id of s, writing its STRING first if the trace has not seen it. */
 static int global_string(struct gt_drain *d, uint32_t pid, const char *s, size_t len, uint32_t *gid)
 {
@@ -88,7 +114,7 @@ static int global_string(struct gt_drain *d, uint32_t pid, const char *s, size_t
 		len = GT_STRING_MAX;
 	r = gt_strtab_intern(d->strs, s, len, gid);
 	if (r == 1)
-		r = gt_writer_string(d->w, pid, *gid, s, len);
+		r = write_string(d, pid, *gid, s, len);
 	return r < 0 ? r : 0;
 }
 
@@ -174,7 +200,7 @@ static int on_string(struct gt_drain_proc *p, const struct gt_rec_string *s)
 		/* Producers racing to intern the same string each write it: keep the first. */
 		return 0;
 	case MAP_RESERVED:
-		r = gt_writer_string(d->w, p->rec.hdr.pid, e->gid, s->str, s->len);
+		r = write_string(d, p->rec.hdr.pid, e->gid, s->str, s->len);
 		if (r < 0)
 			return r;
 		e->state = MAP_RESOLVED;
@@ -237,7 +263,7 @@ static int handle_record(void *ctx, const struct gt_rec_hdr *rec)
 			return r;
 		memcpy(bytes + f->offset, &v, 4);
 	}
-	r = gt_writer_write(d->w, (struct gt_rec_hdr *)bytes);
+	r = write_record(d, (struct gt_rec_hdr *)bytes);
 	if (r < 0)
 		return r;
 	d->stats.records++;
@@ -278,7 +304,7 @@ int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned co
 	r = global_string(p->d, p->rec.hdr.pid, message, strlen(message), &n.message_id);
 	if (r < 0)
 		return r;
-	return gt_writer_write(p->d->w, &n.hdr);
+	return write_record(p->d, &n.hdr);
 }
 
 int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, uint64_t start_ns,
@@ -312,7 +338,7 @@ int gt_drain_proc_new(struct gt_drain *d, const struct gt_process_info *info, ui
 		r = global_string(d, info->pid, info->hostname ? info->hostname : "",
 		                  info->hostname ? strlen(info->hostname) : 0, &rec->host_id);
 	if (r == 0)
-		r = gt_writer_write(d->w, &rec->hdr);
+		r = write_record(d, &rec->hdr);
 	if (r == 0 && error)
 		r = gt_drain_proc_notice(p, GT_NOTICE_ERROR, GT_NOTICE_SESSION_LOST, error);
 	if (r < 0) {
@@ -356,6 +382,17 @@ static void give_up_ring(struct gt_drain_proc *p)
 	p->ring = NULL;
 }
 
+/* The tap's end of a pass: the drops the ring counted so far (LOSS records at the end). */
+static void tap_pass(struct gt_drain_proc *p)
+{
+	struct gt_ring_header *h = gt_ring_header(p->ring);
+	uint64_t dropped = 0;
+
+	for (unsigned t = 0; t < GT_REC_MAX; t++)
+		dropped += atomic_load_explicit(&h->dropped[t], memory_order_relaxed);
+	p->d->tap->pass(p->d->tap->ctx, p->rec.hdr.pid, dropped);
+}
+
 long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers_dead)
 {
 	uint64_t before = p->d->stats.records;
@@ -369,6 +406,8 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 	r = gt_ring_consume(p->ring, on_record, p, wait_ns, producers_dead);
 	if (r == DRAIN_WRITER_FULL)
 		r = 0;
+	if (p->d->tap && r >= 0)
+		tap_pass(p);
 	if (r == -EBADMSG) {
 		/* The shared head index is impossible: nothing more from this ring can be
 		 * trusted. Report it for this process only. */
@@ -395,7 +434,7 @@ static int write_loss(struct gt_drain_proc *p, unsigned source, unsigned kind, u
 	l.count = count;
 	l.source = source;
 	l.kind = kind;
-	return gt_writer_write(p->d->w, &l.hdr);
+	return write_record(p->d, &l.hdr);
 }
 
 int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, uint64_t wait_ns,
@@ -427,8 +466,8 @@ int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, ui
 	for (i = 0; i < p->map_cap && p->reserved && r == 0; i++) {
 		if (p->map[i].state != MAP_RESERVED)
 			continue;
-		r = gt_writer_string(d->w, p->rec.hdr.pid, p->map[i].gid, GT_DRAIN_UNKNOWN_STRING,
-		                     sizeof(GT_DRAIN_UNKNOWN_STRING) - 1);
+		r = write_string(d, p->rec.hdr.pid, p->map[i].gid, GT_DRAIN_UNKNOWN_STRING,
+		                 sizeof(GT_DRAIN_UNKNOWN_STRING) - 1);
 		p->map[i].state = MAP_RESOLVED;
 		p->reserved--;
 	}
@@ -443,8 +482,10 @@ int gt_drain_proc_finish(struct gt_drain_proc *p, unsigned how, int32_t code, ui
 			end.code = code;
 		}
 		end.hdr.pid = p->rec.hdr.pid;
-		r = gt_writer_write(d->w, &end.hdr);
+		r = write_record(d, &end.hdr);
 	}
+	if (d->tap)
+		d->tap->pass(d->tap->ctx, p->rec.hdr.pid, 0);
 	d->stats.dropped += dropped_total;
 	d->stats.torn += p->lost_torn;
 	d->stats.corrupt += p->lost_corrupt + p->bad;

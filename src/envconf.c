@@ -5,22 +5,29 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "gputrace/env.h"
 #include "gputrace/envconf.h"
 #include "gputrace/ring.h"
+#include "gputrace/trace.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #define FLUSH_MS_MAX 3600000u /* an hour */
 
 static const char *const names[GT_ENVCONF_MAX] = {
-        [GT_ENVCONF_TRACE] = GT_ENV_TRACE,           [GT_ENVCONF_API] = GT_ENV_API,
-        [GT_ENVCONF_API_SOURCE] = GT_ENV_API_SOURCE, [GT_ENVCONF_BUFFER_SIZE] = GT_ENV_BUFFER_SIZE,
-        [GT_ENVCONF_FLUSH_MS] = GT_ENV_FLUSH_MS,     [GT_ENVCONF_CAPTURE] = GT_ENV_CAPTURE,
+        [GT_ENVCONF_TRACE] = GT_ENV_TRACE,
+        [GT_ENVCONF_API] = GT_ENV_API,
+        [GT_ENVCONF_API_SOURCE] = GT_ENV_API_SOURCE,
+        [GT_ENVCONF_BUFFER_SIZE] = GT_ENV_BUFFER_SIZE,
+        [GT_ENVCONF_FLUSH_MS] = GT_ENV_FLUSH_MS,
+        [GT_ENVCONF_CAPTURE] = GT_ENV_CAPTURE,
         [GT_ENVCONF_GRAPH] = GT_ENV_GRAPH,
+        [GT_ENVCONF_WRITE_QUEUE] = GT_ENV_WRITE_QUEUE,
+        [GT_ENVCONF_WRITE_TIMEOUT] = GT_ENV_WRITE_TIMEOUT,
 };
 
 /* What each setting accepts, for the message that refuses a value. */
@@ -33,6 +40,8 @@ static const char *const hints[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_FLUSH_MS] = "use milliseconds from 0 to 3600000",
         [GT_ENVCONF_CAPTURE] = "use none, cudaProfilerApi or nvtx:NAME (NAME up to 127 bytes)",
         [GT_ENVCONF_GRAPH] = "use graph or node",
+        [GT_ENVCONF_WRITE_QUEUE] = "use a size from 0 to 4G, e.g. 64M",
+        [GT_ENVCONF_WRITE_TIMEOUT] = "use seconds above 0 and up to 86400, e.g. 60",
 };
 
 static const struct {
@@ -63,6 +72,8 @@ void gt_envconf_defaults(struct gt_envconf *cfg)
 	cfg->api_source = GT_API_SOURCE_ACTIVITY;
 	cfg->flush_ms = GT_DEFAULT_FLUSH_MS;
 	cfg->capture = GT_CAPTURE_NONE;
+	cfg->write_queue_bytes = GT_WRITE_QUEUE_DEFAULT_BYTES;
+	cfg->write_timeout_ns = GT_WRITE_TIMEOUT_DEFAULT_NS;
 }
 
 const char *gt_envconf_name(enum gt_envconf_key key)
@@ -115,8 +126,8 @@ static int parse_digits(const char *s, uint64_t *v)
 }
 
 /* A byte count: digits with an optional binary unit K, M, G or T (any case; "64M", "64MB" and
- * "64MiB" are all 64 << 20: nobody sizes a ring in powers of ten), within the ring's limits. */
-static int parse_ring_bytes(const char *s, size_t *bytes)
+ * "64MiB" are all 64 << 20: nobody sizes a ring in powers of ten), from min to max. */
+static int parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *bytes)
 {
 	static const char units[] = "KMGT";
 	const char *unit;
@@ -137,9 +148,26 @@ static int parse_ring_bytes(const char *s, size_t *bytes)
 	if (*s || v > UINT64_MAX / mult)
 		return -EINVAL;
 	v *= mult;
-	if (v < GT_RING_MIN_BYTES || v > GT_RING_MAX_BYTES)
+	if (v < min || v > max)
 		return -EINVAL;
-	*bytes = (size_t)v;
+	*bytes = v;
+	return 0;
+}
+
+/* Seconds: a decimal number above 0 and up to GT_WRITE_TIMEOUT_MAX_S ("60", "0.5", "1e2"),
+ * as nanoseconds. */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0) || v > GT_WRITE_TIMEOUT_MAX_S)
+		return -EINVAL;
+	*ns = (uint64_t)(v * 1e9);
 	return 0;
 }
 
@@ -215,9 +243,14 @@ int gt_envconf_set(struct gt_envconf *cfg, enum gt_envconf_key key, const char *
 				cfg->api_source_set = true;
 			}
 			break;
-		case GT_ENVCONF_BUFFER_SIZE:
-			r = parse_ring_bytes(value, &cfg->ring_bytes);
+		case GT_ENVCONF_BUFFER_SIZE: {
+			uint64_t v;
+
+			r = parse_bytes(value, GT_RING_MIN_BYTES, GT_RING_MAX_BYTES, &v);
+			if (r >= 0)
+				cfg->ring_bytes = (size_t)v;
 			break;
+		}
 		case GT_ENVCONF_FLUSH_MS:
 			r = parse_flush_ms(value, &cfg->flush_ms);
 			break;
@@ -228,6 +261,13 @@ int gt_envconf_set(struct gt_envconf *cfg, enum gt_envconf_key key, const char *
 			r = parse_word(value, graph_words);
 			if (r >= 0)
 				cfg->graph_nodes = r == 1;
+			break;
+		case GT_ENVCONF_WRITE_QUEUE:
+			r = parse_bytes(value, 0, GT_WRITE_QUEUE_MAX_BYTES,
+			                &cfg->write_queue_bytes);
+			break;
+		case GT_ENVCONF_WRITE_TIMEOUT:
+			r = parse_seconds(value, &cfg->write_timeout_ns);
 			break;
 		default:
 			break;

@@ -134,6 +134,7 @@ int gt_session_new(struct gt_writer *writer, const struct gt_session_options *op
 	r = gt_drain_new(writer, &s->drain);
 	if (r < 0)
 		goto out;
+	gt_drain_set_tap(s->drain, s->opts.tap);
 	r = make_dir(s->dir, sizeof(s->dir));
 	if (r < 0) {
 		s->dir[0] = '\0';

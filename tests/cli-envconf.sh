@@ -17,7 +17,7 @@ cd "$tmp" || exit 1
 
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH GPUTRACE_SESSION GPUTRACE_TRACE GPUTRACE_API \
 	GPUTRACE_API_SOURCE GPUTRACE_BUFFER_SIZE GPUTRACE_FLUSH_MS GPUTRACE_CAPTURE_RANGE \
-	GPUTRACE_GRAPH GPUTRACE_DEBUG GPUTRACE_OUTPUT
+	GPUTRACE_GRAPH GPUTRACE_DEBUG GPUTRACE_OUTPUT GPUTRACE_WRITE_QUEUE GPUTRACE_WRITE_TIMEOUT
 export GPUTRACE_INJECT_LIB=$inject_lib
 
 # bare VAR=VALUE...: nvtx-app under the library with these settings and no CLI.
@@ -41,6 +41,8 @@ bad_cases=(
 	"--capture-range GPUTRACE_CAPTURE_RANGE nvtx:"
 	"--capture-range GPUTRACE_CAPTURE_RANGE cudaProfiler"
 	"--graph GPUTRACE_GRAPH nodes"
+	"--write-queue GPUTRACE_WRITE_QUEUE 5G"
+	"--write-queue GPUTRACE_WRITE_QUEUE 12Q"
 )
 for c in "${bad_cases[@]}"; do
 	read -r opt var value <<<"$c"
@@ -68,16 +70,18 @@ done
 # ---- accepted: the library gets the same settings either way ----
 # option VAR VALUE EXPECTED-SETTINGS (the library's debug line after "tracing: "); nvtx is
 # traced in each, or run would not load the library into nvtx-app
-default_rest="ring 0 bytes, flush 100 ms, capture 0 '', graph graph"
+writer="write queue 67108864 bytes, write timeout 60000 ms"
+default_rest="ring 0 bytes, flush 100 ms, capture 0 '', graph graph, $writer"
 good_cases=(
 	"--trace|GPUTRACE_TRACE|KERNEL, nvtx|kinds 0x21, api filter 0, api source 1, $default_rest"
 	"--trace|GPUTRACE_TRACE|cuda,nvtx,,sync|kinds 0xff, api filter 0, api source 1, $default_rest"
 	"--api|GPUTRACE_API|NONE|kinds 0xbf, api filter 2, api source 1, $default_rest"
-	"--buffer-size|GPUTRACE_BUFFER_SIZE|64MiB|kinds 0xbf, api filter 0, api source 1, ring 67108864 bytes, flush 100 ms, capture 0 '', graph graph"
-	"--flush-interval|GPUTRACE_FLUSH_MS|0|kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 0 ms, capture 0 '', graph graph"
-	"--capture-range|GPUTRACE_CAPTURE_RANGE|cudaprofilerapi|kinds 0xbf, api filter 0, api source 0, ring 0 bytes, flush 100 ms, capture 1 '', graph graph"
-	"--capture-range|GPUTRACE_CAPTURE_RANGE|NVTX:Step 1|kinds 0xbf, api filter 0, api source 0, ring 0 bytes, flush 100 ms, capture 2 'Step 1', graph graph"
-	"--graph|GPUTRACE_GRAPH|Node|kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 100 ms, capture 0 '', graph node"
+	"--buffer-size|GPUTRACE_BUFFER_SIZE|64MiB|kinds 0xbf, api filter 0, api source 1, ring 67108864 bytes, flush 100 ms, capture 0 '', graph graph, $writer"
+	"--flush-interval|GPUTRACE_FLUSH_MS|0|kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 0 ms, capture 0 '', graph graph, $writer"
+	"--capture-range|GPUTRACE_CAPTURE_RANGE|cudaprofilerapi|kinds 0xbf, api filter 0, api source 0, ring 0 bytes, flush 100 ms, capture 1 '', graph graph, $writer"
+	"--capture-range|GPUTRACE_CAPTURE_RANGE|NVTX:Step 1|kinds 0xbf, api filter 0, api source 0, ring 0 bytes, flush 100 ms, capture 2 'Step 1', graph graph, $writer"
+	"--graph|GPUTRACE_GRAPH|Node|kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 100 ms, capture 0 '', graph node, $writer"
+	"--write-queue|GPUTRACE_WRITE_QUEUE|16MiB|kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 100 ms, capture 0 '', graph graph, write queue 16777216 bytes, write timeout 60000 ms"
 )
 n=0
 for c in "${good_cases[@]}"; do
@@ -92,6 +96,17 @@ for c in "${good_cases[@]}"; do
 	[ "$lib" = "tracing: $want" ] || fail "$var=$value: [$lib], expected [tracing: $want]"
 	rm -f bare.gtrace
 done
+
+# GPUTRACE_WRITE_TIMEOUT (no run option: the CLI's own writer never gives up) is refused and
+# accepted by the same parser.
+expect_rc 0 bare GPUTRACE_WRITE_TIMEOUT=0
+err_has_line "gputrace: GPUTRACE_WRITE_TIMEOUT: '0' is not valid; use seconds above 0 and up to 86400, e.g. 60; using the default"
+[ -s bare.gtrace ] || fail "GPUTRACE_WRITE_TIMEOUT=0: no trace from the library"
+rm -f bare.gtrace
+expect_rc 0 bare GPUTRACE_DEBUG=1 GPUTRACE_WRITE_TIMEOUT=2.5
+[ "$(grep -o 'tracing: .*' "$tmp/err")" = "tracing: kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 100 ms, capture 0 '', graph graph, write queue 67108864 bytes, write timeout 2500 ms" ] ||
+	fail "GPUTRACE_WRITE_TIMEOUT=2.5: $(cat "$tmp/err")"
+rm -f bare.gtrace
 
 # An empty variable is an unset one (run refuses an empty option: there is nothing to unset).
 expect_rc 0 bare GPUTRACE_DEBUG=1 GPUTRACE_TRACE= GPUTRACE_GRAPH=

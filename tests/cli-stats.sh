@@ -15,21 +15,33 @@ expect_empty_out() {
 
 # Help and usage errors.
 expect_rc 0 "$gputrace" stats --help
-out_has_line "Usage: gputrace stats [options] FILE"
+out_has_line "Usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats
-expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE"
+expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
 expect_err "gputrace: stats: unknown option '--bogus'; see 'gputrace stats --help'"
 expect_rc 64 "$gputrace" stats --report kernel x.gtrace
-expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, all"
+expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r kernels, x.gtrace
-expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, all"
+expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats --format xml x.gtrace
 expect_err "gputrace: stats: unknown format 'xml'; choose table, csv or json"
 expect_rc 64 "$gputrace" stats --limit ten x.gtrace
 expect_err "gputrace: stats: --limit takes a number of rows, not 'ten'"
-expect_rc 64 "$gputrace" stats a.gtrace b.gtrace
-expect_err "gputrace: stats: unexpected argument 'b.gtrace'; it takes one trace file"
+expect_rc 64 "$gputrace" stats --by rack x.gtrace
+expect_err "gputrace: stats: --by takes rank, process, device or host, not 'rack'"
+expect_rc 64 "$gputrace" stats --min-lag -1 x.gtrace
+expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
+expect_rc 64 "$gputrace" stats --step '' x.gtrace
+expect_err "gputrace: stats: --step takes the name of an NVTX range"
+expect_rc 64 "$gputrace" stats -r memory,steps x.gtrace
+expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
+expect_rc 64 "$gputrace" stats -r memory a.gtrace b.gtrace
+expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors and losses are of one trace"
+expect_rc 64 "$gputrace" stats --by device -r steps a.gtrace
+expect_err "gputrace: stats: steps and stragglers are per rank or process, not --by device"
+expect_rc 64 "$gputrace" stats --by device -r kernels,nvtx a.gtrace
+expect_err "gputrace: stats: API calls and NVTX ranges belong to no GPU: not --by device"
 expect_rc 64 "$gputrace" stats x.gtrace --format
 expect_err "gputrace: stats: option '--format' needs a value; see 'gputrace stats --help'"
 expect_empty_out
@@ -109,8 +121,82 @@ assert d["reader"]["recovered"] is False, "reader"' <"$tmp/out" 2>"$tmp/err" ||
 	fi
 fi
 
-# The example program's trace recorded on an H200 (tests/data/example.gtrace).
+# Across ranks: a four-rank job (tests/mktrace) whose rank 2 runs its kernels three times as
+# long in steps 3, 7 and 9, each step waiting for its GPU work; NCCL's all-reduce in each.
+if [ -n "$mktrace" ]; then
+	"$mktrace" -o "$tmp/job.gtrace" --kernels 4000 --names 12 --processes 4 --api --nccl \
+		--steps --sync-steps --device-zero --straggler 2:3,7,9 >/dev/null 2>"$tmp/err" ||
+		fail "mktrace --straggler failed: $(cat "$tmp/err")"
+	expect_rc 0 "$gputrace" stats -f csv -r stragglers,breakdown "$tmp/job.gtrace"
+	out_has_line "rank,1,4,step,53,false"
+	out_has_line "rank,pid,host,straggler_steps,steps,compared_steps,lag_ns,max_lag_ns,worst_step,most_compute_steps,mean_compute_ns,mean_duration_ns,comm_overlap_pct"
+	out_has_line '2,4114,gpu-node-17,3,"3, 7, 9",52,4822251,1663224,3,16,895787,1083669,0.00'
+	out_has_line "0,4100,gpu-node-17,0,,52,0,0,,18,804987,977669,0.00"
+	out_has_line "1,4107,gpu-node-17,0,,52,0,0,,7,802757,975110,0.00"
+	out_has_line "0,4100,gpu-node-17,1,52743506,43425202,82.33,6977924,13.23,0,0.00,2340380,4.44,0.00,1024,0,0"
+	# the straggler table's order: rank 2 first, then by how often each had the most compute
+	grep -A5 '^# stragglers' "$tmp/out" | cut -d, -f1 | tr '\n' ' ' >"$tmp/order"
+	[ "$(cat "$tmp/order")" = "# stragglers rank 2 0 3 1 " ] || fail "straggler order: $(cat "$tmp/order")"
+	# a higher threshold leaves no straggler; none at all counts every step's slowest
+	expect_rc 0 "$gputrace" stats -f csv -r stragglers --min-lag 250 "$tmp/job.gtrace"
+	out_has_line "2,4114,gpu-node-17,0,,52,0,0,,16,895787,1083669,0.00"
+	expect_rc 0 "$gputrace" stats -f csv -r steps --min-lag 0 "$tmp/job.gtrace"
+	[ "$(grep -c ',true' "$tmp/out")" -eq $((52 + 52)) ] ||
+		fail "--min-lag 0: $(grep -c ',true' "$tmp/out") straggler rows, expected 104"
+	# the table: every step, rank 2 a straggler in 3, 7, 9 only
+	expect_rc 0 "$gputrace" stats -r steps "$tmp/job.gtrace"
+	[ "$(grep -cE '^ +[0-9]+ +4 +2 .* yes ' "$tmp/out")" -eq 3 ] ||
+		fail "steps table: $(grep -E ' yes ' "$tmp/out")"
+	# by process, device and host
+	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$tmp/job.gtrace"
+	out_has_line "gpu,uuid,host,gpus,span_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,memory_pct,idle_ns,idle_pct,comm_overlap_pct,kernels,lost_records,late_ns"
+	[ "$(grep -c ',GPU-a' "$tmp/out")" -eq 4 ] || fail "--by device: $(cat "$tmp/out")"
+	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by host "$tmp/job.gtrace"
+	out_has_line "gpu-node-17,4,211371273,173865591,82.26,28313630,13.40,0,0.00,9192052,4.35,0.00,4000,0,0"
+	expect_rc 0 "$gputrace" stats -r kernels --by process -n 1 "$tmp/job.gtrace"
+	[ "$(grep -c '^GPU kernels: pid ' "$tmp/out")" -eq 4 ] || fail "--by process: $(cat "$tmp/out")"
+	# a file given twice, a missing one
+	expect_rc 64 "$gputrace" stats "$tmp/job.gtrace" "$tmp/job.gtrace"
+	expect_err "gputrace: stats: $tmp/job.gtrace is given twice (as $tmp/job.gtrace and $tmp/job.gtrace)"
+	expect_rc 66 "$gputrace" stats "$tmp/job.gtrace" "$tmp/none.gtrace"
+	err_matches "^gputrace: stats: cannot read $tmp/none.gtrace: "
+	# JSON is one valid document
+	expect_rc 0 "$gputrace" stats -o "$tmp/job.json" --by rank "$tmp/job.gtrace"
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["analysis"]["by"] == "rank" and d["analysis"]["steps"] == 53, "analysis"
+assert [s["rank"] for s in d["stragglers"]] == [2, 0, 3, 1], "stragglers"
+assert d["stragglers"][0]["steps"] == "3, 7, 9", "steps"
+assert sum(k["instances"] for k in d["kernels"]) == 4000, "kernels"
+assert len(d["step_ranks"]) == 4 * 52 + 1, "step_ranks"' "$tmp/job.json" 2>"$tmp/err" ||
+			fail "stats --by rank -o json: $(cat "$tmp/err")"
+	fi
+fi
+
+# The DDP job recorded on two ranks sharing an H200 (tests/data): rank 1 does 20 extra
+# matmuls in steps 4 and 8 (tests/gpu/torch_ddp.py).
 data=$(dirname "$0")/data
+expect_rc 0 "$gputrace" stats -f csv -r stragglers "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+out_has_line '1,624,vm,2,"4, 8",12,2626490,1313280,8,12,284061,40114356,'
+out_has_line "0,623,vm,0,,12,0,0,,0,64253,40764381,"
+# the two ranks share the H200: by device that one GPU's time is in two traces, added (and
+# said); merged into one trace (gputrace merge), the same table, and one union for the GPU
+expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+out_has_line "device,2,1,ProfilerStep,0,true"
+err_has_line "gputrace: warning: stats: a GPU's activity is in several of these traces; its busy and idle time are each trace's, added up (merge the traces for one union)"
+expect_rc 0 "$gputrace" merge -o "$tmp/ddp.gtrace" "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+expect_rc 0 "$gputrace" stats -f csv -r stragglers,breakdown "$tmp/ddp.gtrace" --by rank
+out_has_line '1,624,vm,2,"4, 8",12,2626490,1313280,8,12,284061,40114356,'
+out_has_line "0,623,vm,0,,12,0,0,,0,64253,40764381,"
+out_has_line "0,623,vm,1,7015486740,781120,0.01,0,0.00,569510,0.01,7014136110,99.98,,292,0,0"
+expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$tmp/ddp.gtrace"
+out_has_line "device,1,1,ProfilerStep,0,false"
+[ -z "$(cat "$tmp/err")" ] || fail "merged trace by device: stderr [$(cat "$tmp/err")]"
+grep -q '^0,GPU-235d247a-6f02-b0d7-2711-5675cff2c3d4,vm,1,7019781042,4199870,0.06,0,0.00,1118122,0.02,7014463050,99.92,,704,0,0$' "$tmp/out" ||
+	fail "merged trace by device: $(cat "$tmp/out")"
+
+# The example program's trace recorded on an H200 (tests/data/example.gtrace).
 expect_rc 0 "$gputrace" stats -r kernels,errors "$data/example.gtrace"
 expect_out "GPU kernels
 Time %       Total  Instances       Avg       Med       Min       Max    StdDev       P99  Name

@@ -4,7 +4,8 @@
  *           [--losses N] [--chunk-bytes B] [--no-footer] [--cupti-notices] [--nccl] [--steps]
  *           [--host NAME] [--pid P] [--rank R] [--world W] [--clock-offset NS]
  *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
- *           [--device-zero] [--memory]
+ *           [--device-zero] [--memory] [--slow-name K] [--rename K] [--straggler P:S,S...]
+ *           [--sync-steps]
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
@@ -19,7 +20,12 @@
  * maps it back exactly) and --wall-error NS puts the host's wall clock NS off (as NTP
  * leaves it: the anchor then maps NS wrong); --nccl-every N makes every N-th kernel of a
  * process an NCCL collective that ends at the same true time on every rank, --nccl-jitter
- * NS spreads those ends by up to 2 NS either way. */
+ * NS spreads those ends by up to 2 NS either way.
+ * Known differences, for gputrace diff: --slow-name K makes kernel name K run twice as long,
+ * --rename K calls it "<name>_renamed" (everything else stays as it was, to the nanosecond).
+ * Known stragglers, for stats across ranks: --straggler P:S,... makes process P's kernels run
+ * three times as long in its steps S (counted from 0, below 64); --sync-steps ends each step
+ * range when the step's GPU work has ended, as after torch.cuda.synchronize(). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -50,6 +56,7 @@ static void usage(FILE *out)
 	      "               [--cupti-notices] [--nccl] [--steps] [--host NAME] [--pid P]\n"
 	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
 	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
+	      "               [--slow-name K] [--rename K] [--straggler P:S,S...] [--sync-steps]\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -68,6 +75,29 @@ static int number(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 	}
 	*ret = v;
 	return 0;
+}
+
+/* "P:S,S,...": process P's kernels run 3x as long in its steps S. */
+static int straggler(const char *arg, struct synth_opts *o)
+{
+	char *end;
+	unsigned long p = strtoul(arg, &end, 10);
+
+	if (end == arg || *end != ':' || p >= 64)
+		goto bad;
+	o->straggler = (unsigned)p + 1;
+	do {
+		unsigned long step = strtoul(end + 1, &end, 10);
+
+		if (step >= 64 || (*end && *end != ','))
+			goto bad;
+		o->straggler_steps |= 1ull << step;
+	} while (*end);
+	return 0;
+bad:
+	fprintf(stderr, "mktrace: --straggler takes PROCESS:STEP,STEP... (below 64), not '%s'\n",
+	        arg);
+	return -1;
 }
 
 static int signed_number(const char *opt, const char *s, int64_t *ret)
@@ -112,6 +142,10 @@ int main(int argc, char **argv)
 	        {"nccl-jitter", required_argument, NULL, 'J'},
 	        {"device-zero", no_argument, NULL, 'Z'},
 	        {"memory", no_argument, NULL, 'M'},
+	        {"slow-name", required_argument, NULL, 'L'},
+	        {"rename", required_argument, NULL, 'X'},
+	        {"straggler", required_argument, NULL, 'T'},
+	        {"sync-steps", no_argument, NULL, 'Y'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -225,6 +259,23 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			o.memory = true;
+			break;
+		case 'L':
+			if (number("--slow-name", optarg, 999999, &v) < 0)
+				return 64;
+			o.slow_name = (unsigned)v + 1;
+			break;
+		case 'X':
+			if (number("--rename", optarg, 999999, &v) < 0)
+				return 64;
+			o.rename = (unsigned)v + 1;
+			break;
+		case 'T':
+			if (straggler(optarg, &o) < 0)
+				return 64;
+			break;
+		case 'Y':
+			o.sync_steps = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -24,12 +24,17 @@
  *   nvtx-app sigcap     (run with --capture-range nvtx:CAP) main pushes and pops CAP for
  *                       0.3 s under a 20 µs timer whose handler, on main too, does the same:
  *                       a handler that interrupts its own thread's capture transition must
- *                       not wait for the lock that thread holds. */
+ *                       not wait for the lock that thread holds;
+ *   nvtx-app live DIR   (for gputrace run --live) names its thread "trainer", then repeats a
+ *                       step: "step" around "forward" and "backward", 2 ms apart, until
+ *                       DIR/pause exists; then writes the number of steps to DIR/paused and
+ *                       waits, running on, until DIR/stop exists; exits with status 0. */
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +242,44 @@ static int sigcap(void)
 	return 0;
 }
 
+static bool exists(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static int live(const char *dir)
+{
+	char path[4096], done[4096];
+	unsigned long steps = 0;
+	FILE *f;
+
+	nvtxNameOsThreadA((uint32_t)gettid(), "trainer");
+	while (!exists(dir, "pause")) {
+		nvtxRangePushA("step");
+		nvtxRangePushA("forward");
+		nvtxRangePop();
+		nvtxRangePushA("backward");
+		nvtxRangePop();
+		nvtxRangePop();
+		steps++;
+		sleep_ms(2);
+	}
+	snprintf(path, sizeof(path), "%s/paused.tmp", dir);
+	snprintf(done, sizeof(done), "%s/paused", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 2;
+	fprintf(f, "%lu\n", steps);
+	if (fclose(f) != 0 || rename(path, done) != 0)
+		return 2;
+	while (!exists(dir, "stop"))
+		sleep_ms(10);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -250,6 +293,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (strcmp(mode, modes[i].name) == 0)
 			return modes[i].run();
+	if (strcmp(mode, "live") == 0 && argc > 2)
+		return live(argv[2]);
 	for (int i = 0; i < n; i++) {
 		nvtxRangePushA("outer");
 		nvtxRangePushA("inner");

@@ -3,6 +3,7 @@
  * test (suite drain). */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,120 @@ START_TEST(test_detached_end)
 }
 END_TEST
 
+/* What a tap saw: records by type and pid, the strings, the last pass per process. */
+struct seen {
+	uint64_t records[GT_REC_MAX];
+	uint64_t strings;
+	uint32_t string_id[16];
+	char string[16][32];
+	uint32_t api_name; /* the API record's name id, and whether its string had come */
+	bool api_name_known;
+	uint64_t passes, last_dropped[2]; /* [0] pid 100, [1] pid 200 */
+};
+
+static void seen_record(void *ctx, const struct gt_rec_hdr *rec)
+{
+	struct seen *s = ctx;
+
+	ck_assert_uint_lt(rec->type, GT_REC_MAX);
+	ck_assert_uint_ne(rec->type, GT_REC_STRING);
+	ck_assert(rec->pid == 100 || rec->pid == 200);
+	s->records[rec->type]++;
+	if (rec->type == GT_REC_API) {
+		s->api_name = ((const struct gt_rec_api *)rec)->name_id;
+		for (uint64_t i = 0; i < s->strings; i++)
+			s->api_name_known |= s->string_id[i] == s->api_name;
+	}
+}
+
+static void seen_string(void *ctx, uint32_t pid, uint32_t id, const char *str, size_t len)
+{
+	struct seen *s = ctx;
+
+	ck_assert(pid == 100 || pid == 200);
+	ck_assert_uint_lt(s->strings, 16);
+	ck_assert_uint_lt(len, 32);
+	s->string_id[s->strings] = id;
+	memcpy(s->string[s->strings], str, len);
+	s->string[s->strings][len] = '\0';
+	s->strings++;
+}
+
+static void seen_pass(void *ctx, uint32_t pid, uint64_t ring_dropped)
+{
+	struct seen *s = ctx;
+
+	s->passes++;
+	s->last_dropped[pid == 200] = ring_dropped;
+}
+
+/* The tap sees every record and string the file gets, global ids and all, a string that
+ * came late after the record naming it, and the ring's drops at the end of each pass. */
+START_TEST(test_tap)
+{
+	struct gt_writer *w = open_writer();
+	struct seen seen = {0};
+	struct gt_drain_tap tap = {seen_record, seen_string, seen_pass, &seen};
+	struct gt_drain *d;
+	struct gt_drain_proc *pa, *pb;
+	struct gt_ring *ra, *rb;
+	struct gt_rec_kernel kk = {0};
+	struct trace t;
+	int fail = 0;
+
+	ck_assert_int_eq(gt_drain_new(w, &d), 0);
+	gt_drain_set_tap(d, &tap);
+	ck_assert_int_eq(gt_ring_create(1 << 16, 100, &ra), 0);
+	ck_assert_int_eq(gt_ring_create(4096, 200, &rb), 0);
+	ck_assert_int_eq(gt_drain_proc_new(d, &info_a, 1000, 0, ra, NULL, &pa), 0);
+	ck_assert_int_eq(gt_drain_proc_new(d, &info_b, 2000, 0, rb, NULL, &pb), 0);
+	put_string(ra, 1, "kernA");
+	put_kernel(ra, 1, 50);
+	put_api(ra, 2);
+	put_string(ra, 2, "cudaLaunchKernel");
+	ck_assert_int_eq(gt_drain_proc_run(pa, 0, false), 4);
+	ck_assert_uint_eq(seen.passes, 1);
+	ck_assert_uint_eq(seen.last_dropped[0], 0);
+	ck_assert(!seen.api_name_known);
+	ck_assert_uint_eq(seen.string_id[seen.strings - 1], seen.api_name);
+	ck_assert_str_eq(seen.string[seen.strings - 1], "cudaLaunchKernel");
+	kk.hdr.type = GT_REC_KERNEL;
+	kk.hdr.size = sizeof(kk);
+	for (int j = 0; j < 40; j++)
+		fail += gt_ring_write(rb, &kk.hdr, 0) != 0;
+	ck_assert_int_gt(fail, 0);
+	ck_assert_int_gt(gt_drain_proc_run(pb, 0, false), 0);
+	ck_assert_uint_eq(seen.passes, 2);
+	ck_assert_uint_eq(seen.last_dropped[1], (uint64_t)fail);
+	ck_assert_int_eq(gt_drain_proc_finish(pb, GT_END_EXIT, 0, 0, true), 0);
+	ck_assert_uint_eq(seen.last_dropped[1], 0);
+	ck_assert_int_eq(gt_drain_proc_finish(pa, GT_END_EXIT, 0, 0, true), 0);
+	gt_drain_free(d);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	trace_load(&t, path);
+	for (unsigned type = 0; type < GT_REC_MAX; type++) {
+		uint64_t n = 0;
+
+		for (size_t i = 0; i < t.n; i++)
+			n += t.recs[i]->hdr.type == type;
+		if (type == GT_REC_STRING)
+			ck_assert_uint_eq(seen.strings, n);
+		else
+			ck_assert_msg(seen.records[type] == n, "%s: tap %llu, file %llu",
+			              gt_record_name(type), (unsigned long long)seen.records[type],
+			              (unsigned long long)n);
+	}
+	ck_assert_uint_eq(seen.records[GT_REC_LOSS], 1);
+	ck_assert_uint_eq(seen.records[GT_REC_PROCESS], 2);
+	ck_assert_uint_eq(seen.records[GT_REC_PROCESS_END], 2);
+	for (uint64_t i = 0; i < seen.strings; i++)
+		ck_assert_str_eq(str(&t, seen.string_id[i]), seen.string[i]);
+	trace_free(&t);
+	cleanup();
+}
+END_TEST
+
 static Suite *drain_suite(void)
 {
 	Suite *s = suite_create("drain");
@@ -353,6 +468,7 @@ static Suite *drain_suite(void)
 	tcase_add_test(tc, test_remap_and_end);
 	tcase_add_test(tc, test_corrupt_isolated);
 	tcase_add_test(tc, test_detached_end);
+	tcase_add_test(tc, test_tap);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -321,6 +321,66 @@ START_TEST(env_errors)
 }
 END_TEST
 
+/* The standalone writer's settings, GPUTRACE_WRITE_QUEUE (and `gputrace run --write-queue`)
+ * and GPUTRACE_WRITE_TIMEOUT: parsed here, for both sides, like every other setting. */
+START_TEST(write_settings)
+{
+	static const char *const env[] = {"GPUTRACE_WRITE_QUEUE=16M", "GPUTRACE_WRITE_TIMEOUT=2.5",
+	                                  NULL};
+	static const char *const bad[] = {"GPUTRACE_WRITE_QUEUE=5G", "GPUTRACE_WRITE_TIMEOUT=0",
+	                                  NULL};
+	struct gt_envconf c;
+	char msg[256];
+
+	gt_envconf_defaults(&c);
+	ck_assert_uint_eq(c.write_queue_bytes, 64u << 20);
+	ck_assert_uint_eq(c.write_timeout_ns, 60000000000ull);
+	ck_assert_str_eq(gt_envconf_name(GT_ENVCONF_WRITE_QUEUE), "GPUTRACE_WRITE_QUEUE");
+	ck_assert_str_eq(gt_envconf_name(GT_ENVCONF_WRITE_TIMEOUT), "GPUTRACE_WRITE_TIMEOUT");
+
+	ck_assert(accepts(GT_ENVCONF_WRITE_QUEUE, "0", &c, NULL));
+	ck_assert_uint_eq(c.write_queue_bytes, 0);
+	ck_assert(accepts(GT_ENVCONF_WRITE_QUEUE, "64MiB", &c, NULL));
+	ck_assert_uint_eq(c.write_queue_bytes, 64u << 20);
+	ck_assert(accepts(GT_ENVCONF_WRITE_QUEUE, "4g", &c, NULL));
+	ck_assert_uint_eq(c.write_queue_bytes, 4ull << 30);
+	ck_assert(accepts(GT_ENVCONF_WRITE_QUEUE, "4097", &c, NULL));
+	ck_assert_uint_eq(c.write_queue_bytes, 4097);
+	for (unsigned i = 0; i < 5; i++) {
+		static const char *const no[] = {"5G", "4294967297", "12Q", "-1", ""};
+
+		ck_assert(!accepts(GT_ENVCONF_WRITE_QUEUE, no[i], &c,
+		                   "use a size from 0 to 4G, e.g. 64M"));
+		ck_assert_uint_eq(c.write_queue_bytes, 64u << 20);
+	}
+
+	ck_assert(accepts(GT_ENVCONF_WRITE_TIMEOUT, "60", &c, NULL));
+	ck_assert_uint_eq(c.write_timeout_ns, 60000000000ull);
+	ck_assert(accepts(GT_ENVCONF_WRITE_TIMEOUT, "0.3", &c, NULL));
+	ck_assert_uint_eq(c.write_timeout_ns, 300000000u);
+	ck_assert(accepts(GT_ENVCONF_WRITE_TIMEOUT, "86400", &c, NULL));
+	ck_assert_uint_eq(c.write_timeout_ns, 86400000000000ull);
+	for (unsigned i = 0; i < 7; i++) {
+		static const char *const no[] = {"0", "-1", "soon", "86401", " 5", "1e400", "5s"};
+
+		ck_assert(!accepts(GT_ENVCONF_WRITE_TIMEOUT, no[i], &c,
+		                   "use seconds above 0 and up to 86400, e.g. 60"));
+		ck_assert_uint_eq(c.write_timeout_ns, 60000000000ull);
+	}
+
+	set_env(env);
+	ck_assert_int_eq(gt_envconf_parse(&c, fake_get, NULL, 0), 0);
+	ck_assert_uint_eq(c.write_queue_bytes, 16u << 20);
+	ck_assert_uint_eq(c.write_timeout_ns, 2500000000ull);
+	set_env(bad);
+	ck_assert_int_eq(gt_envconf_parse(&c, fake_get, msg, sizeof(msg)), -EINVAL);
+	ck_assert_str_eq(msg, "GPUTRACE_WRITE_QUEUE: '5G' is not valid; use a size from 0 to 4G, "
+	                      "e.g. 64M");
+	ck_assert_uint_eq(c.write_queue_bytes, 64u << 20);
+	ck_assert_uint_eq(c.write_timeout_ns, 60000000000ull);
+}
+END_TEST
+
 START_TEST(launch_filter)
 {
 	static const char *const kept[] = {
@@ -400,6 +460,7 @@ static Suite *envconf_suite(void)
 	tcase_add_test(tc, env_values);
 	tcase_add_test(tc, env_capture_source);
 	tcase_add_test(tc, env_errors);
+	tcase_add_test(tc, write_settings);
 	tcase_add_test(tc, launch_filter);
 	suite_add_tcase(s, tc);
 	return s;

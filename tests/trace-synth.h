@@ -43,6 +43,14 @@ struct synth_opts {
 	/* process p allocates p + 1 blocks of SYNTH_MEM_BLOCK bytes of device memory after its
 	 * metadata and frees them at its end: its GPU's peak is (p + 1) blocks */
 	bool memory;
+	/* known differences and stragglers (gputrace diff, stats across ranks): */
+	unsigned slow_name;       /* k + 1: kernel name k runs twice as long; 0 none */
+	unsigned rename;          /* k + 1: kernel name k is "<its name>_renamed"; 0 none */
+	unsigned straggler;       /* p + 1: process p's kernels run 3x as long in the steps of */
+	uint64_t straggler_steps; /* this mask (bit n: its step n, counted from 0) */
+	/* each step ends when its GPU work has (as after torch.cuda.synchronize()), so its NVTX
+	 * range holds the GPU work of its launches */
+	bool sync_steps;
 };
 
 /* NCCL's all-reduce kernel as CUPTI names it (mangled) */
@@ -88,6 +96,8 @@ struct synth_proc {
 	uint64_t step_ns;        /* when its current step began (CPU) */
 	uint64_t kernels;        /* kernels of this process so far */
 	uint64_t colls;          /* nccl_every's collectives of this process so far */
+	uint32_t step;           /* its current step, from 0 */
+	uint32_t _pad;
 };
 
 enum synth_phase {
@@ -328,18 +338,12 @@ static inline void synth_batch(struct synth *s)
 		if (pr->pos == 0)
 			pr->step_ns = a->start_ns;
 		pr->pos = (pr->pos + 1) % s->seq_len;
-		if (s->o.steps && pr->pos == 0) {
-			/* the step's launches are done: its range ends, written at its pop */
-			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
-
-			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
-			n->start_ns = pr->step_ns;
-			n->end_ns = a->end_ns + 200;
-			n->tid = n->end_tid = pid;
-			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
-			n->kind = GT_NVTX_PUSH_POP;
-		}
 		dur = typical - typical / 20 + (r >> 32) % (typical / 10 + 1);
+		if (s->o.slow_name && k->name_id == SYNTH_STR_KERNEL0 + s->o.slow_name - 1)
+			dur *= 2;
+		if (s->o.straggler == s->proc + 1 && pr->step < 64 &&
+		    (s->o.straggler_steps >> pr->step) & 1)
+			dur *= 3;
 		if (pr->gpu_ns < a->end_ns + 1000)
 			pr->gpu_ns = a->end_ns + 1000;
 		k->span.start_ns = pr->gpu_ns + 1000 + (r >> 44) % 2000;
@@ -350,6 +354,24 @@ static inline void synth_batch(struct synth *s)
 		pr->gpu_ns = k->span.end_ns;
 		if (s->o.nccl_every && ++pr->kernels % s->o.nccl_every == 0)
 			synth_nccl(s, s->proc, pr->colls++, k);
+		if (pr->pos == 0)
+			pr->step++;
+		if (s->o.steps && pr->pos == 0) {
+			/* the step's launches are done: its range ends, written at its pop */
+			struct gt_rec_nvtx *n = &s->step[s->nsteps++];
+
+			synth_hdr(n, GT_REC_NVTX, sizeof(*n), pid);
+			n->start_ns = pr->step_ns;
+			n->end_ns = a->end_ns + 200;
+			if (s->o.sync_steps && n->end_ns < pr->gpu_ns + 200) {
+				/* it waited for its GPU work */
+				n->end_ns = pr->gpu_ns + 200;
+				pr->cpu_ns = n->end_ns + 500;
+			}
+			n->tid = n->end_tid = pid;
+			n->message_id = SYNTH_STR_KERNEL0 + s->o.names;
+			n->kind = GT_NVTX_PUSH_POP;
+		}
 	}
 	if (s->o.memcpy && (s->emitted / SYNTH_BATCH) % 2 == 1) {
 		struct gt_rec_memcpy *c = &s->copy;
@@ -485,6 +507,9 @@ static inline bool synth_next(struct synth *s, union synth_buf *b)
 				int n = s->o.nccl && k == 0
 				                ? snprintf(name, sizeof(name), "%s", SYNTH_NCCL_KERNEL)
 				                : synth_kernel_name(k, name, sizeof(name));
+
+				if (s->o.rename == k + 1 && n > 0 && (size_t)n + 9 < sizeof(name))
+					n += snprintf(name + n, sizeof(name) - (size_t)n, "_renamed");
 
 				synth_string(b, SYNTH_STR_KERNEL0 + k, name, (size_t)n);
 				b->rec.hdr.pid = pid0;

@@ -6,8 +6,11 @@
 #               hundred runtime API calls per step
 #   loop-graph  the same training step captured once as a CUDA graph and replayed
 #   xfmr        a transformer training step: bf16 autocast, backward, AdamW
-# Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE]
+# Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE] [--nvtx]
 #   --torch-profiler  run under torch.profiler with CUDA activities only
+#   --nvtx            mark each step with NVTX ranges as PyTorch's profiler names steps,
+#                     "ProfilerStep#N", and (xfmr) "forward", "backward" and "optimizer"
+#                     inside it (for gputrace run --live: bench/live-gpu.sh)
 #   --parity FILE     call cudaProfilerStart/Stop around the timed steps (for gputrace run
 #                     --capture-range cudaProfilerApi); with --torch-profiler, record only
 #                     those steps and write the kernels' names and counts to FILE (JSON)
@@ -28,6 +31,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 WINDOW = 50
+NVTX = "--nvtx" in sys.argv[1:]
 
 
 def small_mlp():
@@ -98,7 +102,30 @@ def xfmr_step():
             loss = loss_fn(head(h).flatten(0, 1), tokens[:, 1:].flatten())
         loss.backward()
         opt.step()
-    return step
+
+    def marked_step():
+        rng = torch.cuda.nvtx.range
+        opt.zero_grad(set_to_none=True)
+        with rng("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
+            h = body(emb(tokens[:, :-1]), mask=mask, is_causal=True)
+            loss = loss_fn(head(h).flatten(0, 1), tokens[:, 1:].flatten())
+        with rng("backward"):
+            loss.backward()
+        with rng("optimizer"):
+            opt.step()
+    return marked_step if NVTX else step
+
+
+def with_steps(step):
+    """Each call of step inside an NVTX range ProfilerStep#N, N counting from 0."""
+    count = [0]
+
+    def marked():
+        torch.cuda.nvtx.range_push("ProfilerStep#%d" % count[0])
+        count[0] += 1
+        step()
+        torch.cuda.nvtx.range_pop()
+    return marked
 
 
 WORKLOADS = {"loop": (loop_step, 600), "loop-graph": (loop_graph_step, 600),
@@ -163,6 +190,8 @@ def main():
     for name in names:
         make, default_steps = WORKLOADS[name]
         step = make()
+        if NVTX:
+            step = with_steps(step)
         n = steps or default_steps
         if not profiler:
             if parity:

@@ -16,7 +16,8 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats export sql view info merge doctor --help --version" \
+		COMPREPLY=($(compgen -W "run stats diff export sql view info merge doctor --help \
+			--version" \
 			-- "$cur"))
 		return
 	fi
@@ -29,7 +30,8 @@ _gputrace() {
 			case ${COMP_WORDS[i]} in
 			--) _gputrace_program $((i + 1)); return ;;
 			-o | --output | -t | --trace | --api | --capture-range | --delay | --duration | \
-				--buffer-size | --flush-interval | --write-queue | --graph | --export)
+				--buffer-size | --flush-interval | --write-queue | --graph | --export | \
+				--live-interval)
 				((i++)) ;;
 			-*) ;;
 			*) _gputrace_program $i; return ;;
@@ -48,12 +50,14 @@ _gputrace() {
 			return ;;
 		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
 		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
-		--delay | --duration | --buffer-size | --flush-interval | --write-queue) return ;;
+		--delay | --duration | --buffer-size | --flush-interval | --write-queue | \
+			--live-interval) return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
 				--capture-range --delay --duration --buffer-size --flush-interval
-				--write-queue --graph --export --stats --view --view= -h --help --" -- "$cur"))
+				--write-queue --graph --export --stats --view --view= --live --live-interval
+				-h --help --" -- "$cur"))
 			[[ ${COMPREPLY[0]} == --view= ]] && compopt -o nospace 2>/dev/null
 		else
 			COMPREPLY=($(compgen -c -- "$cur"))
@@ -62,15 +66,31 @@ _gputrace() {
 	stats)
 		case $prev in
 		-r | --report)
-			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses all
+			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses \
+				breakdown steps stragglers all
 			return ;;
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		-n | --limit) return ;;
+		--by) COMPREPLY=($(compgen -W "rank process device host" -- "$cur")); return ;;
+		-n | --limit | --step | --min-lag) return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --mangled
-				-h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --by
+				--step --min-lag --mangled -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	diff)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--metric) COMPREPLY=($(compgen -W "gpu-time step-time" -- "$cur")); return ;;
+		-n | --limit | --step | --fail-above) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format -o --output -n --limit --mangled --step
+				--fail-above --metric -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -14,10 +14,16 @@
 
 struct gt_client;
 
+struct gt_envconf;
+
 struct gt_client_options {
 	size_t ring_bytes;                /* 0: GT_RING_DEFAULT_BYTES */
 	uint64_t flush_interval_ns;       /* standalone drainer period; 0: default */
 	const struct gt_trace_info *info; /* versions for the header (standalone); may be NULL */
+	/* the settings (src/envconf.c parsed them from GPUTRACE_*): standalone, the writer's
+	 * queue (write_queue_bytes) and how long the close waits for it (write_timeout_ns);
+	 * NULL: their defaults */
+	const struct gt_envconf *settings;
 };
 
 /* Create the ring and connect (or start the standalone drainer). The process's PROCESS
@@ -45,7 +51,8 @@ void gt_client_set_exit_status(struct gt_client *c, int status);
 /* At exit or detach: session mode sends goodbye and closes the connection; standalone mode
  * drains everything, writes PROCESS_END and closes the file. Standalone, it waits as long as
  * the drainer or the writer makes progress (a slow disk legitimately takes seconds) and gives
- * up after GPUTRACE_WRITE_TIMEOUT seconds (default 60) in which nothing moved.
+ * up after the settings' write_timeout_ns (GPUTRACE_WRITE_TIMEOUT, default 60 s) in which
+ * nothing moved.
  * Returns 0, with *path the trace; or -errno with *errmsg a one-line reason that names the
  * file left behind and *path that file: on a write error or a stall (-ETIMEDOUT) the
  * temporary PATH.tmp-<pid>, which the reader recovers; on another error (the final drain

@@ -24,6 +24,23 @@ struct gt_drain_proc; /* one per registered process */
 /* The string written for an id whose STRING never arrived. */
 #define GT_DRAIN_UNKNOWN_STRING "<unknown>"
 
+/* A tap: every record the drainer writes to the trace, also handed to an observer on the
+ * drainer's own thread, right after the writer took it (gputrace run --live). Callbacks must
+ * return quickly and must not call back into the drainer; they cannot fail the drain. */
+struct gt_drain_tap {
+	/* A record as written: global string ids, the registered pid (strings come through
+	 * `string`, never here). */
+	void (*record)(void *ctx, const struct gt_rec_hdr *rec);
+	/* The content of global string `id`, written for process `pid`: before the records
+	 * that use it, or later for an id a record referenced first. s is not NUL-terminated
+	 * and is valid during the call only. */
+	void (*string)(void *ctx, uint32_t pid, uint32_t id, const char *s, size_t len);
+	/* The end of a pass over process `pid`'s ring: `ring_dropped` records its producers
+	 * dropped so far that no LOSS record reports yet (0 once the process is finished). */
+	void (*pass)(void *ctx, uint32_t pid, uint64_t ring_dropped);
+	void *ctx;
+};
+
 /* Create a drainer writing to `writer` (borrowed; must outlive the drainer).
  * Returns 0 and *ret, or -ENOMEM. */
 int gt_drain_new(struct gt_writer *writer, struct gt_drain **ret);
@@ -31,6 +48,10 @@ int gt_drain_new(struct gt_writer *writer, struct gt_drain **ret);
 /* Finish every process still open (GT_END_UNKNOWN, producers treated as dead) and free.
  * The writer is not closed. NULL is accepted. */
 void gt_drain_free(struct gt_drain *d);
+
+/* Hand every record written from now on to `tap` too (borrowed; must outlive the drainer);
+ * NULL: none. Without a tap the drainer costs one test of a pointer per record more. */
+void gt_drain_set_tap(struct gt_drain *d, const struct gt_drain_tap *tap);
 
 /* Start a process: write its PROCESS record (and strings) from `info`, stamped with
  * start_ns and flags (GT_PROCESS_*). `ring` becomes owned by the process (freed at finish);

@@ -64,8 +64,17 @@ enum gt_envconf_key {
 	GT_ENVCONF_FLUSH_MS,    /* GPUTRACE_FLUSH_MS */
 	GT_ENVCONF_CAPTURE,     /* GPUTRACE_CAPTURE_RANGE */
 	GT_ENVCONF_GRAPH,       /* GPUTRACE_GRAPH */
+	GT_ENVCONF_WRITE_QUEUE, /* GPUTRACE_WRITE_QUEUE; `gputrace run --write-queue` */
+	GT_ENVCONF_WRITE_TIMEOUT, /* GPUTRACE_WRITE_TIMEOUT */
 	GT_ENVCONF_MAX
 };
+
+/* How long a standalone trace's close waits for a writer that makes no progress. */
+#define GT_WRITE_TIMEOUT_DEFAULT_NS (60ull * 1000 * 1000 * 1000)
+/* The longest GPUTRACE_WRITE_TIMEOUT: a day. */
+#define GT_WRITE_TIMEOUT_MAX_S 86400u
+/* The largest writer queue: 4 GiB. */
+#define GT_WRITE_QUEUE_MAX_BYTES (4ull << 30)
 
 struct gt_envconf {
 	unsigned trace;      /* enum gt_trace_bit mask */
@@ -78,6 +87,11 @@ struct gt_envconf {
 	bool graph_nodes;    /* GPUTRACE_GRAPH=node: per-node records instead of graph launches */
 	bool debug;          /* GPUTRACE_DEBUG set: diagnostics on stderr */
 	bool api_source_set; /* GPUTRACE_API_SOURCE was given (else a capture range picks it) */
+	/* the trace's writer (the CLI's in a session, the process's own standalone): compressed
+	 * chunks waiting for the disk, bytes (0: written from the drain, no queue) */
+	uint64_t write_queue_bytes;
+	/* standalone: how long the close waits without the writer making progress, ns */
+	uint64_t write_timeout_ns;
 };
 
 /* Environment lookup, so tests can parse without touching the process environment. */

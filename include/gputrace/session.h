@@ -15,11 +15,15 @@
 #include "gputrace/trace.h"
 
 struct gt_session;
+struct gt_drain_tap; /* gputrace/drain.h */
 
 struct gt_session_options {
 	uint64_t flush_interval_ns; /* drainer timer; 0 = default (100 ms) */
 	void (*on_process)(void *ctx, const struct gt_rec_process *p); /* may be NULL */
 	void *ctx;
+	/* Every record drained into the trace also goes to this tap (see gt_drain_set_tap);
+	 * borrowed, must outlive the session; NULL: none. */
+	const struct gt_drain_tap *tap;
 };
 
 /* Server: create the private directory and listening socket. The address to hand to

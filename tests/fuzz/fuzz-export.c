@@ -1,5 +1,6 @@
 /* libFuzzer target: what the CLI does with a trace once the reader has accepted it - the
- * run summary, the stats reports, and the chrome, perfetto and csv exporters - on
+ * run summary, the stats reports (of one trace, and across ranks), diff, and the chrome,
+ * perfetto and csv exporters - on
  * arbitrary traces (fuzz-trace.h's three modes). The exporters trust the reader's framing
  * but not the values: unknown enum values, string ids that were never defined, timestamps
  * in any order. Checks: failures come with a message, and the JSON outputs (chrome, stats
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../exporters/diff.h"
+#include "../../exporters/rankstats.h"
 #include "fuzz-trace.h"
 #include "gputrace/exporter.h"
 #include "gputrace/stats.h"
@@ -26,6 +29,8 @@ enum {
 	USE_CHROME,
 	USE_PERFETTO,
 	USE_CSV,
+	USE_RANKSTATS, /* stats across ranks, JSON, grouped by the consumer byte's next bits */
+	USE_DIFF,      /* the trace against itself, JSON, with a gate */
 	USE_MAX
 };
 
@@ -150,6 +155,67 @@ static int export(struct gt_reader *r, unsigned use, const char **msg)
 	return ret;
 }
 
+static int rankstats(struct gt_reader *r, unsigned by, const char **msg)
+{
+	struct gt_rankstats_options o = {.by = by % GT_RANKSTATS_BY_MAX,
+	                                 .format = GT_STATS_FORMAT_JSON,
+	                                 .min_lag_pct = GT_RANKSTATS_MIN_LAG_PCT};
+	struct gt_rankstats *rs = NULL;
+	FILE *f;
+	int ret;
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	if (gt_rankstats_new(&o, &rs) < 0)
+		return 0;
+	ret = gt_rankstats_add(rs, r, "fuzz", msg);
+	if (ret == 0)
+		ret = gt_rankstats_finish(rs);
+	if (ret == 0 && (f = open_memstream(&out, &out_len))) {
+		ret = gt_rankstats_write(rs, f, msg);
+		fclose(f);
+		if (ret == 0)
+			check_json("stats across ranks -f json");
+	}
+	if (ret == -ENOMEM && !*msg)
+		*msg = "out of memory";
+	gt_rankstats_free(rs);
+	return ret;
+}
+
+static int diff(struct gt_reader *r, const char **msg)
+{
+	struct gt_diff_options o = {.format = GT_STATS_FORMAT_JSON, .fail_above_pct = 5};
+	struct gt_diff *d = NULL;
+	FILE *f;
+	int ret;
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	if (gt_diff_new(&o, &d) < 0)
+		return 0;
+	ret = gt_diff_add(d, GT_DIFF_BASE, r, "base", msg);
+	if (ret == 0)
+		ret = gt_diff_add(d, GT_DIFF_NEW, r, "new", msg);
+	if (ret == 0)
+		ret = gt_diff_finish(d, msg);
+	if (ret == 0) {
+		/* a trace against itself: no change, no regression */
+		FUZZ_CHECK(!d->gate.regressed && d->nappeared == 0 && d->nvanished == 0,
+		           "a trace differs from itself");
+		if ((f = open_memstream(&out, &out_len))) {
+			ret = gt_diff_write(d, f, msg);
+			fclose(f);
+			if (ret == 0)
+				check_json("diff -f json");
+		}
+	}
+	gt_diff_free(d);
+	return ret;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gt_reader *r = NULL;
@@ -165,7 +231,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path || gt_reader_open(path, &r, &msg) < 0)
 		return 0;
 	msg = NULL;
-	ret = use < USE_CHROME ? report(r, use, &msg) : export(r, use, &msg);
+	ret = use < USE_CHROME   ? report(r, use, &msg)
+	      : use == USE_RANKSTATS ? rankstats(r, data[0] / USE_MAX, &msg)
+	      : use == USE_DIFF      ? diff(r, &msg)
+	                             : export(r, use, &msg);
 	FUZZ_CHECK(ret == 0 || (msg && *msg), "consumer %u failed (%d) without a message", use,
 	           ret);
 	gt_reader_close(r);

@@ -38,6 +38,36 @@ result() { # name status detail
 	esac
 }
 
+# ddp_stragglers TRACE: stats across ranks on the two-rank NCCL job of ddp-nccl: rank 1's
+# extra matmuls (torch_ddp.py) make it the straggler of steps 4 and 8, NCCL's kernels are
+# communication and their overlap with compute is a number (docs/stats.md, "Across ranks").
+# Prints every straggler step it finds.
+ddp_stragglers() {
+	local json="$work/ddp-stragglers.json"
+	if ! "$cli" stats "$1" --by rank -f json -o "$json" >"$work/ddp-stragglers.log" 2>&1; then
+		result ddp-stragglers fail "(gputrace stats exit $?)"; sed 's/^/    /' "$work/ddp-stragglers.log"; return
+	fi
+	if "${PYTHON:-python3}" - "$json" >"$work/ddp-stragglers.check" 2>&1 <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["stragglers"]
+assert s[0]["rank"] == 1, s
+steps = [r["step"] for r in d["steps"] if r["straggler"]]
+by = {r["step"]: r["slowest_rank"] for r in d["steps"] if r["straggler"]}
+assert by.get(4) == 1 and by.get(8) == 1, d["steps"]
+b = {r["rank"]: r for r in d["breakdown"]}
+for r in (0, 1):
+    assert b[r]["comm_ns"] is not None and b[r]["comm_overlap_pct"] is not None, b[r]
+print("straggler steps %s; comm overlapped compute: rank 0 %.2f %%, rank 1 %.2f %%" % (
+    ", ".join("%d (rank %d)" % (k, by[k]) for k in steps),
+    b[0]["comm_overlap_pct"], b[1]["comm_overlap_pct"]))
+PY
+		result ddp-stragglers pass "($(tail -n 1 "$work/ddp-stragglers.check"))"
+	else
+		result ddp-stragglers fail ""; sed 's/^/    /' "$work/ddp-stragglers.check" | head -n 20
+	fi
+}
+
 # run_standalone NAME CHECKMODE CHECKARG -- ENV... -- WORKLOAD ARGS...
 run_standalone() {
 	local name=$1 mode=$2 carg=$3
@@ -235,6 +265,7 @@ for r in (0, 1):
 print("2 ranks, nccl, 12 steps each, %d NCCL kernels in rank 1" % len(nccl))
 PY
 			result ddp-nccl pass "($(tail -n 1 "$work/ddp-nccl.check"))"
+			ddp_stragglers "$out"
 		else
 			result ddp-nccl fail ""; sed 's/^/    /' "$work/ddp-nccl.check" | head -n 20
 		fi ;;

@@ -1,0 +1,95 @@
+/* gputrace run after the program: the one line that says where the trace is, the summary
+ * (gt_stats_summary, on the catalog every output shares), --stats, --export; with -q only the
+ * losses. Runs in the CLI process. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../exporters/catalog.h"
+#include "cli.h"
+#include "gputrace/exporter.h"
+#include "gputrace/stats.h"
+#include "options.h"
+#include "run.h"
+
+/* Records the trace says were lost, as the catalog every output shares counts them; reads
+ * the file only when its footer counts any LOSS record. */
+static uint64_t quiet_losses(struct gt_reader *r)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	struct gt_catalog cat;
+	const char *msg = NULL;
+	uint64_t lost = 0;
+
+	if (fc && !fc->records[GT_REC_LOSS])
+		return 0;
+	if (gt_catalog_init(&cat, r) < 0)
+		return 0;
+	if (gt_catalog_read(&cat, r, &msg) >= 0)
+		lost = gt_catalog_lost_total(&cat);
+	gt_catalog_fini(&cat);
+	gt_reader_rewind(r);
+	return lost;
+}
+
+/* Summary, --stats and --export, once the file is complete. Returns a GT_EXIT_*
+ * code. */
+int gt_run_after_trace(struct run *run)
+{
+	struct gt_reader *r = NULL;
+	const char *msg = NULL;
+	char rec[32], size[32];
+	int ret;
+
+	if (!run->o.quiet)
+		fprintf(stderr, "gputrace: trace written to %s (%s records, %s)\n", run->path,
+		        gt_fmt_count(run->file_records, rec, sizeof(rec)),
+		        gt_fmt_bytes(gt_run_file_bytes(run->path), size, sizeof(size)));
+	ret = gt_reader_open(run->path, &r, &msg);
+	if (ret < 0) {
+		gt_cli_error("cannot read back %s: %s", run->path, msg ? msg : strerror(-ret));
+		return GT_EXIT_BAD_TRACE;
+	}
+	/* -q leaves out the summary, never the losses: a trace is not silently partial */
+	if (run->o.quiet) {
+		uint64_t lost = quiet_losses(r);
+
+		if (lost)
+			gt_cli_warn("%s records were lost; `gputrace info %s` lists them by source",
+			            gt_fmt_count(lost, rec, sizeof(rec)), run->path);
+		if (!run->o.stats && !run->o.export_name) {
+			gt_reader_close(r);
+			return GT_EXIT_OK;
+		}
+	} else {
+		fputc('\n', stderr);
+		if (gt_stats_summary(r, stderr, &msg) < 0)
+			gt_cli_warn("no summary: %s", msg ? msg : "unknown error");
+	}
+	if (run->o.stats && gt_stats_report(r, stderr, NULL, &msg) < 0)
+		gt_cli_warn("no statistics report: %s", msg ? msg : "unknown error");
+	if (run->o.export_name) {
+		const struct gt_exporter_ops *e = gt_exporter_find(run->o.export_name);
+		struct gt_export_options eo = {.demangle = 1};
+		struct gt_export_result res = {0};
+		char out[PATH_MAX + 16];
+
+		gt_opt_derived_name(run->path, e->extension, out, sizeof(out));
+		eo.output = out;
+		ret = gt_reader_rewind(r);
+		if (ret >= 0)
+			ret = e->run(r, &eo, &res, &msg);
+		if (ret < 0) {
+			gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
+			gt_reader_close(r);
+			return GT_EXIT_IO;
+		}
+		if (res.warning)
+			gt_cli_warn("%s", res.warning);
+		if (!run->o.quiet)
+			fprintf(stderr, "gputrace: exported %s (%s events)\n", out,
+			        gt_fmt_count(res.events, rec, sizeof(rec)));
+	}
+	gt_reader_close(r);
+	return GT_EXIT_OK;
+}

@@ -15,6 +15,7 @@
 #include "gputrace/trace.h"
 #include "options.h"
 #include "status-line.h"
+#include "window-opts.h"
 
 #define EXPORT_EXTENSION         ".gtrace"
 #define EXPORT_PROGRESS_AFTER_NS 300000000ull /* short exports never show a bar */
@@ -22,6 +23,8 @@
 struct progress {
 	struct gt_status_line line;
 	uint64_t start_ns;
+	uint64_t origin_ns; /* the trace's start, for the files' time ranges */
+	bool quiet;
 };
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -30,6 +33,19 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 	if (gt_now_ns() - p->start_ns >= EXPORT_PROGRESS_AFTER_NS)
 		gt_status_progress(&p->line, "exporting", done, total);
+}
+
+/* A piece of a perfetto export cut by --max-size: its name and what it holds. */
+static void on_file(void *ctx, const char *path, uint64_t from_ns, uint64_t to_ns)
+{
+	struct progress *p = ctx;
+
+	if (p->quiet)
+		return;
+	gt_status_clear(&p->line);
+	fprintf(stderr, "gputrace:   %s: %.3f s to %.3f s\n", path,
+	        from_ns > p->origin_ns ? (double)(from_ns - p->origin_ns) / 1e9 : 0.0,
+	        to_ns > p->origin_ns ? (double)(to_ns - p->origin_ns) / 1e9 : 0.0);
 }
 
 static void usage(FILE *out)
@@ -49,9 +65,11 @@ static void usage(FILE *out)
 	      "extension;\n"
 	      "                       - for standard output); an existing file is "
 	      "replaced\n"
-	      "      --max-size SIZE  split the output into numbered files above SIZE "
-	      "(chrome),\n"
-	      "                       e.g. 500M\n"
+	      "      --max-size SIZE  split the output into numbered files of at most SIZE, "
+	      "e.g.\n"
+	      "                       500M (chrome: in file order; perfetto: by time, each "
+	      "file\n"
+	      "                       a whole trace of its own)\n"
 	      "      --split ranks    chrome: one file per rank, OUT/rank-N.pt.trace.json, "
 	      "as\n"
 	      "                       Holistic Trace Analysis and TensorBoard read a job\n"
@@ -64,7 +82,8 @@ static void usage(FILE *out)
 	      "      --no-steps       chrome: write NVTX ranges under their own names\n"
 	      "      --mangled        keep kernel names as the compiler mangled them\n"
 	      "  -q, --quiet          no progress bar, no closing line\n"
-	      "  -h, --help           show this help\n",
+	      "  -h, --help           show this help\n"
+	      "\n" GT_CLI_WINDOW_HELP,
 	      out);
 }
 
@@ -127,12 +146,15 @@ int cmd_export(int argc, char **argv)
 	        {"no-steps", no_argument, NULL, 'N'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
+	        GT_CLI_WINDOW_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
 	const struct gt_exporter_ops *exp = NULL;
 	const char *format = NULL, *output = NULL, *in, *msg = NULL;
 	struct gt_export_options eo = {.demangle = 1};
 	struct gt_export_result res = {0};
+	struct gt_cli_window cw = {0};
+	struct gt_window_stats wst;
 	struct gt_reader *r = NULL;
 	struct progress prog;
 	char out[PATH_MAX + 16], names[128], count[32], size[32];
@@ -189,7 +211,12 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			return GT_EXIT_OK;
 		default:
-			return gt_cli_bad_option("export", c, argv);
+			ret = gt_cli_window_option(&cw, c, optarg, "export");
+			if (ret < 0)
+				return GT_EXIT_USAGE;
+			if (ret == 0)
+				return gt_cli_bad_option("export", c, argv);
+			break;
 		}
 	}
 	if (optind >= argc) {
@@ -235,13 +262,32 @@ int cmd_export(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	eo.output = out;
+	if (eo.max_bytes && strcmp(exp->name, "perfetto") == 0 && strcmp(out, "-") == 0) {
+		gt_cli_error(
+		        "export: --max-size cuts perfetto output into files; give -o, not -o -");
+		gt_reader_close(r);
+		return GT_EXIT_USAGE;
+	}
+	ret = gt_cli_window_resolve(&cw, r, in, "export");
+	if (ret != GT_EXIT_OK) {
+		gt_reader_close(r);
+		return ret;
+	}
+	if (cw.what[0] && !quiet)
+		fprintf(stderr, "gputrace: window: %s\n", cw.what);
+	if (!quiet && strcmp(out, "-") != 0)
+		gt_cli_window_too_big(r, &cw, exp->name, eo.max_bytes, in, false);
 	gt_status_init(&prog.line, !quiet);
 	prog.start_ns = gt_now_ns();
+	prog.origin_ns = gt_window_origin(r);
+	prog.quiet = quiet;
+	eo.on_file = on_file;
+	eo.file_ctx = &prog;
 	if (prog.line.enabled) {
 		eo.progress = on_progress;
 		eo.progress_ctx = &prog;
 	}
-	ret = exp->run(r, &eo, &res, &msg);
+	ret = gt_export_window(exp, r, &cw.w, &eo, &res, &msg, &wst);
 	gt_status_clear(&prog.line);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
@@ -274,6 +320,11 @@ int cmd_export(int argc, char **argv)
 		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
 		if (res.files > 1)
 			fprintf(stderr, " in %u files", res.files);
+		if (gt_window_any(&cw.w))
+			fprintf(stderr, "; read %s of %s chunks",
+			        gt_fmt_count(wst.chunks_read, size, sizeof(size)),
+			        gt_fmt_count(wst.chunks_read + wst.chunks_passed, count,
+			                     sizeof(count)));
 		fputs(")\n", stderr);
 		if (res.ranks > 1 && exp == gt_exporter_find("chrome"))
 			fprintf(stderr,

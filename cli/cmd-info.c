@@ -22,6 +22,54 @@
 /* Processes listed after a GPU's uuid as its users. */
 #define USERS_MAX 8u
 
+/* Whether windows of the trace can seek (docs/format.md, "Footer"). */
+static void print_index(struct gt_reader *r)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	struct gt_chunk_info ci;
+
+	if (!fc)
+		printf("index:       none (windows read the whole file; "
+		       "gputrace info --reindex makes one)\n");
+	else if (gt_reader_chunk_info(r, 0, &ci) == 1 && !ci.have_types)
+		printf("index:       %" PRIu64 " chunks, without their record types "
+		       "(windows read the whole file; gputrace info --reindex adds them)\n",
+		       fc->chunks);
+	else
+		printf("index:       %" PRIu64 " chunk%s, with their record types\n", fc->chunks,
+		       fc->chunks == 1 ? "" : "s");
+}
+
+/* gputrace info --reindex FILE. */
+static int reindex(const char *path)
+{
+	struct gt_reindex_result res;
+	const char *errmsg = NULL;
+	int ret = gt_trace_reindex(path, &res, &errmsg);
+
+	if (ret < 0) {
+		gt_cli_error("%s: %s", path, errmsg ? errmsg : strerror(-ret));
+		if (ret == -ENOENT)
+			return GT_EXIT_NO_INPUT;
+		return ret == -EINVAL || ret == -EPROTO || ret == -EPROTONOSUPPORT
+		               ? GT_EXIT_BAD_TRACE
+		               : GT_EXIT_IO;
+	}
+	printf("%s: reindexed: %" PRIu64 " records in %" PRIu64 " chunks, %" PRIu64 " -> %" PRIu64
+	       " bytes (it had %s)\n",
+	       path, res.records, res.chunks, res.bytes_before, res.bytes_after,
+	       !res.had_index   ? "no index: recovered"
+	       : !res.had_types ? "an index without chunk types"
+	                        : "an index with chunk types");
+	if (res.chunks_skipped)
+		printf("%s: %" PRIu64 " damaged chunk%s could not be read and %s left out\n", path,
+		       res.chunks_skipped, res.chunks_skipped == 1 ? "" : "s",
+		       res.chunks_skipped == 1 ? "is" : "are");
+	if (res.records_dropped)
+		printf("%s: %" PRIu64 " malformed records left out\n", path, res.records_dropped);
+	return fflush(stdout) == 0 ? GT_EXIT_OK : GT_EXIT_IO;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: gputrace info [options] FILE\n"
@@ -35,9 +83,19 @@ static void usage(FILE *out)
 	      "chunks are still read).\n"
 	      "\n"
 	      "Options:\n"
-	      "  -h, --help  show this help\n"
+	      "      --reindex  write the trace again with a complete index (chunk offsets, "
+	      "time\n"
+	      "                 ranges and record types), so that windows of it (export "
+	      "--from,\n"
+	      "                 --nvtx) read only the chunks they need: for traces cut short "
+	      "and\n"
+	      "                 traces from before chunk types; crash-safe (a new file renamed "
+	      "over\n"
+	      "                 the old)\n"
+	      "  -h, --help     show this help\n"
 	      "\n"
-	      "Exit status: 0, 64 usage error, 65 unreadable trace, 66 no such file.\n",
+	      "Exit status: 0, 64 usage error, 65 unreadable trace, 66 no such file, 74 write\n"
+	      "error (--reindex).\n",
 	      out);
 }
 
@@ -237,7 +295,7 @@ static void print_losses(const struct gt_reader_status *st, const struct gt_cata
 		       st->records_skipped);
 }
 
-static void print_info(const char *path, const struct gt_reader *r, const struct gt_catalog *c)
+static void print_info(const char *path, struct gt_reader *r, const struct gt_catalog *c)
 {
 	const struct gt_trace_header *h = gt_reader_header(r);
 	const struct gt_reader_status *st = gt_reader_status(r);
@@ -300,15 +358,18 @@ static void print_info(const char *path, const struct gt_reader *r, const struct
 		       st->chunks_read, st->chunks_skipped, st->bytes_skipped);
 	else
 		printf("recovered:   no\n");
+	print_index(r);
 }
 
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	        {"help", no_argument, NULL, 'h'},
+	        {"reindex", no_argument, NULL, 'R'},
 	        {NULL, 0, NULL, 0},
 	};
 	struct gt_catalog cat;
+	bool do_reindex = false;
 	struct gt_reader *r = NULL;
 	const char *path, *errmsg = NULL;
 	int c, ret, status;
@@ -320,6 +381,9 @@ int cmd_info(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return GT_EXIT_OK;
+		case 'R':
+			do_reindex = true;
+			break;
 		default:
 			gt_cli_error("info: unknown option '%s'; see 'gputrace info --help'",
 			             argv[optind - 1]);
@@ -336,6 +400,8 @@ int cmd_info(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	path = argv[optind];
+	if (do_reindex)
+		return reindex(path);
 	ret = gt_reader_open(path, &r, &errmsg);
 	if (ret < 0) {
 		gt_cli_error("%s: %s", path, errmsg ? errmsg : strerror(-ret));

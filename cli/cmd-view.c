@@ -57,6 +57,14 @@ static void usage(FILE *out)
 	      "                   default 0: wait)\n"
 	      "  -v, --verbose    a line for every request answered\n"
 	      "  -h, --help       show this help\n"
+	      "      --first-steps N  view the first N steps of the training loop (NVTX "
+	      "ranges\n"
+	      "                   ProfilerStep#N, step, train_step, iteration); or any window "
+	      "below\n"
+	      "\n" GT_CLI_WINDOW_HELP
+	      "  A window is exported to TRACE.window.pftrace each time. A trace too large for "
+	      "the\n"
+	      "  UI (about 2 GB of protobuf, estimated before exporting) needs one.\n"
 	      "\n"
 	      "The browser: $BROWSER (commands separated by ':', %s for the URL), else "
 	      "xdg-open when\n"
@@ -102,9 +110,10 @@ static void on_stop_while_exporting(int sig)
 	raise(sig);
 }
 
-/* Export `trace` to `out` through a temporary file renamed into place, so an interrupted
- * export never passes for a fresh one. Returns a GT_EXIT_* code. */
-static int export_trace(const char *trace, const char *out, const char *cmd)
+/* Export what window w keeps of `trace` to `out` through a temporary file renamed into place,
+ * so an interrupted export never passes for a fresh one. Returns a GT_EXIT_* code. */
+static int export_trace(const char *trace, const char *out, const char *cmd,
+                        const struct gt_window *w)
 {
 	const struct gt_exporter_ops *exp = gt_exporter_find("perfetto");
 	struct gt_export_options eo = {.demangle = 1};
@@ -159,7 +168,7 @@ static int export_trace(const char *trace, const char *out, const char *cmd)
 		eo.progress = on_progress;
 		eo.progress_ctx = &prog;
 	}
-	ret = exp->run(r, &eo, &res, &msg);
+	ret = gt_export_window(exp, r, w, &eo, &res, &msg, NULL);
 	gt_status_clear(&prog.line);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
@@ -358,6 +367,52 @@ static void on_response(void *ctx, const struct gt_httpd_response *r)
 		        gt_fmt_count(r->body_bytes, n, sizeof(n)), response_note(r));
 }
 
+/* The window --first-steps or the window options choose, resolved on the trace. Returns a
+ * GT_EXIT_* code. */
+static int window_of(const char *trace, const struct gt_view_opts *o, struct gt_cli_window *cw,
+                     const char *cmd)
+{
+	struct gt_reader *r = NULL;
+	const char *msg = NULL;
+	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
+
+	if (ret < 0) {
+		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
+		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+	}
+	if (o->first_steps)
+		ret = gt_cli_window_first_steps(cw, r, o->first_steps, trace, cmd);
+	else
+		ret = gt_cli_window_resolve(cw, r, trace, cmd);
+	if (ret == GT_EXIT_OK && cw->what[0])
+		fprintf(stderr, "gputrace: window: %s\n", cw->what);
+	gt_reader_close(r);
+	return ret;
+}
+
+/* Before exporting the whole trace: whether it fits the UI, by the chunk index's estimate; if
+ * not, the windows that would, and GT_EXIT_UNAVAILABLE. */
+static int fits_ui(const char *trace, const char *cmd)
+{
+	struct gt_cli_window none = {0};
+	struct gt_reader *r = NULL;
+	const char *msg = NULL;
+	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
+
+	if (ret < 0) {
+		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
+		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+	}
+	ret = gt_cli_window_too_big(r, &none, "perfetto", 0, trace, true);
+	gt_reader_close(r);
+	if (!ret)
+		return GT_EXIT_OK;
+	gt_cli_error("%s: %s is too large to view whole; view a window of it (above), or open "
+	             "it with Perfetto's trace_processor --httpd",
+	             cmd, trace);
+	return GT_EXIT_UNAVAILABLE;
+}
+
 int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd)
 {
 	char served[PATH_MAX + 16], url_path[VIEW_URL_NAME_MAX + 2], url[512], size[32];
@@ -382,14 +437,32 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 		return GT_EXIT_NO_INPUT;
 	}
 	if (ends_with(trace, VIEW_EXT)) {
+		if (o->first_steps || gt_cli_window_given(&o->window)) {
+			gt_cli_error("%s: %s is an export already; a window needs the .gtrace", cmd,
+			             trace);
+			return GT_EXIT_USAGE;
+		}
 		snprintf(served, sizeof(served), "%s", trace);
+	} else if (o->first_steps || gt_cli_window_given(&o->window)) {
+		struct gt_cli_window cw = o->window;
+
+		code = window_of(trace, o, &cw, cmd);
+		if (code)
+			return code;
+		gt_opt_derived_name(trace, ".window" VIEW_EXT, served, sizeof(served));
+		code = export_trace(trace, served, cmd, &cw.w);
+		if (code)
+			return code;
 	} else {
 		gt_opt_derived_name(trace, VIEW_EXT, served, sizeof(served));
 		if (stat(served, &ps) == 0 && S_ISREG(ps.st_mode) && newer(&ps, &ts)) {
 			fprintf(stderr, "gputrace: %s is newer than %s: serving it as it is\n",
 			        served, trace);
 		} else {
-			code = export_trace(trace, served, cmd);
+			code = fits_ui(trace, cmd);
+			if (code)
+				return code;
+			code = export_trace(trace, served, cmd, NULL);
 			if (code)
 				return code;
 		}
@@ -530,12 +603,17 @@ int gt_cli_view_option(const char *port, struct gt_view_opts *o)
 int cmd_view(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"port", required_argument, NULL, 'P'},    {"no-open", no_argument, NULL, 'n'},
-	        {"timeout", required_argument, NULL, 'T'}, {"verbose", no_argument, NULL, 'v'},
-	        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	        {"port", required_argument, NULL, 'P'},
+	        {"no-open", no_argument, NULL, 'n'},
+	        {"timeout", required_argument, NULL, 'T'},
+	        {"verbose", no_argument, NULL, 'v'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"first-steps", required_argument, NULL, 'S'},
+	        GT_CLI_WINDOW_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	struct gt_view_opts o = {.port = GT_VIEW_PORT};
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
@@ -563,8 +641,22 @@ int cmd_view(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return GT_EXIT_OK;
+		case 'S':
+			if (gt_opt_uint(optarg, 1, 1000000, &o.first_steps) < 0) {
+				gt_cli_error(
+				        "view: --first-steps: '%s' is not valid; use a number of "
+				        "steps, e.g. 10",
+				        optarg);
+				return GT_EXIT_USAGE;
+			}
+			break;
 		default:
-			return gt_cli_bad_option("view", c, argv);
+			r = gt_cli_window_option(&o.window, c, optarg, "view");
+			if (r < 0)
+				return GT_EXIT_USAGE;
+			if (r == 0)
+				return gt_cli_bad_option("view", c, argv);
+			break;
 		}
 	}
 	if (optind >= argc) {
@@ -574,6 +666,12 @@ int cmd_view(int argc, char **argv)
 	}
 	if (optind + 1 < argc) {
 		gt_cli_error("view: one trace file at a time ('%s' is extra)", argv[optind + 1]);
+		return GT_EXIT_USAGE;
+	}
+	if (o.first_steps && (o.window.from || o.window.to || o.window.nvtx)) {
+		gt_cli_error(
+		        "view: --first-steps and --from/--to/--nvtx both choose the time; give "
+		        "one of them");
 		return GT_EXIT_USAGE;
 	}
 	return gt_cli_view(argv[optind], &o, "view");

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "window-opts.h"
+
 #define GT_VIEW_PORT   9001 /* Perfetto's own tools serve traces there */
 #define GT_VIEW_ORIGIN "https://ui.perfetto.dev"
 /* What the UI holds in the browser: about 2 GB (Perfetto's "Visualising large traces"). */
@@ -18,6 +20,8 @@ struct gt_view_opts {
 	bool no_open;        /* print the URL, start no browser */
 	bool verbose;        /* a line per request answered */
 	uint64_t timeout_ns; /* give up after this long without the fetch; 0: never */
+	struct gt_cli_window window; /* view: a window of the trace (none given: all of it) */
+	uint64_t first_steps;        /* view: > 0, the window of the first this many steps */
 };
 
 /* View `trace` (a .gtrace, or a .pftrace served as it is). `cmd` names the caller in

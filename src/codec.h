@@ -22,7 +22,8 @@
 #define GT_HEADER_MAX_BYTES   (1u << 20) /* readers refuse longer headers */
 #define GT_HEADER_NSTRINGS    6u
 #define GT_CHUNK_HDR_BYTES    40u
-#define GT_INDEX_ENTRY_BYTES  40u
+#define GT_INDEX_ENTRY_BYTES  48u /* what this writer writes: with the chunk's types */
+#define GT_INDEX_ENTRY_MIN    40u /* the shortest a reader accepts: before the types */
 #define GT_TRAILER_BYTES      32u
 
 /* Largest uncompressed chunk payload a writer produces and a reader accepts. */

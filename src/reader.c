@@ -46,8 +46,11 @@ struct gt_reader {
 	uint64_t next_entry; /* footer mode: index entry to read next */
 	uint64_t pos;        /* scan mode: file offset to look at next */
 	uint64_t done;       /* bytes consumed, for progress */
-	uint8_t idx[INDEX_CACHE * GT_INDEX_ENTRY_BYTES];
+	uint8_t *idx_raw;    /* INDEX_CACHE entries as the file has them; owned */
+	struct gt_chunk_info idx[INDEX_CACHE];
 	uint64_t idx_first, idx_count; /* entries cached in idx */
+
+	struct gt_reader_filter filter; /* all NULL: none */
 
 	/* the current chunk */
 	ZSTD_DCtx *dctx;
@@ -297,7 +300,7 @@ static int read_footer(struct gt_reader *r)
 		goto out;
 	r->entry_bytes = gt_get_le32(head + 4);
 	n = gt_get_le64(head + 8);
-	if (memcmp(head, GT_FOOTER_MAGIC, 4) != 0 || r->entry_bytes < GT_INDEX_ENTRY_BYTES ||
+	if (memcmp(head, GT_FOOTER_MAGIC, 4) != 0 || r->entry_bytes < GT_INDEX_ENTRY_MIN ||
 	    r->entry_bytes > 4096 ||
 	    n > (len - FOOTER_HEAD_BYTES - FOOTER_TAIL_MIN) / r->entry_bytes)
 		goto out;
@@ -338,6 +341,8 @@ static void rewind_state(struct gt_reader *r)
 	r->status.chunks_skipped = 0;
 	r->status.bytes_skipped = 0;
 	r->status.records_skipped = 0;
+	r->status.chunks_passed = 0;
+	r->status.records_dropped = 0;
 }
 
 int gt_reader_open(const char *path, struct gt_reader **ret, const char **errmsg)
@@ -377,6 +382,13 @@ int gt_reader_open(const char *path, struct gt_reader **ret, const char **errmsg
 	}
 	r->have_footer = err == 1;
 	r->status.recovered = !r->have_footer;
+	if (r->have_footer) {
+		r->idx_raw = malloc((size_t)INDEX_CACHE * r->entry_bytes);
+		if (!r->idx_raw) {
+			err = fail(errmsg, "out of memory", -ENOMEM);
+			goto out;
+		}
+	}
 	if (!r->have_footer && r->file_size == r->data_start) {
 		err = fail(errmsg,
 		           "no data: the file ends after its header (the writer stopped early)",
@@ -454,42 +466,54 @@ static int load_chunk(struct gt_reader *r, const struct gt_chunk_hdr *h, uint64_
 	return 1;
 }
 
-static int index_entry(struct gt_reader *r, uint64_t k, uint64_t *off, struct gt_chunk_hdr *h)
+/* Entry k of the index (k < nchunks), through a cache of INDEX_CACHE entries. */
+static int index_entry(struct gt_reader *r, uint64_t k, const struct gt_chunk_info **ci)
 {
-	const uint8_t *e;
-
 	if (k < r->idx_first || k >= r->idx_first + r->idx_count) {
 		uint64_t n = r->nchunks - k < INDEX_CACHE ? r->nchunks - k : INDEX_CACHE;
-		uint64_t base = r->footer_offset + FOOTER_HEAD_BYTES;
 		int ret;
 
 		r->idx_count = 0;
-		if (r->entry_bytes == GT_INDEX_ENTRY_BYTES) {
-			ret = preadn(r->fd, r->idx, (size_t)n * GT_INDEX_ENTRY_BYTES,
-			             base + k * GT_INDEX_ENTRY_BYTES);
-			if (ret < 0)
-				return ret;
-		} else {
-			/* a newer writer made entries longer: read the part we know of each */
-			for (uint64_t i = 0; i < n; i++) {
-				ret = preadn(r->fd, r->idx + i * GT_INDEX_ENTRY_BYTES,
-				             GT_INDEX_ENTRY_BYTES, base + (k + i) * r->entry_bytes);
-				if (ret < 0)
-					return ret;
-			}
+		ret = preadn(r->fd, r->idx_raw, (size_t)n * r->entry_bytes,
+		             r->footer_offset + FOOTER_HEAD_BYTES + k * r->entry_bytes);
+		if (ret < 0)
+			return ret;
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *e = r->idx_raw + i * r->entry_bytes;
+			struct gt_chunk_info *c = &r->idx[i];
+
+			c->offset = gt_get_le64(e);
+			c->comp_bytes = gt_get_le32(e + 8);
+			c->raw_bytes = gt_get_le32(e + 12);
+			c->records = gt_get_le32(e + 16);
+			/* e + 20: the frame's crc, checked against the chunk header's below */
+			c->first_ts_ns = gt_get_le64(e + 24);
+			c->last_ts_ns = gt_get_le64(e + 32);
+			/* a newer writer may make entries longer still: the rest is skipped */
+			c->have_types = r->entry_bytes >= GT_INDEX_ENTRY_BYTES;
+			c->types = c->have_types ? gt_get_le64(e + 40) : UINT64_MAX;
 		}
 		r->idx_first = k;
 		r->idx_count = n;
 	}
-	e = r->idx + (k - r->idx_first) * GT_INDEX_ENTRY_BYTES;
-	*off = gt_get_le64(e);
-	h->comp_bytes = gt_get_le32(e + 8);
-	h->raw_bytes = gt_get_le32(e + 12);
-	h->records = gt_get_le32(e + 16);
-	h->crc = gt_get_le32(e + 20);
-	h->first_ts_ns = gt_get_le64(e + 24);
-	h->last_ts_ns = gt_get_le64(e + 32);
+	*ci = &r->idx[k - r->idx_first];
 	return 0;
+}
+
+int gt_reader_chunk_info(struct gt_reader *r, uint64_t k, struct gt_chunk_info *out)
+{
+	const struct gt_chunk_info *ci;
+	int ret;
+
+	if (!r || !out)
+		return -EINVAL;
+	if (!r->have_footer || k >= r->nchunks)
+		return 0;
+	ret = index_entry(r, k, &ci);
+	if (ret < 0)
+		return ret;
+	*out = *ci;
+	return 1;
 }
 
 static void skip_chunk(struct gt_reader *r, uint64_t bytes)
@@ -503,13 +527,27 @@ static int next_chunk_indexed(struct gt_reader *r)
 {
 	while (r->next_entry < r->nchunks) {
 		uint8_t hb[GT_CHUNK_HDR_BYTES];
+		const struct gt_chunk_info *ci;
 		struct gt_chunk_hdr ix, h;
-		uint64_t off;
+		uint64_t off, k = r->next_entry++;
 		int ret;
 
-		ret = index_entry(r, r->next_entry++, &off, &ix);
+		ret = index_entry(r, k, &ci);
 		if (ret < 0)
 			return ret;
+		off = ci->offset;
+		ix.comp_bytes = ci->comp_bytes;
+		ix.raw_bytes = ci->raw_bytes;
+		ix.records = ci->records;
+		ix.crc = gt_get_le32(r->idx_raw + (k - r->idx_first) * r->entry_bytes + 20);
+		ix.first_ts_ns = ci->first_ts_ns;
+		ix.last_ts_ns = ci->last_ts_ns;
+		if (r->filter.chunk && !r->filter.chunk(r->filter.ctx, ci)) {
+			r->status.chunks_passed++;
+			if (off <= r->footer_offset)
+				r->done = off;
+			continue;
+		}
 		if (!chunk_sane(&ix) || off < r->data_start || off > r->footer_offset ||
 		    GT_CHUNK_HDR_BYTES + (uint64_t)ix.comp_bytes > r->footer_offset - off) {
 			/* the footer's checksum held, so this is a writer bug; pass over it */
@@ -630,6 +668,16 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
 					if (ret < 0)
 						return ret;
 				}
+				if (r->filter.record) {
+					const union gt_record *kept =
+					        r->filter.record(r->filter.ctx, *rec);
+
+					if (!kept) {
+						r->status.records_dropped++;
+						continue;
+					}
+					*rec = kept;
+				}
 				return 1;
 			}
 			r->status.records_skipped++;
@@ -655,6 +703,17 @@ const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r)
 const struct gt_reader_status *gt_reader_status(const struct gt_reader *r)
 {
 	return &r->status;
+}
+
+int gt_reader_set_filter(struct gt_reader *r, const struct gt_reader_filter *f)
+{
+	if (!r)
+		return -EINVAL;
+	if (f)
+		r->filter = *f;
+	else
+		memset(&r->filter, 0, sizeof(r->filter));
+	return 0;
 }
 
 int gt_reader_rewind(struct gt_reader *r)
@@ -688,5 +747,6 @@ void gt_reader_close(struct gt_reader *r)
 	free(r->str);
 	free(r->recs);
 	free(r->header_strings);
+	free(r->idx_raw);
 	free(r);
 }

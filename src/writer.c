@@ -23,6 +23,24 @@
 struct index_entry {
 	uint64_t offset; /* file offset of the chunk header */
 	struct gt_chunk_hdr hdr;
+	uint64_t types; /* bit t: the chunk holds a record of type t (bit 0: unclassified) */
+};
+
+/* Records go to one of two pending chunks, so that what every window of the trace needs
+ * (GT_TRACE_STATE_TYPES: strings, processes, devices, memory ...) sits in chunks of its
+ * own, and a windowed reader skips the event chunks outside its window. */
+enum pending_class {
+	PENDING_EVENTS,
+	PENDING_STATE,
+	PENDING_MAX
+};
+
+struct pending {
+	struct gt_codec codec; /* its own delta state and time range */
+	uint8_t *raw;          /* payload; chunk_bytes + GT_CODEC_MAX_RECORD, owned */
+	size_t raw_len;        /* bytes used in raw */
+	uint32_t raw_records;
+	uint64_t types; /* record types in raw, as the index entry's bits */
 };
 
 struct gt_writer {
@@ -36,14 +54,11 @@ struct gt_writer {
 	struct gt_writeq *q;       /* the writer thread's queue; NULL: written here */
 	_Atomic uint64_t progress; /* write() calls returned here (without a queue) */
 
-	struct gt_codec codec;
 	ZSTD_CCtx *cctx; /* reused for every chunk */
 
-	uint8_t *raw;       /* pending chunk payload; chunk_bytes + GT_CODEC_MAX_RECORD */
-	size_t raw_len;     /* bytes used in raw */
-	size_t chunk_bytes; /* compress once raw_len reaches this */
-	uint32_t raw_records;
-	uint8_t *out; /* chunk header + zstd frame, written with one write() */
+	struct pending pend[PENDING_MAX];
+	size_t chunk_bytes; /* compress a pending chunk once its raw_len reaches this */
+	uint8_t *out;       /* chunk header + zstd frame, written with one write() */
 	size_t out_cap;
 
 	struct index_entry *index; /* one per chunk written; owned */
@@ -155,7 +170,8 @@ static void writer_free(struct gt_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->cctx);
-	free(w->raw);
+	for (unsigned c = 0; c < PENDING_MAX; c++)
+		free(w->pend[c].raw);
 	free(w->out);
 	free(w->index);
 	free(w->path);
@@ -181,9 +197,11 @@ int gt_writer_open(const char *path, const struct gt_trace_info *info,
 	if (w->chunk_bytes > GT_CHUNK_MAX_RAW - GT_CODEC_MAX_RECORD)
 		w->chunk_bytes = GT_CHUNK_MAX_RAW - GT_CODEC_MAX_RECORD;
 	w->counts.first_ts_ns = UINT64_MAX;
-	r = gt_codec_init(&w->codec);
-	if (r < 0)
-		goto out;
+	for (unsigned c = 0; c < PENDING_MAX; c++) {
+		r = gt_codec_init(&w->pend[c].codec);
+		if (r < 0)
+			goto out;
+	}
 	r = -ENOMEM;
 	w->path = strdup(path);
 	if (!w->path || asprintf(&w->tmp_path, "%s.tmp-%ld", path, (long)getpid()) < 0) {
@@ -191,11 +209,15 @@ int gt_writer_open(const char *path, const struct gt_trace_info *info,
 		goto out;
 	}
 	raw_cap = w->chunk_bytes + GT_CODEC_MAX_RECORD;
-	w->raw = malloc(raw_cap);
+	for (unsigned c = 0; c < PENDING_MAX; c++) {
+		w->pend[c].raw = malloc(raw_cap);
+		if (!w->pend[c].raw)
+			goto out;
+	}
 	w->out_cap = GT_CHUNK_HDR_BYTES + ZSTD_compressBound(raw_cap);
 	w->out = malloc(w->out_cap);
 	w->cctx = ZSTD_createCCtx();
-	if (!w->raw || !w->out || !w->cctx)
+	if (!w->out || !w->cctx)
 		goto out;
 	w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
@@ -217,7 +239,8 @@ out:
 	return r;
 }
 
-static int push_index(struct gt_writer *w, uint64_t offset, const struct gt_chunk_hdr *h)
+static int push_index(struct gt_writer *w, uint64_t offset, const struct gt_chunk_hdr *h,
+                      uint64_t types)
 {
 	if (w->nindex == w->index_cap) {
 		size_t cap = w->index_cap ? w->index_cap * 2 : 256;
@@ -228,40 +251,37 @@ static int push_index(struct gt_writer *w, uint64_t offset, const struct gt_chun
 		w->index = ix;
 		w->index_cap = cap;
 	}
-	w->index[w->nindex++] = (struct index_entry){offset, *h};
+	w->index[w->nindex++] = (struct index_entry){offset, *h, types};
 	return 0;
 }
 
-int gt_writer_flush(struct gt_writer *w)
+/* Compress and write (or queue) pending chunk p as one chunk. */
+static int flush_pending(struct gt_writer *w, struct pending *p)
 {
 	struct gt_chunk_hdr h;
 	uint64_t offset;
 	size_t comp;
 	int r;
 
-	if (!w)
-		return -EINVAL;
-	if (writer_error(w))
-		return w->error;
-	if (!w->raw_len)
+	if (!p->raw_len)
 		return 0;
 	comp = ZSTD_compressCCtx(w->cctx, w->out + GT_CHUNK_HDR_BYTES,
-	                         w->out_cap - GT_CHUNK_HDR_BYTES, w->raw, w->raw_len, w->level);
+	                         w->out_cap - GT_CHUNK_HDR_BYTES, p->raw, p->raw_len, w->level);
 	if (ZSTD_isError(comp)) {
 		/* only a bad level or no memory can fail here; the output is large enough */
 		w->error = -ENOMEM;
 		return w->error;
 	}
 	h.comp_bytes = (uint32_t)comp;
-	h.raw_bytes = (uint32_t)w->raw_len;
-	h.records = w->raw_records;
+	h.raw_bytes = (uint32_t)p->raw_len;
+	h.records = p->raw_records;
 	h.crc = gt_crc32c(0, w->out + GT_CHUNK_HDR_BYTES, comp);
-	if (w->codec.first_ts_ns == UINT64_MAX) {
+	if (p->codec.first_ts_ns == UINT64_MAX) {
 		h.first_ts_ns = 0;
 		h.last_ts_ns = 0;
 	} else {
-		h.first_ts_ns = w->codec.first_ts_ns;
-		h.last_ts_ns = w->codec.last_ts_ns;
+		h.first_ts_ns = p->codec.first_ts_ns;
+		h.last_ts_ns = p->codec.last_ts_ns;
 		if (h.first_ts_ns < w->counts.first_ts_ns)
 			w->counts.first_ts_ns = h.first_ts_ns;
 		if (h.last_ts_ns > w->counts.last_ts_ns)
@@ -269,7 +289,7 @@ int gt_writer_flush(struct gt_writer *w)
 	}
 	gt_chunk_hdr_encode(w->out, &h);
 	offset = w->offset;
-	r = push_index(w, offset, &h);
+	r = push_index(w, offset, &h, p->types);
 	if (r < 0) {
 		w->error = r;
 		return r;
@@ -278,59 +298,99 @@ int gt_writer_flush(struct gt_writer *w)
 	if (r < 0)
 		return r;
 	w->counts.chunks++;
-	w->raw_len = 0;
-	w->raw_records = 0;
+	p->raw_len = 0;
+	p->raw_records = 0;
+	p->types = 0;
 	/* the next chunk must decode on its own */
-	gt_codec_reset(&w->codec);
+	gt_codec_reset(&p->codec);
 	return 0;
+}
+
+/* Write pending chunk c, after the state chunk: records refer to strings and processes that
+ * must come earlier in the file. */
+static int flush_class(struct gt_writer *w, enum pending_class c)
+{
+	int r = 0;
+
+	if (c != PENDING_STATE)
+		r = flush_pending(w, &w->pend[PENDING_STATE]);
+	return r < 0 ? r : flush_pending(w, &w->pend[c]);
+}
+
+int gt_writer_flush(struct gt_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (writer_error(w))
+		return w->error;
+	return flush_class(w, PENDING_EVENTS);
+}
+
+static enum pending_class class_of(unsigned type)
+{
+	return (GT_TRACE_STATE_TYPES >> type) & 1 ? PENDING_STATE : PENDING_EVENTS;
 }
 
 int gt_writer_write(struct gt_writer *w, const struct gt_rec_hdr *rec)
 {
+	enum pending_class c;
+	struct pending *p;
+
 	if (!w || !rec || gt_record_validate(rec, rec->size) < 0)
 		return -EINVAL;
 	if (writer_error(w))
 		return w->error;
-	w->raw_len += gt_codec_encode(&w->codec, rec, w->raw + w->raw_len);
-	w->raw_records++;
+	c = class_of(rec->type);
+	p = &w->pend[c];
+	p->raw_len += gt_codec_encode(&p->codec, rec, p->raw + p->raw_len);
+	p->raw_records++;
+	p->types |= 1ull << rec->type;
 	w->counts.records[rec->type]++;
-	if (w->raw_len >= w->chunk_bytes)
-		return gt_writer_flush(w);
+	if (p->raw_len >= w->chunk_bytes)
+		return flush_class(w, c);
 	return 0;
 }
 
 int gt_writer_string(struct gt_writer *w, uint32_t pid, uint32_t id, const char *s, size_t len)
 {
+	struct pending *p;
+
 	if (!w || id == GT_STRING_NONE || len > GT_STRING_MAX || (len && !s))
 		return -EINVAL;
 	if (writer_error(w))
 		return w->error;
-	w->raw_len += gt_codec_encode_string(&w->codec, pid, id, s, len, w->raw + w->raw_len);
-	w->raw_records++;
+	p = &w->pend[PENDING_STATE];
+	p->raw_len += gt_codec_encode_string(&p->codec, pid, id, s, len, p->raw + p->raw_len);
+	p->raw_records++;
+	p->types |= 1ull << GT_REC_STRING;
 	w->counts.records[GT_REC_STRING]++;
-	if (w->raw_len >= w->chunk_bytes)
-		return gt_writer_flush(w);
+	if (p->raw_len >= w->chunk_bytes)
+		return flush_class(w, PENDING_STATE);
 	return 0;
 }
 
 int gt_writer_append_encoded(struct gt_writer *w, const void *bytes, size_t len, uint32_t records)
 {
+	struct pending *p;
 	int r;
 
 	if (!w || (len && !bytes) || len > w->chunk_bytes + GT_CODEC_MAX_RECORD)
 		return -EINVAL;
 	if (writer_error(w))
 		return w->error;
-	if (w->raw_len + len > w->chunk_bytes + GT_CODEC_MAX_RECORD) {
+	p = &w->pend[PENDING_EVENTS];
+	if (p->raw_len + len > w->chunk_bytes + GT_CODEC_MAX_RECORD) {
 		r = gt_writer_flush(w);
 		if (r < 0)
 			return r;
 	}
 	if (len)
-		memcpy(w->raw + w->raw_len, bytes, len);
-	w->raw_len += len;
-	w->raw_records += records;
-	if (w->raw_len >= w->chunk_bytes)
+		memcpy(p->raw + p->raw_len, bytes, len);
+	p->raw_len += len;
+	p->raw_records += records;
+	/* whatever they are, a windowed reader must not pass over them */
+	p->types |= 1ull << 0;
+	if (p->raw_len >= w->chunk_bytes)
 		return gt_writer_flush(w);
 	return 0;
 }
@@ -364,6 +424,7 @@ static int write_footer(struct gt_writer *w)
 		gt_put_le32(p + 20, e->hdr.crc);
 		gt_put_le64(p + 24, e->hdr.first_ts_ns);
 		gt_put_le64(p + 32, e->hdr.last_ts_ns);
+		gt_put_le64(p + 40, e->types);
 	}
 	gt_put_le32(p, GT_REC_MAX);
 	gt_put_le32(p + 4, 0);

@@ -106,6 +106,127 @@ if [ -n "$mktrace" ]; then
 		fail "recovered csv: $(tail -n +2 cut2-kernel.csv | wc -l) kernel rows, expected 20000"
 fi
 
+# ---- windows (docs/cli.md, "Windows") ----
+if [ -n "$mktrace" ]; then
+	"$mktrace" -o w.gtrace --kernels 20000 --api --processes 2 --names 50 --steps \
+		--chunk-bytes 16384 >/dev/null || fail "mktrace could not write w.gtrace"
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o all.csv -q
+	start=$(tail -n +2 all-process.csv | cut -d, -f2 | sort -n | head -n 1)
+	# 20 ms to 35 ms after the start: rows of the whole export that meet the window, counted
+	# here with awk, against the window's own export (slices cut at the edges)
+	from=$((start + 20000000)) to=$((start + 35000000))
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o win.csv --from 20ms --to +15ms
+	err_has_line "gputrace: window: 0.020 s to 0.035 s"
+	err_matches '^gputrace: wrote win\.csv \([0-9,]+ events, [0-9.]+ KiB in [0-9]+ files; read [0-9]+ of [0-9]+ chunks\)$'
+	chunks=$(sed -n 's/.*; read \([0-9]*\) of \([0-9]*\) chunks)$/\1 \2/p' "$tmp/err")
+	[ "${chunks% *}" -lt "${chunks#* }" ] || fail "the window read every chunk: $chunks"
+	for kind in kernel api nvtx; do
+		want=$(awk -F, -v f="$from" -v t="$to" 'NR > 1 && $2 < t && $3 > f' "all-$kind.csv" | wc -l)
+		got=$(tail -n +2 "win-$kind.csv" | wc -l)
+		[ "$want" -gt 0 ] && [ "$got" -eq "$want" ] ||
+			fail "window: $got $kind rows, expected $want"
+		outside=$(awk -F, -v f="$from" -v t="$to" 'NR > 1 && ($2 < f || $3 > t)' "win-$kind.csv" | wc -l)
+		[ "$outside" -eq 0 ] || fail "window: $outside $kind rows reach outside it"
+	done
+	# sqlite: the same window, the same kernels and calls
+	if grep -q sqlite <<<"$formats"; then
+		expect_rc 0 "$gputrace" export w.gtrace -f sqlite -o win.sqlite --from 20ms --to +15ms -q
+		for t in KERNEL:kernel RUNTIME:api; do
+			expect_rc 0 "$gputrace" sql win.sqlite -q -f csv \
+				"SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_${t%:*}"
+			n=$(tail -n 1 "$tmp/out" | tr -d '\r')
+			[ "$n" = "$(tail -n +2 "win-${t#*:}.csv" | wc -l)" ] ||
+				fail "sqlite window: $n ${t%:*} rows, csv has $(tail -n +2 "win-${t#*:}.csv" | wc -l)"
+		done
+	fi
+	# metadata stays: both processes, their threads
+	[ "$(tail -n +2 win-process.csv | wc -l)" -eq 2 ] || fail "window: processes: $(cat win-process.csv)"
+	# the same window read by a scan (the footer cut off) gives the same rows
+	size=$(stat -c %s w.gtrace)
+	head -c $((size - 40)) w.gtrace >wcut.gtrace
+	expect_rc 0 "$gputrace" export wcut.gtrace -f csv -o wcut.csv --from 20ms --to +15ms -q
+	for kind in kernel api nvtx; do
+		cmp -s "win-$kind.csv" "wcut-$kind.csv" || fail "window by scan: $kind rows differ"
+	done
+
+	# --nvtx: the steps by number, in each process; --rank, --pid
+	# (mktrace's steps are ranges named "step": numbered by their place in their process)
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o steps.csv --nvtx step:3..4
+	err_has_line "gputrace: window: step 3..4 (4 ranges in 2 processes), 0.001 s to 0.003 s (--from @1000001390001 --to @1000003278049)"
+	for pid in 4100 4107; do
+		# the 4th and 5th step of the process, from the whole export, whole in the window
+		grep "^$pid,.*,step," all-nvtx.csv | sort -t, -k2,2n | sed -n '4,5p' >"$tmp/want"
+		[ "$(wc -l <"$tmp/want")" -eq 2 ] || fail "--nvtx: the whole export has no steps 3, 4 of $pid"
+		while read -r row; do
+			grep -qxF "$row" steps-nvtx.csv || fail "--nvtx step:3..4: no row [$row]"
+		done <"$tmp/want"
+	done
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o r1.csv --nvtx step:3 --rank 1 -q
+	[ "$(tail -n +2 r1-process.csv | wc -l)" -eq 1 ] || fail "--rank 1: $(cat r1-process.csv)"
+	grep "^4107,.*,step," all-nvtx.csv | sort -t, -k2,2n | sed -n '4p' >"$tmp/want"
+	grep -qxF "$(cat "$tmp/want")" r1-nvtx.csv || fail "--rank 1: $(cat r1-nvtx.csv)"
+	[ "$(cut -d, -f1 r1-kernel.csv | sort -u | grep -vc pid)" -eq 1 ] || fail "--rank 1: kernels of other processes"
+	expect_rc 0 "$gputrace" export w.gtrace -f csv -o p.csv --pid 4100 --stream 13 -q
+	[ "$(cut -d, -f1,7 p-kernel.csv | tail -n +2 | sort -u)" = "4100,13" ] ||
+		fail "--pid 4100 --stream 13: $(cut -d, -f1,7 p-kernel.csv | sort -u | head)"
+
+	# usage errors
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 1x
+	expect_err "gputrace: export: --from: '1x' is not a time; use seconds from the trace's start (2.5, 90s, 1m30s, 250ms), @NS on the trace clock, or a date (2024-05-01T12:00:03Z)"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --to 1
+	expect_err "gputrace: export: --to 1 is not after --from 2"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --nvtx step
+	expect_err "gputrace: export: --nvtx and --from/--to both choose the time; give one of them"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx :3
+	expect_err "gputrace: export: --nvtx: ':3' is not valid; use NAME, NAME:N or NAME:N..M (e.g. ProfilerStep:100..105)"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx Profiler
+	expect_err "gputrace: export: --nvtx: no NVTX range named 'Profiler' in w.gtrace; its steps are NVTX ranges of the step family (262 of them; gputrace view --first-steps N finds them)"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx step:900..901
+	expect_err "gputrace: export: --nvtx: w.gtrace has 262 ranges named 'step', numbered 0 to 130; none in step:900..901"
+	expect_rc 64 "$gputrace" export w.gtrace -f csv --pid x
+	expect_err "gputrace: export: --pid: 'x' is not valid; use a number or a comma-separated list (e.g. 0,2)"
+
+	# too big for the viewer (GPUTRACE_UI_LIMIT stands for the 2 GB a test cannot write):
+	# the estimate, windows that fit, and the export is written anyway
+	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" export w.gtrace -f perfetto -o big.pftrace
+	err_has_line "gputrace: warning: w.gtrace as protobuf: about 2.34 MiB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.00 KiB); it would open only in trace_processor"
+	err_has_line "gputrace: windows that fit:"
+	err_has_line "gputrace:   the first 10 steps: gputrace export w.gtrace -f perfetto --from @1000000000000 --to @1000005496824  (about 109.55 KiB)"
+	err_matches '^gputrace:   the first [0-9]+ms: gputrace export w\.gtrace -f perfetto --from 0 --to \+[0-9]+ms  \(about [0-9.]+ KiB\)$'
+	err_has_line "gputrace:   all of it, in pieces that each open: gputrace export w.gtrace -f perfetto --max-size 1M"
+	[ -s big.pftrace ] || fail "no big.pftrace"
+	# what the warning offers fits
+	cmd=$(sed -n 's/^gputrace:   the first [0-9]*ms: \(.*\)  (about .*/\1/p' "$tmp/err")
+	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" ${cmd#gputrace } -o first.pftrace
+	[ "$(stat -c %s first.pftrace)" -le 409600 ] || fail "the window offered is $(stat -c %s first.pftrace) bytes"
+	grep -q "warning" "$tmp/err" && fail "the window offered is too big: $(cat "$tmp/err")"
+	GPUTRACE_UI_LIMIT=400K expect_rc 0 "$gputrace" export w.gtrace -f chrome -o big.json -q
+	[ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
+
+	# a real trace with PyTorch's ProfilerStep#N: the steps offered as --nvtx, and that fits
+	cp "$(dirname "$0")/data/ddp-2rank.gtrace" ddp.gtrace
+	GPUTRACE_UI_LIMIT=250K expect_rc 0 "$gputrace" export ddp.gtrace -f perfetto -o ddp.pftrace
+	err_has_line "gputrace:   the first 5 steps: gputrace export ddp.gtrace -f perfetto --nvtx ProfilerStep:0..4  (about 181.69 KiB)"
+	GPUTRACE_UI_LIMIT=250K expect_rc 0 "$gputrace" export ddp.gtrace -f perfetto -o ddp5.pftrace --nvtx ProfilerStep:0..4
+	err_has_line "gputrace: window: ProfilerStep 0..4 (10 ranges in 2 processes), 15.323 s to 15.974 s (--from @53766366943 --to @54417115796)"
+	grep -q "warning" "$tmp/err" && fail "the steps offered are too big: $(cat "$tmp/err")"
+
+	# perfetto cut by time: files of at most --max-size, each with its time range
+	"$mktrace" -o w2.gtrace --kernels 60000 --api --steps >/dev/null || fail "mktrace w2"
+	expect_rc 0 "$gputrace" export w2.gtrace -f perfetto -o cut.pftrace --max-size 1M
+	err_matches '^gputrace: wrote cut\.pftrace \([0-9,]+ events, [0-9.]+ MiB in [0-9]+ files\)$'
+	err_has_line "gputrace:   cut.pftrace: 0.000 s to $(sed -n 's/^gputrace:   cut\.pftrace: 0\.000 s to \([0-9.]*\) s$/\1/p' "$tmp/err") s"
+	n=$(ls cut*.pftrace | wc -l)
+	[ "$n" -ge 3 ] || fail "--max-size 1M: $n files"
+	for f in cut*.pftrace; do
+		[ "$(stat -c %s "$f")" -le 1048576 ] || fail "$f is $(stat -c %s "$f") bytes"
+		grep -qxF "gputrace:   $f: $(sed -n "s/^gputrace:   ${f//./\\.}: \(.*\)$/\1/p" "$tmp/err")" "$tmp/err" ||
+			fail "no time range for $f"
+	done
+	expect_rc 64 "$gputrace" export w2.gtrace -f perfetto -o - --max-size 1M
+	expect_err "gputrace: export: --max-size cuts perfetto output into files; give -o, not -o -"
+fi
+
 # ---- --split ranks (one file per rank, for HTA and TensorBoard), --step, --no-steps ----
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --split procs
 expect_err "gputrace: export: --split: 'procs' is not valid; use --split ranks"

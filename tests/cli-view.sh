@@ -252,6 +252,37 @@ truncate -s 3G huge.pftrace
 expect_rc 69 "$gputrace" view huge.pftrace --port 0 --no-open
 expect_err "gputrace: view: huge.pftrace is 3.00 GiB, more than the Perfetto UI can hold in a browser (about 2.00 GiB); open it with Perfetto's trace_processor --httpd instead (https://perfetto.dev/docs/visualization/large-traces)"
 
+# ---- a trace estimated too large for the UI (GPUTRACE_UI_LIMIT stands for the 2 GB): no
+# export, the windows that fit as view commands, 69; --first-steps and a window are served ----
+"$mktrace" -o steps.gtrace --kernels 20000 --api --processes 2 --names 50 --steps \
+	--chunk-bytes 16384 >/dev/null || fail "mktrace could not write steps.gtrace"
+GPUTRACE_UI_LIMIT=400K expect_rc 69 "$gputrace" view steps.gtrace --port 0 --no-open
+err_has_line "gputrace: warning: steps.gtrace as protobuf: about 2.34 MiB (40,264 records at about 61 bytes each), more than the Perfetto UI holds (about 400.00 KiB); it would open only in trace_processor"
+err_has_line "gputrace:   the first 10 steps: gputrace view steps.gtrace --first-steps 10  (about 109.55 KiB)"
+err_has_line "gputrace:   the first 13ms: gputrace view steps.gtrace --from 0 --to +13ms  (about 281.29 KiB)"
+err_has_line "gputrace:   all of it, in pieces that each open: gputrace export steps.gtrace -f perfetto --max-size 1M, then view each piece"
+err_has_line "gputrace: view: steps.gtrace is too large to view whole; view a window of it (above), or open it with Perfetto's trace_processor --httpd"
+[ ! -e steps.pftrace ] || fail "a trace too large was exported"
+GPUTRACE_UI_LIMIT=400K start_view v9.err steps.gtrace --first-steps 10 --port 0 --no-open
+grep -qxF "gputrace: window: the first 10 steps (step 0..9: 20 ranges in 2 processes), 0.000 s to 0.005 s (--from @1000000000000 --to @1000005496824)" v9.err ||
+	fail "--first-steps: $(cat v9.err)"
+[ "$url" = "$base/steps.window.pftrace" ] || fail "--first-steps served $url"
+curl -sS -o steps.bin "$url"
+cmp -s steps.bin steps.window.pftrace || fail "--first-steps: the file fetched differs"
+finish "$pid" 0
+GPUTRACE_UI_LIMIT=400K start_view v10.err steps.gtrace --from 5ms --to +2ms --rank 1 --port 0 --no-open
+grep -qxF "gputrace: window: 0.005 s to 0.007 s" v10.err || fail "window: $(cat v10.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+expect_rc 64 "$gputrace" view steps.gtrace --first-steps 0
+expect_err "gputrace: view: --first-steps: '0' is not valid; use a number of steps, e.g. 10"
+expect_rc 64 "$gputrace" view steps.gtrace --first-steps 3 --from 1
+expect_err "gputrace: view: --first-steps and --from/--to/--nvtx both choose the time; give one of them"
+expect_rc 64 "$gputrace" view run.gtrace --first-steps 3 --port 0 --no-open
+expect_err "gputrace: view: --first-steps: run.gtrace has no steps (NVTX ranges named ProfilerStep#N, step, train_step or iteration, as docs/exporters.md says); choose a window with --from and --to"
+expect_rc 64 "$gputrace" view run.pftrace --from 1
+expect_err "gputrace: view: run.pftrace is an export already; a window needs the .gtrace"
+
 # ---- gputrace run --view: the same after the run ----
 touch libgputrace-inject.so
 expect_rc 64 "$gputrace" run --view=x -- "$session_child" 1

@@ -4,6 +4,10 @@
  *   perfetto-import TP --trace FILE     a recorded trace (tests/data)
  *   ... --split                         instead: the chrome export split by ranks, each
  *                                       rank's file on its own
+ * then, optionally, a window (src/window.c) that both exports and the checks go through:
+ *   --from T --to T | --nvtx NAME:N..M, --rank R, --expect-edges (the window must cut slices
+ *   and leave out arrows whose other end is outside)
+ * or perfetto cut into pieces by time (exporters/pieces.c): --pieces BYTES.
  * Exports the trace to chrome JSON and to perfetto protobuf, imports each with TP and
  * checks through SQL, against what the .gtrace itself holds (read here, apart from the
  * exporters): slices, flows, lanes as threads, streams, counter values, process and thread
@@ -23,6 +27,7 @@
 #include "flow-shapes.h"
 #include "gputrace/exporter.h"
 #include "gputrace/trace.h"
+#include "gputrace/window.h"
 
 #define EXIT_SKIP 77
 
@@ -262,11 +267,16 @@ static void gpu_work(struct oracle *o, uint32_t pid, const struct gt_gpu_span *s
 		o->streams++;
 }
 
+/* The window the exports and the oracle go through; all zero: none. */
+static struct gt_window window;
+static struct gt_window_stats oracle_window; /* what it did in the oracle's last read */
+
 static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp)
 {
 	const union gt_record *rec;
 	const char *err = NULL;
 	struct gt_reader *r;
+	struct gt_window_filter *wf = NULL;
 	uint32_t tnames[MAX_THREADS][3]; /* pid, tid, name id of THREAD records */
 	unsigned ntnames = 0;
 	int ret;
@@ -276,6 +286,11 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 	if (ret < 0) {
 		fail("%s: %s", path, err ? err : strerror(-ret));
 		return ret;
+	}
+	if (gt_window_any(&window) && gt_window_open(r, &window, &wf) < 0) {
+		fail("%s: cannot open the window", path);
+		gt_reader_close(r);
+		return -EINVAL;
 	}
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		uint32_t pid = rec->hdr.pid;
@@ -362,6 +377,9 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 		}
 		per_pid(o, pid, o->slices - s0, o->counters - c0, o->flows - f0);
 	}
+	if (wf)
+		gt_window_stats(wf, &oracle_window);
+	gt_window_close(wf);
 	if (ret < 0) {
 		fail("%s: reading: %s", path, strerror(-ret));
 		gt_reader_close(r);
@@ -435,6 +453,45 @@ struct exported {
 	char *same[NSAME];
 };
 
+/* Time 0 of a file's timestamps as the importer shows them: the JSON's are relative to the
+ * exporter's base time (the footer's first timestamp, else the header's start), the
+ * protobuf's are the trace clock's. */
+static uint64_t base_of(const char *fmt, struct gt_reader *r)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+
+	if (strcmp(fmt, "chrome") != 0)
+		return 0;
+	if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns)
+		return fc->first_ts_ns;
+	return gt_reader_header(r)->info.start_trace_ns;
+}
+
+/* Every slice, instant and counter value of `path` lies in [from, to], and no flow was left
+ * half-drawn (the importer's flow_* stats). */
+static void check_inside(const char *fmt, const char *path, struct gt_reader *r, uint64_t from,
+                         uint64_t to)
+{
+	char sql[512];
+	uint64_t base = base_of(fmt, r);
+
+	snprintf(sql, sizeof(sql),
+	         "select count(*) from slice where ts + %llu < %llu or ts + dur + %llu > %llu"
+	         " or dur < 0",
+	         (unsigned long long)base, (unsigned long long)from, (unsigned long long)base,
+	         (unsigned long long)to);
+	check_u64(fmt, "slices outside the window", query_u64(path, sql), 0);
+	snprintf(sql, sizeof(sql),
+	         "select count(*) from counter where ts + %llu < %llu or ts + %llu >= %llu",
+	         (unsigned long long)base, (unsigned long long)from, (unsigned long long)base,
+	         (unsigned long long)to);
+	check_u64(fmt, "counter values outside the window", query_u64(path, sql), 0);
+	check_u64(fmt, "flows left half-drawn (stats flow_*)",
+	          query_u64(path, "select count(*) from stats where name glob 'flow_*' and"
+	                          " value > 0"),
+	          0);
+}
+
 static void check_one(struct exported *x, const struct oracle *o, struct gt_reader *r)
 {
 	char sql[1024];
@@ -480,6 +537,9 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 	}
 	for (size_t i = 0; i < NSAME; i++)
 		x->same[i] = query(x->path, same_sql[i]);
+	if (gt_window_timed(&window))
+		check_inside(x->fmt, x->path, r, window.from_ns,
+		             window.to_ns ? window.to_ns : UINT64_MAX / 2);
 
 	/* names: each traced process that shows something, each CPU thread and sync lane */
 	for (unsigned i = 0; x->same[0] && i < o->nprocs; i++) {
@@ -549,7 +609,8 @@ static int export_to(struct gt_reader *r, struct exported *x)
 {
 	struct gt_export_options opts = {.output = x->path, .demangle = 1};
 	const char *err = NULL;
-	int ret = gt_exporter_find(x->fmt)->run(r, &opts, &x->res, &err);
+	int ret =
+	        gt_export_window(gt_exporter_find(x->fmt), r, &window, &opts, &x->res, &err, NULL);
 
 	if (ret < 0)
 		fail("export to %s: %s", x->path, err ? err : strerror(-ret));
@@ -649,6 +710,238 @@ static bool tp_runs(void)
 	return true;
 }
 
+/* Launches recorded whole in the trace (call and GPU work) of which the window keeps exactly
+ * one end: the arrows it must leave out. */
+static uint64_t edge_pairs(const char *path)
+{
+	struct set all_api = {0}, all_gpu = {0}, in_api = {0}, in_gpu = {0};
+	struct gt_window_filter *wf = NULL;
+	const union gt_record *rec;
+	struct gt_reader *r;
+	uint64_t edges = 0;
+
+	if (gt_reader_open(path, &r, NULL) < 0)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct set *api = pass ? &in_api : &all_api, *gpu = pass ? &in_gpu : &all_gpu;
+
+		if (pass && gt_window_open(r, &window, &wf) < 0)
+			break;
+		while (gt_reader_next(r, &rec) > 0) {
+			const struct gt_gpu_span *sp = NULL;
+
+			switch (rec->hdr.type) {
+			case GT_REC_API:
+				if (rec->api.correlation_id)
+					set_add(api, (uint64_t)rec->hdr.pid << 32 |
+					                     rec->api.correlation_id);
+				break;
+			case GT_REC_KERNEL:
+				sp = &rec->kernel.span;
+				break;
+			case GT_REC_MEMCPY:
+				sp = &rec->memcpy.span;
+				break;
+			case GT_REC_MEMSET:
+				sp = &rec->memset.span;
+				break;
+			case GT_REC_GRAPH:
+				sp = &rec->graph.span;
+				break;
+			default:
+				break;
+			}
+			if (sp && sp->start_ns && sp->correlation_id)
+				set_add(gpu, (uint64_t)rec->hdr.pid << 32 | sp->correlation_id);
+		}
+	}
+	gt_window_close(wf);
+	gt_reader_close(r);
+	for (size_t i = 0; i < in_api.cap; i++)
+		if (in_api.k[i] && set_has(&all_gpu, in_api.k[i]) && !set_has(&in_gpu, in_api.k[i]))
+			edges++;
+	for (size_t i = 0; i < in_gpu.cap; i++)
+		if (in_gpu.k[i] && set_has(&all_api, in_gpu.k[i]) && !set_has(&in_api, in_gpu.k[i]))
+			edges++;
+	free(all_api.k);
+	free(all_gpu.k);
+	free(in_api.k);
+	free(in_gpu.k);
+	return edges;
+}
+
+/* ---- perfetto cut into pieces by time ---------------------------------------------------- */
+
+#define MAX_PIECES 256
+
+struct piece {
+	char path[4200];
+	uint64_t from, to;
+};
+
+struct pieces {
+	struct piece p[MAX_PIECES];
+	unsigned n;
+};
+
+static void on_piece(void *ctx, const char *path, uint64_t from, uint64_t to)
+{
+	struct pieces *ps = ctx;
+
+	if (ps->n < MAX_PIECES) {
+		snprintf(ps->p[ps->n].path, sizeof(ps->p[0].path), "%s", path);
+		ps->p[ps->n].from = from;
+		ps->p[ps->n++].to = to;
+	}
+}
+
+/* In how many pieces a record of the trace shows as a slice or instant, by the rules of
+ * docs/cli.md ("Windows"), counted here apart from src/window.c. */
+static uint64_t pieces_of(const struct pieces *ps, const union gt_record *rec)
+{
+	uint64_t s = 0, e = 0, n = 0;
+	bool carried = false, instant = false;
+
+	switch (rec->hdr.type) {
+	case GT_REC_API:
+	case GT_REC_NVTX:
+	case GT_REC_OVERHEAD:
+	case GT_REC_KERNEL:
+	case GT_REC_MEMCPY:
+	case GT_REC_MEMSET:
+	case GT_REC_GRAPH:
+	case GT_REC_SYNC:
+		/* all of these have [start, end] right after the header */
+		memcpy(&s, (const uint8_t *)rec + sizeof(rec->hdr), 8);
+		memcpy(&e, (const uint8_t *)rec + sizeof(rec->hdr) + 8, 8);
+		instant = e <= s;
+		break;
+	case GT_REC_LOSS:
+	case GT_REC_NOTICE:
+	case GT_REC_PROCESS_END:
+		memcpy(&s, (const uint8_t *)rec + sizeof(rec->hdr), 8);
+		instant = true;
+		break;
+	case GT_REC_MEMORY_POOL:
+		s = rec->memory_pool.ts_ns; /* an instant, and carried into later pieces */
+		carried = true;
+		break;
+	default:
+		return 0;
+	}
+	if (!s)
+		return 0;
+	for (unsigned i = 0; i < ps->n; i++) {
+		const struct piece *p = &ps->p[i];
+
+		if (carried)
+			n += s < p->to;
+		else if (instant)
+			n += s >= p->from && s < p->to;
+		else
+			n += s < p->to && e > p->from;
+	}
+	return n;
+}
+
+static void oracle_free(struct oracle *o)
+{
+	free(o->api.k);
+	free(o->gpu.k);
+	free(o->stream.k);
+	free(o->shown.k);
+	memset(o, 0, sizeof(*o));
+}
+
+static void check_pieces(const char *trace, const char *dir, uint64_t bytes)
+{
+	struct pieces *ps = calloc(1, sizeof(*ps));
+	struct gt_export_options opts = {.demangle = 1, .max_bytes = bytes, .on_file = on_piece};
+	struct gt_export_result res = {0};
+	struct oracle *o = calloc(1, sizeof(*o));
+	const union gt_record *rec;
+	struct gt_reader *r = NULL;
+	const char *err = NULL;
+	char out[4200], sql[256];
+	uint64_t imported = 0, expected = 0;
+
+	opts.file_ctx = ps;
+	snprintf(out, sizeof(out), "%s/split.pftrace", dir);
+	opts.output = out;
+	if (!ps || !o || gt_reader_open(trace, &r, &err) < 0) {
+		fail("%s: %s", trace, err ? err : "cannot open");
+		goto out;
+	}
+	if (gt_export_window(gt_exporter_find("perfetto"), r, NULL, &opts, &res, &err, NULL) < 0) {
+		fail("split export: %s", err ? err : "?");
+		goto out;
+	}
+	check_u64("split", "files written = pieces reported", res.files, ps->n);
+	if (ps->n < 2)
+		fail("split: %u piece(s) of at most %llu bytes; the test needs at least 2", ps->n,
+		     (unsigned long long)bytes);
+	for (unsigned i = 0; i < ps->n; i++) {
+		const struct piece *p = &ps->p[i];
+		struct gt_reader *pr = NULL;
+		char what[64], *rows;
+		uint64_t v[4] = {0};
+		char *c;
+		FILE *f = fopen(p->path, "rb");
+		long size = -1;
+
+		if (f && fseek(f, 0, SEEK_END) == 0)
+			size = ftell(f);
+		if (f)
+			fclose(f);
+		snprintf(what, sizeof(what), "piece %u", i);
+		if (size < 0 || (uint64_t)size > bytes)
+			fail("%s: %s is %ld bytes, more than %llu", what, p->path, size,
+			     (unsigned long long)bytes);
+		if (i && p->from != ps->p[i - 1].to)
+			fail("%s starts at %llu, not where piece %u ends", what,
+			     (unsigned long long)p->from, i - 1);
+		window = (struct gt_window){.from_ns = p->from, .to_ns = p->to};
+		oracle_free(o);
+		if (oracle_read(trace, o, &pr) < 0)
+			break;
+		rows = query(p->path,
+		             "select (select count(*) from slice), (select count(*) from"
+		             " flow), (select count(*) from counter), (select count(*) from"
+		             " stats where severity in ('error', 'data_loss') and value > 0)");
+		c = rows;
+		for (int k = 0; k < 4 && c; k++) {
+			v[k] = strtoull(c, &c, 10);
+			c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL;
+		}
+		free(rows);
+		check_u64(what, "import errors and data losses (stats)", v[3], 0);
+		check_u64(what, "slices = drawn records of its window", v[0], o->slices);
+		check_u64(what, "flows = launches with both ends in it", v[1], o->flows);
+		check_u64(what, "counter values = memory and pool records", v[2], o->counters);
+		check_inside(what, p->path, pr, p->from, p->to);
+		snprintf(sql, sizeof(sql), "select count(*) from process where pid != 0");
+		if (query_u64(p->path, sql) == 0)
+			fail("%s: no process names", what);
+		imported += v[0];
+		gt_reader_close(pr);
+	}
+	window = (struct gt_window){0};
+	/* together: every slice of the trace, once per piece it reaches */
+	gt_reader_rewind(r);
+	while (gt_reader_next(r, &rec) > 0)
+		expected += pieces_of(ps, rec);
+	check_u64("split", "slices of all pieces = the trace's, once per piece each reaches",
+	          imported, expected);
+out:
+	for (unsigned i = 0; ps && i < ps->n; i++)
+		unlink(ps->p[i].path);
+	gt_reader_close(r);
+	if (o)
+		oracle_free(o);
+	free(ps);
+	free(o);
+}
+
 int main(int argc, char **argv)
 {
 	struct exported x[2] = {{.fmt = "chrome"}, {.fmt = "perfetto"}};
@@ -656,16 +949,44 @@ int main(int argc, char **argv)
 	const char *env = getenv("GPUTRACE_PERFETTO_TP");
 	struct oracle *o = calloc(1, sizeof(*o));
 	struct gt_reader *r = NULL;
-	uint64_t want_flows = UINT64_MAX;
-	bool have_dir = false, split;
+	uint64_t want_flows = UINT64_MAX, pieces = 0;
+	bool have_dir = false, expect_edges = false, split = false;
+	const char *from = NULL, *to = NULL, *nvtx = NULL;
 
-	if (argc < 4 || (strcmp(argv[2], "--shape") != 0 && strcmp(argv[2], "--trace") != 0) ||
-	    (argc == 5 && strcmp(argv[4], "--split") != 0) || argc > 5) {
+	if (argc < 4 || (strcmp(argv[2], "--shape") != 0 && strcmp(argv[2], "--trace") != 0)) {
 		fprintf(stderr,
-		        "usage: perfetto-import TP --shape NAME | --trace FILE [--split]\n");
+		        "usage: perfetto-import TP --shape NAME | --trace FILE [--from T "
+		        "--to T | --nvtx SPEC] [--rank R] [--expect-edges] [--pieces BYTES] "
+		        "[--split]\n");
 		return 2;
 	}
-	split = argc == 5;
+	for (int i = 4; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "";
+
+		if (strcmp(argv[i], "--expect-edges") == 0) {
+			expect_edges = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--split") == 0) {
+			split = true;
+			continue;
+		}
+		i++;
+		if (strcmp(argv[i - 1], "--from") == 0)
+			from = v;
+		else if (strcmp(argv[i - 1], "--to") == 0)
+			to = v;
+		else if (strcmp(argv[i - 1], "--nvtx") == 0)
+			nvtx = v;
+		else if (strcmp(argv[i - 1], "--rank") == 0)
+			gt_window_parse_ids(v, true, window.ranks, &window.nranks);
+		else if (strcmp(argv[i - 1], "--pieces") == 0)
+			pieces = strtoull(v, NULL, 10);
+		else {
+			fprintf(stderr, "perfetto-import: unknown option %s\n", argv[i - 1]);
+			return 2;
+		}
+	}
 	tp = env && *env ? env : argv[1];
 	if (!tp_runs())
 		return EXIT_SKIP;
@@ -700,6 +1021,46 @@ int main(int argc, char **argv)
 			check_split(trace, dir, o);
 		goto out;
 	}
+	if (pieces) {
+		check_pieces(trace, dir, pieces);
+		goto out;
+	}
+	if (from || to || nvtx) {
+		struct gt_reader *wr;
+		uint64_t origin;
+		int ret = gt_reader_open(trace, &wr, NULL);
+
+		if (ret < 0) {
+			fail("%s: cannot open", trace);
+			goto out;
+		}
+		origin = gt_window_origin(wr);
+		if (from)
+			ret = gt_window_parse_time(from, gt_reader_header(wr), origin, 0,
+			                           &window.from_ns);
+		if (ret == 0 && to)
+			ret = gt_window_parse_time(to, gt_reader_header(wr), origin, window.from_ns,
+			                           &window.to_ns);
+		if (ret == 0 && nvtx) {
+			struct gt_nvtx_spec spec;
+			struct gt_nvtx_found f;
+
+			ret = gt_window_parse_nvtx(nvtx, &spec);
+			if (ret == 0)
+				ret = gt_window_find_nvtx(wr, &window, &spec, &f);
+			if (ret == 0 && !f.ranges)
+				ret = -ENOENT;
+			window.from_ns = f.from_ns;
+			window.to_ns = f.to_ns;
+		}
+		gt_reader_close(wr);
+		if (ret < 0) {
+			fail("the window: %s", strerror(-ret));
+			goto out;
+		}
+		printf("window: %llu .. %llu ns\n", (unsigned long long)window.from_ns,
+		       (unsigned long long)window.to_ns);
+	}
 	for (int f = 0; f < 2; f++) {
 		struct gt_reader *er;
 		const char *err = NULL;
@@ -717,7 +1078,15 @@ int main(int argc, char **argv)
 	}
 	if (oracle_read(trace, o, &r) < 0)
 		goto out;
-	if (want_flows != UINT64_MAX)
+	if (expect_edges) {
+		uint64_t edges = edge_pairs(trace);
+
+		printf("window: %llu slices cut at an edge, %llu arrows left out at an edge\n",
+		       (unsigned long long)oracle_window.clipped, (unsigned long long)edges);
+		if (!oracle_window.clipped || !edges)
+			fail("the window should cut slices and leave arrows out at its edges");
+	}
+	if (want_flows != UINT64_MAX && !gt_window_any(&window))
 		check_u64("shape", "launches with both ends (tests/flow-shapes.h)", o->flows,
 		          want_flows);
 	for (int f = 0; f < 2; f++)

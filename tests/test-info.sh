@@ -74,7 +74,8 @@ losses:
   cupti_dropped    7
   ring_full        5
 time span:   0.079702802 s (1000000000000 .. 1000079702802 ns)
-recovered:   no"
+recovered:   no
+index:       2 chunks, with their record types"
 
 # Header problems, from the same file's bytes: a newer format, a header and nothing else.
 hlen=$(od -An -tu4 -j12 -N4 "$tmp/t.gtrace" | tr -d ' ')
@@ -109,15 +110,41 @@ expect_rc 0 "$gputrace" info "$tmp/r.gtrace"
 out_has_line "records:     4034"
 out_has_line "  kernel       2000"
 out_has_line "losses:      none"
-out_has_line "recovered:   yes (6 chunks read, 0 skipped, 0 bytes)"
+out_has_line "recovered:   yes (7 chunks read, 0 skipped, 0 bytes)"
 
 # ... killed in the middle of a chunk: the chunks before it, and the loss, are reported.
 size=$(stat -c %s "$tmp/r.gtrace")
 head -c $((size - 3000)) "$tmp/r.gtrace" >"$tmp/cut.gtrace"
 expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
 out_has_line "losses:"
-out_has_line "  damaged file     1 chunk, 1817 bytes unreadable"
-out_has_line "recovered:   yes (5 chunks read, 1 skipped, 1817 bytes)"
+out_has_line "  damaged file     1 chunk, 1197 bytes unreadable"
+out_has_line "recovered:   yes (6 chunks read, 1 skipped, 1197 bytes)"
+out_has_line "index:       none (windows read the whole file; gputrace info --reindex makes one)"
+
+# --reindex: the cut file gets a complete index, with what could be read; a second run finds
+# it indexed; the traces of tests/data (from before chunk types) get their types.
+expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
+out_has_line "$tmp/cut.gtrace: reindexed: 3465 records in 2 chunks, $((size - 3000)) -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had no index: recovered)"
+out_has_line "$tmp/cut.gtrace: 1 damaged chunk could not be read and is left out"
+[ ! -e "$tmp/cut.gtrace.tmp-"* ] 2>/dev/null || fail "a temporary file was left: $(ls "$tmp")"
+expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
+out_has_line "records:     3465"
+out_has_line "recovered:   no"
+out_has_line "index:       2 chunks, with their record types"
+expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
+out_has_line "$tmp/cut.gtrace: reindexed: 3465 records in 2 chunks, $(stat -c %s "$tmp/cut.gtrace") -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had an index with chunk types)"
+cp "$(dirname "$0")/data/ddp-2rank.gtrace" "$tmp/old.gtrace"
+expect_rc 0 "$gputrace" info "$tmp/old.gtrace"
+out_has_line "index:       7 chunks, without their record types (windows read the whole file; gputrace info --reindex adds them)"
+expect_rc 0 "$gputrace" info --reindex "$tmp/old.gtrace"
+out_has_line "$tmp/old.gtrace: reindexed: 4776 records in 2 chunks, 33818 -> $(stat -c %s "$tmp/old.gtrace") bytes (it had an index without chunk types)"
+expect_rc 0 "$gputrace" info "$tmp/old.gtrace"
+out_has_line "records:     4776"
+out_has_line "index:       2 chunks, with their record types"
+expect_rc 66 "$gputrace" info --reindex "$tmp/missing.gtrace"
+expect_err "gputrace: $tmp/missing.gtrace: No such file or directory"
+expect_rc 65 "$gputrace" info --reindex "$tmp/short.gtrace"
+expect_err "gputrace: $tmp/short.gtrace: truncated header"
 
 # A bit flipped inside a chunk of a complete file: that chunk is skipped, the footer holds.
 "$mktrace" -o "$tmp/flip.gtrace" --kernels 3000 --names 12 --api --losses 5 \

@@ -404,10 +404,28 @@ START_TEST(test_roundtrip_all_types)
 			fill_record(t, round * 5 + t, &want[n++].rec);
 	for (unsigned i = 0; i < n; i++)
 		per_type[want[i].rec.hdr.type]++;
+	per_type[GT_REC_STRING]++; /* the one gt_writer_string writes below */
 
 	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
 	for (unsigned i = 0; i < n; i++)
 		ck_assert_int_eq(gt_writer_write(w, &want[i].rec.hdr), 0);
+	make_string(&want[n++], 9, 1000, "via helper", 10);
+	/* the file holds a chunk of the state types (GT_TRACE_STATE_TYPES) and then one of the
+	 * others, each in the order written: order `want` so */
+	{
+		union synth_buf *part = calloc(n, sizeof(*part));
+		unsigned k = 0;
+
+		ck_assert_ptr_nonnull(part);
+		for (int state = 1; state >= 0; state--)
+			for (unsigned i = 0; i < n; i++)
+				if ((int)(GT_TRACE_STATE_TYPES >> want[i].rec.hdr.type & 1) ==
+				    state)
+					part[k++] = want[i];
+		ck_assert_uint_eq(k, n);
+		memcpy(want, part, n * sizeof(*part));
+		free(part);
+	}
 	/* the convenience call encodes like a string record */
 	ck_assert_int_eq(gt_writer_string(w, 9, 1000, "via helper", 10), 0);
 	ck_assert_uint_eq(gt_writer_counts(w)->records[GT_REC_KERNEL], ROUNDS);
@@ -430,10 +448,6 @@ START_TEST(test_roundtrip_all_types)
 		ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
 		expect_same(rec, &want[i].rec, i);
 	}
-	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
-	ck_assert_uint_eq(rec->hdr.type, GT_REC_STRING);
-	ck_assert_uint_eq(rec->hdr.pid, 9);
-	ck_assert_uint_eq(rec->string.id, 1000);
 	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
 	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
 
@@ -451,14 +465,13 @@ START_TEST(test_roundtrip_all_types)
 
 	fc = gt_reader_footer_counts(rd);
 	ck_assert_ptr_nonnull(fc);
-	per_type[GT_REC_STRING]++;
 	for (unsigned t = 0; t < GT_REC_MAX; t++)
 		ck_assert_uint_eq(fc->records[t], per_type[t]);
-	ck_assert_uint_eq(fc->chunks, 1);
+	ck_assert_uint_eq(fc->chunks, 2);
 	ck_assert_uint_eq(fc->first_ts_ns, 1); /* smallest non-zero time among the edge values */
 	ck_assert_uint_eq(fc->last_ts_ns, UINT64_MAX);
 	ck_assert(!gt_reader_status(rd)->recovered);
-	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, 1);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, 2);
 	ck_assert_uint_eq(gt_reader_status(rd)->chunks_skipped, 0);
 	ck_assert_uint_eq(gt_reader_status(rd)->bytes_skipped, 0);
 	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 0);
@@ -766,6 +779,139 @@ static void *fifo_copy(void *arg)
  * chunks written by the caller. While the disk takes nothing (a FIFO nobody reads), the queue
  * is full after its first chunk and stays full; once the disk reads again, the writer thread
  * says so on its eventfd and gt_writer_wait_space returns. */
+/* The index says which record types each chunk holds: state types (GT_TRACE_STATE_TYPES) in
+ * chunks of their own, flushed before the event chunks that follow them; and each chunk's
+ * time range bounds every time field of its records. */
+struct idx_check {
+	uint64_t chunk; /* chunks seen through the filter */
+	struct gt_chunk_info ci[512];
+	uint64_t passed_ok; /* event chunks the filter passed over */
+};
+
+static bool idx_chunk(void *ctx, const struct gt_chunk_info *c)
+{
+	struct idx_check *x = ctx;
+
+	ck_assert_uint_lt(x->chunk, 512);
+	x->ci[x->chunk++] = *c;
+	/* pass over every third event chunk */
+	if (!(c->types & GT_TRACE_STATE_TYPES) && x->chunk % 3 == 0) {
+		x->passed_ok++;
+		return false;
+	}
+	return true;
+}
+
+static const union gt_record *idx_record(void *ctx, const union gt_record *rec)
+{
+	struct idx_check *x = ctx;
+	const struct gt_chunk_info *c = &x->ci[x->chunk - 1];
+	const struct gt_record_desc *d = gt_record_desc(rec->hdr.type);
+
+	REQUIRE(c->types >> rec->hdr.type & 1, "type %u not in its chunk's types %llx",
+	        rec->hdr.type, (unsigned long long)c->types);
+	REQUIRE(!(c->types & GT_TRACE_STATE_TYPES) || !(c->types & ~GT_TRACE_STATE_TYPES),
+	        "chunk mixes state and events: %llx", (unsigned long long)c->types);
+	for (unsigned i = 0; i < d->nfields; i++) {
+		uint64_t v;
+
+		if (!(d->fields[i].flags & GT_FIELD_TIME))
+			continue;
+		memcpy(&v, (const uint8_t *)rec + d->fields[i].offset, 8);
+		REQUIRE(!v || (v >= c->first_ts_ns && v <= c->last_ts_ns),
+		        "time %llu outside its chunk's %llu..%llu", (unsigned long long)v,
+		        (unsigned long long)c->first_ts_ns, (unsigned long long)c->last_ts_ns);
+	}
+	/* drop the kernels of even pids: counted as dropped */
+	if (rec->hdr.type == GT_REC_KERNEL && rec->hdr.pid % 2 == 0)
+		return NULL;
+	return rec;
+}
+
+static const union gt_record *drop_even_kernels(void *ctx, const union gt_record *rec)
+{
+	(void)ctx;
+	return rec->hdr.type == GT_REC_KERNEL && rec->hdr.pid % 2 == 0 ? NULL : rec;
+}
+
+START_TEST(test_index_types_and_filter)
+{
+	const char *path = path_in("types.gtrace");
+	struct idx_check *x = calloc(1, sizeof(*x));
+	struct gt_reader_filter f = {idx_chunk, idx_record, x};
+	struct gt_chunk_info ci;
+	struct gt_reader *rd;
+	const union gt_record *rec;
+	uint64_t nrec, got = 0, kernels = 0, state_chunks = 0, passed_records = 0, dropped = 0;
+	uint64_t k;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	ck_assert_int_eq(gt_reader_open(path, &rd, NULL), 0);
+	for (k = 0; gt_reader_chunk_info(rd, k, &ci) == 1; k++) {
+		ck_assert(ci.have_types);
+		state_chunks += (ci.types & GT_TRACE_STATE_TYPES) != 0;
+	}
+	ck_assert_uint_eq(k, gt_reader_footer_counts(rd)->chunks);
+	ck_assert_uint_ge(state_chunks, 1);
+	ck_assert_int_eq(gt_reader_set_filter(rd, &f), 0);
+	while (gt_reader_next(rd, &rec) == 1) {
+		got++;
+		kernels += rec->hdr.type == GT_REC_KERNEL;
+	}
+	ck_assert_uint_eq(x->chunk, k);
+	ck_assert_uint_gt(x->passed_ok, 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_passed, x->passed_ok);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, k - x->passed_ok);
+	for (uint64_t i = 0; i < k; i++)
+		if (!(x->ci[i].types & GT_TRACE_STATE_TYPES) && (i + 1) % 3 == 0)
+			passed_records += x->ci[i].records;
+	dropped = gt_reader_status(rd)->records_dropped;
+	ck_assert_uint_gt(dropped, 0);
+	ck_assert_uint_eq(got + dropped + passed_records, nrec);
+	ck_assert_uint_gt(kernels, 0);
+	/* the filter stays across a rewind, and the same records come back */
+	ck_assert_int_eq(gt_reader_rewind(rd), 0);
+	x->chunk = 0;
+	x->passed_ok = 0;
+	for (k = 0; gt_reader_next(rd, &rec) == 1; k++)
+		;
+	ck_assert_uint_eq(k, got);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_dropped, dropped);
+	/* removed: everything */
+	ck_assert_int_eq(gt_reader_set_filter(rd, NULL), 0);
+	ck_assert_int_eq(gt_reader_rewind(rd), 0);
+	for (k = 0; gt_reader_next(rd, &rec) == 1; k++)
+		;
+	ck_assert_uint_eq(k, nrec);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_passed, 0);
+	gt_reader_close(rd);
+
+	/* without its footer the file reads whole (no index: the chunk function is not asked) */
+	{
+		uint8_t *buf;
+		size_t len;
+		struct layout *l = malloc(sizeof(*l));
+
+		buf = slurp(path, &len);
+		layout_of(buf, len, l);
+		spit(path_in("cut.gtrace"), buf, l->chunks_end);
+		ck_assert_int_eq(gt_reader_open(path_in("cut.gtrace"), &rd, NULL), 0);
+		ck_assert_int_eq(gt_reader_chunk_info(rd, 0, &ci), 0);
+		f.chunk = NULL;
+		f.record = drop_even_kernels;
+		ck_assert_int_eq(gt_reader_set_filter(rd, &f), 0);
+		for (k = 0; gt_reader_next(rd, &rec) == 1; k++)
+			;
+		ck_assert_uint_eq(k + gt_reader_status(rd)->records_dropped, nrec);
+		ck_assert(gt_reader_status(rd)->recovered);
+		gt_reader_close(rd);
+		free(buf);
+		free(l);
+	}
+	free(x);
+}
+END_TEST
+
 START_TEST(test_queued_writer_same_bytes)
 {
 	const char *a = path_in("direct.gtrace"), *b = path_in("queued.gtrace");
@@ -1154,6 +1300,83 @@ END_TEST
 
 /* Malformed records inside a chunk whose checksum is fine (a buggy writer): a length past
  * the payload stops the chunk, a field running past its record skips the record. */
+/* gputrace info --reindex: a trace cut short gets a complete index with chunk types and the
+ * same records; one holding records this reader cannot read is left as it was. */
+START_TEST(test_reindex)
+{
+	const char *path = path_in("re.gtrace"), *cut = path_in("re-cut.gtrace");
+	const char *future = path_in("re-future.gtrace"), *err = NULL;
+	struct gt_reindex_result res;
+	struct layout *l = malloc(sizeof(*l));
+	struct gt_chunk_info ci;
+	struct gt_reader *rd;
+	struct gt_writer *w;
+	union gt_record api;
+	uint8_t *buf, raw[64];
+	uint64_t nrec, k;
+	size_t len, n;
+	struct stat st1, st2;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	spit(cut, buf, l->chunks_end);
+	free(buf);
+
+	ck_assert_int_eq(gt_trace_reindex(cut, &res, &err), 0);
+	ck_assert(!res.had_index);
+	ck_assert(!res.had_types);
+	ck_assert_uint_eq(res.records, nrec);
+	ck_assert_uint_eq(res.records_dropped, 0);
+	ck_assert_uint_eq(res.chunks_read, l->nchunks);
+	ck_assert_uint_eq(res.chunks_skipped, 0);
+	ck_assert_uint_eq(res.bytes_before, l->chunks_end);
+	ck_assert_int_eq(stat(cut, &st1), 0);
+	ck_assert_uint_eq(res.bytes_after, (uint64_t)st1.st_size);
+	/* no temporary file is left */
+	{
+		char tmp[300];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", cut, (long)getpid());
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+	}
+	/* the same records in the same order, now under an index with types */
+	ck_assert_uint_eq(read_and_compare(cut, &many_opts, NULL, NULL, nrec, &rd), nrec);
+	ck_assert(!gt_reader_status(rd)->recovered);
+	for (k = 0; gt_reader_chunk_info(rd, k, &ci) == 1; k++)
+		ck_assert(ci.have_types);
+	ck_assert_uint_eq(k, res.chunks);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_KERNEL], 6000);
+	gt_reader_close(rd);
+	/* again, from the indexed file: the same bytes */
+	ck_assert_int_eq(gt_trace_reindex(cut, &res, &err), 0);
+	ck_assert(res.had_index && res.had_types);
+	ck_assert_int_eq(stat(cut, &st2), 0);
+	ck_assert_uint_eq(st2.st_size, st1.st_size);
+
+	/* a record of a type this reader does not know: refused, the file untouched */
+	fill_record(GT_REC_API, 5, &api);
+	ck_assert_int_eq(gt_writer_open(future, &test_info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &api.hdr), 0);
+	ck_assert_int_eq(gt_writer_flush(w), 0);
+	n = frame(raw, 200, (const uint8_t *)"\x01\x02", 2);
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 1), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	ck_assert_int_eq(stat(future, &st1), 0);
+	ck_assert_int_eq(gt_trace_reindex(future, &res, &err), -EPROTO);
+	ck_assert_str_eq(err, "1 records could not be read (types of a newer gputrace, or damage); "
+	                      "left as it was");
+	ck_assert_int_eq(stat(future, &st2), 0);
+	ck_assert_uint_eq(st2.st_size, st1.st_size);
+	ck_assert_int_eq(st2.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+	/* and a file that is not a trace */
+	spit(path_in("junk.gtrace"), "junk", 4);
+	ck_assert_int_eq(gt_trace_reindex(path_in("junk.gtrace"), &res, &err), -EINVAL);
+	ck_assert_str_eq(err, "not a gputrace file (bad magic)");
+	free(l);
+}
+END_TEST
+
 START_TEST(test_malformed_payload)
 {
 	const char *path = path_in("malformed.gtrace");
@@ -1261,6 +1484,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_roundtrip_many_chunks);
 	tcase_add_test(tc, test_queued_writer_same_bytes);
 	tcase_add_test(tc, test_writeq_bytes_per_call);
+	tcase_add_test(tc, test_index_types_and_filter);
 	tcase_add_test(tc, test_truncate_at_chunk_boundaries);
 	tcase_add_test(tc, test_truncate_at_random_offsets);
 	tcase_add_test(tc, test_bit_flips_in_chunks);
@@ -1268,6 +1492,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_random_damage);
 	tcase_add_test(tc, test_unknown_and_versioned_records);
 	tcase_add_test(tc, test_malformed_payload);
+	tcase_add_test(tc, test_reindex);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(big, setup, teardown);
 	tcase_set_timeout(big, 300);

@@ -99,12 +99,13 @@ _gputrace() {
 		case $prev in
 		-f | --format) COMPREPLY=($(compgen -W "chrome perfetto csv sqlite" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--max-size | --step) return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		--max-size | --step | --from | --to | --pid | --rank | --device | --stream) return ;;
 		--split) COMPREPLY=($(compgen -W "ranks" -- "$cur")); return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-f --format -o --output --max-size --split --step --no-steps
-				--mangled -q --quiet -h --help" -- "$cur"))
+				--mangled -q --quiet --from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi
@@ -122,11 +123,13 @@ _gputrace() {
 		;;
 	view)
 		case $prev in
-		--port | --timeout) return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		--port | --timeout | --first-steps | --from | --to | --pid | --rank | --device | --stream)
+			return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--port --no-open --timeout -v --verbose -h --help" -- \
-				"$cur"))
+			COMPREPLY=($(compgen -W "--port --no-open --timeout -v --verbose --first-steps
+				--from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -f -X '!*.pftrace' -- "$cur")
 				$(compgen -d -- "$cur"))
@@ -134,7 +137,7 @@ _gputrace() {
 		;;
 	info)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--reindex -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

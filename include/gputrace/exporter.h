@@ -17,7 +17,8 @@ enum gt_export_split {
 
 struct gt_export_options {
 	const char *output; /* path, or "-" for stdout; a directory with GT_EXPORT_SPLIT_RANKS */
-	uint64_t max_bytes; /* split output above this size (0: never); chrome only */
+	uint64_t max_bytes; /* split output above this size (0: never); chrome splits its own,
+	                     * perfetto through gt_export_window */
 	int demangle;       /* 1: demangle kernel names */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
@@ -25,6 +26,10 @@ struct gt_export_options {
 	const char *step_name; /* chrome: the NVTX range that marks a training step; NULL:
 	                        * detect one (docs/exporters.md, "Steps") */
 	int no_steps;          /* chrome: 1: no ProfilerStep#N, NVTX ranges as they are */
+	/* gt_export_window: each file written, with the time range [from_ns, to_ns) it holds
+	 * (0, 0: the whole window); may be NULL */
+	void (*on_file)(void *ctx, const char *path, uint64_t from_ns, uint64_t to_ns);
+	void *file_ctx;
 };
 
 struct gt_export_result {
@@ -52,6 +57,20 @@ struct gt_exporter_ops {
 	int (*run)(struct gt_reader *r, const struct gt_export_options *opts,
 	           struct gt_export_result *res, const char **errmsg);
 };
+
+struct gt_window;
+struct gt_window_stats;
+
+/* Run exporter e on what window w keeps of r (gputrace/window.h; NULL: all of it), from the
+ * start of r. With opts->max_bytes, perfetto output is cut by time into pieces that each stay
+ * below it, OUT then OUT.1.pftrace, OUT.2.pftrace ..., each a whole trace of its own (every
+ * piece is an export of its own window; slices crossing a cut are cut, their arrows left
+ * out); res then sums the pieces and res->files counts them. Chrome splits its own output.
+ * wst (may be NULL) gets what the window did. Returns 0 or -errno with *errmsg. */
+int gt_export_window(const struct gt_exporter_ops *e, struct gt_reader *r,
+                     const struct gt_window *w, const struct gt_export_options *opts,
+                     struct gt_export_result *res, const char **errmsg,
+                     struct gt_window_stats *wst);
 
 /* The exporter named `name`, or NULL. */
 const struct gt_exporter_ops *gt_exporter_find(const char *name);

@@ -27,6 +27,18 @@ struct gt_trace_info {
 	const char *driver_version;
 };
 
+/* Record types that every window of a trace needs, whatever its time: definitions later
+ * records refer to (strings, processes, threads, devices, contexts, streams, clock anchors,
+ * and a merged trace's inputs and origins) and the state of GPU memory, which carries over
+ * time (allocations and memory pools). The writer puts them in chunks of their own, in the
+ * order written, so that a windowed read passes over the event chunks outside its window yet
+ * reads all of these (docs/format.md, "Footer"). */
+#define GT_TRACE_STATE_TYPES                                                                       \
+	((1ull << GT_REC_STRING) | (1ull << GT_REC_PROCESS) | (1ull << GT_REC_THREAD) |            \
+	 (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |            \
+	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK) |         \
+	 (1ull << GT_REC_INPUT) | (1ull << GT_REC_ORIGIN))
+
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {
 	uint64_t records[GT_REC_MAX]; /* by enum gt_rec_type */
@@ -120,6 +132,36 @@ struct gt_reader_status {
 	uint64_t chunks_skipped;  /* damaged chunks passed over */
 	uint64_t bytes_skipped;   /* bytes of the file not accounted for by valid chunks */
 	uint64_t records_skipped; /* unknown or malformed records inside valid chunks */
+	uint64_t chunks_passed;   /* chunks a filter's chunk function passed over, never read */
+	uint64_t records_dropped; /* records a filter's record function dropped */
+};
+
+/* One chunk as the footer's index describes it. */
+struct gt_chunk_info {
+	uint64_t offset;      /* of its chunk header in the file */
+	uint32_t comp_bytes;  /* its zstd frame */
+	uint32_t raw_bytes;   /* its payload, decompressed */
+	uint32_t records;     /* records in it */
+	uint64_t first_ts_ns; /* smallest non-zero time field of its records (0: none); every
+	                       * time field of every record in it is in [first, last] */
+	uint64_t last_ts_ns;  /* largest */
+	uint64_t types;       /* bit t set: holds a record of type t; bit 0: records the writer
+	                       * did not classify. All bits set when have_types is false. */
+	bool have_types;      /* the index says which types (format.md: index entries of 48
+	                       * bytes); files from before say nothing, so any type may be there */
+};
+
+/* A filter between the file and gt_reader_next: a windowed read. */
+struct gt_reader_filter {
+	/* Asked for each chunk before it is read, when the file has an index: false passes
+	 * over the chunk without reading it (counted in status.chunks_passed). Without an
+	 * index (a file cut short) every chunk is read. NULL: every chunk. */
+	bool (*chunk)(void *ctx, const struct gt_chunk_info *c);
+	/* Asked for each record decoded (strings are entered into the string table first):
+	 * returns the record to hand out, rec itself or a copy it owns until its next call,
+	 * or NULL to drop it (counted in status.records_dropped). NULL: every record. */
+	const union gt_record *(*record)(void *ctx, const union gt_record *rec);
+	void *ctx; /* passed to both; borrowed */
 };
 
 /* Open and validate the header (and footer, if present). On failure returns -errno and,
@@ -144,6 +186,15 @@ const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r)
 
 const struct gt_reader_status *gt_reader_status(const struct gt_reader *r);
 
+/* Put a filter between the file and gt_reader_next (a copy of *f is kept; NULL removes it),
+ * from the next chunk on; call it before the first gt_reader_next or after a rewind. A filter
+ * stays across gt_reader_rewind. Returns 0 or -EINVAL. */
+int gt_reader_set_filter(struct gt_reader *r, const struct gt_reader_filter *f);
+
+/* Entry k (0, 1, ...) of the footer's chunk index, in file order, without reading the chunk.
+ * Returns 1 and *ci, 0 past the last entry or when the file has no index, or -errno. */
+int gt_reader_chunk_info(struct gt_reader *r, uint64_t k, struct gt_chunk_info *ci);
+
 /* Rewind to the first record (for two-pass consumers). Returns 0 or -errno. */
 int gt_reader_rewind(struct gt_reader *r);
 
@@ -151,6 +202,28 @@ int gt_reader_rewind(struct gt_reader *r);
 void gt_reader_progress(const struct gt_reader *r, uint64_t *done, uint64_t *total);
 
 void gt_reader_close(struct gt_reader *r);
+
+/* What gt_trace_reindex found and did. */
+struct gt_reindex_result {
+	bool had_index;           /* the file had a valid footer */
+	bool had_types;           /* ... whose entries say which record types each chunk holds */
+	uint64_t records;         /* records written again */
+	uint64_t records_dropped; /* records read that the writer refused (malformed) */
+	uint64_t chunks_read;     /* chunks of the old file read */
+	uint64_t chunks_skipped;  /* damaged chunks of the old file, lost */
+	uint64_t chunks;          /* chunks of the new file */
+	uint64_t bytes_before, bytes_after;
+};
+
+/* Give the trace at path a complete index with chunk types (docs/format.md, "Footer"), so that
+ * windows of it read only the chunks they need: every record is read (a file without a footer
+ * is recovered, chunk by chunk), written again into state and event chunks under a new
+ * footer in PATH.tmp-<pid>, and that file is renamed over path; until then path is left as
+ * it was. Records keep their order, but for state records moved to before the event records
+ * written with them. Returns 0, the reader's error (*errmsg says which), -EPROTO when some
+ * records could not be read (types of a newer gputrace, or damage: the file is left as it
+ * was), or -errno from writing. */
+int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char **errmsg);
 
 #pragma GCC visibility pop
 

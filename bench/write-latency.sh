@@ -7,7 +7,7 @@
 # --write-queue 0 (the drain writes each chunk itself: gputrace before the queue) and with the
 # default queue; under `gputrace run` and standalone (GPUTRACE_WRITE_QUEUE). Prints, per
 # setting, the records lost in each round (ring_full, from `gputrace info`) and how long the
-# run took.
+# run took; the load average at the start and at the end.
 # WL_RING sets the ring (--buffer-size, GPUTRACE_BUFFER_SIZE; default 32M, gputrace's default):
 # a smaller ring absorbs less of a stalled drain.
 # Usage: [WL_RING=SIZE] bench/write-latency.sh BUILD [ROUNDS [RATE [SECONDS]]]
@@ -57,3 +57,4 @@ for mode in run standalone; do
 		done
 	done
 done
+echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1 /proc/loadavg)"

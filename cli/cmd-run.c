@@ -126,8 +126,7 @@ int cmd_run(int argc, char **argv)
 			            run.path, strerror(-r));
 	}
 	if (run.trace_err) {
-		gt_cli_error("the trace %s could not be written: %s", run.path,
-		             strerror(-run.trace_err));
+		gt_run_trace_error(&run);
 		/* Keep the program's failure if it failed; else make the loss visible. */
 		ret = status ? status : GT_EXIT_IO;
 		goto out;

@@ -85,7 +85,10 @@ static void usage(FILE *out)
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Environment: GPUTRACE_INJECT_LIB overrides where libgputrace-inject.so "
-	      "is found.\n",
+	      "is found;\n"
+	      "GPUTRACE_WRITE_TIMEOUT: seconds the end waits for a trace whose writing "
+	      "makes no\n"
+	      "progress (default 60; then exit 74, the partial file named).\n",
 	      out);
 }
 
@@ -147,6 +150,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
+	const char *value, *hint = NULL;
 	int c, r = 0;
 
 	gt_envconf_defaults(&o->cfg);
@@ -249,6 +253,11 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		             "program [args...]");
 		return -EINVAL;
 	}
+	/* GPUTRACE_WRITE_TIMEOUT also bounds the CLI's own wait for its writer at the end; a bad
+	 * value is refused before anything runs, in the words the library would use */
+	value = getenv(GT_ENV_WRITE_TIMEOUT);
+	if (value && *value && gt_envconf_set(&o->cfg, GT_ENVCONF_WRITE_TIMEOUT, value, &hint) < 0)
+		return bad_value(GT_ENV_WRITE_TIMEOUT, value, hint);
 	o->argv = argv + optind;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* gputrace run after the program: the one line that says where the trace is, the summary
  * (gt_stats_summary, on the catalog every output shares), --stats, --export; with -q only the
  * losses. Runs in the CLI process. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,20 @@ static uint64_t quiet_losses(struct gt_reader *r)
 	gt_catalog_fini(&cat);
 	gt_reader_rewind(r);
 	return lost;
+}
+
+/* The one line for a trace that could not be completed: one whose writing stopped moving
+ * stays under its temporary name (the writer thread is left in its call, with the file), and
+ * `gputrace info` reads what it holds. */
+void gt_run_trace_error(const struct run *run)
+{
+	if (run->trace_err == -ETIMEDOUT)
+		gt_cli_error("the trace %s could not be completed (its writing made no progress "
+		             "for %.3g s); what was written is in %s, which `gputrace info` reads",
+		             run->path, (double)run->o.cfg.write_timeout_ns / 1e9, run->tmp_path);
+	else
+		gt_cli_error("the trace %s could not be written: %s", run->path,
+		             strerror(-run->trace_err));
 }
 
 /* Summary, --stats and --export, once the file is complete. Returns a GT_EXIT_*

@@ -49,8 +49,10 @@ static void join_cmdline(char *out, size_t bytes, char *const argv[])
  */
 int gt_run_open_writer(struct run *run)
 {
-	/* the drain compresses, a thread writes: disk latency never stops the drain */
-	struct gt_writer_options wo = {.queue_bytes = (size_t)run->o.cfg.write_queue_bytes};
+	/* the drain compresses, a thread writes: disk latency never stops the drain; at the
+	 * end, what is left is waited for as long as the writing moves */
+	struct gt_writer_options wo = {.queue_bytes = (size_t)run->o.cfg.write_queue_bytes,
+	                               .stall_ns = run->o.cfg.write_timeout_ns};
 	struct gt_cuda_probe cu;
 	struct gt_trace_info info = {
 	        .clock_id = GT_CLOCK_MONOTONIC,

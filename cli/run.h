@@ -34,7 +34,8 @@ struct run_opts {
 	 * (src/envconf.c) and handed to the program as given; NULL: the library's default. */
 	const char *setting[GT_ENVCONF_MAX];
 	struct gt_envconf cfg; /* the same settings parsed, for what the CLI itself needs (its
-	                        * writer's queue: --write-queue) */
+	                        * writer's queue: --write-queue; its limit at the end:
+	                        * GPUTRACE_WRITE_TIMEOUT from the CLI's environment) */
 	const char *export_name;
 	uint64_t delay_ns, duration_ns;
 	char **argv;              /* the program and its arguments */
@@ -112,6 +113,10 @@ int gt_run_program_status(const struct run *run);
 uint64_t gt_run_file_bytes(const char *path);
 
 /* ---- after the run (run-summary.c) ---- */
+
+/* The one error line for run->trace_err: what could not be written, or, for a writing that
+ * stopped moving, where the partial file is. */
+void gt_run_trace_error(const struct run *run);
 
 /* The summary (or, quiet, the losses alone), --stats and --export, once the file is
  * complete. Returns a GT_EXIT_* code. */

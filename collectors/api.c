@@ -202,7 +202,6 @@ static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned
 	for (cbid = 1; cbid < size; cbid++) {
 		const char *name = NULL;
 		bool on;
-		CUptiResult res = CUPTI_SUCCESS;
 
 		if (gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
 		            CUPTI_SUCCESS ||
@@ -217,11 +216,7 @@ static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned
 		if (cfg->api_source == GT_API_SOURCE_CALLBACK)
 			ret = gt_cupti_enable_callback(domain, cbid, true);
 		else if (cfg->api_filter != GT_API_FILTER_ALL)
-			res = domain == CUPTI_CB_DOMAIN_RUNTIME_API
-			              ? gt_cupti.cuptiActivityEnableRuntimeApi(cbid, 1)
-			              : gt_cupti.cuptiActivityEnableDriverApi(cbid, 1);
-		if (res != CUPTI_SUCCESS)
-			ret = (int)res;
+			ret = gt_cupti_enable_api_activity(domain, cbid);
 		if (ret)
 			return ret;
 	}
@@ -240,9 +235,9 @@ static int api_enable(const struct gt_envconf *cfg)
 	if (!ret)
 		ret = enable_domain(cfg, CUPTI_CB_DOMAIN_DRIVER_API, DRV_SIZE, &n_drv);
 	if (!ret && !use_callbacks && cfg->api_filter == GT_API_FILTER_ALL) {
-		ret = (int)gt_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+		ret = gt_cupti_enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME);
 		if (!ret)
-			ret = (int)gt_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+			ret = gt_cupti_enable_kind(CUPTI_ACTIVITY_KIND_DRIVER);
 	}
 	gt_debug("api: %u runtime and %u driver calls traced through %s", n_rt, n_drv,
 	         use_callbacks ? "callbacks" : "activity records");

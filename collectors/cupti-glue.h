@@ -32,9 +32,17 @@ void gt_cupti_stop(void);
 void gt_cupti_set_capturing(bool on);
 
 /* Enable or disable one callback, or a whole callback domain, on our subscriber. Returns 0
- * or the CUptiResult. From a collector's enable hook (or a capture-range switch). */
+ * or the CUptiResult. From a collector's enable hook (or a capture-range switch). What a
+ * collector's enable switches on through these calls is switched off again if that enable
+ * fails (the collector is left out). */
 int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on);
 int gt_cupti_enable_domain(unsigned domain, bool on);
+
+/* Switch on API activity records for one callback id of the runtime or driver domain
+ * (cuptiActivityEnableRuntimeApi/DriverApi), or a whole activity kind. 0 or the CUptiResult;
+ * from a collector's enable hook, undone as above. */
+int gt_cupti_enable_api_activity(unsigned domain, unsigned cbid);
+int gt_cupti_enable_kind(int kind);
 
 /* Name of a CUptiResult (never NULL). */
 const char *gt_cupti_result_name(int res);

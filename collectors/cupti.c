@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,16 +36,36 @@ static _Atomic uint64_t pool_head;      /* (tag << 32) | (index + 1); 0 = empty 
 static _Atomic int pool_overflow;       /* overflow buffers currently allocated */
 static _Atomic uint64_t pool_refused;   /* requests answered with no buffer */
 
-#define GT_CB_DOMAINS 8u /* CUpti_CallbackDomain values below this are dispatched */
-#define GT_CB_HOOKS   4u /* collectors' callbacks per domain */
+#define GT_CB_DOMAINS 8u    /* CUpti_CallbackDomain values below this are dispatched */
+#define GT_CB_HOOKS   4u    /* collectors' callbacks per domain */
+#define GT_END_HOOKS  7u    /* collectors' buffer-end hooks */
+#define GT_CBID_BITS  1024u /* callback ids a collector's switch-on can be undone for */
+#define GT_KIND_WORDS ((CUPTI_ACTIVITY_KIND_COUNT + 63u) / 64u)
+_Static_assert(CUPTI_RUNTIME_TRACE_CBID_SIZE <= GT_CBID_BITS, "runtime callback ids");
+_Static_assert(CUPTI_DRIVER_TRACE_CBID_SIZE <= GT_CBID_BITS, "driver callback ids");
+
+typedef void buffer_end_fn(void);
 
 static CUpti_SubscriberHandle subscriber;
 static const struct gt_collector *by_kind[CUPTI_ACTIVITY_KIND_COUNT];
-/* The collectors' hooks that are on, filled by gt_cupti_start before CUPTI can call them (a
- * hook is added before the enable call that lets its callbacks fire) and never changed
- * after: NULL-terminated lists, read without locks. */
-static gt_callback_fn *cb_hooks[GT_CB_DOMAINS][GT_CB_HOOKS + 1];
-static void (*buffer_end_hooks[8])(void);
+/* The collectors' hooks: NULL-terminated lists read without locks. gt_cupti_start fills them
+ * for every collector that is on before it switches anything on (CUPTI may call a hook as
+ * soon as any callback is on), and their length never changes after; a collector left out
+ * then has its entries replaced, each in one store, by hooks that do nothing. */
+static _Atomic(gt_callback_fn *) cb_hooks[GT_CB_DOMAINS][GT_CB_HOOKS + 1];
+static _Atomic(buffer_end_fn *) buffer_end_hooks[GT_END_HOOKS + 1];
+
+/* What collectors switched on inside CUPTI (through the gt_cupti_enable_* calls): `kept` for
+ * those that are on, `mine` for the one whose enable runs, so that a collector left out
+ * switches its part off again, but not what another collector that is on needs. Only the
+ * thread in gt_cupti_start (the one calling cuInit). */
+struct switched_on {
+	uint64_t cb[GT_CB_DOMAINS][GT_CBID_BITS / 64]; /* cuptiEnableCallback */
+	uint32_t domains;                              /* cuptiEnableDomain: 1u << domain */
+	uint64_t api[2][GT_CBID_BITS / 64]; /* cuptiActivityEnableRuntimeApi, ...DriverApi */
+	uint64_t kinds[GT_KIND_WORDS];      /* cuptiActivityEnable */
+};
+static struct switched_on kept, mine;
 
 /* Activity kinds toggled by capture ranges. */
 static int capture_kinds[32];
@@ -138,7 +159,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	CUpti_Activity *rec = NULL;
 	size_t dropped = 0;
 	uint64_t refused;
-	void (**end)(void);
+	buffer_end_fn *end;
 
 	(void)size;
 	if (atomic_load_explicit(&gt_inj.active, memory_order_relaxed) && buffer && valid) {
@@ -150,8 +171,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			if (c)
 				c->activity(rec);
 		}
-		for (end = buffer_end_hooks; *end; end++)
-			(*end)();
+		/* relaxed: as in on_callback */
+		for (unsigned n = 0;
+		     (end = atomic_load_explicit(&buffer_end_hooks[n], memory_order_relaxed)); n++)
+			end();
 	}
 	if (gt_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
 	    dropped) {
@@ -181,15 +204,18 @@ static uint64_t CUPTIAPI trace_clock(void)
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
-	gt_callback_fn **h;
+	gt_callback_fn *h;
 
 	(void)userdata;
 	if (!atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 		return;
 	if ((unsigned)domain >= GT_CB_DOMAINS || !gt_guard_enter())
 		return;
-	for (h = cb_hooks[domain]; *h; h++)
-		(*h)(domain, cbid, data);
+	/* relaxed: each entry is a whole pointer, either the collector's hook or, once it was
+	 * left out, skip_callback; both stay valid */
+	for (unsigned n = 0; (h = atomic_load_explicit(&cb_hooks[domain][n], memory_order_relaxed));
+	     n++)
+		h(domain, cbid, data);
 	gt_guard_leave();
 }
 
@@ -297,10 +323,11 @@ void gt_flush_stop(void)
 	flush_stop = true;
 	pthread_cond_signal(&flush_cond);
 	pthread_mutex_unlock(&flush_lock);
-	/* bounded: a flush stuck inside CUPTI must not hang the application's exit */
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	/* bounded: a flush stuck inside CUPTI must not hang the application's exit (a deadline
+	 * on CLOCK_MONOTONIC, which a step of the wall clock does not move) */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += 2;
-	if (pthread_timedjoin_np(flush_thread, NULL, &deadline) != 0)
+	if (pthread_clockjoin_np(flush_thread, NULL, CLOCK_MONOTONIC, &deadline) != 0)
 		gt_debug("flush thread did not stop within 2 s; leaving it");
 	flush_running = false;
 }
@@ -313,46 +340,154 @@ static int add_kind(int kind, const struct gt_collector *c)
 	return 0;
 }
 
-/* Append c's callback and buffer-end hooks to the dispatch lists; false if a list is full. */
+/* Free entries of each list c has hooks on; false (nothing added) if one is full. Only
+ * before anything is switched on. */
 static bool hooks_add(const struct gt_collector *c)
 {
-	size_t n;
+	unsigned n[GT_CB_DOMAINS] = {0}, e = 0, d;
 
-	for (unsigned d = 0; c->callback && d < GT_CB_DOMAINS; d++) {
-		if (!(c->callback_domains & (1u << d)))
-			continue;
-		for (n = 0; cb_hooks[d][n]; n++)
-			;
-		if (n == GT_CB_HOOKS)
+	for (d = 0; d < GT_CB_DOMAINS; d++) {
+		while (atomic_load(&cb_hooks[d][n[d]]))
+			n[d]++;
+		if (c->callback && (c->callback_domains & (1u << d)) && n[d] == GT_CB_HOOKS)
 			return false;
-		cb_hooks[d][n] = c->callback;
 	}
-	if (c->buffer_end) {
-		for (n = 0; buffer_end_hooks[n]; n++)
-			;
-		if (n + 1 == sizeof(buffer_end_hooks) / sizeof(buffer_end_hooks[0]))
-			return false;
-		buffer_end_hooks[n] = c->buffer_end;
-	}
+	while (atomic_load(&buffer_end_hooks[e]))
+		e++;
+	if (c->buffer_end && e == GT_END_HOOKS)
+		return false;
+	for (d = 0; d < GT_CB_DOMAINS; d++)
+		if (c->callback && (c->callback_domains & (1u << d)))
+			atomic_store(&cb_hooks[d][n[d]], c->callback);
+	if (c->buffer_end)
+		atomic_store(&buffer_end_hooks[e], c->buffer_end);
 	return true;
 }
 
-/* Take c's hooks off the dispatch lists again (its enable failed). */
-static void hooks_remove(const struct gt_collector *c)
+/* Whether every hook of c is on its lists (hooks_add succeeded). */
+static bool hooks_listed(const struct gt_collector *c)
+{
+	unsigned n, d;
+
+	for (d = 0; c->callback && d < GT_CB_DOMAINS; d++) {
+		if (!(c->callback_domains & (1u << d)))
+			continue;
+		for (n = 0; atomic_load(&cb_hooks[d][n]) != c->callback; n++)
+			if (!atomic_load(&cb_hooks[d][n]))
+				return false;
+	}
+	for (n = 0; c->buffer_end && atomic_load(&buffer_end_hooks[n]) != c->buffer_end; n++)
+		if (!atomic_load(&buffer_end_hooks[n]))
+			return false;
+	return true;
+}
+
+static void skip_callback(unsigned domain, unsigned cbid, const void *data)
+{
+	(void)domain;
+	(void)cbid;
+	(void)data;
+}
+
+static void skip_buffer_end(void)
+{
+}
+
+/* c is left out: its entries do nothing from now on (the lists keep their length, so a
+ * thread walking one meanwhile is safe). */
+static void hooks_skip(const struct gt_collector *c)
+{
+	unsigned n, d;
+
+	for (d = 0; d < GT_CB_DOMAINS; d++)
+		for (n = 0; atomic_load(&cb_hooks[d][n]); n++)
+			if (atomic_load(&cb_hooks[d][n]) == c->callback)
+				atomic_store(&cb_hooks[d][n], skip_callback);
+	for (n = 0; atomic_load(&buffer_end_hooks[n]); n++)
+		if (atomic_load(&buffer_end_hooks[n]) == c->buffer_end)
+			atomic_store(&buffer_end_hooks[n], skip_buffer_end);
+}
+
+static bool bit(const uint64_t *set, unsigned i)
+{
+	return set[i / 64] >> (i % 64) & 1u;
+}
+
+/* The collector whose enable failed is left out: what it switched on inside CUPTI goes off
+ * again, except what a collector that is on switched on too. */
+static void switch_off_mine(void)
+{
+	unsigned d, i;
+
+	for (d = 0; d < GT_CB_DOMAINS; d++) {
+		bool whole = mine.domains & ~kept.domains & (1u << d);
+
+		if (whole)
+			gt_cupti.cuptiEnableDomain(0, subscriber, (CUpti_CallbackDomain)d);
+		for (i = 0; i < GT_CBID_BITS; i++) {
+			/* (a domain a collector that is on switched on whole stays whole) */
+			if (bit(mine.cb[d], i) && !bit(kept.cb[d], i) &&
+			    !(kept.domains & (1u << d)))
+				gt_cupti.cuptiEnableCallback(0, subscriber, (CUpti_CallbackDomain)d,
+				                             i);
+			/* switching the domain off took the others' callbacks in it too */
+			if (whole && bit(kept.cb[d], i))
+				gt_cupti.cuptiEnableCallback(1, subscriber, (CUpti_CallbackDomain)d,
+				                             i);
+		}
+	}
+	for (i = 0; i < GT_CBID_BITS; i++) {
+		if (bit(mine.api[0], i) && !bit(kept.api[0], i))
+			gt_cupti.cuptiActivityEnableRuntimeApi(i, 0);
+		if (bit(mine.api[1], i) && !bit(kept.api[1], i))
+			gt_cupti.cuptiActivityEnableDriverApi(i, 0);
+	}
+	for (i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
+		if (bit(mine.kinds, i) && !bit(kept.kinds, i))
+			gt_cupti.cuptiActivityDisable((CUpti_ActivityKind)i);
+}
+
+static void or_words(uint64_t *to, const uint64_t *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		to[i] |= from[i];
+}
+
+/* The collector's enable succeeded: what it switched on is kept on. */
+static void keep_mine(void)
 {
 	for (unsigned d = 0; d < GT_CB_DOMAINS; d++)
-		for (size_t n = 0; cb_hooks[d][n]; n++)
-			if (cb_hooks[d][n] == c->callback) {
-				for (; cb_hooks[d][n]; n++)
-					cb_hooks[d][n] = cb_hooks[d][n + 1];
-				break;
-			}
-	for (size_t n = 0; buffer_end_hooks[n]; n++)
-		if (buffer_end_hooks[n] == c->buffer_end) {
-			for (; buffer_end_hooks[n]; n++)
-				buffer_end_hooks[n] = buffer_end_hooks[n + 1];
-			break;
-		}
+		or_words(kept.cb[d], mine.cb[d], GT_CBID_BITS / 64);
+	kept.domains |= mine.domains;
+	or_words(kept.api[0], mine.api[0], GT_CBID_BITS / 64);
+	or_words(kept.api[1], mine.api[1], GT_CBID_BITS / 64);
+	or_words(kept.kinds, mine.kinds, GT_KIND_WORDS);
+}
+
+/* The trace says why a collector's records are missing. */
+static void notice_left_out(const struct gt_collector *c, int res)
+{
+	struct gt_rec_notice r = {0};
+	char msg[256];
+
+	if (res)
+		snprintf(msg, sizeof(msg),
+		         "CUPTI refused the %s collector (%s): its records are missing from this "
+		         "trace",
+		         c->name, gt_cupti_result_name(res));
+	else
+		snprintf(msg, sizeof(msg),
+		         "the %s collector was left out (no room for its hooks): its records are "
+		         "missing from this trace",
+		         c->name);
+	gt_debug("%s", msg);
+	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
+	r.ts_ns = gt_now_ns();
+	r.severity = GT_NOTICE_WARNING;
+	r.code = GT_NOTICE_CUPTI_ERROR;
+	r.detail = res;
+	r.message_id = gt_intern(msg);
+	gt_emit_wait(&r.hdr);
 }
 
 int gt_cupti_start(const char **what)
@@ -391,34 +526,37 @@ int gt_cupti_start(const char **what)
 	}
 	gt_inj.cupti_on = true;
 
+	/* Every hook in its list before anything is switched on: CUPTI may call one as soon as
+	 * any callback is on, and the lists never change length after. */
+	for (const struct gt_collector *const *cp = gt_collectors; *cp; cp++)
+		if (gt_collector_on(*cp, cfg) && !hooks_add(*cp))
+			notice_left_out(*cp, 0);
 	for (const struct gt_collector *const *cp = gt_collectors; *cp; cp++) {
 		const struct gt_collector *c = *cp;
 		const int *k;
 
-		if (!gt_collector_on(c, cfg))
+		if (!gt_collector_on(c, cfg) || !hooks_listed(c))
 			continue;
-		/* hooks before enable: CUPTI may call them as soon as it switches them on */
-		if (!hooks_add(c)) {
-			gt_debug("collector %s: no room for its hooks; left out", c->name);
-			hooks_remove(c);
-			continue;
-		}
 		if (c->enable) {
 			/* > 0: CUPTI refused this collector, which is left out (the others still
 			 * trace) unless it is required; < 0: the configuration does not need it */
+			memset(&mine, 0, sizeof(mine));
 			ret = c->enable(cfg);
 			if (ret > 0 && c->required) {
-				hooks_remove(c);
 				*what = c->required;
 				res = (CUptiResult)ret;
 				goto fail;
 			}
-			if (ret > 0)
-				gt_debug("collector %s: %s", c->name, gt_cupti_result_name(ret));
 			if (ret != 0) {
-				hooks_remove(c);
+				/* what it switched on before the refusal would cost the program
+				 * and record nothing */
+				switch_off_mine();
+				hooks_skip(c);
+				if (ret > 0)
+					notice_left_out(c, ret);
 				continue;
 			}
+			keep_mine();
 		}
 		for (k = c->kinds; k && *k; k++) {
 			if (*k < 0) {
@@ -470,18 +608,59 @@ void gt_cupti_stop(void)
 		gt_emit_loss_wait(GT_LOSS_CUPTI_DROPPED, dropped, GT_REC_NONE);
 }
 
+static void set_bit(uint64_t *set, unsigned i)
+{
+	set[i / 64] |= 1ull << (i % 64);
+}
+
 int gt_cupti_enable_callback(unsigned domain, unsigned cbid, bool on)
 {
-	CUptiResult res = gt_cupti.cuptiEnableCallback(on ? 1u : 0u, subscriber,
-	                                               (CUpti_CallbackDomain)domain, cbid);
+	CUptiResult res;
 
+	/* (what cannot be switched off again on a refusal is not switched on) */
+	if (domain >= GT_CB_DOMAINS || cbid >= GT_CBID_BITS)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	res = gt_cupti.cuptiEnableCallback(on ? 1u : 0u, subscriber, (CUpti_CallbackDomain)domain,
+	                                   cbid);
+	if (res == CUPTI_SUCCESS && on)
+		set_bit(mine.cb[domain], cbid);
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }
 
 int gt_cupti_enable_domain(unsigned domain, bool on)
 {
-	CUptiResult res =
-	        gt_cupti.cuptiEnableDomain(on ? 1u : 0u, subscriber, (CUpti_CallbackDomain)domain);
+	CUptiResult res;
 
+	if (domain >= GT_CB_DOMAINS)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	res = gt_cupti.cuptiEnableDomain(on ? 1u : 0u, subscriber, (CUpti_CallbackDomain)domain);
+	if (res == CUPTI_SUCCESS && on)
+		mine.domains |= 1u << domain;
+	return res == CUPTI_SUCCESS ? 0 : (int)res;
+}
+
+int gt_cupti_enable_api_activity(unsigned domain, unsigned cbid)
+{
+	bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	CUptiResult res;
+
+	if ((!rt && domain != CUPTI_CB_DOMAIN_DRIVER_API) || cbid >= GT_CBID_BITS)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	res = rt ? gt_cupti.cuptiActivityEnableRuntimeApi(cbid, 1)
+	         : gt_cupti.cuptiActivityEnableDriverApi(cbid, 1);
+	if (res == CUPTI_SUCCESS)
+		set_bit(mine.api[rt ? 0 : 1], cbid);
+	return res == CUPTI_SUCCESS ? 0 : (int)res;
+}
+
+int gt_cupti_enable_kind(int kind)
+{
+	CUptiResult res;
+
+	if (kind <= 0 || kind >= CUPTI_ACTIVITY_KIND_COUNT)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	res = gt_cupti.cuptiActivityEnable((CUpti_ActivityKind)kind);
+	if (res == CUPTI_SUCCESS)
+		set_bit(mine.kinds, (unsigned)kind);
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }

@@ -31,6 +31,8 @@ struct gt_inject gt_inj;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_result = -EAGAIN;
 static atomic_flag cuda_once = ATOMIC_FLAG_INIT;
+/* The client of a process that detached: its trace is completed at exit (on_exit_flush). */
+static _Atomic(struct gt_client *) detached;
 
 /* Strings for the trace header; must outlive the client (standalone writer keeps pointers). */
 static char host_buf[256];
@@ -171,21 +173,20 @@ static void flush_for_close(void)
 
 /* Close the client. A standalone trace that could not be completed is the one thing said
  * without GPUTRACE_DEBUG: one line naming the file left and how to read it. */
-static void close_client(struct gt_client *c, bool at_exit)
+static void close_client(struct gt_client *c, bool was_detached)
 {
 	const char *path = NULL, *err = NULL;
 
 	if (gt_client_close(c, &path, &err) < 0 && err)
 		dprintf(STDERR_FILENO, "gputrace: %s\n", err);
 	else if (path)
-		gt_debug("trace written to %s%s", path, at_exit ? "" : " (tracing detached)");
+		gt_debug("trace written to %s%s", path, was_detached ? " (tracing detached)" : "");
 }
 
 void gt_inject_detach(unsigned code, int detail, const char *message)
 {
 	struct gt_rec_process_end end = {0};
 	struct gt_client *c = gt_inj.client;
-	struct timespec ts = {0, 1000000};
 
 	if (!c || !atomic_load(&gt_inj.active))
 		return;
@@ -197,19 +198,28 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	end.code = detail;
 	gt_emit_nowait(&end.hdr);
 	atomic_store(&gt_inj.active, 0);
-	/* as at exit: a writer that passed the `active` check may still be writing; the
-	 * client keeps what writers touch (gt_client_close) */
-	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
-	close_client(c, false);
+	/* This is the thread inside cuInit: it must not wait for the disk. The drainer writes
+	 * out what is left now, and the trace is completed at exit (on_exit_flush), which may
+	 * wait for it, as it does for any trace. */
+	atomic_store(&detached, c);
+	gt_client_detach(c);
 }
 
 static void on_exit_flush(int status, void *arg)
 {
-	struct gt_client *c = gt_inj.client;
+	struct gt_client *c = atomic_exchange(&detached, NULL);
 	struct timespec ts = {0, 1000000};
 
 	(void)arg;
+	if (c) {
+		/* tracing stopped earlier: complete that trace (a writer that passed the
+		 * `active` check then has long finished) */
+		gt_client_set_exit_status(c, status);
+		close_client(c, true);
+		return;
+	}
+	c = gt_inj.client;
 	if (!c || !atomic_load(&gt_inj.active))
 		return;
 	/* everything CUPTI and the threads' NVTX stages still hold reaches the ring before the
@@ -224,7 +234,7 @@ static void on_exit_flush(int status, void *arg)
 	 * stays (gt_client_close), for one preempted for longer */
 	nanosleep(&ts, NULL);
 	gt_inj.client = NULL;
-	close_client(c, true);
+	close_client(c, false);
 }
 
 static void on_fork_child(void)
@@ -240,6 +250,8 @@ static void on_fork_child(void)
 	if (gt_inj.client)
 		gt_client_forget(gt_inj.client);
 	gt_inj.client = NULL;
+	/* a detached client is still whole (its close is the parent's, at exit) */
+	gt_client_forget(atomic_exchange(&detached, NULL));
 	gt_inj.ring = NULL;
 }
 

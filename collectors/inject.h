@@ -9,8 +9,9 @@
  * thread-safe. */
 int gt_inject_start(void);
 
-/* Stop tracing: write a NOTICE (code, detail, message) and PROCESS_END(DETACHED), close the
- * client. The application continues untraced. */
+/* Stop tracing: write a NOTICE (code, detail, message) and PROCESS_END(DETACHED); the trace
+ * is completed at exit (gt_client_detach), so the caller (inside cuInit) never waits for the
+ * disk. The application continues untraced. */
 void gt_inject_detach(unsigned code, int detail, const char *message);
 
 #endif /* GT_COLLECTORS_INJECT_H */

@@ -61,6 +61,7 @@ struct gt_client {
 	bool thread_running;
 	_Atomic int stop;
 	_Atomic uint64_t beats; /* the drainer's loop turns: its sign of life */
+	_Atomic int flush_now;  /* gt_client_detach: write out what is drained, now */
 	uint64_t flush_ns;
 	uint64_t stall_ns; /* close gives up after this long without progress */
 	char path[PATH_MAX];

@@ -18,16 +18,19 @@
 #include "gputrace/env.h"
 #include "gputrace/envconf.h"
 #include "gputrace/pattern.h"
+#include "stall.h"
 
 /* The standalone drainer: sleeps on the ring's eventfd (a producer crossed half full, or a
  * kick) or the flush period, and drains; while the writer's queue is full, it sleeps until
- * the writer thread wrote something instead. Stops when asked; the final drain is done by
- * gt_client_close after the join. */
+ * the writer thread wrote something instead. After a detach it writes out what it drained
+ * (gt_client_detach). Stops when asked; the final drain is done by gt_client_close after the
+ * join. */
 static void *drain_thread(void *arg)
 {
 	struct gt_client *c = arg;
 	int ms = (int)((c->flush_ns + 999999u) / 1000000u);
 	uint64_t v;
+	bool flush;
 
 	prctl(PR_SET_NAME, "gputrace-drain", 0, 0, 0);
 	while (!atomic_load(&c->stop)) {
@@ -50,9 +53,16 @@ static void *drain_thread(void *arg)
 			break;
 		if (pfd[1].fd >= 0 && read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
+		/* taken before the pass, which then holds every record written before the ask */
+		flush = atomic_exchange(&c->flush_now, 0);
 		/* a writer error (disk full) stops the draining; producers then drop and
 		 * count, and close reports the error */
 		if (gt_drain_proc_run(c->dp, 0, false) < 0)
+			break;
+		/* (records left for the writer's room: ask again after the next pass) */
+		if (flush && gt_drain_proc_pending(c->dp))
+			atomic_store(&c->flush_now, 1);
+		else if (flush && gt_writer_flush(c->writer) < 0)
 			break;
 		atomic_fetch_add_explicit(&c->beats, 1, memory_order_relaxed);
 	}
@@ -107,7 +117,10 @@ int gt_client_standalone_open(struct gt_client *c, const struct gt_client_option
 	                               : GT_WRITE_QUEUE_DEFAULT_BYTES;
 	c->stall_ns = opts && opts->settings ? opts->settings->write_timeout_ns
 	                                     : GT_WRITE_TIMEOUT_DEFAULT_NS;
-	wo.queue_bytes = (size_t)queue;
+	/* 0: no room to wait in (the drainer stops after each chunk until it is written, as if
+	 * it wrote it itself), but still a writer thread: a write or sync that never returns is
+	 * left there, and the exit's close keeps its limit */
+	wo.queue_bytes = queue ? (size_t)queue : 1;
 	wo.stall_ns = c->stall_ns;
 	/* nobody can ask this process again: what could not be completed stays, readable */
 	wo.keep_partial = true;
@@ -168,25 +181,21 @@ static uint64_t standalone_progress(struct gt_client *c)
  * moves; -ETIMEDOUT once nothing moved for c->stall_ns. */
 static int join_drainer(struct gt_client *c)
 {
-	uint64_t seen = standalone_progress(c), since = gt_now_ns();
+	struct gt_stall st;
 
+	gt_stall_init(&st, c->stall_ns, standalone_progress(c));
 	for (;;) {
-		/* pthread_timedjoin_np wants a deadline on CLOCK_REALTIME */
-		uint64_t t = gt_clock_ns(CLOCK_REALTIME) + STANDALONE_JOIN_CHECK_NS, p;
+		/* a deadline on the trace clock: a step of the wall clock moves it not */
+		uint64_t t = gt_now_ns() + gt_stall_step_ns(&st, STANDALONE_JOIN_CHECK_NS);
 		struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-		int r = pthread_timedjoin_np(c->thread, NULL, &ts);
+		int r = pthread_clockjoin_np(c->thread, NULL, GT_TRACE_CLOCK, &ts);
 
 		if (r == 0)
 			return 0;
 		if (r != ETIMEDOUT)
 			return -r;
-		p = standalone_progress(c);
-		if (p != seen) {
-			seen = p;
-			since = gt_now_ns();
-		} else if (gt_now_ns() - since >= c->stall_ns) {
+		if (gt_stall_expired(&st, standalone_progress(c)))
 			return -ETIMEDOUT;
-		}
 	}
 }
 

@@ -208,6 +208,16 @@ int gt_client_close(struct gt_client *c, const char **path, const char **errmsg)
 	return r;
 }
 
+void gt_client_detach(struct gt_client *c)
+{
+	if (!c)
+		return;
+	/* seq_cst: the records written before this store are in the pass the drainer makes
+	 * after taking it (drain_thread) */
+	atomic_store(&c->flush_now, 1);
+	gt_ring_kick(c->ring);
+}
+
 void gt_client_forget(struct gt_client *c)
 {
 	if (!c)

@@ -46,6 +46,7 @@ struct gt_drain_proc {
 	uint64_t bad; /* records rejected by the drainer itself (bad string ids) */
 	bool detached;
 	bool finishing; /* the final drain: wait for the writer's room instead of stopping */
+	bool pending;   /* the last pass stopped for the writer's room (gt_drain_proc_pending) */
 	struct gt_rec_process_end detach_end;
 	uint64_t buf[sizeof(union gt_record) / 8 + 1]; /* the record being remapped */
 };
@@ -272,8 +273,9 @@ static int handle_record(void *ctx, const struct gt_rec_hdr *rec)
 
 /* A pass stops (DRAIN_WRITER_FULL) after the record that found the writer's queue full: the
  * rest stays in the ring, read once there is room; drops, if it fills, are counted as
- * always. The final drain of a process waits for room instead. */
-#define DRAIN_WRITER_FULL (-EAGAIN)
+ * always. The final drain of a process waits for room instead. Not an errno value: a real
+ * -EAGAIN from the writer (a non-blocking file) is an error like any other. */
+#define DRAIN_WRITER_FULL (-0x10000)
 
 static int writer_room(struct gt_drain_proc *p)
 {
@@ -399,13 +401,18 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 	long r;
 	int w;
 
+	p->pending = false;
 	if (!p->ring)
 		return 0;
-	if (!p->finishing && gt_writer_full(p->d->w))
+	if (!p->finishing && gt_writer_full(p->d->w)) {
+		p->pending = true;
 		return 0;
+	}
 	r = gt_ring_consume(p->ring, on_record, p, wait_ns, producers_dead);
-	if (r == DRAIN_WRITER_FULL)
+	if (r == DRAIN_WRITER_FULL) {
+		p->pending = true;
 		r = 0;
+	}
 	if (p->d->tap && r >= 0)
 		tap_pass(p);
 	if (r == -EBADMSG) {
@@ -419,6 +426,11 @@ long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers
 		return w < 0 ? w : (long)(p->d->stats.records - before);
 	}
 	return r < 0 ? r : (long)(p->d->stats.records - before);
+}
+
+bool gt_drain_proc_pending(const struct gt_drain_proc *p)
+{
+	return p->pending;
 }
 
 static int write_loss(struct gt_drain_proc *p, unsigned source, unsigned kind, uint64_t count)

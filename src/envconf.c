@@ -155,7 +155,8 @@ static int parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *byte
 }
 
 /* Seconds: a decimal number above 0 and up to GT_WRITE_TIMEOUT_MAX_S ("60", "0.5", "1e2"),
- * as nanoseconds. */
+ * as nanoseconds. A value under 1 ns is refused too: it would be 0 ns, which the waits read
+ * as "no limit" (src/stall.h), and a limit asked for must never become none. */
 static int parse_seconds(const char *s, uint64_t *ns)
 {
 	char *end;
@@ -165,7 +166,7 @@ static int parse_seconds(const char *s, uint64_t *ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v > 0) || v > GT_WRITE_TIMEOUT_MAX_S)
+	if (end == s || *end || errno || !(v * 1e9 >= 1) || v > GT_WRITE_TIMEOUT_MAX_S)
 		return -EINVAL;
 	*ns = (uint64_t)(v * 1e9);
 	return 0;

@@ -51,7 +51,8 @@ struct tag {
 enum proc_state {
 	PROC_HELLO, /* accepted, registration not read yet */
 	PROC_LIVE,  /* registered, draining */
-	PROC_ENDED, /* connection closed, waiting to learn the exit status */
+	PROC_ENDED, /* connection closed: drained as the writer has room, and finished once its
+	             * ring is empty and its end is known (or the grace period passed) */
 };
 
 struct proc {
@@ -298,12 +299,31 @@ static int proc_finish(struct gt_session *s, struct proc *p, bool producers_dead
 		r = gt_drain_proc_notice(p->dp, GT_NOTICE_WARNING, GT_NOTICE_FLUSH_WINDOW, msg);
 	}
 	if (p->dp) {
+		/* waits for the writer's room only if records are left: at gt_session_free */
 		int rf = gt_drain_proc_finish(p->dp, how, code, 0, producers_dead);
 
 		r = r < 0 ? r : rf;
+		s->stats.ended++;
 	}
 	proc_unlink_free(s, p);
 	return r;
+}
+
+/* A process whose connection closed: drain what its ring still holds as far as the writer's
+ * queue has room, never waiting for it (the rest after the writer's wake-up: TAG_WRITER), and
+ * once the ring is empty and its end is known, or the grace period is over, write its end.
+ * p may be freed. Returns 0 or -errno from the writer. */
+static int proc_drain_ended(struct gt_session *s, struct proc *p, uint64_t now)
+{
+	long r = gt_drain_proc_run(p->dp, 0, true);
+
+	if (r < 0)
+		return (int)r;
+	if (gt_drain_proc_pending(p->dp))
+		return 0;
+	if (p->exit_known || p->has_goodbye_status || now >= p->end_deadline_ns)
+		return proc_finish(s, p, true);
+	return 0;
 }
 
 static bool take_recent_exit(struct gt_session *s, pid_t pid, int *status)
@@ -321,10 +341,10 @@ static bool take_recent_exit(struct gt_session *s, pid_t pid, int *status)
 }
 
 /* The connection closed: the process exited (or exec'd). Read what is left, then record
- * its end now if we know how it ended, else after a grace period. */
+ * its end once its ring is empty: now if we know how it ended, else after a grace period. */
 static int proc_eof(struct gt_session *s, struct proc *p)
 {
-	long r = 0;
+	uint64_t now = gt_now_ns();
 
 	close_fds(s, p);
 	if (p->state == PROC_HELLO) {
@@ -333,15 +353,12 @@ static int proc_eof(struct gt_session *s, struct proc *p)
 		proc_unlink_free(s, p);
 		return 0;
 	}
-	r = gt_drain_proc_run(p->dp, 0, true);
 	s->live--;
 	p->state = PROC_ENDED;
 	if (!p->exit_known)
 		p->exit_known = take_recent_exit(s, p->pid, &p->exit_status);
-	if (p->exit_known || p->has_goodbye_status)
-		return proc_finish(s, p, true);
-	p->end_deadline_ns = gt_now_ns() + END_GRACE_NS;
-	return r < 0 ? (int)r : 0;
+	p->end_deadline_ns = now + END_GRACE_NS;
+	return proc_drain_ended(s, p, now);
 }
 
 void gt_session_process_exited(struct gt_session *s, pid_t pid, int wait_status)
@@ -354,8 +371,9 @@ void gt_session_process_exited(struct gt_session *s, pid_t pid, int wait_status)
 			continue;
 		p->exit_known = true;
 		p->exit_status = wait_status;
+		/* (a writer error comes back from the next gt_session_poll) */
 		if (p->state == PROC_ENDED)
-			proc_finish(s, p, true);
+			proc_drain_ended(s, p, gt_now_ns());
 		return;
 	}
 	/* not connected (yet, or any more): keep it for a connection that closes later */
@@ -587,8 +605,8 @@ static int drain_all(struct gt_session *s)
 			r = gt_drain_proc_run(p->dp, 0, false);
 			if (r < 0)
 				return (int)r;
-		} else if (p->state == PROC_ENDED && now >= p->end_deadline_ns) {
-			r = proc_finish(s, p, true);
+		} else if (p->state == PROC_ENDED) {
+			r = proc_drain_ended(s, p, now);
 			if (r < 0)
 				return (int)r;
 		}

@@ -1,7 +1,7 @@
 /* The trace writer's queue and its thread: chunks wait here, compressed, and are written in
- * order, as many as are waiting in one writev(). Runs in the CLI (gputrace run) and in the
- * standalone drainer's process (the traced application); never on an application thread
- * except for gt_writeq_finish/cancel at exit or detach. */
+ * order, as many per writev() as GT_WRITE_MAX_BYTES takes. Runs in the CLI (gputrace run) and
+ * in the standalone drainer's process (the traced application); never on an application
+ * thread except for gt_writeq_finish/cancel at exit. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include "gputrace/clock.h"
+#include "stall.h"
 #include "writeq.h"
 
-/* Chunks written by one writev(); at most this many syscalls' latency per 64 chunks. */
+/* Chunks taken from the queue at once; written by as few writev() calls as GT_WRITE_MAX_BYTES
+ * allows. */
 #define BATCH_MAX 64
 /* How often a bounded wait looks at the thread's progress. */
 #define STALL_CHECK_NS (100ull * 1000u * 1000u)
@@ -64,18 +66,31 @@ static void queue_free(struct gt_writeq *q)
 	free(q);
 }
 
-/* Write the batch in order, resuming after short writes. */
+/* Write the batch in order, resuming after short writes. One writev() takes at most
+ * GT_WRITE_MAX_BYTES: each call that returns is progress (the stall limit counts calls), so a
+ * slow disk that moves shows it at a fixed byte granularity however much is queued. */
 static int write_batch(struct gt_writeq *q, struct item **batch, unsigned n)
 {
 	struct iovec iov[BATCH_MAX];
-	unsigned i;
+	unsigned i, k;
 
 	for (i = 0; i < n; i++)
 		iov[i] = (struct iovec){batch[i]->bytes, batch[i]->len};
 	i = 0;
 	while (i < n) {
-		ssize_t w = writev(q->fd, iov + i, (int)(n - i));
+		size_t bytes = 0, cut = 0;
+		ssize_t w;
 
+		for (k = i; k < n && bytes + iov[k].iov_len <= GT_WRITE_MAX_BYTES; k++)
+			bytes += iov[k].iov_len;
+		if (k == i) {
+			/* the next chunk alone is larger: its first GT_WRITE_MAX_BYTES */
+			cut = iov[i].iov_len - GT_WRITE_MAX_BYTES;
+			iov[i].iov_len = GT_WRITE_MAX_BYTES;
+			k = i + 1;
+		}
+		w = writev(q->fd, iov + i, (int)(k - i));
+		iov[k - 1].iov_len += cut;
 		atomic_fetch_add_explicit(&q->progress, 1, memory_order_relaxed);
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -251,29 +266,29 @@ static bool is_done(const struct gt_writeq *q)
  * once, so that a caller's successive waits do not each take stall_ns. */
 static int wait_until(struct gt_writeq *q, bool (*ready)(const struct gt_writeq *q))
 {
-	uint64_t seen = atomic_load(&q->progress), since = gt_now_ns();
+	struct gt_stall st;
 
+	gt_stall_init(&st, q->stall_ns, atomic_load(&q->progress));
 	while (!ready(q)) {
 		struct timespec ts;
-		uint64_t t, now, p;
+		uint64_t t, p;
 
 		if (!q->stall_ns) {
 			pthread_cond_wait(&q->cond, &q->lock);
 			continue;
 		}
-		if (q->stalled && seen == q->stalled_at)
+		if (q->stalled && st.seen == q->stalled_at)
 			return -ETIMEDOUT;
-		t = gt_now_ns() + (q->stall_ns < STALL_CHECK_NS ? q->stall_ns : STALL_CHECK_NS);
+		t = gt_now_ns() + gt_stall_step_ns(&st, STALL_CHECK_NS);
 		ts.tv_sec = (time_t)(t / 1000000000u);
 		ts.tv_nsec = (long)(t % 1000000000u);
 		pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+		if (ready(q))
+			break;
 		p = atomic_load(&q->progress);
-		now = gt_now_ns();
-		if (p != seen) {
-			seen = p;
-			since = now;
+		if (p != st.seen)
 			q->stalled = false;
-		} else if (now - since >= q->stall_ns && !ready(q)) {
+		if (gt_stall_expired(&st, p)) {
 			q->stalled = true;
 			q->stalled_at = p;
 			return -ETIMEDOUT;

@@ -10,6 +10,10 @@
 
 struct gt_writeq;
 
+/* Most bytes one write()/writev() of the trace takes: a returned call is the writer's sign of
+ * life, so this is the granularity at which a slow disk is seen to move. */
+#define GT_WRITE_MAX_BYTES (1u << 20)
+
 /* Start the writer thread on fd (borrowed until gt_writeq_finish or gt_writeq_cancel say
  * otherwise). limit_bytes: gt_writeq_full() is true while this many bytes wait. stall_ns:
  * the waits below give up once no write() or fsync() has returned for this long (0: they

@@ -81,7 +81,8 @@ static int write_all(struct gt_writer *w, const void *buf, size_t len)
 	if (w->error)
 		return w->error;
 	while (len) {
-		ssize_t n = write(w->fd, p, len);
+		/* a call per GT_WRITE_MAX_BYTES at most: each returned one is progress */
+		ssize_t n = write(w->fd, p, len < GT_WRITE_MAX_BYTES ? len : GT_WRITE_MAX_BYTES);
 
 		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
 		if (n < 0) {

@@ -97,12 +97,17 @@ for c in "${good_cases[@]}"; do
 	rm -f bare.gtrace
 done
 
-# GPUTRACE_WRITE_TIMEOUT (no run option: the CLI's own writer never gives up) is refused and
-# accepted by the same parser.
-expect_rc 0 bare GPUTRACE_WRITE_TIMEOUT=0
-err_has_line "gputrace: GPUTRACE_WRITE_TIMEOUT: '0' is not valid; use seconds above 0 and up to 86400, e.g. 60; using the default"
-[ -s bare.gtrace ] || fail "GPUTRACE_WRITE_TIMEOUT=0: no trace from the library"
-rm -f bare.gtrace
+# GPUTRACE_WRITE_TIMEOUT (no run option: run reads the variable for its own writer's end) is
+# refused and accepted by the same parser; 1e-10 s would be 0 ns, which is no limit at all.
+for value in 0 1e-10; do
+	expect_rc 64 env GPUTRACE_WRITE_TIMEOUT=$value "$gputrace" run -q -o never -- true
+	expect_err "gputrace: run: GPUTRACE_WRITE_TIMEOUT: '$value' is not valid; use seconds above 0 and up to 86400, e.g. 60"
+	[ ! -e never.gtrace ] || fail "run with GPUTRACE_WRITE_TIMEOUT=$value wrote a trace"
+	expect_rc 0 bare GPUTRACE_WRITE_TIMEOUT=$value
+	expect_err "gputrace: GPUTRACE_WRITE_TIMEOUT: '$value' is not valid; use seconds above 0 and up to 86400, e.g. 60; using the default"
+	[ -s bare.gtrace ] || fail "GPUTRACE_WRITE_TIMEOUT=$value: no trace from the library"
+	rm -f bare.gtrace
+done
 expect_rc 0 bare GPUTRACE_DEBUG=1 GPUTRACE_WRITE_TIMEOUT=2.5
 [ "$(grep -o 'tracing: .*' "$tmp/err")" = "tracing: kinds 0xbf, api filter 0, api source 1, ring 0 bytes, flush 100 ms, capture 0 '', graph graph, write queue 67108864 bytes, write timeout 2500 ms" ] ||
 	fail "GPUTRACE_WRITE_TIMEOUT=2.5: $(cat "$tmp/err")"

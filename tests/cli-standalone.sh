@@ -4,6 +4,8 @@
 # (strace's fault injection, as an NFS or Lustre sync can), and the trace is still completed
 # and renamed at exit, whole; when its writing stops moving for longer than
 # GPUTRACE_WRITE_TIMEOUT, exactly one line names the partial file, which `gputrace info` reads.
+# The same slow disk under `gputrace run`, whose own writer thread syncs the trace: its end
+# waits as long as the writing moves and gives up with the same line and exit status 74.
 # Skips (77) without strace.
 # Usage: cli-standalone.sh PATH/TO/gputrace PATH/TO/nvtx-app PATH/TO/libgputrace-inject.so
 set -u
@@ -16,7 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=cli-common.sh
 . "$(dirname "$0")/cli-common.sh"
 cd "$tmp" || exit 1
-unset GPUTRACE_SESSION GPUTRACE_WRITE_QUEUE GPUTRACE_WRITE_TIMEOUT GPUTRACE_DEBUG
+unset GPUTRACE_SESSION GPUTRACE_WRITE_QUEUE GPUTRACE_WRITE_TIMEOUT GPUTRACE_DEBUG \
+	CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH GPUTRACE_TRACE
+export GPUTRACE_INJECT_LIB=$inject_lib
 
 # slow_fsync MS ARGS...: run nvtx-app standalone with its fsync() delayed by MS; its stderr
 # in app.err (strace's own messages stay out of it), its pid in app.pid.
@@ -73,5 +77,35 @@ pid=$(cat app.pid)
 [ ! -e s.gtrace ] || fail "a trace that was not completed has the final name"
 "$gputrace" info "s.gtrace.tmp-$pid" >info.out 2>&1 || fail "info of the partial file: $(cat info.out)"
 grep -qx '  nvtx         2001' info.out || fail "the partial file lacks records: $(cat info.out)"
+
+# ---- gputrace run: its own writer's sync 3 s late ----
+# slow_run_fsync MS ARGS...: `gputrace run -q ARGS` with every fsync() of the CLI (its writer
+# thread's) delayed by MS; its stderr in run.err, its pid in run.pid.
+slow_run_fsync() {
+	local ms=$1
+	shift
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_exit=$((ms * 1000)) \
+		sh -c 'echo $$ >run.pid; exec "$@" 2>run.err' sh "$gputrace" run -q "$@"
+}
+
+# Within the limit (the default, 60 s): waited for, complete, exact.
+expect_rc 0 slow_run_fsync 3000 -o r -- "$nvtx_app" 1000
+[ ! -s run.err ] || fail "run with a slow fsync printed: $(cat run.err)"
+ls r.gtrace.tmp-* >/dev/null 2>&1 && fail "run: temporary file left: $(ls)"
+info_counts r.gtrace
+grep -qx '  nvtx         2001' info.out || fail "run: nvtx records: $(cat info.out)"
+grep -qx 'losses:      none' info.out || fail "run: losses: $(cat info.out)"
+
+# Past GPUTRACE_WRITE_TIMEOUT (1 s) without progress: the one line, exit 74, and the partial
+# file holds every record (the sync was the last call: chunks and footer are written).
+expect_rc 74 env GPUTRACE_WRITE_TIMEOUT=1 bash -c "$(declare -f slow_run_fsync); \
+	gputrace='$gputrace' slow_run_fsync 3000 -o w -- '$nvtx_app' 1000"
+pid=$(cat run.pid)
+[ "$(cat run.err)" = "gputrace: the trace w.gtrace could not be completed (its writing made no progress for 1 s); what was written is in w.gtrace.tmp-$pid, which \`gputrace info\` reads" ] ||
+	fail "run, stalled sync: stderr was [$(cat run.err)]"
+[ ! -e w.gtrace ] || fail "run: a trace that was not completed has the final name"
+info_counts "w.gtrace.tmp-$pid"
+grep -qx '  nvtx         2001' info.out || fail "run: the partial file lacks records: $(cat info.out)"
 
 cli_done cli-standalone

@@ -227,7 +227,9 @@ static unsigned write_marks(struct gt_client *c, unsigned n)
 
 /* A disk that takes one page and then no more (a FIFO nobody reads): the close waits for the
  * writer while it moves and gives up once nothing moved for GPUTRACE_WRITE_TIMEOUT, with one
- * line naming the file left behind. */
+ * line naming the file left behind. _i 0: the default queue takes every chunk, and the wait
+ * that gives up is the file's close; _i 1: a queue of 4 KiB is full from the first chunk, so
+ * the final drain waits for room first, and that wait gives up. */
 START_TEST(test_close_stalled_writer)
 {
 	struct gt_client *c;
@@ -241,6 +243,8 @@ START_TEST(test_close_stalled_writer)
 	setup_env();
 	gt_envconf_defaults(&cfg);
 	ck_assert_int_eq(gt_envconf_set(&cfg, GT_ENVCONF_WRITE_TIMEOUT, "0.3", NULL), 0);
+	if (_i == 1)
+		ck_assert_int_eq(gt_envconf_set(&cfg, GT_ENVCONF_WRITE_QUEUE, "4K", NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s/out-%d.gtrace.tmp-%d", tmpdir, (int)getpid(),
 	         (int)getpid());
 	ck_assert_int_eq(mkfifo(tmp, 0644), 0);
@@ -254,6 +258,54 @@ START_TEST(test_close_stalled_writer)
 	/* (no upper bound: on a loaded machine the wait may start late; it ends, which is
 	 * what matters) */
 	ck_assert_uint_ge(gt_now_ns() - t0, 300000000u);
+	ck_assert_str_eq(out, tmp);
+	snprintf(want, sizeof(want),
+	         "the trace %s/out-%d.gtrace could not be completed (its writing made no progress "
+	         "for 0.3 s); what was written is in %s, which `gputrace info` reads",
+	         tmpdir, (int)getpid(), tmp);
+	ck_assert_str_eq(err, want);
+	close(fd);
+	unlink(tmp);
+	rmdir(tmpdir);
+}
+END_TEST
+
+/* The disk stops answering just before the end: what is left is less than a chunk, so nothing
+ * was written while the program ran, and the close's own writes are the first that cannot
+ * return. Its limit holds with the writer's queue (_i 0) and without it
+ * (GPUTRACE_WRITE_QUEUE=0, _i 1), where the close once wrote on the exiting thread itself and
+ * waited forever. */
+START_TEST(test_close_stalled_final_write)
+{
+	struct gt_client *c;
+	const char *err = NULL, *out = NULL;
+	char tmp[160], want[512], page[4096];
+	struct gt_envconf cfg;
+	struct gt_client_options opts = {.settings = &cfg};
+	int fd, wr;
+
+	setup_env();
+	gt_envconf_defaults(&cfg);
+	ck_assert_int_eq(gt_envconf_set(&cfg, GT_ENVCONF_WRITE_TIMEOUT, "0.3", NULL), 0);
+	if (_i == 1)
+		ck_assert_int_eq(gt_envconf_set(&cfg, GT_ENVCONF_WRITE_QUEUE, "0", NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s/out-%d.gtrace.tmp-%d", tmpdir, (int)getpid(),
+	         (int)getpid());
+	ck_assert_int_eq(mkfifo(tmp, 0644), 0);
+	fd = open(tmp, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fcntl(fd, F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(gt_client_open(&opts, &c, &err), 0);
+	/* the header is in; now the pipe is filled, and nobody reads it */
+	wr = open(tmp, O_WRONLY | O_NONBLOCK);
+	ck_assert_int_ge(wr, 0);
+	memset(page, 'x', sizeof(page));
+	while (write(wr, page, sizeof(page)) > 0 || write(wr, page, 1) > 0)
+		;
+	ck_assert_int_eq(errno, EAGAIN);
+	close(wr);
+	ck_assert_uint_eq(write_marks(c, 100), 0);
+	ck_assert_int_eq(gt_client_close(c, &out, &err), -ETIMEDOUT);
 	ck_assert_str_eq(out, tmp);
 	snprintf(want, sizeof(want),
 	         "the trace %s/out-%d.gtrace could not be completed (its writing made no progress "
@@ -378,7 +430,8 @@ static Suite *client_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_standalone_threads, 0, 2);
 	tcase_add_test(tc, test_fork_forget);
-	tcase_add_test(tc, test_close_stalled_writer);
+	tcase_add_loop_test(tc, test_close_stalled_writer, 0, 2);
+	tcase_add_loop_test(tc, test_close_stalled_final_write, 0, 2);
 	tcase_add_test(tc, test_close_write_error);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_process_info);

@@ -2,11 +2,15 @@
  * missing strings, loss accounting, corrupt and rejected rings, PROCESS_END. Runs as a unit
  * test (suite drain). */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gputrace/drain.h"
@@ -346,6 +350,80 @@ START_TEST(test_detached_end)
 }
 END_TEST
 
+/* The descriptor this process has open for writing on `file`, or -1. */
+static int write_fd_of(const char *file)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	char link[300], target[PATH_MAX];
+	int fd = -1;
+
+	ck_assert_ptr_nonnull(dir);
+	while (fd < 0 && (e = readdir(dir))) {
+		ssize_t n;
+		int cand = atoi(e->d_name);
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0 || e->d_name[0] == '.')
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, file) == 0 && (fcntl(cand, F_GETFL) & O_ACCMODE) == O_WRONLY)
+			fd = cand;
+	}
+	closedir(dir);
+	return fd;
+}
+
+/* A write that fails with EAGAIN (the trace file is a full pipe opened non-blocking) is the
+ * writer's error like any other: the pass reports it. It used to read as "the writer's queue
+ * is full", so the pass returned success and each later pass lost a record uncounted. */
+START_TEST(test_writer_eagain)
+{
+	struct gt_writer_options wo = {.chunk_bytes = 4096};
+	struct gt_trace_info info = {.hostname = "host", .cmdline = "test"};
+	struct gt_writer *w;
+	struct gt_drain *d;
+	struct gt_drain_proc *pa;
+	struct gt_ring *ra;
+	char fifo[192];
+	int rd, wr;
+
+	strcpy(tmpdir, "/tmp/gt-drain-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(path, sizeof(path), "%s/t.gtrace", tmpdir);
+	/* the writer's temporary name, made a FIFO of one page that nobody reads */
+	snprintf(fifo, sizeof(fifo), "%s.tmp-%d", path, (int)getpid());
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	ck_assert_int_ge(fcntl(rd, F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(gt_writer_open(path, &info, &wo, &w), 0);
+	wr = write_fd_of(fifo);
+	ck_assert_int_ge(wr, 0);
+	ck_assert_int_eq(fcntl(wr, F_SETFL, fcntl(wr, F_GETFL) | O_NONBLOCK), 0);
+	ck_assert_int_eq(gt_drain_new(w, &d), 0);
+	ck_assert_int_eq(gt_ring_create(1u << 20, 100, &ra), 0);
+	ck_assert_int_eq(gt_drain_proc_new(d, &info_a, 1, 0, ra, NULL, &pa), 0);
+	/* kernels at random times, so that the chunks do not compress to nothing: far more
+	 * than the page the pipe takes */
+	for (uint64_t i = 0, x = 88172645463325252ull; i < 5000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		put_kernel(ra, 0, x >> 8);
+	}
+	ck_assert_int_eq(gt_drain_proc_run(pa, 0, true), -EAGAIN);
+	ck_assert_int_eq(gt_drain_proc_finish(pa, GT_END_EXIT, 0, 0, true), -EAGAIN);
+	gt_drain_free(d);
+	/* the writer removes its temporary file (the FIFO) on an error */
+	ck_assert_int_eq(gt_writer_close(w), -EAGAIN);
+	ck_assert_int_ne(access(fifo, F_OK), 0);
+	close(rd);
+	rmdir(tmpdir);
+}
+END_TEST
+
 /* What a tap saw: records by type and pid, the strings, the last pass per process. */
 struct seen {
 	uint64_t records[GT_REC_MAX];
@@ -468,6 +546,7 @@ static Suite *drain_suite(void)
 	tcase_add_test(tc, test_remap_and_end);
 	tcase_add_test(tc, test_corrupt_isolated);
 	tcase_add_test(tc, test_detached_end);
+	tcase_add_test(tc, test_writer_eagain);
 	tcase_add_test(tc, test_tap);
 	suite_add_tcase(s, tc);
 	return s;

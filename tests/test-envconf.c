@@ -360,8 +360,12 @@ START_TEST(write_settings)
 	ck_assert_uint_eq(c.write_timeout_ns, 300000000u);
 	ck_assert(accepts(GT_ENVCONF_WRITE_TIMEOUT, "86400", &c, NULL));
 	ck_assert_uint_eq(c.write_timeout_ns, 86400000000000ull);
-	for (unsigned i = 0; i < 7; i++) {
-		static const char *const no[] = {"0", "-1", "soon", "86401", " 5", "1e400", "5s"};
+	/* the shortest limit is 1 ns; under it would be 0 ns, which the waits take for none */
+	ck_assert(accepts(GT_ENVCONF_WRITE_TIMEOUT, "1e-9", &c, NULL));
+	ck_assert_uint_eq(c.write_timeout_ns, 1);
+	for (unsigned i = 0; i < 9; i++) {
+		static const char *const no[] = {"0",     "-1", "soon",  "86401",       " 5",
+		                                 "1e400", "5s", "1e-10", "0.0000000009"};
 
 		ck_assert(!accepts(GT_ENVCONF_WRITE_TIMEOUT, no[i], &c,
 		                   "use seconds above 0 and up to 86400, e.g. 60"));

@@ -1,5 +1,6 @@
-/* Check suite for the injection library's parts that run without a GPU: its exported symbols
- * and NVTX through NVTX_INJECTION64_PATH (the GPUTRACE_* parser has its own suite, envconf).
+/* Check suite for the injection library's parts that run without a GPU: its exported symbols,
+ * NVTX through NVTX_INJECTION64_PATH, detaching, and the CUPTI start against a fake CUPTI (the
+ * GPUTRACE_* parser has its own suite, envconf).
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
 #include <dirent.h>
@@ -19,7 +20,10 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "cupti-glue.h"
+#include "cuptilib.h"
 #include "gputrace/trace.h"
+#include "inject.h"
 
 /* The library exports exactly its two entry points: it runs inside other programs. */
 START_TEST(exports)
@@ -760,6 +764,280 @@ START_TEST(thread_renamed_after_many)
 }
 END_TEST
 
+/* In the child: start tracing (the library linked in, as cuInit would) and detach at once, as
+ * when CUPTI refuses the subscription. The detach must return without completing the trace:
+ * it runs on the thread inside cuInit, which must not wait for the disk (it used to write the
+ * footer, fsync and rename right there). The exit completes it. */
+static void detach_child(void)
+{
+	const char *out = getenv("GPUTRACE_OUTPUT");
+
+	if (gt_inject_start() < 0)
+		_exit(2);
+	gt_inject_detach(GT_NOTICE_CUPTI_ERROR, 7, "refused by the test");
+	if (access(out, F_OK) == 0)
+		_exit(3);
+}
+
+START_TEST(detach_completes_at_exit)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	unsigned ends = 0, notices = 0;
+	int ret;
+
+	child_trace_run(&t, "detach.gtrace", detach_child, NULL);
+	ck_assert(!gt_reader_status(t.r)->recovered);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type == GT_REC_PROCESS_END) {
+			ends++;
+			ck_assert_uint_eq(rec->process_end.how, GT_END_DETACHED);
+			ck_assert_int_eq(rec->process_end.code, 7);
+		}
+		if (rec->hdr.type == GT_REC_NOTICE) {
+			notices++;
+			ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_ERROR);
+			ck_assert_uint_eq(rec->notice.code, GT_NOTICE_CUPTI_ERROR);
+			ck_assert_str_eq(gt_reader_string(t.r, rec->notice.message_id, NULL),
+			                 "refused by the test");
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(ends, 1);
+	ck_assert_uint_eq(notices, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
+/* ---- a fake CUPTI: what gt_cupti_start switches on, and one refusal ---- */
+
+#define FAKE_DOMAINS 8
+#define FAKE_CBIDS   1024
+#define FAKE_NAMED   100 /* callback ids 1..99 have names, as has cudaDeviceReset */
+
+/* Which of the api collector's switch-ons CUPTI refuses (the loop index of refused_collector),
+ * each after the collector has switched some of the same kind on. */
+enum fake_refusal {
+	REFUSE_CALLBACK,     /* API records from callbacks: the driver's callback id 50 */
+	REFUSE_API_ACTIVITY, /* from activity records, the launch filter: driver API id 50 */
+	REFUSE_KIND,         /* from activity records, every call: the DRIVER activity kind */
+	REFUSE_MAX
+};
+
+static enum fake_refusal fake_refuse;
+static unsigned char fake_cb_on[FAKE_DOMAINS][FAKE_CBIDS];
+static unsigned char fake_domain_on[FAKE_DOMAINS];
+static unsigned char fake_api_on[2][FAKE_CBIDS]; /* [0] runtime, [1] driver */
+static unsigned char fake_kind_on[CUPTI_ACTIVITY_KIND_COUNT];
+static unsigned fake_api_switched_on;  /* cuptiActivityEnable*Api(id, 1) that succeeded */
+static unsigned fake_kind_switched_on; /* cuptiActivityEnable(RUNTIME) that succeeded */
+
+static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
+                                           void *u)
+{
+	(void)f;
+	(void)u;
+	*h = (CUpti_SubscriberHandle)fake_cb_on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_unsubscribe(CUpti_SubscriberHandle h)
+{
+	(void)h;
+	return CUPTI_SUCCESS;
+}
+
+/* Refuses the driver API's callback id 50: the api collector has switched on the runtime's
+ * named ids and the driver's below 50 by then. */
+static CUptiResult CUPTIAPI fake_enable_callback(uint32_t on, CUpti_SubscriberHandle h,
+                                                 CUpti_CallbackDomain d, CUpti_CallbackId id)
+{
+	(void)h;
+	if (on && fake_refuse == REFUSE_CALLBACK && d == CUPTI_CB_DOMAIN_DRIVER_API && id == 50)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_cb_on[d][id] = (unsigned char)on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_enable_domain(uint32_t on, CUpti_SubscriberHandle h,
+                                               CUpti_CallbackDomain d)
+{
+	(void)h;
+	fake_domain_on[d] = (unsigned char)on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_callback_name(CUpti_CallbackDomain d, uint32_t id,
+                                               const char **name)
+{
+	if (id >= FAKE_NAMED && !(d == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	                          id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	/* names the launch filter keeps */
+	*name = d == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaLaunchKernel" : "cuLaunchKernel";
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_result_string(CUptiResult r, const char **s)
+{
+	*s = r == CUPTI_ERROR_INVALID_PARAMETER ? "CUPTI_ERROR_INVALID_PARAMETER" : "FAKE";
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_kind_enable(CUpti_ActivityKind k)
+{
+	if (fake_refuse == REFUSE_KIND && k == CUPTI_ACTIVITY_KIND_DRIVER)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_kind_on[k] = 1;
+	fake_kind_switched_on += k == CUPTI_ACTIVITY_KIND_RUNTIME;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_kind_disable(CUpti_ActivityKind k)
+{
+	fake_kind_on[k] = 0;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult fake_api_kind(unsigned which, CUpti_CallbackId id, uint8_t on)
+{
+	if (on && fake_refuse == REFUSE_API_ACTIVITY && which == 1 && id == 50)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	fake_api_on[which][id] = on;
+	fake_api_switched_on += on;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_runtime_api(CUpti_CallbackId id, uint8_t on)
+{
+	return fake_api_kind(0, id, on);
+}
+
+static CUptiResult CUPTIAPI fake_driver_api(CUpti_CallbackId id, uint8_t on)
+{
+	return fake_api_kind(1, id, on);
+}
+
+static CUptiResult CUPTIAPI fake_register(CUpti_BuffersCallbackRequestFunc a,
+                                          CUpti_BuffersCallbackCompleteFunc b)
+{
+	(void)a;
+	(void)b;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_clock(CUpti_TimestampCallbackFunc f)
+{
+	(void)f;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_tid_type(CUpti_ActivityThreadIdType t)
+{
+	(void)t;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_flush(uint32_t flags)
+{
+	(void)flags;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_dropped(CUcontext c, uint32_t s, size_t *n)
+{
+	(void)c;
+	(void)s;
+	*n = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* In the child: tracing starts on the fake CUPTI, whose refusal leaves the api collector out.
+ * What it had switched on must be off again: callbacks, except cudaDeviceReset, which the
+ * capture collector (on) needs too; the API activity of each callback id; the RUNTIME
+ * activity kind. What the collectors that are on switched on stays: the resource domain
+ * (meta), the kernel collector's activity kind. Exit codes name the check that failed. */
+static void refused_child(void)
+{
+	const char *what = NULL;
+	unsigned d, id;
+
+	setenv("GPUTRACE_API", fake_refuse == REFUSE_API_ACTIVITY ? "launch" : "all", 1);
+	setenv("GPUTRACE_API_SOURCE", fake_refuse == REFUSE_CALLBACK ? "callback" : "activity", 1);
+	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	unsetenv("GPUTRACE_TRACE");
+	unsetenv("GPUTRACE_CAPTURE_RANGE");
+	if (gt_inject_start() < 0)
+		_exit(2);
+	gt_cupti.cuptiSubscribe = fake_subscribe;
+	gt_cupti.cuptiUnsubscribe = fake_unsubscribe;
+	gt_cupti.cuptiEnableCallback = fake_enable_callback;
+	gt_cupti.cuptiEnableDomain = fake_enable_domain;
+	gt_cupti.cuptiGetCallbackName = fake_callback_name;
+	gt_cupti.cuptiGetResultString = fake_result_string;
+	gt_cupti.cuptiActivityEnable = fake_kind_enable;
+	gt_cupti.cuptiActivityDisable = fake_kind_disable;
+	gt_cupti.cuptiActivityEnableRuntimeApi = fake_runtime_api;
+	gt_cupti.cuptiActivityEnableDriverApi = fake_driver_api;
+	gt_cupti.cuptiActivityRegisterCallbacks = fake_register;
+	gt_cupti.cuptiActivityRegisterTimestampCallback = fake_clock;
+	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
+	gt_cupti.cuptiActivityFlushAll = fake_flush;
+	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
+	if (gt_cupti_start(&what) != 0)
+		_exit(3);
+	for (d = 0; d < FAKE_DOMAINS; d++)
+		for (id = 0; id < FAKE_CBIDS; id++)
+			if (fake_cb_on[d][id] !=
+			    (d == CUPTI_CB_DOMAIN_RUNTIME_API &&
+			     id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020))
+				_exit(4);
+	if (!fake_domain_on[CUPTI_CB_DOMAIN_RESOURCE])
+		_exit(5);
+	for (id = 0; id < FAKE_CBIDS; id++)
+		if (fake_api_on[0][id] || fake_api_on[1][id])
+			_exit(6);
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] || fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER])
+		_exit(7);
+	if (!fake_kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL])
+		_exit(8);
+	/* the refusal came after switch-ons of its own sort, which were undone: runtime ids
+	 * 1..99 and cudaDeviceReset, driver ids 1..49; the RUNTIME kind */
+	if (fake_refuse == REFUSE_API_ACTIVITY && fake_api_switched_on != 100 + 49)
+		_exit(9);
+	if (fake_refuse == REFUSE_KIND && fake_kind_switched_on != 1)
+		_exit(10);
+}
+
+/* A collector CUPTI refuses after it switched some callbacks (_i 0), API activity records
+ * per callback id (_i 1) or an activity kind (_i 2) on is left out without leaving them on
+ * (they would cost every call and record nothing), and the trace says why. */
+START_TEST(refused_collector)
+{
+	struct child_trace t;
+	const union gt_record *rec;
+	unsigned notices = 0;
+	int ret;
+
+	fake_refuse = (enum fake_refusal)_i;
+	child_trace_run(&t, "refused.gtrace", refused_child, NULL);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type != GT_REC_NOTICE)
+			continue;
+		notices++;
+		ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_WARNING);
+		ck_assert_uint_eq(rec->notice.code, GT_NOTICE_CUPTI_ERROR);
+		ck_assert_int_eq(rec->notice.detail, CUPTI_ERROR_INVALID_PARAMETER);
+		ck_assert_str_eq(gt_reader_string(t.r, rec->notice.message_id, NULL),
+		                 "CUPTI refused the api collector (CUPTI_ERROR_INVALID_PARAMETER): "
+		                 "its records are missing from this trace");
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(notices, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -774,6 +1052,8 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, nvtx_first_call_in_handler);
 	tcase_add_test(tc, thread_renamed);
 	tcase_add_test(tc, thread_renamed_after_many);
+	tcase_add_test(tc, detach_completes_at_exit);
+	tcase_add_loop_test(tc, refused_collector, 0, REFUSE_MAX);
 	suite_add_tcase(s, tc);
 	return s;
 }

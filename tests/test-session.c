@@ -660,6 +660,194 @@ START_TEST(test_wedged_disk_unqueued)
 }
 END_TEST
 
+/* ---- a process that ends while the disk takes nothing --------------------------------- */
+
+#define ENDED_MARKS 50000u
+
+/* A traced process (a fork of the test): `marks` NVTX marks with varied fields (so that
+ * chunks do not compress to nothing) into a ring that holds them all, then exit `code`. */
+static void marks_child(struct gt_session *s, unsigned marks, int code)
+{
+	struct gt_client_options opts = {.ring_bytes = 8u << 20};
+	struct gt_client *c;
+	uint32_t id;
+
+	setenv(GT_ENV_SESSION, gt_session_address(s), 1);
+	if (gt_client_open(&opts, &c, NULL) < 0)
+		_exit(100);
+	id = gt_client_intern(c, "mark", 4);
+	for (uint64_t i = 0; i < marks; i++) {
+		struct gt_rec_nvtx n = {0};
+
+		n.hdr.type = GT_REC_NVTX;
+		n.hdr.size = sizeof(n);
+		n.start_ns = gt_now_ns();
+		n.end_ns = n.start_ns + (i * 2654435761u) % 100000u;
+		n.range_id = i * 0x9e3779b97f4a7c15ull;
+		n.message_id = id;
+		n.kind = GT_NVTX_MARK;
+		if (gt_ring_write(gt_client_ring(c), &n.hdr, 0) < 0)
+			_exit(101);
+	}
+	gt_client_set_exit_status(c, code);
+	_exit(gt_client_close(c, NULL, NULL) < 0 ? 102 : code);
+}
+
+/* Poll until `pid` was reaped (its status told to the session), `processes` registered and
+ * none is connected any more: however long that takes (a hang is the test's timeout). */
+static void poll_until_gone(struct gt_session *s, pid_t pid, uint64_t processes)
+{
+	bool reaped = false;
+	int st;
+
+	for (;;) {
+		struct gt_session_stats ss;
+
+		ck_assert_int_eq(gt_session_poll(s, 20 * 1000000ull), 0);
+		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
+			gt_session_process_exited(s, pid, st);
+			reaped = true;
+		}
+		gt_session_stats(s, &ss);
+		if (reaped && ss.processes == processes && gt_session_live(s) == 0)
+			return;
+	}
+}
+
+/* Reads the FIFO to its end into `captured` once started. */
+struct late_disk {
+	int fd;
+	char captured[160];
+};
+
+static void *late_disk_thread(void *arg)
+{
+	struct late_disk *d = arg;
+	char buf[65536];
+	int out = open(d->captured, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+
+	for (;;) {
+		struct pollfd p = {.fd = d->fd, .events = POLLIN};
+		ssize_t got;
+
+		if (out < 0 || (poll(&p, 1, -1) < 0 && errno != EINTR))
+			break;
+		got = read(d->fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got < 0 || write(out, buf, (size_t)got) != got)
+			break;
+	}
+	if (out >= 0)
+		close(out);
+	return NULL;
+}
+
+/* The disk takes one page and then nothing (a FIFO nobody reads); a process ends while the
+ * writer's queue is full, with most of its records still in its ring. The session's loop
+ * goes on: the exit status is taken, the next process registers and ends, and the first one's
+ * end waits, unwritten, for room instead of the loop waiting for the disk (it used to: the
+ * end was written at once, waiting for the queue's room with no limit, and nothing else ran:
+ * no process accepted, no signal handled). _i 0: the disk comes back, both ends are written
+ * as it takes the rest, and the trace is whole. _i 1: it never does; freeing the session
+ * drains what is left with the writer's limit (0.3 s without progress), and closing the
+ * writer says that it stalled. */
+START_TEST(test_wedged_end)
+{
+	struct gt_writer_options wo = {.queue_bytes = 4096, .chunk_bytes = 64u << 10};
+	struct gt_trace_info info = {.hostname = "host", .cmdline = "wedged-end"};
+	struct late_disk d = {0};
+	struct gt_session_stats ss;
+	struct gt_session *s;
+	struct gt_writer *w;
+	pid_t one, two;
+	char fifo[192];
+	pthread_t th;
+
+	wo.stall_ns = _i == 1 ? 300000000u : 0;
+	strcpy(tmpdir, "/tmp/gt-session-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(path, sizeof(path), "%s/t.gtrace", tmpdir);
+	snprintf(d.captured, sizeof(d.captured), "%s/captured.gtrace", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s.tmp-%d", path, (int)getpid());
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	d.fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(d.fd, 0);
+	ck_assert_int_ge(fcntl(d.fd, F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(gt_writer_open(path, &info, &wo, &w), 0);
+	ck_assert_int_eq(gt_session_new(w, NULL, &s), 0);
+
+	one = fork();
+	ck_assert_int_ge(one, 0);
+	if (one == 0)
+		marks_child(s, ENDED_MARKS, 0);
+	poll_until_gone(s, one, 1);
+	/* its records wait in its ring for the writer's room; its end is not written yet */
+	ck_assert(gt_writer_full(w));
+	gt_session_stats(s, &ss);
+	ck_assert_uint_eq(ss.ended, 0);
+	/* the loop still takes in a new process and its end */
+	two = fork();
+	ck_assert_int_ge(two, 0);
+	if (two == 0)
+		marks_child(s, 1, 3);
+	poll_until_gone(s, two, 2);
+
+	if (_i == 1) {
+		gt_session_free(s);
+		ck_assert_int_eq(gt_writer_close(w), -ETIMEDOUT);
+		/* (the abandoned writer thread's write fails once the FIFO has no reader) */
+		close(d.fd);
+		unlink(fifo);
+		rmdir(tmpdir);
+		return;
+	}
+	ck_assert_int_eq(pthread_create(&th, NULL, late_disk_thread, &d), 0);
+	/* both ends are written while the loop runs, as the disk takes the rest */
+	do {
+		ck_assert_int_eq(gt_session_poll(s, 20 * 1000000ull), 0);
+		gt_session_stats(s, &ss);
+	} while (ss.ended < 2);
+	gt_session_free(s);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	pthread_join(th, NULL);
+	close(d.fd);
+	{
+		const union gt_record *rec;
+		struct gt_reader *r;
+		const char *msg = NULL;
+		uint64_t marks[2] = {0}, lost = 0;
+		int ends[2] = {-1, -1}, n;
+
+		ck_assert_msg(gt_reader_open(d.captured, &r, &msg) == 0, "open: %s", msg);
+		while ((n = gt_reader_next(r, &rec)) == 1) {
+			int k = rec->hdr.pid == (uint32_t)one ? 0 : 1;
+
+			if (rec->hdr.pid != (uint32_t)one && rec->hdr.pid != (uint32_t)two)
+				continue;
+			marks[k] += rec->hdr.type == GT_REC_NVTX;
+			lost += rec->hdr.type == GT_REC_LOSS ? rec->loss.count : 0;
+			if (rec->hdr.type == GT_REC_PROCESS_END &&
+			    rec->process_end.how == GT_END_EXIT)
+				ends[k] = rec->process_end.code;
+		}
+		ck_assert_int_eq(n, 0);
+		ck_assert(!gt_reader_status(r)->recovered);
+		gt_reader_close(r);
+		ck_assert_uint_eq(marks[0], ENDED_MARKS);
+		ck_assert_uint_eq(marks[1], 1);
+		ck_assert_uint_eq(lost, 0);
+		ck_assert_int_eq(ends[0], 0);
+		ck_assert_int_eq(ends[1], 3);
+	}
+	unlink(d.captured);
+	unlink(path);
+	rmdir(tmpdir);
+}
+END_TEST
+
 static Suite *session_suite(void)
 {
 	Suite *s = suite_create("session");
@@ -673,6 +861,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, test_killed_mid_record);
 	tcase_add_test(tc, test_wedged_disk);
 	tcase_add_test(tc, test_wedged_disk_unqueued);
+	tcase_add_loop_test(tc, test_wedged_end, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

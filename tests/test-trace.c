@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "codec.h"
 #include "gputrace/trace.h"
 #include "trace-synth.h"
+#include "writeq.h"
 
 static char dir[64];
 
@@ -976,6 +978,56 @@ START_TEST(test_queued_writer_same_bytes)
 }
 END_TEST
 
+/* Reads a pipe to its end. */
+static void *drain_pipe(void *arg)
+{
+	char buf[65536];
+	int fd = *(int *)arg;
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	return NULL;
+}
+
+/* However much is queued, one write takes at most GT_WRITE_MAX_BYTES, so that a disk that
+ * moves slowly is seen to move (each returned call is progress). The thread is held in its
+ * first write (a full pipe) while 8 MiB more queue behind it; once the pipe is read, those go
+ * in 8 calls of 1 MiB (two chunks each), not in one writev of 8 MiB. */
+START_TEST(test_writeq_bytes_per_call)
+{
+	static uint8_t chunk[512u << 10];
+	struct gt_writeq *q;
+	pthread_t th;
+	int fds[2], pipe_bytes, queued = 0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pipe_bytes = fcntl(fds[1], F_GETPIPE_SZ);
+	ck_assert_int_gt(pipe_bytes, 0);
+	ck_assert_int_le(pipe_bytes, (int)sizeof(chunk) / 4);
+	memset(chunk, 0x5a, sizeof(chunk));
+	/* a limit of one byte: room means everything was written */
+	ck_assert_int_eq(gt_writeq_new(fds[1], 1, 0, &q), 0);
+	ck_assert_int_eq(gt_writeq_push(q, chunk, sizeof(chunk) / 4), 0);
+	/* the pipe is full once the thread is inside that write, which cannot return before
+	 * the pipe is read */
+	while (queued < pipe_bytes) {
+		ck_assert_int_eq(ioctl(fds[0], FIONREAD, &queued), 0);
+		if (queued < pipe_bytes)
+			usleep(1000);
+	}
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(gt_writeq_push(q, chunk, sizeof(chunk)), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, drain_pipe, &fds[0]), 0);
+	ck_assert_int_eq(gt_writeq_wait_space(q), 0);
+	/* the first chunk's call, then 8 of 1 MiB */
+	ck_assert_uint_eq(gt_writeq_progress(q), 9);
+	ck_assert_int_eq(gt_writeq_finish(q), 0);
+	close(fds[1]);
+	pthread_join(th, NULL);
+	close(fds[0]);
+}
+END_TEST
+
 START_TEST(test_truncate_at_chunk_boundaries)
 {
 	const char *path = path_in("many.gtrace");
@@ -1431,6 +1483,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_header_bit_flips);
 	tcase_add_test(tc, test_roundtrip_many_chunks);
 	tcase_add_test(tc, test_queued_writer_same_bytes);
+	tcase_add_test(tc, test_writeq_bytes_per_call);
 	tcase_add_test(tc, test_index_types_and_filter);
 	tcase_add_test(tc, test_truncate_at_chunk_boundaries);
 	tcase_add_test(tc, test_truncate_at_random_offsets);

@@ -64,6 +64,14 @@ void gt_client_set_exit_status(struct gt_client *c, int status);
  * released (gt_ring_retire). */
 int gt_client_close(struct gt_client *c, const char **path, const char **errmsg);
 
+/* Tracing stops early (the injection library detaches) while the process runs on. Never
+ * waits, so the thread that detaches (the one inside cuInit) does not wait for the disk:
+ * standalone, the drainer is woken to read what is left and to write it out as a chunk, so
+ * that the records before the detach (its reason) are on disk soon; the trace is completed
+ * by gt_client_close later, at exit, with the limit it has there. In a session it wakes the
+ * CLI's drain. Any thread; NULL is accepted. */
+void gt_client_detach(struct gt_client *c);
+
 /* In a fork()ed child: forget the parent's ring and connection without touching them
  * (the child is not traced unless it execs). */
 void gt_client_forget(struct gt_client *c);

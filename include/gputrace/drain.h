@@ -74,6 +74,11 @@ struct gt_ring *gt_drain_proc_ring(struct gt_drain_proc *p);
  * writer. */
 long gt_drain_proc_run(struct gt_drain_proc *p, uint64_t wait_ns, bool producers_dead);
 
+/* True when the last gt_drain_proc_run stopped for the writer's full queue (or did not start
+ * for it), so records may be left in the ring: run it again once the writer has room
+ * (gt_writer_wake_fd) before finishing the process without waiting. */
+bool gt_drain_proc_pending(const struct gt_drain_proc *p);
+
 /* Write a NOTICE about this process (severity enum gt_notice_severity, code
  * enum gt_notice_code). Returns 0 or -errno from the writer. */
 int gt_drain_proc_notice(struct gt_drain_proc *p, unsigned severity, unsigned code,

@@ -69,7 +69,9 @@ enum gt_envconf_key {
 	GT_ENVCONF_MAX
 };
 
-/* How long a standalone trace's close waits for a writer that makes no progress. */
+/* How long the end of a trace (gputrace run's, a standalone process's close) waits for a
+ * writer that makes no progress (GPUTRACE_WRITE_TIMEOUT; the writer's stall_ns): a minute
+ * without a single returning write or sync is far beyond a slow disk. */
 #define GT_WRITE_TIMEOUT_DEFAULT_NS (60ull * 1000 * 1000 * 1000)
 /* The longest GPUTRACE_WRITE_TIMEOUT: a day. */
 #define GT_WRITE_TIMEOUT_MAX_S 86400u

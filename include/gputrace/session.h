@@ -35,21 +35,25 @@ int gt_session_new(struct gt_writer *writer, const struct gt_session_options *op
 const char *gt_session_address(const struct gt_session *s);
 
 /* Accept, drain and finish processes until `timeout_ns` passes or gt_session_stop() was
- * called; sleeps when idle. Returns 0, or -errno for a fatal error (a bad process is not
+ * called; sleeps when idle. Never waits for the writer: while its queue is full nothing is
+ * drained (a process that ended included: its end is written once its ring is empty), and
+ * the call returns as usual. Returns 0, or -errno for a fatal error (a bad process is not
  * fatal: it is reported in the trace and the others continue). */
 int gt_session_poll(struct gt_session *s, uint64_t timeout_ns);
 
 /* Make gt_session_poll() return now. Async-signal-safe (a SIGCHLD or SIGINT handler). */
 void gt_session_stop(struct gt_session *s);
 
-/* Record how a process ended, when the caller learned it from waitpid(). */
+/* Record how a process ended, when the caller learned it from waitpid(). Never waits for
+ * the writer (see gt_session_poll). */
 void gt_session_process_exited(struct gt_session *s, pid_t pid, int wait_status);
 
 /* Number of processes still connected. */
 unsigned gt_session_live(const struct gt_session *s);
 
 /* Drain everything left, write PROCESS_END and LOSS records, remove the directory, free.
- * NULL is accepted. */
+ * The only call that waits for the writer's room: as long as its writing moves (the
+ * writer's stall_ns; its error then tells gt_writer_close). NULL is accepted. */
 void gt_session_free(struct gt_session *s);
 
 /* Totals for the summary. */
@@ -60,6 +64,7 @@ struct gt_session_stats {
 	uint64_t torn;
 	uint64_t corrupt;
 	uint64_t refused; /* peers refused (other uid, bad handshake) */
+	uint64_t ended;   /* processes whose end (PROCESS_END) is written */
 };
 void gt_session_stats(const struct gt_session *s, struct gt_session_stats *out);
 

@@ -7,6 +7,11 @@
 #include "idmap.h"
 #include "ranks.h"
 
+/* The table is by pid, not the catalog's processes by (host, pid): the split by rank sends
+ * each record to a file by its pid alone, so it sees every record of a pid as one process's,
+ * refuses a pid whose PROCESS records name two hosts or ranks (gt_rank_proc.clash), and counts
+ * as left out whatever pid records carry (a merged trace's INPUT records, pid 0, too), where
+ * the catalog tells processes apart by host and by time. */
 struct gt_ranks {
 	struct gt_rank_proc *procs; /* order of first appearance */
 	size_t nprocs, cap;

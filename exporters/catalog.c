@@ -41,22 +41,6 @@ void gt_catalog_fini(struct gt_catalog *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Append p to a growable pointer array. */
-static int push_ptr(void ***arr, uint32_t *n, uint32_t *cap, void *p)
-{
-	if (*n == *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 16;
-		void **a = realloc(*arr, ncap * sizeof(**arr));
-
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = ncap;
-	}
-	(*arr)[(*n)++] = p;
-	return 0;
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* Processes                                                                             */
 
@@ -70,7 +54,7 @@ static struct gt_catalog_process *process_new(struct gt_catalog *c, uint32_t pid
 	p->pid = pid;
 	p->orig_pid = pid;
 	p->rank = p->local_rank = p->world_size = -1;
-	if (push_ptr((void ***)&c->procs, &c->nprocs, &c->cap_procs, p) < 0 ||
+	if (gt_idmap_append((void ***)&c->procs, &c->nprocs, &c->cap_procs, p) < 0 ||
 	    gt_idmap_put(&c->pid_map, pid, 0, c->nprocs) < 0) {
 		if (c->nprocs && c->procs[c->nprocs - 1] == p)
 			c->nprocs--;
@@ -178,7 +162,7 @@ static struct gt_catalog_thread *thread_get(struct gt_catalog *c, uint32_t pid, 
 		return NULL;
 	t->process = p->index;
 	t->tid = tid;
-	if (push_ptr((void ***)&c->threads, &c->nthreads, &c->cap_threads, t) < 0) {
+	if (gt_idmap_append((void ***)&c->threads, &c->nthreads, &c->cap_threads, t) < 0) {
 		free(t);
 		return NULL;
 	}
@@ -234,7 +218,7 @@ static struct gt_catalog_gpu *gpu_new(struct gt_catalog *c, const struct gt_cata
 	g->number = gpu_free_number(c, device_id);
 	g->device_id = device_id;
 	g->process = p->index;
-	if (push_ptr((void ***)&c->gpus, &c->ngpus, &c->cap_gpus, g) < 0) {
+	if (gt_idmap_append((void ***)&c->gpus, &c->ngpus, &c->cap_gpus, g) < 0) {
 		free(g);
 		return NULL;
 	}

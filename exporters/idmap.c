@@ -1,4 +1,4 @@
-/* The hash map of idmap.h: creation, growth, insertion. Runs in the CLI. */
+/* The hash map of idmap.h: creation, growth, insertion; the entry arrays. Runs in the CLI. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -50,4 +50,19 @@ int gt_idmap_put(struct gt_idmap *m, uint64_t a, uint64_t b, uint32_t v)
 			return 0;
 		}
 	}
+}
+
+int gt_idmap_append(void ***arr, uint32_t *n, uint32_t *cap, void *p)
+{
+	if (*n == *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 16;
+		void **a = realloc(*arr, ncap * sizeof(**arr));
+
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = p;
+	return 0;
 }

@@ -1,6 +1,7 @@
 /* A small hash map from a pair of 64-bit keys to a 32-bit value (an index + 1), open
- * addressing with linear probing, doubling at half full. The timeline model, the name cache
- * and the catalog find their entries with it. Runs in the CLI. */
+ * addressing with linear probing, doubling at half full; and the arrays of entries it indexes.
+ * The timeline model, the name cache and the catalog find their entries with it. Runs in the
+ * CLI. */
 #ifndef GPUTRACE_EXPORTERS_IDMAP_H
 #define GPUTRACE_EXPORTERS_IDMAP_H
 
@@ -35,6 +36,11 @@ static inline uint32_t gt_idmap_hash(uint64_t a, uint64_t b)
 	x ^= x >> 31;
 	return (uint32_t)x;
 }
+
+/* Append p to a growable array of pointers *arr of *n entries (room for *cap; 16 at first,
+ * then doubling): the entry tables whose indexes the maps hold. Returns 0 or -ENOMEM (the
+ * array unchanged). */
+int gt_idmap_append(void ***arr, uint32_t *n, uint32_t *cap, void *p);
 
 /* The value of (a, b), 0 if absent. Inline: the exporters look up once per record. */
 static inline uint32_t gt_idmap_get(const struct gt_idmap *m, uint64_t a, uint64_t b)

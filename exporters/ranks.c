@@ -4,76 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "ranks.h"
 
-/* Open addressing from a 32-bit key (pid, or string id; never 0 for ids, pids + 1 for pids)
- * to a 32-bit value. */
-struct u32map {
-	uint32_t *key, *val;
-	size_t cap, used; /* cap: a power of two */
-};
-
+/* The table is by pid, not the catalog's processes by (host, pid): the split by rank sends
+ * each record to a file by its pid alone, so it sees every record of a pid as one process's,
+ * refuses a pid whose PROCESS records name two hosts or ranks (gt_rank_proc.clash), and counts
+ * as left out whatever pid records carry (a merged trace's INPUT records, pid 0, too), where
+ * the catalog tells processes apart by host and by time. */
 struct gt_ranks {
 	struct gt_rank_proc *procs; /* order of first appearance */
 	size_t nprocs, cap;
-	struct u32map by_pid; /* pid + 1 -> index + 1 */
-	struct u32map names;  /* kernel name id -> 1 NCCL's, 2 not */
+	struct gt_idmap by_pid; /* (pid, 0) -> index + 1 */
+	struct gt_idmap names;  /* (kernel name id, 0) -> 1 NCCL's, 2 not */
 };
-
-static size_t slot_of(uint32_t key, size_t cap)
-{
-	return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-}
-
-static uint32_t map_get(const struct u32map *m, uint32_t key)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (m->key[i] == key)
-			return m->val[i];
-		if (m->key[i] == 0)
-			return 0;
-	}
-}
-
-static int map_put(struct u32map *m, uint32_t key, uint32_t val)
-{
-	size_t i;
-
-	if ((m->used + 1) * 2 > m->cap) {
-		struct u32map b = {0};
-
-		b.cap = m->cap ? m->cap * 2 : 64;
-		b.key = calloc(b.cap, sizeof(*b.key));
-		b.val = calloc(b.cap, sizeof(*b.val));
-		if (!b.key || !b.val) {
-			free(b.key);
-			free(b.val);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++)
-			if (m->key[j] && map_put(&b, m->key[j], m->val[j]) < 0)
-				return -ENOMEM; /* cannot happen: b has room */
-		free(m->key);
-		free(m->val);
-		*m = b;
-	}
-	for (i = slot_of(key, m->cap); m->key[i] && m->key[i] != key; i = (i + 1) & (m->cap - 1))
-		;
-	if (!m->key[i])
-		m->used++;
-	m->key[i] = key;
-	m->val[i] = val;
-	return 0;
-}
 
 int gt_ranks_new(struct gt_ranks **ret)
 {
 	struct gt_ranks *rk = calloc(1, sizeof(*rk));
 
-	if (!rk)
+	if (!rk || gt_idmap_init(&rk->by_pid, 64) < 0 || gt_idmap_init(&rk->names, 64) < 0) {
+		gt_ranks_free(rk);
 		return -ENOMEM;
+	}
 	*ret = rk;
 	return 0;
 }
@@ -83,10 +36,8 @@ void gt_ranks_free(struct gt_ranks *rk)
 	if (!rk)
 		return;
 	free(rk->procs);
-	free(rk->by_pid.key);
-	free(rk->by_pid.val);
-	free(rk->names.key);
-	free(rk->names.val);
+	gt_idmap_fini(&rk->by_pid);
+	gt_idmap_fini(&rk->names);
 	free(rk);
 }
 
@@ -119,7 +70,7 @@ bool gt_ranks_nccl_kernel(const char *name, size_t len)
 /* The process pid, created on first sight. NULL only on -ENOMEM. */
 static struct gt_rank_proc *proc_get(struct gt_ranks *rk, uint32_t pid)
 {
-	uint32_t v = map_get(&rk->by_pid, pid + 1);
+	uint32_t v = gt_idmap_get(&rk->by_pid, pid, 0);
 	struct gt_rank_proc *p;
 
 	if (v)
@@ -133,7 +84,7 @@ static struct gt_rank_proc *proc_get(struct gt_ranks *rk, uint32_t pid)
 		rk->procs = a;
 		rk->cap = cap;
 	}
-	if (map_put(&rk->by_pid, pid + 1, (uint32_t)rk->nprocs + 1) < 0)
+	if (gt_idmap_put(&rk->by_pid, pid, 0, (uint32_t)rk->nprocs + 1) < 0)
 		return NULL;
 	p = &rk->procs[rk->nprocs++];
 	memset(p, 0, sizeof(*p));
@@ -165,14 +116,14 @@ int gt_ranks_feed(struct gt_ranks *rk, const struct gt_reader *r, const union gt
 		p->world_size = pr->world_size;
 		p->have_info = true;
 	} else if (rec->hdr.type == GT_REC_KERNEL && !p->nccl && rec->kernel.name_id) {
-		uint32_t id = rec->kernel.name_id, v = map_get(&rk->names, id);
+		uint32_t id = rec->kernel.name_id, v = gt_idmap_get(&rk->names, id, 0);
 
 		if (!v) {
 			size_t len = 0;
 			const char *name = r ? gt_reader_string(r, id, &len) : NULL;
 
 			v = gt_ranks_nccl_kernel(name, len) ? 1 : 2;
-			if (map_put(&rk->names, id, v) < 0)
+			if (gt_idmap_put(&rk->names, id, 0, v) < 0)
 				return -ENOMEM;
 		}
 		p->nccl = v == 1;
@@ -192,7 +143,7 @@ const struct gt_rank_proc *gt_ranks_proc_at(const struct gt_ranks *rk, size_t i)
 
 const struct gt_rank_proc *gt_ranks_proc(const struct gt_ranks *rk, uint32_t pid)
 {
-	uint32_t v = map_get(&rk->by_pid, pid + 1);
+	uint32_t v = gt_idmap_get(&rk->by_pid, pid, 0);
 
 	return v ? &rk->procs[v - 1] : NULL;
 }

@@ -48,22 +48,6 @@ void gt_timeline_fini(struct gt_timeline *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Append p to a growable pointer array. */
-static int push_ptr(void ***arr, uint32_t *n, uint32_t *cap, void *p)
-{
-	if (*n == *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 16;
-		void **a = realloc(*arr, ncap * sizeof(**arr));
-
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = ncap;
-	}
-	(*arr)[(*n)++] = p;
-	return 0;
-}
-
 /* Grow a pointer array indexed by catalog index to hold index i (new slots NULL). */
 static int by_cat_reserve(void ***arr, uint32_t *cap, uint32_t i)
 {
@@ -98,7 +82,7 @@ struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid)
 	p->cat = cp;
 	p->pid = pid;
 	p->index = m->nprocs + 1;
-	if (push_ptr((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0) {
+	if (gt_idmap_append((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0) {
 		free(p);
 		return NULL;
 	}
@@ -120,7 +104,7 @@ struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uin
 		return NULL;
 	g->cat = cg;
 	g->first_pid = pid;
-	if (push_ptr((void ***)&m->gpus, &m->ngpus, &m->cap_gpus, g) < 0) {
+	if (gt_idmap_append((void ***)&m->gpus, &m->ngpus, &m->cap_gpus, g) < 0) {
 		free(g);
 		return NULL;
 	}
@@ -187,7 +171,7 @@ struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kin
 	t->id = id;
 	t->proc = p->index - 1;
 	t->index = m->ntracks;
-	if (push_ptr((void ***)&m->tracks, &m->ntracks, &m->cap_tracks, t) < 0 ||
+	if (gt_idmap_append((void ***)&m->tracks, &m->ntracks, &m->cap_tracks, t) < 0 ||
 	    gt_idmap_put(&m->track_map, a, id, m->ntracks) < 0) {
 		free(t);
 		return NULL;

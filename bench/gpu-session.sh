@@ -81,7 +81,8 @@ for s in $steps; do
 			bash "$src/bench/overhead/run.sh" "$build" "${OVERHEAD_ROUNDS:-7}" >"$out/overhead.log" 2>&1
 		;;
 	torchloop | torchbench)
-		bash "$src/bench/overhead/torch_run.sh" "$build" "${TORCH_ROUNDS:-5}" >"$out/$s.log" 2>&1
+		TORCH_RUNS_OUT=${TORCH_RUNS_OUT:-$out/$s.runs} \
+			bash "$src/bench/overhead/torch_run.sh" "$build" "${TORCH_ROUNDS:-5}" >"$out/$s.log" 2>&1
 		;;
 	record)
 		rec=/tmp/gt-record

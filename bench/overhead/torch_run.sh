@@ -24,6 +24,9 @@
 # NVTX and graphs too).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
 #   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr; TORCH_STEPS: timed steps of each
+#   BENCH_CPUS       pin this script, so every run and tracer, to these cores (taskset -c list)
+#   BENCH_SECONDS    start no round after this many seconds (the rounds done are reported)
+#   TORCH_RUNS_OUT   copy the per-run figures there (pool.py pools several such files)
 set -u
 build=$(cd "${1:?usage: torch_run.sh BUILD_DIR [ROUNDS]}" && pwd)
 rounds=${2:-5}
@@ -33,6 +36,9 @@ nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 workloads=${TORCH_WORKLOADS:-loop,loop-graph,xfmr}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-torch.XXXXXX")
 bench=("$py" "$src/torch_bench.py" "$workloads" ${TORCH_STEPS:+--steps "$TORCH_STEPS"})
+# every process of every configuration (tracer, its helpers, the program) inherits this
+[ -n "${BENCH_CPUS:-}" ] && { taskset -cp "$BENCH_CPUS" $$ >/dev/null || exit 1; }
+start=$SECONDS
 "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
 	{ echo "no torch or no GPU: skipping"; exit 77; }
 
@@ -40,6 +46,10 @@ configs="bare floor gputrace nsys torch-profiler"
 [ -x "$nsys" ] || configs="bare floor gputrace torch-profiler"
 configs=${BENCH_CONFIGS:-$configs}
 for r in $(seq 1 "$rounds"); do
+	if [ -n "${BENCH_SECONDS:-}" ] && [ $((SECONDS - start)) -ge "$BENCH_SECONDS" ]; then
+		echo "BENCH_SECONDS=$BENCH_SECONDS reached: $((r - 1)) rounds done" >&2
+		break
+	fi
 	for c in $configs; do
 		out="$work/$c-$r.out"
 		case $c in
@@ -94,6 +104,7 @@ for r in $(seq 1 "$rounds"); do
 	done
 	echo "round $r of $rounds done" >&2
 done
+[ -n "${TORCH_RUNS_OUT:-}" ] && cp "$work/runs" "$TORCH_RUNS_OUT"
 [ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'
 python3 - "$work/runs" <<'PY'
 import statistics, sys

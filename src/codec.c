@@ -173,6 +173,24 @@ static inline void st64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+/* Bytes of the varint of a value whose highest set bit is bit i: i / 7 + 1 (a load instead
+ * of a division). */
+static const uint8_t varint_bytes[64] = {1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3,
+                                         3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5,
+                                         5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7,
+                                         7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10};
+
+/* The continuation bits of an n-byte varint (n <= 8): every byte's but the last. */
+static const uint64_t varint_cont[9] = {0,
+                                        0,
+                                        0x80ull,
+                                        0x8080ull,
+                                        0x808080ull,
+                                        0x80808080ull,
+                                        0x8080808080ull,
+                                        0x808080808080ull,
+                                        0x80808080808080ull};
+
 /* Write a varint; needs 10 writable bytes at p (8 are stored even for shorter values). */
 static GT_INLINE uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
 {
@@ -184,24 +202,24 @@ static GT_INLINE uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
 	if (v < (1ull << 28)) {
 		/* two to four bytes (time deltas, sizes, dimensions): the same on 32 bits, half
 		 * the operations */
-		unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
+		unsigned n = varint_bytes[63 - __builtin_clzll(v)];
 		uint32_t x = (uint32_t)v;
 		uint32_t w = (x & 0x7f) | ((x << 1) & 0x7f00u) | ((x << 2) & 0x7f0000u) |
 		             ((x << 3) & 0x7f000000u);
 
-		w |= 0x808080u & ((1u << (8 * (n - 1))) - 1);
+		w |= (uint32_t)varint_cont[n];
 		memcpy(p, &w, 4);
 		return p + n;
 	}
 	if (v < (1ull << 56)) {
 		/* spread 7-bit groups over bytes and set the continuation bits, no loop */
-		unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
+		unsigned n = varint_bytes[63 - __builtin_clzll(v)];
 		uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00ull) | ((v << 2) & 0x7f0000ull) |
 		             ((v << 3) & 0x7f000000ull) | ((v << 4) & 0x7f00000000ull) |
 		             ((v << 5) & 0x7f0000000000ull) | ((v << 6) & 0x7f000000000000ull) |
 		             ((v << 7) & 0x7f00000000000000ull);
 
-		w |= 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
+		w |= varint_cont[n];
 		memcpy(p, &w, 8);
 		return p + n;
 	}

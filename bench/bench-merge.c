@@ -99,8 +99,9 @@ static void usage(FILE *out)
 {
 	fputs("Usage: bench-merge [-i INPUTS] [-k KERNELS] [-r ROUNDS] [-a] [-n] [-s SLACK_NS]\n"
 	      "                   [-t THREADS] [-d DIR] [-o KEEP]\n"
-	      "Merge INPUTS synthetic traces of KERNELS kernels each; print records/s and peak "
-	      "RSS.\n",
+	      "Merge INPUTS synthetic traces of KERNELS kernels each; print records/s (wall and "
+	      "per CPU second)\nand peak RSS. THREADS: 2 (a writer thread; the default where "
+	      "there are 2 CPUs or more,\nas gputrace merge) or 1.\n",
 	      out);
 }
 
@@ -224,12 +225,14 @@ int main(int argc, char **argv)
 	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp_double);
 	qsort(rwall, (size_t)rounds, sizeof(*rwall), cmp_double);
 	qsort(rcpu, (size_t)rounds, sizeof(*rcpu), cmp_double);
-	printf("inputs %u, records %llu (%s%s), slack %llu ns, %u thread%s, rounds %d: median "
+	printf("inputs %u, records %llu (%s%s), slack %llu ns, %s, rounds %d: median "
 	       "(min .. max)\n",
 	       inputs, (unsigned long long)records,
 	       o.api ? "kernels, launch API, copies" : "kernels",
 	       o.nccl_every ? ", --align nccl" : "", (unsigned long long)slack_ns,
-	       threads > 1 ? 2 : 1, threads > 1 ? "s" : "", rounds);
+	       threads > 1 ? "2 threads (merging + writer, as gputrace merge)"
+	                   : "1 thread (merging and writing)",
+	       rounds);
 	printf("merge      %6.2f M records/s wall (%.2f .. %.2f), %6.2f M per CPU-s (%.2f .. "
 	       "%.2f)\n",
 	       records / wall[rounds / 2] / 1e6, records / wall[rounds - 1] / 1e6,

@@ -1,12 +1,14 @@
 /* gputrace merge benchmark: records/s of the k-way merge (src/merge.c), wall and per CPU
  * second, its peak RSS, and for comparison reading the same inputs alone. Runs by hand:
  *   bench-merge [-i INPUTS] [-k KERNELS] [-r ROUNDS] [-a] [-n] [-s SLACK_NS] [-t THREADS]
- *               [-d DIR]
+ *               [-d DIR] [-o KEEP]
  * INPUTS synthetic traces (tests/trace-synth.h) of KERNELS kernels each (with -a a launch API
  * record per kernel and a copy every 64; -n NCCL collectives), each from another host with
  * its own clock offset, are written first by a child process, so that the peak RSS printed
- * is the merge's alone. docs/performance.md ("Merge") quotes it; it also gives the
- * instructions per record under callgrind (--toggle-collect=gt_merge_write, =read_all). */
+ * is the merge's alone. THREADS defaults to the CLI's setting: 2 (the writer thread) where
+ * there is more than one CPU. With -o the last round's merged file is kept as KEEP.
+ * docs/performance.md ("Merge") quotes it; it also gives the instructions per record under
+ * callgrind (--toggle-collect=gt_merge_write, =read_all). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,18 +98,19 @@ static int cmp_double(const void *a, const void *b)
 static void usage(FILE *out)
 {
 	fputs("Usage: bench-merge [-i INPUTS] [-k KERNELS] [-r ROUNDS] [-a] [-n] [-s SLACK_NS]\n"
-	      "                   [-t THREADS] [-d DIR]\n"
-	      "Merge INPUTS synthetic traces of KERNELS kernels each; print records/s and peak "
-	      "RSS.\n",
+	      "                   [-t THREADS] [-d DIR] [-o KEEP]\n"
+	      "Merge INPUTS synthetic traces of KERNELS kernels each; print records/s (wall and "
+	      "per CPU second)\nand peak RSS. THREADS: 2 (a writer thread; the default where "
+	      "there are 2 CPUs or more,\nas gputrace merge) or 1.\n",
 	      out);
 }
 
 int main(int argc, char **argv)
 {
 	struct synth_opts o = {.kernels = 1250000, .names = 300, .processes = 1};
-	unsigned inputs = 8, threads = 1;
+	unsigned inputs = 8, threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 	int rounds = 3, c;
-	const char *dir = "/tmp";
+	const char *dir = "/tmp", *keep = NULL;
 	char **paths, out[4096];
 	double *wall, *cpu, *rwall, *rcpu;
 	uint64_t records = 0, slack_ns = 0;
@@ -115,7 +118,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status;
 
-	while ((c = getopt(argc, argv, "i:k:r:ans:t:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "i:k:r:ans:t:d:o:h")) != -1) {
 		switch (c) {
 		case 't':
 			threads = (unsigned)strtoul(optarg, NULL, 0);
@@ -140,6 +143,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			dir = optarg;
+			break;
+		case 'o':
+			keep = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -219,12 +225,14 @@ int main(int argc, char **argv)
 	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp_double);
 	qsort(rwall, (size_t)rounds, sizeof(*rwall), cmp_double);
 	qsort(rcpu, (size_t)rounds, sizeof(*rcpu), cmp_double);
-	printf("inputs %u, records %llu (%s%s), slack %llu ns, %u thread%s, rounds %d: median "
+	printf("inputs %u, records %llu (%s%s), slack %llu ns, %s, rounds %d: median "
 	       "(min .. max)\n",
 	       inputs, (unsigned long long)records,
 	       o.api ? "kernels, launch API, copies" : "kernels",
 	       o.nccl_every ? ", --align nccl" : "", (unsigned long long)slack_ns,
-	       threads > 1 ? 2 : 1, threads > 1 ? "s" : "", rounds);
+	       threads > 1 ? "2 threads (merging + writer, as gputrace merge)"
+	                   : "1 thread (merging and writing)",
+	       rounds);
 	printf("merge      %6.2f M records/s wall (%.2f .. %.2f), %6.2f M per CPU-s (%.2f .. "
 	       "%.2f)\n",
 	       records / wall[rounds / 2] / 1e6, records / wall[rounds - 1] / 1e6,
@@ -246,6 +254,8 @@ int main(int argc, char **argv)
 		unlink(paths[i]);
 		free(paths[i]);
 	}
+	if (keep && rename(out, keep) < 0)
+		fprintf(stderr, "bench-merge: could not keep the merged file as %s\n", keep);
 	unlink(out);
 	free(paths);
 	free(wall);

@@ -137,6 +137,14 @@ static inline void store(uint8_t *p, unsigned op, uint64_t v)
 #define GT_LE_FAST 0
 #endif
 
+/* The varint helpers sit in every field of the straight-line codecs: inlined always (GCC
+ * otherwise calls some of them out of line, a call per field). */
+#if defined(__GNUC__)
+#define GT_INLINE inline __attribute__((always_inline))
+#else
+#define GT_INLINE inline
+#endif
+
 static inline uint64_t ld32(const uint8_t *p)
 {
 	uint32_t v;
@@ -165,23 +173,53 @@ static inline void st64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+/* Bytes of the varint of a value whose highest set bit is bit i: i / 7 + 1 (a load instead
+ * of a division). */
+static const uint8_t varint_bytes[64] = {1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3,
+                                         3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5,
+                                         5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7,
+                                         7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10};
+
+/* The continuation bits of an n-byte varint (n <= 8): every byte's but the last. */
+static const uint64_t varint_cont[9] = {0,
+                                        0,
+                                        0x80ull,
+                                        0x8080ull,
+                                        0x808080ull,
+                                        0x80808080ull,
+                                        0x8080808080ull,
+                                        0x808080808080ull,
+                                        0x80808080808080ull};
+
 /* Write a varint; needs 10 writable bytes at p (8 are stored even for shorter values). */
-static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
+static GT_INLINE uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
 {
 	if (v < 0x80) {
 		*p = (uint8_t)v;
 		return p + 1;
 	}
 #if GT_LE_FAST
+	if (v < (1ull << 28)) {
+		/* two to four bytes (time deltas, sizes, dimensions): the same on 32 bits, half
+		 * the operations */
+		unsigned n = varint_bytes[63 - __builtin_clzll(v)];
+		uint32_t x = (uint32_t)v;
+		uint32_t w = (x & 0x7f) | ((x << 1) & 0x7f00u) | ((x << 2) & 0x7f0000u) |
+		             ((x << 3) & 0x7f000000u);
+
+		w |= (uint32_t)varint_cont[n];
+		memcpy(p, &w, 4);
+		return p + n;
+	}
 	if (v < (1ull << 56)) {
 		/* spread 7-bit groups over bytes and set the continuation bits, no loop */
-		unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
+		unsigned n = varint_bytes[63 - __builtin_clzll(v)];
 		uint64_t w = (v & 0x7f) | ((v << 1) & 0x7f00ull) | ((v << 2) & 0x7f0000ull) |
 		             ((v << 3) & 0x7f000000ull) | ((v << 4) & 0x7f00000000ull) |
 		             ((v << 5) & 0x7f0000000000ull) | ((v << 6) & 0x7f000000000000ull) |
 		             ((v << 7) & 0x7f00000000000000ull);
 
-		w |= 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
+		w |= varint_cont[n];
 		memcpy(p, &w, 8);
 		return p + n;
 	}
@@ -189,7 +227,7 @@ static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
 	return gt_put_varint(p, v);
 }
 
-static inline void track_time(struct gt_codec *c, uint64_t v)
+static GT_INLINE void track_time(struct gt_codec *c, uint64_t v)
 {
 	/* zero means "not set" (an end time not yet known), not the epoch */
 	if (v && v < c->first_ts_ns)
@@ -210,27 +248,34 @@ static inline size_t varint_len(uint64_t v)
 	return n;
 }
 
-/* Write the body length in front of the body that starts at lenpos + 1, moving the body
- * when the length needs more than the one byte reserved for it. Returns the record end. */
-static uint8_t *finish_length(uint8_t *lenpos, uint8_t *end)
+/* finish_length's rare case: a body of 128 bytes or more (strings, long records). */
+static uint8_t *finish_long_length(uint8_t *lenpos, uint8_t *end)
 {
 	size_t len = (size_t)(end - (lenpos + 1));
-	size_t n;
+	size_t n = varint_len(len);
 
-	if (len < 0x80) {
-		*lenpos = (uint8_t)len;
-		return end;
-	}
-	n = varint_len(len);
 	memmove(lenpos + n, lenpos + 1, len);
 	gt_put_varint(lenpos, len);
 	return lenpos + n + len;
 }
 
+/* Write the body length in front of the body that starts at lenpos + 1, moving the body
+ * when the length needs more than the one byte reserved for it. Returns the record end. */
+static GT_INLINE uint8_t *finish_length(uint8_t *lenpos, uint8_t *end)
+{
+	size_t len = (size_t)(end - (lenpos + 1));
+
+	if (len < 0x80) {
+		*lenpos = (uint8_t)len;
+		return end;
+	}
+	return finish_long_length(lenpos, end);
+}
+
 /* Read a varint. The caller guarantees 8 readable bytes at *pp (the payload's zero padding
  * does that); an over-long varint just yields a wrong value and a position past the record's
  * end, which the caller rejects. */
-static inline uint64_t get_varint(const uint8_t **pp)
+static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 {
 	const uint8_t *p = *pp;
 	uint64_t b = *p, v, w, m;
@@ -243,6 +288,15 @@ static inline uint64_t get_varint(const uint8_t **pp)
 	/* up to 8 bytes at once: find the terminating byte, then squeeze out the top bits */
 	memcpy(&w, p, 8);
 	m = ~w & 0x8080808080808080ull;
+	if (m & 0x80808080u) {
+		/* two to four bytes: squeezed on 32 bits, half the operations */
+		unsigned n = (unsigned)__builtin_ctzll(m) / 8 + 1;
+		uint32_t x = (uint32_t)(w & ((1ull << (8 * n)) - 1));
+
+		*pp = p + n;
+		return (x & 0x7f) | ((x >> 1) & 0x3f80u) | ((x >> 2) & 0x1fc000u) |
+		       ((x >> 3) & 0xfe00000u);
+	}
 	if (m) {
 		unsigned n = (unsigned)__builtin_ctzll(m) / 8 + 1;
 

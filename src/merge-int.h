@@ -203,6 +203,15 @@ int gt_merge_out_open(struct gt_merge *m, const char *path);
  * thread's error, sticky). */
 int gt_merge_put(struct gt_merge *m, const struct gt_rec_hdr *rec);
 
+/* Room for a record of `size` bytes (at most sizeof(union gt_record)), to be filled and
+ * then appended by gt_merge_commit: with the writer thread, in the batch being filled (no
+ * copy); without, m->scratch. Nothing may be put between the two calls. Returns 0 or
+ * -errno (the writer thread's error). */
+int gt_merge_reserve(struct gt_merge *m, size_t size, union gt_record **ret);
+
+/* Append the record gt_merge_reserve gave room for. Returns 0 or -errno. */
+int gt_merge_commit(struct gt_merge *m, const struct gt_rec_hdr *rec);
+
 /* The merged file's id for these bytes: interned, its STRING record (with pid) written the
  * first time. Cut at GT_STRING_MAX bytes. Returns 0 or -errno. */
 int gt_merge_out_string(struct gt_merge *m, uint32_t pid, const char *s, size_t len, uint32_t *id);

@@ -169,6 +169,34 @@ int gt_merge_put(struct gt_merge *m, const struct gt_rec_hdr *rec)
 	return 0;
 }
 
+int gt_merge_reserve(struct gt_merge *m, size_t size, union gt_record **ret)
+{
+	struct gt_merge_out *o = &m->out;
+
+	if (!o->threaded) {
+		*ret = m->scratch;
+		return 0;
+	}
+	if (o->len[o->fill] + size > GT_MERGE_BATCH_BYTES) {
+		int r = hand_over(o);
+
+		if (r < 0)
+			return r;
+	}
+	*ret = (union gt_record *)(o->buf[o->fill] + o->len[o->fill]);
+	return 0;
+}
+
+int gt_merge_commit(struct gt_merge *m, const struct gt_rec_hdr *rec)
+{
+	struct gt_merge_out *o = &m->out;
+
+	if (!o->threaded)
+		return gt_writer_write(o->w, rec);
+	o->len[o->fill] += rec->size;
+	return 0;
+}
+
 int gt_merge_put_string(struct gt_merge *m, uint32_t pid, uint32_t id, const char *s, size_t len)
 {
 	struct gt_merge_out *o = &m->out;

@@ -387,18 +387,50 @@ static inline uint64_t shift(uint64_t v, int64_t off)
 	return v + (uint64_t)off;
 }
 
+/* The rewrite of an ordinary record's pid and string ids: the last pid and the dense ids
+ * already known take no call. */
+static inline int pid_of(struct gt_merge *m, struct input *in, uint32_t pid, uint32_t *out)
+{
+	if (pid == in->last_pid && pid) {
+		*out = in->last_out;
+		return 0;
+	}
+	return map_pid(m, in, pid, out, false);
+}
+
+static inline int string_of(struct gt_merge *m, struct input *in, uint32_t *id)
+{
+	if (*id < in->ndense && in->dense[*id]) {
+		*id = in->dense[*id];
+		return 0;
+	}
+	return map_string(m, in, *id, id);
+}
+
 static int emit(struct gt_merge *m, struct input *in, const union gt_record *rec)
 {
 	unsigned type = rec->hdr.type;
 	const struct xform *x = &m->xf[type];
-	union gt_record *o = m->scratch;
-	int r;
+	union gt_record *o;
+	uint32_t pid = 0;
+	int r = 0;
 
 	in->pub.records++;
 	in->pub.records_by_type[type]++;
 	if (type == GT_REC_STRING)
 		return merge_string(m, in, &rec->string);
+	/* first what may write a record of its own (a new process's ORIGIN), then the record
+	 * goes straight into the output's batch */
+	if (type != GT_REC_ORIGIN && type != GT_REC_INPUT) {
+		r = pid_of(m, in, rec->hdr.pid, &pid);
+		if (r < 0)
+			return r;
+	}
+	r = gt_merge_reserve(m, x->size, &o);
+	if (r < 0)
+		return r;
 	memcpy(o, rec, x->size);
+	o->hdr.pid = pid;
 	if (type == GT_REC_ORIGIN) {
 		/* a merged input's: it names the process's first input, and comes first */
 		bool seen = u32map_get(&in->pids, rec->hdr.pid, NULL);
@@ -413,23 +445,19 @@ static int emit(struct gt_merge *m, struct input *in, const union gt_record *rec
 		if (r == 0 && rec->input.parent)
 			r = map_nested(m, in, rec->input.parent, &o->input.parent);
 		o->input.offset_ns += in->pub.offset_ns;
-		o->hdr.pid = 0;
-	} else {
-		r = map_pid(m, in, rec->hdr.pid, &o->hdr.pid, false);
 	}
-	for (unsigned f = 0; r == 0 && f < x->nstr; f++) {
-		uint32_t *id = (uint32_t *)((uint8_t *)o + x->str_off[f]);
-
-		r = map_string(m, in, *id, id);
-	}
+	for (unsigned f = 0; r == 0 && f < x->nstr; f++)
+		r = string_of(m, in, (uint32_t *)((uint8_t *)o + x->str_off[f]));
 	if (r < 0)
 		return r;
-	for (unsigned f = 0; f < x->ntime; f++) {
-		uint64_t *t = (uint64_t *)((uint8_t *)o + x->time_off[f]);
+	if (in->pub.offset_ns) {
+		for (unsigned f = 0; f < x->ntime; f++) {
+			uint64_t *t = (uint64_t *)((uint8_t *)o + x->time_off[f]);
 
-		*t = shift(*t, in->pub.offset_ns);
+			*t = shift(*t, in->pub.offset_ns);
+		}
 	}
-	return gt_merge_put(m, &o->hdr);
+	return gt_merge_commit(m, &o->hdr);
 }
 
 /* ---- the k-way merge ------------------------------------------------------------------- */

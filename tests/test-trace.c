@@ -373,6 +373,73 @@ START_TEST(test_straight_equals_generic)
 }
 END_TEST
 
+static size_t frame(uint8_t *out, unsigned type, const uint8_t *body, size_t len);
+
+/* Every varint length, 1 to 10 bytes, at both ends of each: the codec's fast varint paths
+ * (one byte, two to four, up to eight, the loop) write exactly what gt_put_varint writes
+ * for an API record's fields, and read them back. */
+START_TEST(test_varint_every_length)
+{
+	static struct gt_codec enc, dec;
+	/* decoded records land here; calloc'd: the union has a flexible array member */
+	union gt_record *recs = calloc(GT_REC_MAX, sizeof(*recs));
+	struct gt_rec_string *strbuf = calloc(1, sizeof(*strbuf) + GT_STRING_MAX + 1);
+	uint8_t got[GT_CODEC_MAX_RECORD + GT_CODEC_PAD] = {0}, want[GT_CODEC_MAX_RECORD];
+	uint64_t prev_start = 0, prev_end = 0, prev_corr = 0;
+	unsigned checked = 0;
+
+	ck_assert_int_eq(gt_codec_init(&enc), 0);
+	ck_assert_int_eq(gt_codec_init(&dec), 0);
+	for (unsigned bits = 0; bits <= 64; bits++) {
+		for (unsigned side = 0; side < 2; side++) {
+			/* the largest value of `bits` bits, and the smallest of bits + 1 */
+			uint64_t v = side ? (bits < 64 ? 1ull << bits : 1)
+			                  : (bits ? UINT64_MAX >> (64 - bits) : 0);
+			struct gt_rec_api a = {{GT_REC_API, sizeof(a), 7}};
+			const union gt_record *out;
+			const uint8_t *rp = got;
+			uint8_t body[GT_CODEC_MAX_FIXED], *p = body;
+			size_t n, len;
+
+			a.start_ns = prev_start + v; /* delta v: zigzag 2v, up to 10 bytes */
+			a.end_ns = prev_end - v;     /* delta -v */
+			a.tid = (uint32_t)v;
+			a.correlation_id = (uint32_t)(prev_corr + v);
+			a.cbid = (uint32_t)(v >> 3);
+			a.name_id = (uint32_t)(v >> 32);
+			a.return_code = (int32_t)(uint32_t)v;
+			a.domain = (uint32_t)(v >> 1);
+			p = gt_put_varint(p, checked ? 0 : gt_zigzag(7)); /* pid: delta */
+			p = gt_put_varint(p, gt_zigzag((int64_t)(a.start_ns - prev_start)));
+			p = gt_put_varint(p, gt_zigzag((int64_t)(a.end_ns - prev_end)));
+			p = gt_put_varint(p, a.tid);
+			p = gt_put_varint(
+			        p, gt_zigzag((int64_t)((uint64_t)a.correlation_id - prev_corr)));
+			p = gt_put_varint(p, a.cbid);
+			p = gt_put_varint(p, a.name_id);
+			p = gt_put_varint(p, gt_zigzag(a.return_code));
+			p = gt_put_varint(p, a.domain);
+			len = frame(want, GT_REC_API, body, (size_t)(p - body));
+			n = gt_codec_encode(&enc, &a.hdr, got);
+			ck_assert_uint_eq(n, len);
+			ck_assert_msg(memcmp(got, want, n) == 0, "bits %u side %u", bits, side);
+			memset(got + n, 0, GT_CODEC_PAD);
+			ck_assert_int_eq(gt_codec_decode(&dec, &rp, got + n, recs, strbuf, &out),
+			                 GT_DECODE_OK);
+			ck_assert_ptr_eq(rp, got + n);
+			ck_assert_mem_eq(out, &a, sizeof(a));
+			prev_start = a.start_ns;
+			prev_end = a.end_ns;
+			prev_corr = a.correlation_id;
+			checked++;
+		}
+	}
+	ck_assert_uint_eq(checked, 130);
+	free(recs);
+	free(strbuf);
+}
+END_TEST
+
 /* Every record kind, every field at edge values, strings with NULs and at the maximum
  * length, through the writer and reader: the records come back byte for byte. */
 START_TEST(test_roundtrip_all_types)
@@ -744,7 +811,6 @@ static void check_cut(const uint8_t *buf, const struct layout *l, size_t cut)
 	ck_assert_uint_eq(st->records_skipped, 0);
 	gt_reader_close(rd);
 }
-
 
 /* A reader of a FIFO into a file, until the writer closes it (the "disk" of the test below). */
 struct fifo_copy {
@@ -1475,6 +1541,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_varint_zigzag);
 	tcase_add_test(tc, test_straight_codecs_active);
 	tcase_add_test(tc, test_straight_equals_generic);
+	tcase_add_test(tc, test_varint_every_length);
 	tcase_add_test(tc, test_roundtrip_all_types);
 	tcase_add_test(tc, test_writer_rejects_malformed);
 	tcase_add_test(tc, test_rename_on_close);

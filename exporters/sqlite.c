@@ -1678,6 +1678,12 @@ static __attribute__((noinline)) int build_indexes(struct sq *q)
 		if (ret < 0)
 			return ret;
 	}
+	/* Statistics for the query planner (sqlite_stat1), from the first 400 entries of each
+	 * index (milliseconds). Without them SQLite scans the kernels in the runtime-kernel
+	 * join and builds a throw-away index on the runtime's correlationId for every query,
+	 * rather than scan the calls and search GPUTRACE_IDX_KERNEL_CORRELATION. */
+	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE") < 0)
+		return q->err;
 	return 0;
 }
 

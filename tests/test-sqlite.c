@@ -267,8 +267,9 @@ START_TEST(schema_tables_and_columns)
 	sqlite3 *db = open_db(fx_db);
 	char sql[256];
 
-	/* nothing more, nothing less (indexes aside) */
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"),
+	/* nothing more, nothing less (indexes and SQLite's own sqlite_stat1 aside) */
+	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+	                        "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"),
 	                 NSCHEMA);
 	for (size_t t = 0; t < NSCHEMA; t++) {
 		sqlite3_stmt *st;
@@ -306,6 +307,27 @@ START_TEST(schema_tables_and_columns)
 }
 END_TEST
 
+static const char issue_join[] =
+        "SELECT r.start, r.globalTid, k.start, k.end - k.start, s.value "
+        "FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON r.correlationId = k.correlationId "
+        "JOIN StringIds s ON s.id = k.shortName";
+
+/* Whether a line of the query plan of sql starts with `step`. */
+static int plan_uses(sqlite3 *db, const char *sql, const char *step)
+{
+	char eqp[1024];
+	sqlite3_stmt *st;
+	int found = 0;
+
+	snprintf(eqp, sizeof(eqp), "EXPLAIN QUERY PLAN %s", sql);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, eqp, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		found |= strstr((const char *)sqlite3_column_text(st, 3), step) != NULL;
+	sqlite3_finalize(st);
+	return found;
+}
+
 /* The tables the exporter loads without types and NOT NULL get them back, in the file:
  * a new connection sees them, enforces them, and the rows are what they would have been. */
 START_TEST(schema_constraints_after_load)
@@ -339,6 +361,13 @@ START_TEST(schema_constraints_after_load)
 		              nn[i].table, (long long)q1(db, sql));
 	}
 	ck_assert_int_gt(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+	/* the planner's statistics make the runtime-kernel join search the kernels' index
+	 * instead of building an automatic index for each query */
+	ck_assert_int_eq(plan_uses(db, issue_join,
+	                           "SEARCH k USING INDEX "
+	                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
+	                 1);
+	ck_assert_int_eq(plan_uses(db, issue_join, "AUTOMATIC"), 0);
 	ck_assert_int_eq(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "
 	                        "typeof(start) != 'integer' OR typeof(gridX) != 'integer' OR "
 	                        "typeof(tensorSizeMinusOneElements) != 'text' OR "

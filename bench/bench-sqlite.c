@@ -3,7 +3,9 @@
  * record per kernel, a copy every 64 kernels). Writes the trace to a temporary directory,
  * exports it once, and prints records, rows, CPU seconds for the load and for the indexes,
  * and rows per CPU second. Peak RSS: run it under /usr/bin/time -v (docs/performance.md).
- *   bench-sqlite [RECORDS] [--cache-mib N] [--keep DIR]
+ *   bench-sqlite [RECORDS] [--cache-mib N] [--keep DIR] [--steps]
+ * --steps adds an NVTX range "step" per process and step (for docs/sql.md's NVTX queries
+ * on the kept database).
  * Runs as a benchmark program. */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
 			so.cache_mib = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
 			keep = argv[++i];
+		else if (strcmp(argv[i], "--steps") == 0)
+			o.steps = true;
 		else
 			want = strtoull(argv[i], NULL, 10);
 	}

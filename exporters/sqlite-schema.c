@@ -364,13 +364,13 @@ const struct sq_enum_def gt_sq_enums[] = {
  * costs about as much CPU as loading its table (docs/performance.md), so the busy tables get
  * only the ones the worked queries of docs/sql.md use. */
 const char *const gt_sq_indexes[] = {
+        /* runtime <-> kernel by correlationId: SQLite searches the kernels for each call,
+         * in either order of the join */
         "CREATE INDEX GPUTRACE_IDX_KERNEL_CORRELATION ON CUPTI_ACTIVITY_KIND_KERNEL "
         "(correlationId)",
-        "CREATE INDEX GPUTRACE_IDX_KERNEL_START ON CUPTI_ACTIVITY_KIND_KERNEL (start)",
-        "CREATE INDEX GPUTRACE_IDX_KERNEL_SHORT_NAME ON CUPTI_ACTIVITY_KIND_KERNEL (shortName)",
-        "CREATE INDEX GPUTRACE_IDX_RUNTIME_CORRELATION ON CUPTI_ACTIVITY_KIND_RUNTIME "
-        "(correlationId)",
-        "CREATE INDEX GPUTRACE_IDX_RUNTIME_START ON CUPTI_ACTIVITY_KIND_RUNTIME (start)",
+        /* the calls of one thread inside a time range (an NVTX range's) */
+        "CREATE INDEX GPUTRACE_IDX_RUNTIME_THREAD_START ON CUPTI_ACTIVITY_KIND_RUNTIME "
+        "(globalTid, start)",
         "CREATE INDEX GPUTRACE_IDX_MEMCPY_CORRELATION ON CUPTI_ACTIVITY_KIND_MEMCPY "
         "(correlationId)",
         "CREATE INDEX GPUTRACE_IDX_MEMSET_CORRELATION ON CUPTI_ACTIVITY_KIND_MEMSET "

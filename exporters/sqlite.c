@@ -146,10 +146,13 @@ struct tab {
 	int ncols;          /* values per row */
 	unsigned batch, n;  /* rows per flush, rows pending */
 	struct val *vals;   /* batch * ncols; owned */
+	struct val *bound;  /* batch * ncols values bound to `many` now, then ncols to `one`;
+	                     * kind 0: nothing bound yet; owned */
 };
 
 struct sq {
 	sqlite3 *db;
+	int cache_mib; /* page cache, MiB; 0: DEFAULT_CACHE_MB */
 	struct tab tab[SQ_TABLE_MAX];
 	struct gt_reader *r;
 	bool demangle;
@@ -264,9 +267,21 @@ static inline void b_text(struct val *row, int i, const char *s)
 	row[i - 1] = (struct val){0, s, -1, s ? SQLITE_TEXT : SQLITE_NULL};
 }
 
-static void bind_row(sqlite3_stmt *st, int first, const struct val *row, int ncols)
+/* Bind a row's values to parameters first.. of st. Bindings outlive sqlite3_reset(), so
+ * an integer or NULL equal to what `bound` says the parameter holds is not bound again:
+ * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
+ * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
+ * Text is always bound: the pointer bound last time may be gone. */
+static void bind_row(sqlite3_stmt *st, int first, const struct val *row, struct val *bound,
+                     int ncols)
 {
 	for (int c = 0; c < ncols; c++) {
+		if (row[c].kind == bound[c].kind &&
+		    (row[c].kind == SQLITE_NULL ||
+		     (row[c].kind == SQLITE_INTEGER && row[c].i == bound[c].i)))
+			continue;
+		bound[c].kind = row[c].kind;
+		bound[c].i = row[c].i;
 		switch (row[c].kind) {
 		case SQLITE_INTEGER:
 			sqlite3_bind_int64(st, first + c, row[c].i);
@@ -313,11 +328,14 @@ static int flush(struct sq *q, enum sq_table t)
 	if (b->n == b->batch && b->many) {
 		for (unsigned r = 0; r < b->n; r++)
 			bind_row(b->many, 1 + (int)r * b->ncols,
-			         b->vals + (size_t)r * (size_t)b->ncols, b->ncols);
+			         b->vals + (size_t)r * (size_t)b->ncols,
+			         b->bound + (size_t)r * (size_t)b->ncols, b->ncols);
 		ret = run(q, b->many, t);
 	} else {
 		for (unsigned r = 0; r < b->n && ret == 0; r++) {
-			bind_row(b->one, 1, b->vals + (size_t)r * (size_t)b->ncols, b->ncols);
+			bind_row(b->one, 1, b->vals + (size_t)r * (size_t)b->ncols,
+			         b->bound + (b->many ? (size_t)b->batch * (size_t)b->ncols : 0),
+			         b->ncols);
 			ret = run(q, b->one, t);
 		}
 	}
@@ -1441,14 +1459,108 @@ static int prepare_many(struct sq *q, const char *sql, struct tab *b)
 	return rc == SQLITE_OK ? 0 : sq_fail(q, "preparing a batch INSERT", rc);
 }
 
-static int sq_open(struct sq *q, const char *tmp, int cache_mib)
+/* Tables loaded "loose": created without their columns' declared types and NOT NULL
+ * constraints, then given Nsight Systems' exact CREATE statement once their rows are in
+ * (set_schema()). A declared type and NOT NULL change how SQLite checks and converts a
+ * value on insert, never how the row is stored: these tables get only integers, their
+ * one text column a literal '', and NULL only where the schema allows it, which store the
+ * same bytes either way. Loose, SQLite skips an OP_HaltIfNull per NOT NULL column and the
+ * affinity pass per row: 12 % of the load's instructions (docs/performance.md). */
+static bool loads_loose(enum sq_table t)
+{
+	switch (t) {
+	case SQ_KERNEL:
+	case SQ_MEMCPY:
+	case SQ_MEMSET:
+	case SQ_SYNC:
+	case SQ_GRAPH_TRACE:
+	case SQ_RUNTIME:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* create without " INTEGER", " TEXT" and " NOT NULL" after a column name, into buf */
+static int loose_create(const char *create, char *buf, size_t size)
+{
+	static const char *const drop[] = {" INTEGER", " TEXT", " NOT NULL"};
+	size_t n = 0;
+
+	while (*create) {
+		size_t skip = 0;
+
+		for (unsigned i = 0; i < sizeof(drop) / sizeof(drop[0]) && !skip; i++) {
+			size_t len = strlen(drop[i]);
+
+			if (strncmp(create, drop[i], len) == 0 &&
+			    (create[len] == ',' || create[len] == ')' || create[len] == ' '))
+				skip = len;
+		}
+		if (skip) {
+			create += skip;
+			continue;
+		}
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		buf[n++] = *create++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The loose tables' CREATE statements in sqlite_schema replaced by the exact ones, as
+ * SQLite's "ALTER TABLE" page describes for changes that leave the stored rows as they are
+ * (writable_schema, then a new schema_version). The connection keeps the loose
+ * definitions in memory: sq_reopen() reads the new ones before the indexes are built. */
+static int set_schema(struct sq *q)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t version = -1;
+	char sql[64];
+	int rc, ret;
+
+	ret = sq_exec(q, "PRAGMA writable_schema=ON");
+	if (ret < 0)
+		return ret;
+	rc = sqlite3_prepare_v2(
+	        q->db, "UPDATE sqlite_schema SET sql = ?1 WHERE type = 'table' AND name = ?2", -1,
+	        &st, NULL);
+	for (unsigned t = 0; t < SQ_TABLE_MAX && rc == SQLITE_OK; t++) {
+		if (!loads_loose(t))
+			continue;
+		sqlite3_bind_text(st, 1, gt_sq_tables[t].create, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, gt_sq_tables[t].name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			rc = sqlite3_changes(q->db) == 1 ? SQLITE_OK : SQLITE_INTERNAL;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "setting the tables' schema", rc);
+	rc = sqlite3_prepare_v2(q->db, "PRAGMA schema_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (version < 0)
+		return sq_fail(q, "reading the schema version",
+		               rc == SQLITE_OK ? SQLITE_ERROR : rc);
+	snprintf(sql, sizeof(sql), "PRAGMA schema_version=%lld", (long long)version + 1);
+	ret = sq_exec(q, sql);
+	if (ret == 0)
+		ret = sq_exec(q, "PRAGMA writable_schema=OFF");
+	return ret;
+}
+
+/* Open (or create) the database at path with the settings of the export. */
+static int sq_connect(struct sq *q, const char *path, int flags)
 {
 	char sql[128];
 	int rc;
 
 	/* NOMUTEX: one thread uses this connection; its mutexes cost ~7% of the load */
-	rc = sqlite3_open_v2(tmp, &q->db,
-	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | flags,
 	                     NULL);
 	if (rc != SQLITE_OK)
 		return sq_fail(q, "cannot create the database", rc);
@@ -1458,12 +1570,29 @@ static int sq_open(struct sq *q, const char *tmp, int cache_mib)
 	    sq_exec(q, "PRAGMA page_size=16384") < 0)
 		return q->err;
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
-	         (cache_mib > 0 ? cache_mib : DEFAULT_CACHE_MB) * 1024);
-	if (sq_exec(q, sql) < 0)
+	         (q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB) * 1024);
+	return sq_exec(q, sql);
+}
+
+static int sq_open(struct sq *q, const char *tmp)
+{
+	char loose[4096];
+	int rc;
+
+	if (sq_connect(q, tmp, SQLITE_OPEN_CREATE) < 0)
 		return q->err;
-	for (unsigned t = 0; t < SQ_TABLE_MAX; t++)
-		if (sq_exec(q, gt_sq_tables[t].create) < 0)
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		const char *create = gt_sq_tables[t].create;
+
+		if (loads_loose(t)) {
+			rc = loose_create(create, loose, sizeof(loose));
+			if (rc < 0)
+				return sq_fail(q, create, SQLITE_INTERNAL);
+			create = loose;
+		}
+		if (sq_exec(q, create) < 0)
 			return q->err;
+	}
 	if (put_enums(q) < 0)
 		return q->err;
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
@@ -1482,7 +1611,9 @@ static int sq_open(struct sq *q, const char *tmp, int cache_mib)
 		}
 		b->vals = calloc((size_t)b->batch * (size_t)(b->ncols ? b->ncols : 1),
 		                 sizeof(*b->vals));
-		if (!b->vals) {
+		b->bound = calloc((size_t)(b->batch + 1) * (size_t)(b->ncols ? b->ncols : 1),
+		                  sizeof(*b->bound));
+		if (!b->vals || !b->bound) {
 			q->err = -ENOMEM;
 			q->errmsg = "out of memory";
 			return q->err;
@@ -1491,18 +1622,31 @@ static int sq_open(struct sq *q, const char *tmp, int cache_mib)
 	return 0;
 }
 
-static void sq_free(struct sq *q)
+/* The INSERTs finalized and the connection closed; 0 or the close's failure. */
+static int sq_close(struct sq *q)
 {
+	int rc = SQLITE_OK;
+
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		/* pair with sqlite3_prepare_v3 in sq_open() and prepare_many() */
 		sqlite3_finalize(q->tab[t].one);
 		sqlite3_finalize(q->tab[t].many);
-		free(q->tab[t].vals);
-		memset(&q->tab[t], 0, sizeof(q->tab[t]));
+		q->tab[t].one = q->tab[t].many = NULL;
 	}
 	if (q->db)
-		sqlite3_close(q->db); /* pairs with sqlite3_open_v2 in sq_open */
+		rc = sqlite3_close(q->db); /* pairs with sqlite3_open_v2 in sq_connect */
 	q->db = NULL;
+	return rc == SQLITE_OK ? 0 : sq_fail(q, "closing the database", rc);
+}
+
+static void sq_free(struct sq *q)
+{
+	sq_close(q);
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		free(q->tab[t].vals);
+		free(q->tab[t].bound);
+		memset(&q->tab[t], 0, sizeof(q->tab[t]));
+	}
 	free(q->texts);
 	free(q->arena);
 	free(q->names);
@@ -1522,6 +1666,25 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Indexes after the rows: one sort each instead of a B-tree update per row. Out of line so
+ * that a profile (valgrind --tool=callgrind) shows their cost apart from the load's. */
+static __attribute__((noinline)) int build_indexes(struct sq *q)
+{
+	for (const char *const *ix = gt_sq_indexes; *ix; ix++) {
+		int ret = sq_exec(q, *ix);
+
+		if (ret < 0)
+			return ret;
+	}
+	/* Statistics for the query planner (sqlite_stat1), from the first 400 entries of each
+	 * index (milliseconds). Without them SQLite scans the kernels in the runtime-kernel
+	 * join and builds a throw-away index on the runtime's correlationId for every query,
+	 * rather than scan the calls and search GPUTRACE_IDX_KERNEL_CORRELATION. */
+	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE") < 0)
+		return q->err;
+	return 0;
 }
 
 static int fsync_path(const char *path)
@@ -1565,7 +1728,8 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	ret = gt_reader_rewind(r);
 	if (ret < 0)
 		goto out;
-	ret = sq_open(&q, tmp, opts ? opts->cache_mib : 0);
+	q.cache_mib = opts ? opts->cache_mib : 0;
+	ret = sq_open(&q, tmp);
 	if (ret < 0)
 		goto out;
 	ret = sq_exec(&q, "BEGIN");
@@ -1597,29 +1761,26 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		if (ret < 0)
 			goto out;
 	}
+	ret = set_schema(&q);
+	if (ret < 0)
+		goto out;
 	ret = sq_exec(&q, "COMMIT");
 	if (ret < 0)
 		goto out;
-	t1 = cpu_ns();
-	/* indexes after the rows: one sort each instead of a B-tree update per row */
-	for (const char *const *ix = gt_sq_indexes; *ix; ix++) {
-		ret = sq_exec(&q, *ix);
-		if (ret < 0)
-			goto out;
-	}
-	t2 = cpu_ns();
-	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		/* pair with sqlite3_prepare_v3 in sq_open() and prepare_many() */
-		sqlite3_finalize(q.tab[t].one);
-		sqlite3_finalize(q.tab[t].many);
-		q.tab[t].one = q.tab[t].many = NULL;
-	}
-	ret = sqlite3_close(q.db); /* pairs with sqlite3_open_v2 in sq_open */
-	q.db = NULL;
-	if (ret != SQLITE_OK) {
-		ret = sq_fail(&q, "closing the database", ret);
+	/* a new connection reads the exact schema that set_schema() wrote */
+	ret = sq_close(&q);
+	if (ret == 0)
+		ret = sq_connect(&q, tmp, 0);
+	if (ret < 0)
 		goto out;
-	}
+	t1 = cpu_ns();
+	ret = build_indexes(&q);
+	if (ret < 0)
+		goto out;
+	t2 = cpu_ns();
+	ret = sq_close(&q);
+	if (ret < 0)
+		goto out;
 	ret = fsync_path(tmp);
 	if (ret == 0 && rename(tmp, path) < 0)
 		ret = -errno;

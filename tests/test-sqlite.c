@@ -267,8 +267,9 @@ START_TEST(schema_tables_and_columns)
 	sqlite3 *db = open_db(fx_db);
 	char sql[256];
 
-	/* nothing more, nothing less (indexes aside) */
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"),
+	/* nothing more, nothing less (indexes and SQLite's own sqlite_stat1 aside) */
+	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+	                        "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"),
 	                 NSCHEMA);
 	for (size_t t = 0; t < NSCHEMA; t++) {
 		sqlite3_stmt *st;
@@ -302,6 +303,97 @@ START_TEST(schema_tables_and_columns)
 	ck_assert_int_eq(q1(db, "SELECT count(*) FROM ENUM_CUDA_MEMCPY_OPER"), 14);
 	/* a table with no data exists, empty */
 	ck_assert_int_eq(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"), 0);
+	sqlite3_close(db);
+}
+END_TEST
+
+static const char issue_join[] =
+        "SELECT r.start, r.globalTid, k.start, k.end - k.start, s.value "
+        "FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON r.correlationId = k.correlationId "
+        "JOIN StringIds s ON s.id = k.shortName";
+
+/* Whether a line of the query plan of sql starts with `step`. */
+static int plan_uses(sqlite3 *db, const char *sql, const char *step)
+{
+	char eqp[1024];
+	sqlite3_stmt *st;
+	int found = 0;
+
+	snprintf(eqp, sizeof(eqp), "EXPLAIN QUERY PLAN %s", sql);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, eqp, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		found |= strstr((const char *)sqlite3_column_text(st, 3), step) != NULL;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* The tables the exporter loads without types and NOT NULL get them back, in the file:
+ * a new connection sees them, enforces them, and the rows are what they would have been. */
+START_TEST(schema_constraints_after_load)
+{
+	static const struct {
+		const char *table;
+		int notnull;
+	} nn[] = {
+	        {"CUPTI_ACTIVITY_KIND_KERNEL", 20},
+	        {"CUPTI_ACTIVITY_KIND_RUNTIME", 5},
+	        {"CUPTI_ACTIVITY_KIND_MEMCPY", 7},
+	        {"CUPTI_ACTIVITY_KIND_MEMSET", 7},
+	        {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 7},
+	        {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 7},
+	        {"NVTX_EVENTS", 3},
+	};
+	sqlite3 *db = open_db(fx_db);
+	sqlite3_stmt *st;
+	char sql[256];
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < sizeof(nn) / sizeof(nn[0]); i++) {
+		snprintf(sql, sizeof(sql),
+		         "SELECT count(*) FROM pragma_table_info('%s') WHERE \"notnull\"",
+		         nn[i].table);
+		ck_assert_msg(q1(db, sql) == nn[i].notnull, "%s: %lld NOT NULL columns",
+		              nn[i].table, (long long)q1(db, sql));
+	}
+	ck_assert_int_gt(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
+	/* the planner's statistics make the runtime-kernel join search the kernels' index
+	 * instead of building an automatic index for each query */
+	ck_assert_int_eq(plan_uses(db, issue_join,
+	                           "SEARCH k USING INDEX "
+	                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
+	                 1);
+	ck_assert_int_eq(plan_uses(db, issue_join, "AUTOMATIC"), 0);
+	ck_assert_int_eq(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "
+	                        "typeof(start) != 'integer' OR typeof(gridX) != 'integer' OR "
+	                        "typeof(tensorSizeMinusOneElements) != 'text' OR "
+	                        "typeof(graphId) != 'null'"),
+	                 0);
+	sqlite3_close(db);
+	ck_assert_int_eq(sqlite3_open(fx_db, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db,
+	                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end) "
+	                              "VALUES (NULL, 1)",
+	                              NULL, NULL, NULL),
+	                 SQLITE_CONSTRAINT);
+	ck_assert_str_eq(sqlite3_errmsg(db),
+	                 "NOT NULL constraint failed: CUPTI_ACTIVITY_KIND_KERNEL.start");
+	ck_assert_int_eq(
+	        sqlite3_exec(db,
+	                     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, "
+	                     "nameId, returnValue, correlationId) VALUES (1, 2, 0, 1, 0, '42')",
+	                     NULL, NULL, NULL),
+	        SQLITE_OK);
+	/* the INTEGER affinity is back: a text that looks like a number is stored as one */
+	ck_assert_int_eq(q1(db, "SELECT typeof(correlationId) = 'integer' FROM "
+	                        "CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid DESC LIMIT 1"),
+	                 1);
+	ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 }
 END_TEST
@@ -843,6 +935,7 @@ static Suite *sqlite_suite(void)
 
 	tcase_add_unchecked_fixture(fx, fixture_setup, rm_tmp);
 	tcase_add_test(fx, schema_tables_and_columns);
+	tcase_add_test(fx, schema_constraints_after_load);
 	tcase_add_test(fx, fixture_counts_and_ids);
 	tcase_add_test(fx, fixture_stats_join_nesting);
 	tcase_add_test(fx, doc_queries_run);

@@ -84,6 +84,7 @@ struct gt_live {
 	bool incomplete;
 	uint64_t seq;
 	unsigned back; /* the buffer being filled */
+	unsigned since_check; /* records since tap_record last looked at `want` */
 	struct gt_drain_tap tap;
 
 	/* ---- shared ---- */
@@ -199,9 +200,21 @@ void gt_live_free(struct gt_live *l)
 
 /* ---- the drain's side ---- */
 
+/* A pass lasts as long as its ring has records: under a producer as fast as the drain, that
+ * is the whole run. So a publication asked for is also made within a pass, every
+ * LIVE_PUBLISH_CHECK records (one relaxed load each time). */
+#define LIVE_PUBLISH_CHECK 1024u
+
 static void tap_record(void *ctx, const struct gt_rec_hdr *rec)
 {
-	gt_live_record(ctx, rec);
+	struct gt_live *l = ctx;
+
+	gt_live_record(l, rec);
+	if (++l->since_check < LIVE_PUBLISH_CHECK)
+		return;
+	l->since_check = 0;
+	if (atomic_load_explicit(&l->want, memory_order_relaxed))
+		gt_live_publish(l, gt_now_ns());
 }
 
 static void tap_string(void *ctx, uint32_t pid, uint32_t id, const char *s, size_t len)
@@ -220,11 +233,21 @@ static void tap_pass(void *ctx, uint32_t pid, uint64_t ring_dropped)
 		gt_live_publish(l, gt_now_ns());
 }
 
+/* Between passes, and with no process left: what is asked for is published all the same. */
+static void tap_idle(void *ctx)
+{
+	struct gt_live *l = ctx;
+
+	if (atomic_load_explicit(&l->want, memory_order_relaxed))
+		gt_live_publish(l, gt_now_ns());
+}
+
 const struct gt_drain_tap *gt_live_tap(struct gt_live *l)
 {
 	l->tap.record = tap_record;
 	l->tap.string = tap_string;
 	l->tap.pass = tap_pass;
+	l->tap.idle = tap_idle;
 	return &l->tap;
 }
 

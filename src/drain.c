@@ -86,6 +86,12 @@ void gt_drain_set_tap(struct gt_drain *d, const struct gt_drain_tap *tap)
 	d->tap = tap;
 }
 
+void gt_drain_idle(struct gt_drain *d)
+{
+	if (d->tap && d->tap->idle)
+		d->tap->idle(d->tap->ctx);
+}
+
 /* Every record and string the drainer writes goes through these two, so a tap sees the
  * trace as the file gets it. */
 static int write_record(struct gt_drain *d, const struct gt_rec_hdr *rec)

@@ -694,6 +694,9 @@ int gt_session_poll(struct gt_session *s, uint64_t timeout_ns)
 			r = drain_all(s);
 		if (r < 0)
 			return r;
+		/* a tap (the live view) may be waiting for a pass that no process will make any
+		 * more: after the last one ended, or while the writer has no room */
+		gt_drain_idle(s->drain);
 		if (gt_now_ns() >= deadline && !rescan)
 			return 0;
 	}

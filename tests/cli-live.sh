@@ -280,6 +280,29 @@ touch "$tmp/dumb/pause" "$tmp/dumb/stop"
 wait_file "$tmp/dumb/rc"
 [ "$(cat "$tmp/dumb/rc")" = 0 ] || fail "TERM=dumb: exit $(cat "$tmp/dumb/rc")"
 
+# ---- the last screen: a program that ends while the traced tree lives on ----
+# The view asks for a snapshot and the drain makes it at the end of a pass; a producer as fast
+# as the drain keeps one pass going for its whole run, and once it has ended no pass comes:
+# the view stayed on a screen from the middle of the run (seen on the H200). Now the final
+# screen says the process exited and counts every record the trace has.
+N=300000
+cat >"$tmp/end.sh" <<EOF
+(while [ ! -e '$tmp/end/drained' ]; do sleep 0.1; done; touch '$tmp/end/stop') &
+'$producer' bench $N '$tmp/end'
+echo \$? >'$tmp/end/prod.rc'
+while [ ! -e '$tmp/end/release' ]; do sleep 0.1; done
+EOF
+start end 150 30 "$(traced "'$gputrace' run --live -o end -- sh '$tmp/end.sh'")"
+wait_file "$tmp/end/prod.rc"
+wait_screen end '^processes: [0-9]+ live-producer exited 0' "the process's end on the view"
+screen_records=$(sed -n 's/^trace .*: [0-9.]* [KMG]*i*B, \([0-9,]*\) records .*/\1/p' "$tmp/end.screen" | tr -d ,)
+touch "$tmp/end/release"
+wait_file "$tmp/end/rc"
+[ "$(cat "$tmp/end/rc")" = 0 ] || fail "run --live (end): exit $(cat "$tmp/end/rc")"
+trace_records=$("$gputrace" info "$tmp/end/end.gtrace" | sed -n 's/^records: *//p')
+[ -n "$screen_records" ] && [ "$screen_records" = "$trace_records" ] ||
+	fail "the last screen counts ${screen_records:-no} records, the trace $trace_records"
+
 # ---- options ----
 expect_rc 64 "$gputrace" run --live-interval 0.05 true
 expect_err "gputrace: run: --live-interval: '0.05' is not valid; use seconds from 0.1 to 3600, e.g. 1, 0.5, 250ms"

@@ -430,6 +430,44 @@ START_TEST(test_nvtx_deep)
 }
 END_TEST
 
+/* A publication asked for comes without a pass: within a long pass, at the 1024th record
+ * since the tap last looked, and from the idle call once no process is left to pass over
+ * (the view froze on its last-but-one screen on the H200 before these). */
+START_TEST(test_publish_without_pass)
+{
+	struct gt_live *l = mk(0);
+	const struct gt_drain_tap *tap = gt_live_tap(l);
+	struct gt_rec_nvtx mark = {0};
+	unsigned i;
+
+	mark.hdr.type = GT_REC_NVTX;
+	mark.hdr.size = sizeof(mark);
+	mark.hdr.pid = PID;
+	mark.kind = GT_NVTX_MARK;
+	gt_live_request(l);
+	for (i = 0; i < 1023; i++)
+		tap->record(tap->ctx, &mark.hdr);
+	ck_assert_uint_eq(gt_live_acquire(l)->seq, 0);
+	tap->record(tap->ctx, &mark.hdr);
+	ck_assert_uint_eq(gt_live_acquire(l)->seq, 1);
+	ck_assert_uint_eq(gt_live_acquire(l)->nvtx_marks, 1024);
+	/* not asked again: the next 1024 records publish nothing */
+	for (i = 0; i < 1024; i++)
+		tap->record(tap->ctx, &mark.hdr);
+	ck_assert_uint_eq(gt_live_acquire(l)->seq, 1);
+	/* the idle call publishes only what was asked for */
+	tap->record(tap->ctx, &mark.hdr);
+	tap->idle(tap->ctx);
+	ck_assert_uint_eq(gt_live_acquire(l)->seq, 1);
+	gt_live_request(l);
+	tap->idle(tap->ctx);
+	ck_assert_uint_eq(gt_live_acquire(l)->seq, 2);
+	ck_assert_uint_eq(gt_live_acquire(l)->nvtx_marks, 2049);
+	ck_assert_uint_eq(gt_live_acquire(l)->records, 2049);
+	gt_live_free(l);
+}
+END_TEST
+
 /* API calls and the last failure (600, "not ready", is no failure), processes and their
  * ends, losses written and ring drops not yet written, records counted, the tap's calls. */
 START_TEST(test_counts)
@@ -732,6 +770,7 @@ static Suite *live_suite(void)
 	tcase_add_test(tc, test_nvtx);
 	tcase_add_test(tc, test_nvtx_deep);
 	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_publish_without_pass);
 	tcase_add_test(tc, test_handover);
 	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_threads);

@@ -39,6 +39,9 @@ struct gt_drain_tap {
 	 * dropped so far that no LOSS record reports yet (0 once the process is finished). */
 	void (*pass)(void *ctx, uint32_t pid, uint64_t ring_dropped);
 	void *ctx;
+	/* The drainer's thread between passes (gt_drain_idle: the session calls it each time its
+	 * loop wakes), also when no process is left to pass over; may be NULL. */
+	void (*idle)(void *ctx);
 };
 
 /* Create a drainer writing to `writer` (borrowed; must outlive the drainer).
@@ -52,6 +55,9 @@ void gt_drain_free(struct gt_drain *d);
 /* Hand every record written from now on to `tap` too (borrowed; must outlive the drainer);
  * NULL: none. Without a tap the drainer costs one test of a pointer per record more. */
 void gt_drain_set_tap(struct gt_drain *d, const struct gt_drain_tap *tap);
+
+/* Hand the tap its idle call (struct gt_drain_tap's `idle`), if it has one. */
+void gt_drain_idle(struct gt_drain *d);
 
 /* Start a process: write its PROCESS record (and strings) from `info`, stamped with
  * start_ns and flags (GT_PROCESS_*). `ring` becomes owned by the process (freed at finish);

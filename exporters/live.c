@@ -32,6 +32,7 @@ struct live_gpu {
 struct live_stat {
 	uint32_t name_id;
 	uint64_t count, total_ns;
+	char *label; /* ranges: "NAME#*" for the row of every "NAME#<digits>"; else NULL */
 };
 
 struct frame {
@@ -178,6 +179,8 @@ void gt_live_free(struct gt_live *l)
 	free(l->gpus);
 	free(l->ring_dropped);
 	free(l->kernels);
+	for (size_t i = 0; i < l->nranges; i++)
+		free(l->ranges[i].label);
 	free(l->ranges);
 	free(l->kernel_of);
 	free(l->range_of);
@@ -441,6 +444,47 @@ static void on_range(struct gt_live *l, const struct gt_rec_nvtx *n)
 	t->step_ns = n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0;
 }
 
+/* The stem of a numbered range, "NAME#" of "NAME#<digits>" (PyTorch's ProfilerStep#N, one
+ * range name per step): its length, or 0 for any other name. */
+static size_t numbered_stem(const char *name)
+{
+	size_t len = name ? strlen(name) : 0, stem = gt_live_stem_len(name, len);
+
+	return stem > 1 && stem < len && name[stem - 1] == '#' ? stem : 0;
+}
+
+/* The table row of range name `id`, seen for the first time: every "NAME#<digits>" shares
+ * one row, labelled "NAME#*"; other names get their own. -ENOMEM. */
+static int range_row(struct gt_live *l, uint32_t id)
+{
+	const char *name = str(l, id);
+	size_t stem = numbered_stem(name);
+	char *label = NULL;
+
+	if (stem) {
+		for (size_t i = 0; i < l->nranges; i++) {
+			const char *lb = l->ranges[i].label;
+
+			if (lb && strlen(lb) == stem + 1 && memcmp(lb, name, stem) == 0) {
+				l->range_of[id] = (uint32_t)i + 1;
+				return 0;
+			}
+		}
+		label = malloc(stem + 2);
+		if (!label)
+			return -ENOMEM;
+		memcpy(label, name, stem);
+		memcpy(label + stem, "*", 2);
+	}
+	if (GROW(l, ranges, l->nranges, cap_ranges) < 0) {
+		free(label);
+		return -ENOMEM;
+	}
+	l->ranges[l->nranges] = (struct live_stat){.name_id = id, .label = label};
+	l->range_of[id] = (uint32_t)++l->nranges;
+	return 0;
+}
+
 static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt_rec_nvtx *n)
 {
 	uint32_t id = n->message_id;
@@ -455,13 +499,9 @@ static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt
 		l->incomplete = true;
 		return;
 	}
-	if (!l->range_of[id]) {
-		if (GROW(l, ranges, l->nranges, cap_ranges) < 0) {
-			l->incomplete = true;
-			return;
-		}
-		l->ranges[l->nranges] = (struct live_stat){.name_id = id};
-		l->range_of[id] = (uint32_t)++l->nranges;
+	if (!l->range_of[id] && range_row(l, id) < 0) {
+		l->incomplete = true;
+		return;
 	}
 	st = &l->ranges[l->range_of[id] - 1];
 	st->count++;
@@ -644,8 +684,9 @@ static int fill(struct gt_live *l, struct live_buf *b, uint64_t now_ns)
 		s->kernels[i] = (struct gt_live_stat){str(l, l->kernels[i].name_id),
 		                                      l->kernels[i].count, l->kernels[i].total_ns};
 	for (size_t i = 0; i < l->nranges; i++)
-		s->ranges[i] = (struct gt_live_stat){str(l, l->ranges[i].name_id),
-		                                     l->ranges[i].count, l->ranges[i].total_ns};
+		s->ranges[i] = (struct gt_live_stat){
+		        l->ranges[i].label ? l->ranges[i].label : str(l, l->ranges[i].name_id),
+		        l->ranges[i].count, l->ranges[i].total_ns};
 	for (size_t i = 0; i < l->nthreads; i++) {
 		const struct live_thread *t = &l->threads[i];
 		struct gt_live_thread *o = &s->threads[i];

@@ -370,7 +370,12 @@ START_TEST(test_nvtx)
 	ck_assert_double_eq_tol(d.steps_per_s[0], 3.0, 1e-9);
 	ck_assert_uint_eq(s->nvtx_ranges, 10);
 	ck_assert_double_eq_tol(d.ranges_per_s, 7.0, 1e-9);
-	ck_assert_uint_eq(s->nranges, 6);
+	/* ProfilerStep#1, #2 and #3 share one row, as PyTorch's own tables show them */
+	ck_assert_uint_eq(s->nranges, 4);
+	ck_assert_str_eq(s->ranges[2].name, "ProfilerStep#*");
+	ck_assert_uint_eq(s->ranges[2].count, 3);
+	ck_assert_uint_eq(s->ranges[2].total_ns, 350);
+	ck_assert_str_eq(s->ranges[3].name, "eval");
 	ck_assert_str_eq(s->ranges[0].name, "forward");
 	ck_assert_uint_eq(s->ranges[0].count, 3);
 	ck_assert_uint_eq(s->ranges[0].total_ns, 120);
@@ -382,12 +387,27 @@ START_TEST(test_nvtx)
 	s = publish(l, 3000000000);
 	ck_assert_uint_eq(s->threads[0].steps, 4);
 	ck_assert_str_eq(s->threads[0].step, "ProfilerStep#12");
+	ck_assert_uint_eq(s->nranges, 4);
+	ck_assert_uint_eq(s->ranges[2].count, 4);
+	ck_assert_uint_eq(s->ranges[2].total_ns, 450);
 	ck_assert_uint_eq(s->threads[0].step_len, 13);
 	/* a range deeper than the stack keeps is counted but leaves the stack alone */
 	range(l, 7, 2, GT_LIVE_STACK_MAX, 600, 601);
 	s = publish(l, 3000000001);
 	ck_assert_uint_eq(s->ranges[0].count, 4);
 	stack_is(&s->threads[0], 1, "ProfilerStep#12", NULL);
+	/* only NAME#<digits> is grouped: layer1 and layer2 are two layers, #7 has no name */
+	string(l, 9, "layer1");
+	string(l, 10, "layer2");
+	string(l, 11, "#7");
+	range(l, 7, 9, 1, 610, 620);
+	range(l, 7, 10, 1, 620, 630);
+	range(l, 7, 11, 1, 630, 640);
+	s = publish(l, 3000000002);
+	ck_assert_uint_eq(s->nranges, 7);
+	ck_assert_str_eq(s->ranges[4].name, "layer1");
+	ck_assert_str_eq(s->ranges[5].name, "layer2");
+	ck_assert_str_eq(s->ranges[6].name, "#7");
 	ck_assert_uint_eq(gt_live_stem_len("step", 4), 4);
 	ck_assert_uint_eq(gt_live_stem_len("42", 2), 0);
 	gt_live_delta_fini(&d);

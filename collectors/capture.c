@@ -42,14 +42,11 @@ static void capture_leave(void)
 
 static void notice(unsigned code)
 {
-	struct gt_rec_notice r = {0};
+	struct gt_rec_notice r;
 
-	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
-	r.ts_ns = gt_now_ns();
-	r.severity = GT_NOTICE_INFO;
-	r.code = code;
-	r.message_id = gt_intern(code == GT_NOTICE_CAPTURE_START ? "capture range started"
-	                                                         : "capture range stopped");
+	gt_notice_fill(&r, GT_NOTICE_INFO, code, 0,
+	               code == GT_NOTICE_CAPTURE_START ? "capture range started"
+	                                               : "capture range stopped");
 	gt_emit_nowait(&r.hdr);
 }
 

@@ -467,7 +467,7 @@ static void keep_mine(void)
 /* The trace says why a collector's records are missing. */
 static void notice_left_out(const struct gt_collector *c, int res)
 {
-	struct gt_rec_notice r = {0};
+	struct gt_rec_notice r;
 	char msg[256];
 
 	if (res)
@@ -481,12 +481,7 @@ static void notice_left_out(const struct gt_collector *c, int res)
 		         "missing from this trace",
 		         c->name);
 	gt_debug("%s", msg);
-	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
-	r.ts_ns = gt_now_ns();
-	r.severity = GT_NOTICE_WARNING;
-	r.code = GT_NOTICE_CUPTI_ERROR;
-	r.detail = res;
-	r.message_id = gt_intern(msg);
+	gt_notice_fill(&r, GT_NOTICE_WARNING, GT_NOTICE_CUPTI_ERROR, res, msg);
 	gt_emit_wait(&r.hdr);
 }
 

@@ -72,6 +72,18 @@ void gt_emit_loss_wait(unsigned source, uint64_t count, unsigned kind)
 	gt_emit_wait(&r.hdr);
 }
 
+void gt_notice_fill(struct gt_rec_notice *r, unsigned severity, unsigned code, int detail,
+                    const char *message)
+{
+	memset(r, 0, sizeof(*r));
+	gt_hdr(&r->hdr, GT_REC_NOTICE, sizeof(*r));
+	r->ts_ns = gt_now_ns();
+	r->severity = severity;
+	r->code = code;
+	r->detail = detail;
+	r->message_id = gt_intern(message);
+}
+
 uint32_t gt_intern_len(const char *s, size_t len)
 {
 	if (!s || !atomic_load_explicit(&gt_inj.active, memory_order_relaxed))

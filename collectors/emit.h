@@ -56,6 +56,11 @@ void gt_emit_batch(const struct gt_rec_hdr *first, size_t bytes, unsigned n);
  * gt_emit_wait (our threads and CUPTI's only). */
 void gt_emit_loss_wait(unsigned source, uint64_t count, unsigned kind);
 
+/* Fill a NOTICE record stamped now, its message interned; the caller writes it with
+ * gt_emit_wait or gt_emit_nowait as its thread allows. */
+void gt_notice_fill(struct gt_rec_notice *r, unsigned severity, unsigned code, int detail,
+                    const char *message);
+
 /* Intern a string for this process; GT_STRING_NONE if s is NULL or tracing is off. Any
  * thread; lock-free unless the string is new to the process. */
 uint32_t gt_intern(const char *s);

@@ -151,14 +151,9 @@ int gt_inject_start(void)
 
 static void emit_notice(unsigned severity, unsigned code, int detail, const char *message)
 {
-	struct gt_rec_notice r = {0};
+	struct gt_rec_notice r;
 
-	gt_hdr(&r.hdr, GT_REC_NOTICE, sizeof(r));
-	r.ts_ns = gt_now_ns();
-	r.severity = severity;
-	r.code = code;
-	r.detail = detail;
-	r.message_id = gt_intern(message);
+	gt_notice_fill(&r, severity, code, detail, message);
 	gt_emit_nowait(&r.hdr);
 }
 

@@ -443,6 +443,21 @@ START_TEST(test_nvtx_numbered_name_late)
 	ck_assert_str_eq(s->ranges[0].name, "ProfilerStep#*");
 	ck_assert_uint_eq(s->ranges[0].count, 4);
 	ck_assert_uint_eq(s->ranges[0].total_ns, 180);
+	/* until its name comes a range is in no row yet, but counted; one without a name at
+	 * all (id 0) has its row at once */
+	range(l, 7, 12, 0, 400, 410);
+	range(l, 7, GT_STRING_NONE, 1, 400, 405);
+	s = publish(l, 3000);
+	ck_assert_uint_eq(s->nranges, 2);
+	ck_assert_ptr_null(s->ranges[1].name);
+	ck_assert_uint_eq(s->ranges[1].count, 1);
+	ck_assert_uint_eq(s->nvtx_ranges, 6);
+	string(l, 12, "optimizer");
+	s = publish(l, 4000);
+	ck_assert_uint_eq(s->nranges, 3);
+	ck_assert_str_eq(s->ranges[2].name, "optimizer");
+	ck_assert_uint_eq(s->ranges[2].count, 1);
+	ck_assert_uint_eq(s->ranges[2].total_ns, 10);
 	gt_live_free(l);
 }
 END_TEST

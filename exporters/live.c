@@ -75,6 +75,11 @@ struct gt_live {
 	size_t nkernels, cap_kernels, nranges, cap_ranges;
 	uint32_t *kernel_of, *range_of; /* by string id: index + 1, 0 none */
 	size_t cap_kernel_of, cap_range_of;
+	/* by string id: ranges counted before their name came (the drainer writes a STRING
+	 * after records that use it when producers race); a row once the name is known, which
+	 * decides whether it is a NAME#* row */
+	struct live_stat *range_unnamed;
+	size_t cap_range_unnamed;
 	struct live_thread *threads;
 	size_t nthreads, cap_threads;
 	size_t last_thread;         /* the thread found last */
@@ -184,6 +189,7 @@ void gt_live_free(struct gt_live *l)
 	free(l->ranges);
 	free(l->kernel_of);
 	free(l->range_of);
+	free(l->range_unnamed);
 	free(l->threads);
 	gt_idmap_fini(&l->thread_map);
 	gt_catalog_fini(&l->cat);
@@ -254,6 +260,8 @@ const struct gt_drain_tap *gt_live_tap(struct gt_live *l)
 	return &l->tap;
 }
 
+static void range_named(struct gt_live *l, uint32_t id);
+
 void gt_live_string(struct gt_live *l, uint32_t id, const char *s, size_t len)
 {
 	char *c;
@@ -277,6 +285,8 @@ void gt_live_string(struct gt_live *l, uint32_t id, const char *s, size_t len)
 	memcpy(c, s, len);
 	c[len] = '\0';
 	l->strs[id] = c;
+	if (id < l->cap_range_unnamed && l->range_unnamed[id].count)
+		range_named(l, id);
 }
 
 /* The activity of the GPU that device_id of pid is (the catalog's, which has seen the record
@@ -485,6 +495,26 @@ static int range_row(struct gt_live *l, uint32_t id)
 	return 0;
 }
 
+/* Range name `id` has just got its content: the ranges counted before it came go to the
+ * row the name decides (rows are only ever added: the view's rates go by row index). */
+static void range_named(struct gt_live *l, uint32_t id)
+{
+	struct live_stat *u = &l->range_unnamed[id], *st;
+
+	if (id >= l->cap_range_of && GROW(l, range_of, id, cap_range_of) < 0) {
+		l->incomplete = true;
+		return;
+	}
+	if (!l->range_of[id] && range_row(l, id) < 0) {
+		l->incomplete = true;
+		return;
+	}
+	st = &l->ranges[l->range_of[id] - 1];
+	st->count += u->count;
+	st->total_ns += u->total_ns;
+	u->count = u->total_ns = 0;
+}
+
 static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt_rec_nvtx *n)
 {
 	uint32_t id = n->message_id;
@@ -499,11 +529,20 @@ static __attribute__((noinline)) void on_nvtx(struct gt_live *l, const struct gt
 		l->incomplete = true;
 		return;
 	}
-	if (!l->range_of[id] && range_row(l, id) < 0) {
+	if (!l->range_of[id] && id != GT_STRING_NONE && !str(l, id)) {
+		/* the name decides the row: counted aside until it comes (range_named) */
+		if (id >= l->cap_range_unnamed &&
+		    GROW(l, range_unnamed, id, cap_range_unnamed) < 0) {
+			l->incomplete = true;
+			return;
+		}
+		st = &l->range_unnamed[id];
+	} else if (!l->range_of[id] && range_row(l, id) < 0) {
 		l->incomplete = true;
 		return;
+	} else {
+		st = &l->ranges[l->range_of[id] - 1];
 	}
-	st = &l->ranges[l->range_of[id] - 1];
 	st->count++;
 	st->total_ns += n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0;
 	if (n->kind == GT_NVTX_PUSH_POP)

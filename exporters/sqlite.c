@@ -1509,10 +1509,11 @@ static int loose_create(const char *create, char *buf, size_t size)
 	return 0;
 }
 
-/* The loose tables' CREATE statements in sqlite_schema replaced by the exact ones, as
+/* The loose tables' CREATE statements in sqlite_master replaced by the exact ones, as
  * SQLite's "ALTER TABLE" page describes for changes that leave the stored rows as they are
  * (writable_schema, then a new schema_version). The connection keeps the loose
- * definitions in memory: sq_reopen() reads the new ones before the indexes are built. */
+ * definitions in memory: gt_sql_export's new connection reads the new ones before the
+ * indexes are built. sqlite_master, not sqlite_schema: that name needs SQLite 3.33. */
 static int set_schema(struct sq *q)
 {
 	sqlite3_stmt *st = NULL;
@@ -1520,11 +1521,17 @@ static int set_schema(struct sq *q)
 	char sql[64];
 	int rc, ret;
 
+#ifdef SQLITE_DBCONFIG_DEFENSIVE
+	/* a SQLite built with SQLITE_DEFAULT_DEFENSIVE ignores writable_schema otherwise */
+	rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "setting the tables' schema", rc);
+#endif
 	ret = sq_exec(q, "PRAGMA writable_schema=ON");
 	if (ret < 0)
 		return ret;
 	rc = sqlite3_prepare_v2(
-	        q->db, "UPDATE sqlite_schema SET sql = ?1 WHERE type = 'table' AND name = ?2", -1,
+	        q->db, "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = ?2", -1,
 	        &st, NULL);
 	for (unsigned t = 0; t < SQ_TABLE_MAX && rc == SQLITE_OK; t++) {
 		if (!loads_loose(t))

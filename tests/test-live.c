@@ -417,6 +417,51 @@ END_TEST
 
 /* Deeper stacks: the chain under the range that ended, cut where a frame is not inside its
  * parent; the frames above it are open. */
+/* A range's STRING may come after its first record (the drainer reserves the id and writes
+ * the content when it arrives: src/drain.c remap()). A numbered range seen before its name
+ * still belongs to the NAME#* row once the name is known. */
+START_TEST(test_nvtx_numbered_name_late)
+{
+	struct gt_live *l = mk(0);
+	const struct gt_live_snapshot *s;
+
+	range(l, 7, 5, 0, 100, 200); /* ProfilerStep#1, its name not known yet */
+	string(l, 5, "ProfilerStep#1");
+	string(l, 6, "ProfilerStep#2");
+	range(l, 7, 6, 0, 200, 250);
+	s = publish(l, 1000);
+	ck_assert_uint_eq(s->nranges, 1);
+	ck_assert_str_eq(s->ranges[0].name, "ProfilerStep#*");
+	ck_assert_uint_eq(s->ranges[0].count, 2);
+	ck_assert_uint_eq(s->ranges[0].total_ns, 150);
+	/* the same the other way round: the group's row first, then a late name joins it */
+	range(l, 7, 8, 0, 300, 310); /* ProfilerStep#3, name late */
+	string(l, 8, "ProfilerStep#3");
+	range(l, 7, 8, 0, 310, 330);
+	s = publish(l, 2000);
+	ck_assert_uint_eq(s->nranges, 1);
+	ck_assert_str_eq(s->ranges[0].name, "ProfilerStep#*");
+	ck_assert_uint_eq(s->ranges[0].count, 4);
+	ck_assert_uint_eq(s->ranges[0].total_ns, 180);
+	/* until its name comes a range is in no row yet, but counted; one without a name at
+	 * all (id 0) has its row at once */
+	range(l, 7, 12, 0, 400, 410);
+	range(l, 7, GT_STRING_NONE, 1, 400, 405);
+	s = publish(l, 3000);
+	ck_assert_uint_eq(s->nranges, 2);
+	ck_assert_ptr_null(s->ranges[1].name);
+	ck_assert_uint_eq(s->ranges[1].count, 1);
+	ck_assert_uint_eq(s->nvtx_ranges, 6);
+	string(l, 12, "optimizer");
+	s = publish(l, 4000);
+	ck_assert_uint_eq(s->nranges, 3);
+	ck_assert_str_eq(s->ranges[2].name, "optimizer");
+	ck_assert_uint_eq(s->ranges[2].count, 1);
+	ck_assert_uint_eq(s->ranges[2].total_ns, 10);
+	gt_live_free(l);
+}
+END_TEST
+
 START_TEST(test_nvtx_deep)
 {
 	struct gt_live *l = mk(0);
@@ -789,6 +834,7 @@ static Suite *live_suite(void)
 	tcase_add_test(tc, test_kernel_order);
 	tcase_add_test(tc, test_nvtx);
 	tcase_add_test(tc, test_nvtx_deep);
+	tcase_add_test(tc, test_nvtx_numbered_name_late);
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_publish_without_pass);
 	tcase_add_test(tc, test_handover);

@@ -398,6 +398,38 @@ START_TEST(schema_constraints_after_load)
 }
 END_TEST
 
+/* sqlite3_auto_extension's entry point: every new connection in defensive mode, as in a
+ * SQLite built with SQLITE_DEFAULT_DEFENSIVE=1, where writable_schema alone does not let
+ * sqlite_master be changed. */
+static int defensive_on(sqlite3 *db, char **err, const void *api)
+{
+	(void)err;
+	(void)api;
+	return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+}
+
+/* The export writes its tables' exact schema on a SQLite whose connections start defensive
+ * too (the loose load's set_schema turns defensive mode off on its own connection). */
+START_TEST(schema_on_defensive_sqlite)
+{
+	struct gt_sql_export_result res;
+	char db[160];
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "defensive.sqlite");
+	ck_assert_int_eq(sqlite3_auto_extension((void (*)(void))defensive_on), SQLITE_OK);
+	ck_assert_int_eq(export_db(fx_trace, db, &res), 0);
+	ck_assert_int_eq(sqlite3_cancel_auto_extension((void (*)(void))defensive_on), 1);
+	h = open_db(db);
+	ck_assert_int_eq(q1(h, "SELECT count(*) FROM pragma_table_info("
+	                       "'CUPTI_ACTIVITY_KIND_KERNEL') WHERE \"notnull\""),
+	                 20);
+	ck_assert_int_eq(q1(h, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+	                 fxo.procs * fxo.iters * fxo.kernels);
+	sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(fixture_counts_and_ids)
 {
 	struct fx_expect e;
@@ -936,6 +968,7 @@ static Suite *sqlite_suite(void)
 	tcase_add_unchecked_fixture(fx, fixture_setup, rm_tmp);
 	tcase_add_test(fx, schema_tables_and_columns);
 	tcase_add_test(fx, schema_constraints_after_load);
+	tcase_add_test(fx, schema_on_defensive_sqlite);
 	tcase_add_test(fx, fixture_counts_and_ids);
 	tcase_add_test(fx, fixture_stats_join_nesting);
 	tcase_add_test(fx, doc_queries_run);

@@ -130,7 +130,9 @@ struct ahead_batch {
  * records of b[cur]. */
 struct ahead {
 	struct gt_pool_job job; /* first: the job's cast */
-	struct gt_reader *r;    /* the input's; only the job uses it while it is queued or runs */
+	struct gt_reader *r;    /* the input's; only the job uses it while it is queued or runs;
+	                         * closed by the job at the input's end (then NULL) */
+	struct gt_reader_status status; /* the reader's, when the job closed it */
 	struct ahead_batch b[2];
 	unsigned cur, fill;
 	size_t pos;  /* next record in b[cur] */

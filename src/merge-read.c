@@ -25,6 +25,14 @@ static void ahead_run(struct gt_pool_job *job)
 
 		if (r <= 0) {
 			b->end = r < 0 ? r : 1;
+			if (r == 0) {
+				/* its file, zstd context and chunk go now, not when the merge
+				 * reaches the end: 2,000 small inputs are read to their ends at
+				 * once */
+				a->status = *gt_reader_status(a->r);
+				gt_reader_close(a->r);
+				a->r = NULL;
+			}
 			return;
 		}
 		size = gt_record_align(rec->hdr.size);
@@ -45,6 +53,13 @@ static void ahead_run(struct gt_pool_job *job)
 		memcpy(b->buf + b->len, rec, rec->hdr.size);
 		b->len += size;
 	}
+}
+
+/* After a job: a reader it closed is closed for the input too. */
+static void ahead_sync(struct gt_merge *m, const struct ahead *a)
+{
+	if (!a->r)
+		m->in[a - m->ahead].r = NULL;
 }
 
 static void ahead_queue(struct gt_merge *m, struct ahead *a)
@@ -96,6 +111,7 @@ int gt_merge_read_refill(struct gt_merge *m, struct ahead *a, const union gt_rec
 			return -EINVAL; /* cannot happen: a batch without an end has a successor */
 		gt_pool_wait(m->pool, &a->job);
 		a->queued = false;
+		ahead_sync(m, a);
 		a->cur ^= 1u;
 		a->pos = 0;
 		/* the batch just taken is merged while the pool decodes the one after */
@@ -127,6 +143,7 @@ void gt_merge_read_stop(struct gt_merge *m)
 		if (a->queued)
 			gt_pool_wait(m->pool, &a->job);
 		a->queued = false;
+		ahead_sync(m, a);
 		gt_merge_read_done(a);
 		m->in[i].ahead = NULL;
 	}

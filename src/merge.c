@@ -510,7 +510,9 @@ static void set_key(const struct gt_merge *m, struct input *in)
 /* What reading the input cost: its damage becomes a loss of that input's first process. */
 static int finish_input(struct gt_merge *m, struct input *in)
 {
-	const struct gt_reader_status *st = gt_reader_status(in->r);
+	/* read ahead, the reader was closed at the end already */
+	const struct gt_reader_status *st =
+	        in->ahead ? &in->ahead->status : gt_reader_status(in->r);
 	int r = 0;
 
 	in->pub.chunks_skipped = st->chunks_skipped;

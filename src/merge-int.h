@@ -13,7 +13,7 @@
 
 #include "gputrace/merge.h"
 #include "gputrace/strtab.h"
-#include "pool.h"
+#include "workpool.h"
 
 /* Output string ids for names an input used but never defined: from here up, far above the
  * dense ids of the merged string table, so the two never meet. */
@@ -129,9 +129,9 @@ struct ahead_batch {
 /* An input read ahead: the pool decodes into b[fill] while the merging thread takes the
  * records of b[cur]. */
 struct ahead {
-	struct gt_pool_job job; /* first: the job's cast */
-	struct gt_reader *r;    /* the input's; only the job uses it while it is queued or runs;
-	                         * closed by the job at the input's end (then NULL) */
+	struct gt_workpool_job job; /* first: the job's cast */
+	struct gt_reader *r;        /* the input's; only the job uses it while it is queued or runs;
+	                             * closed by the job at the input's end (then NULL) */
 	struct gt_reader_status status; /* the reader's, when the job closed it */
 	struct ahead_batch b[2];
 	unsigned cur, fill;
@@ -203,10 +203,10 @@ struct gt_merge {
 
 	/* writing */
 	struct gt_merge_out out;
-	struct gt_pool *pool;    /* reads the inputs ahead; NULL: the merging thread reads */
-	struct ahead *ahead;     /* one per input, with the pool; owned */
-	struct gt_strtab *strs;  /* the merged file's strings: dense ids */
-	struct u32map undefined; /* placeholder ids not yet defined -> 1 */
+	struct gt_workpool *pool; /* reads the inputs ahead; NULL: the merging thread reads */
+	struct ahead *ahead;      /* one per input, with the pool; owned */
+	struct gt_strtab *strs;   /* the merged file's strings: dense ids */
+	struct u32map undefined;  /* placeholder ids not yet defined -> 1 */
 	uint32_t next_placeholder;
 	struct u32map used_pids; /* pids of the merged file -> 1 */
 	uint32_t next_pid;

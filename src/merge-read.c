@@ -11,7 +11,7 @@
 /* Decode the input's next records into b[fill]: up to GT_MERGE_AHEAD_BYTES, or to its end
  * or its error, which the batch keeps after its records. Runs on a pool thread (or on the
  * merging thread, when it waits for a job no thread took yet). */
-static void ahead_run(struct gt_pool_job *job)
+static void ahead_run(struct gt_workpool_job *job)
 {
 	struct ahead *a = (struct ahead *)job;
 	struct ahead_batch *b = &a->b[a->fill];
@@ -66,7 +66,7 @@ static void ahead_queue(struct gt_merge *m, struct ahead *a)
 {
 	a->fill = a->cur ^ 1u;
 	a->queued = true;
-	gt_pool_submit(m->pool, &a->job);
+	gt_workpool_submit(m->pool, &a->job);
 }
 
 int gt_merge_read_start(struct gt_merge *m, unsigned threads)
@@ -76,7 +76,7 @@ int gt_merge_read_start(struct gt_merge *m, unsigned threads)
 	m->ahead = calloc(m->n, sizeof(*m->ahead));
 	if (!m->ahead)
 		return -ENOMEM;
-	r = gt_pool_new(threads, &m->pool);
+	r = gt_workpool_new(threads, &m->pool);
 	if (r < 0) {
 		free(m->ahead);
 		m->ahead = NULL;
@@ -109,7 +109,7 @@ int gt_merge_read_refill(struct gt_merge *m, struct ahead *a, const union gt_rec
 			return b->end > 0 ? 0 : b->end;
 		if (!a->queued)
 			return -EINVAL; /* cannot happen: a batch without an end has a successor */
-		gt_pool_wait(m->pool, &a->job);
+		gt_workpool_wait(m->pool, &a->job);
 		a->queued = false;
 		ahead_sync(m, a);
 		a->cur ^= 1u;
@@ -141,14 +141,14 @@ void gt_merge_read_stop(struct gt_merge *m)
 
 		/* a job still queued or running uses the reader and the batch: wait for it */
 		if (a->queued)
-			gt_pool_wait(m->pool, &a->job);
+			gt_workpool_wait(m->pool, &a->job);
 		a->queued = false;
 		ahead_sync(m, a);
 		gt_merge_read_done(a);
 		m->in[i].ahead = NULL;
 	}
 	/* the queue is empty now */
-	gt_pool_free(m->pool);
+	gt_workpool_free(m->pool);
 	m->pool = NULL;
 	free(m->ahead);
 	m->ahead = NULL;

@@ -15,7 +15,7 @@
 
 #include "codec.h"
 #include "gputrace/trace.h"
-#include "pool.h"
+#include "workpool.h"
 #include "writeq.h"
 
 /* Longest header string kept; longer ones (a huge command line) are cut. */
@@ -40,8 +40,8 @@ enum pending_class {
 /* One chunk compressed by the writer's pool (compress_threads): its payload, swapped in from a
  * pending chunk, and its header and frame once run. */
 struct zjob {
-	struct gt_pool_job job; /* first: zjob_run's cast */
-	ZSTD_CCtx *cctx;        /* owned */
+	struct gt_workpool_job job; /* first: zjob_run's cast */
+	ZSTD_CCtx *cctx;            /* owned */
 	int level;
 	uint8_t *raw; /* payload; chunk_bytes + GT_CODEC_MAX_RECORD, owned */
 	size_t raw_len;
@@ -80,8 +80,8 @@ struct gt_writer {
 
 	/* chunks compressed by the pool (compress_threads), in a ring: jobs[(jnext - jbusy) %
 	 * njobs] is the oldest not yet written; written in the order they were queued */
-	struct gt_pool *pool; /* owned; NULL: compressed here */
-	struct zjob *jobs;    /* owned */
+	struct gt_workpool *pool; /* owned; NULL: compressed here */
+	struct zjob *jobs;        /* owned */
 	unsigned njobs, jnext, jbusy;
 
 	struct index_entry *index; /* one per chunk written; owned */
@@ -192,7 +192,7 @@ static void jobs_free(struct gt_writer *w)
 	for (unsigned i = 0; i < w->njobs; i++) {
 		/* no job may run on buffers about to go: wait for those queued (an idle one
 		 * returns at once) */
-		gt_pool_wait(w->pool, &w->jobs[i].job);
+		gt_workpool_wait(w->pool, &w->jobs[i].job);
 		ZSTD_freeCCtx(w->jobs[i].cctx);
 		free(w->jobs[i].raw);
 		free(w->jobs[i].out);
@@ -201,7 +201,7 @@ static void jobs_free(struct gt_writer *w)
 	w->jobs = NULL;
 	w->njobs = w->jbusy = w->jnext = 0;
 	/* the queue is empty: every job was waited for */
-	gt_pool_free(w->pool);
+	gt_workpool_free(w->pool);
 	w->pool = NULL;
 }
 
@@ -363,7 +363,7 @@ static int compress_chunk(ZSTD_CCtx *cctx, int level, const uint8_t *raw, size_t
 	return 0;
 }
 
-static void zjob_run(struct gt_pool_job *job)
+static void zjob_run(struct gt_workpool_job *job)
 {
 	struct zjob *j = (struct zjob *)job;
 
@@ -375,7 +375,7 @@ static int collect_oldest(struct gt_writer *w)
 {
 	struct zjob *j = &w->jobs[(w->jnext + w->njobs - w->jbusy) % w->njobs];
 
-	gt_pool_wait(w->pool, &j->job);
+	gt_workpool_wait(w->pool, &j->job);
 	w->jbusy--;
 	if (w->error)
 		return w->error;
@@ -410,8 +410,8 @@ static int queue_pending(struct gt_writer *w, struct pending *p)
 	/* the chunks done by now go out first; then wait for the oldest if every job is busy */
 	while (w->jbusy &&
 	       (w->jbusy == w->njobs ||
-	        gt_pool_ready(w->pool,
-	                      &w->jobs[(w->jnext + w->njobs - w->jbusy) % w->njobs].job))) {
+	        gt_workpool_ready(w->pool,
+	                          &w->jobs[(w->jnext + w->njobs - w->jbusy) % w->njobs].job))) {
 		r = collect_oldest(w);
 		if (r < 0)
 			return r;
@@ -426,7 +426,7 @@ static int queue_pending(struct gt_writer *w, struct pending *p)
 	j->types = p->types;
 	chunk_begin(w, p, &j->h);
 	pending_reset(p);
-	gt_pool_submit(w->pool, &j->job);
+	gt_workpool_submit(w->pool, &j->job);
 	return 0;
 }
 
@@ -468,7 +468,7 @@ static int start_pool(struct gt_writer *w, unsigned threads)
 	w->jobs = calloc(inflight, sizeof(*w->jobs));
 	if (!w->jobs)
 		return -ENOMEM;
-	r = gt_pool_new(threads, &w->pool);
+	r = gt_workpool_new(threads, &w->pool);
 	if (r < 0) {
 		free(w->jobs);
 		w->jobs = NULL;

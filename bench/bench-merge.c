@@ -100,15 +100,18 @@ static void usage(FILE *out)
 	fputs("Usage: bench-merge [-i INPUTS] [-k KERNELS] [-r ROUNDS] [-a] [-n] [-s SLACK_NS]\n"
 	      "                   [-t THREADS] [-d DIR] [-o KEEP]\n"
 	      "Merge INPUTS synthetic traces of KERNELS kernels each; print records/s (wall and "
-	      "per CPU second)\nand peak RSS. THREADS: 2 (a writer thread; the default where "
-	      "there are 2 CPUs or more,\nas gputrace merge) or 1.\n",
+	      "per CPU second)\nand peak RSS. THREADS as gputrace merge --threads: 1 (one thread), "
+	      "2 (a writer\n"
+	      "thread), 3 or more (also reading ahead and compressing by pools); default: the "
+	      "CPUs online,\nat most 8.\n",
 	      out);
 }
 
 int main(int argc, char **argv)
 {
 	struct synth_opts o = {.kernels = 1250000, .names = 300, .processes = 1};
-	unsigned inputs = 8, threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned inputs = 8, threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
 	int rounds = 3, c;
 	const char *dir = "/tmp", *keep = NULL;
 	char **paths, out[4096];
@@ -225,13 +228,14 @@ int main(int argc, char **argv)
 	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp_double);
 	qsort(rwall, (size_t)rounds, sizeof(*rwall), cmp_double);
 	qsort(rcpu, (size_t)rounds, sizeof(*rcpu), cmp_double);
-	printf("inputs %u, records %llu (%s%s), slack %llu ns, %s, rounds %d: median "
-	       "(min .. max)\n",
+	printf("inputs %u, records %llu (%s%s), slack %llu ns, threads %u (%s), rounds %d: "
+	       "median (min .. max)\n",
 	       inputs, (unsigned long long)records,
 	       o.api ? "kernels, launch API, copies" : "kernels",
-	       o.nccl_every ? ", --align nccl" : "", (unsigned long long)slack_ns,
-	       threads > 1 ? "2 threads (merging + writer, as gputrace merge)"
-	                   : "1 thread (merging and writing)",
+	       o.nccl_every ? ", --align nccl" : "", (unsigned long long)slack_ns, threads,
+	       threads > 2   ? "merging, writer, pools reading ahead and compressing"
+	       : threads > 1 ? "merging + writer"
+	                     : "merging and writing",
 	       rounds);
 	printf("merge      %6.2f M records/s wall (%.2f .. %.2f), %6.2f M per CPU-s (%.2f .. "
 	       "%.2f)\n",

@@ -33,6 +33,9 @@ static void usage(FILE *out)
 	      "  -o, --output OUT  the merged trace (required); an existing file is replaced\n"
 	      "      --align HOW   wall (the default): the headers' wall-clock anchors;\n"
 	      "                    nccl: the anchors corrected by the NCCL collectives\n"
+	      "  -j, --threads N   threads to use, 1 to 64 (default: the CPUs online, at most\n"
+	      "                    8): 1 does everything in one; 2 adds a writer; more read\n"
+	      "                    the inputs ahead and compress; the output is the same\n"
 	      "  -q, --quiet       no report of the inputs and their offsets\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
@@ -208,6 +211,7 @@ int cmd_merge(int argc, char **argv)
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
 	        {"align", required_argument, NULL, 'a'},
+	        {"threads", required_argument, NULL, 'j'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
@@ -223,11 +227,13 @@ int cmd_merge(int argc, char **argv)
 	struct stat ost;
 	size_t n, renamed = 0, procs = 0;
 	rlim_t limit, hard;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint64_t)cpus;
 	int c, ret, status = GT_EXIT_OK;
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:j:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -240,6 +246,13 @@ int cmd_merge(int argc, char **argv)
 				return GT_EXIT_USAGE;
 			}
 			opts.align = ret == 1 ? GT_MERGE_ALIGN_NCCL : GT_MERGE_ALIGN_WALL_CLOCK;
+			break;
+		case 'j':
+			if (gt_opt_uint(optarg, 1, 64, &threads) < 0) {
+				gt_cli_error("merge: --threads: '%s' is not a number from 1 to 64",
+				             optarg);
+				return GT_EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			quiet = true;
@@ -283,7 +296,7 @@ int cmd_merge(int argc, char **argv)
 	cmdline = command_line(argc, argv);
 	opts.cmdline = cmdline;
 	opts.slack_ns = GT_MERGE_SLACK_DEFAULT_NS;
-	opts.threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	opts.threads = (unsigned)threads;
 	ret = gt_merge_open((const char *const *)paths, n, &opts, &m, &e);
 	if (ret == 0)
 		ret = gt_merge_align(m, &e);

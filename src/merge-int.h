@@ -13,6 +13,7 @@
 
 #include "gputrace/merge.h"
 #include "gputrace/strtab.h"
+#include "workpool.h"
 
 /* Output string ids for names an input used but never defined: from here up, far above the
  * dense ids of the merged string table, so the two never meet. */
@@ -24,6 +25,10 @@
 /* The writer thread's batches: records handed over this many bytes at a time. */
 #define GT_MERGE_BATCH_BYTES (256u << 10)
 #define GT_MERGE_BATCHES     4u
+
+/* Reading ahead (merge-read.c): an input's records are decoded by the pool into batches of
+ * about this many bytes, two per input (the one merged, the one being filled). */
+#define GT_MERGE_AHEAD_BYTES (256u << 10)
 
 /* ---- a small u32 -> u32 hash map (key 0 is never stored) ------------------------------ */
 
@@ -113,6 +118,27 @@ static inline void u32map_fini(struct u32map *m)
 
 /* ---- state ----------------------------------------------------------------------------- */
 
+/* Decoded records of one input, each at an 8-byte boundary, as gt_reader_next gives them. */
+struct ahead_batch {
+	uint8_t *buf; /* owned; grown as needed, to GT_MERGE_AHEAD_BYTES and a record more */
+	size_t cap;   /* bytes of buf */
+	size_t len;   /* bytes of records */
+	int end;      /* after the records: 0 more follow, 1 the input's end, or its -errno */
+};
+
+/* An input read ahead: the pool decodes into b[fill] while the merging thread takes the
+ * records of b[cur]. */
+struct ahead {
+	struct gt_workpool_job job; /* first: the job's cast */
+	struct gt_reader *r;        /* the input's; only the job uses it while it is queued or runs;
+	                             * closed by the job at the input's end (then NULL) */
+	struct gt_reader_status status; /* the reader's, when the job closed it */
+	struct ahead_batch b[2];
+	unsigned cur, fill;
+	size_t pos;  /* next record in b[cur] */
+	bool queued; /* the job was submitted and not waited for */
+};
+
 struct input {
 	struct gt_merge_input pub;
 	struct gt_reader *r; /* open until its last record was merged; owned */
@@ -137,6 +163,7 @@ struct input {
 	uint32_t ndense;             /* entries of dense */
 	struct u32map strs_map;      /* the same for larger ids */
 	struct u32map nested;        /* a merged input's INPUT indexes -> the merged file's */
+	struct ahead *ahead;         /* reading ahead: m->ahead[i]; NULL: records come from r */
 };
 
 /* What a merge rewrites in a record of one type. */
@@ -176,8 +203,10 @@ struct gt_merge {
 
 	/* writing */
 	struct gt_merge_out out;
-	struct gt_strtab *strs;  /* the merged file's strings: dense ids */
-	struct u32map undefined; /* placeholder ids not yet defined -> 1 */
+	struct gt_workpool *pool; /* reads the inputs ahead; NULL: the merging thread reads */
+	struct ahead *ahead;      /* one per input, with the pool; owned */
+	struct gt_strtab *strs;   /* the merged file's strings: dense ids */
+	struct u32map undefined;  /* placeholder ids not yet defined -> 1 */
 	uint32_t next_placeholder;
 	struct u32map used_pids; /* pids of the merged file -> 1 */
 	uint32_t next_pid;
@@ -191,6 +220,48 @@ struct gt_merge {
 
 /* Fill *err (may be NULL) and return ret. */
 int gt_merge_fail(struct gt_merge_error *err, size_t input, const char *msg, int ret);
+
+/* ---- reading ahead (merge-read.c) ---------------------------------------------------------- */
+
+/* How opts.threads are spent: one merges, a second writes (merge-out.c); of the others,
+ * every other one reads ahead (the first of them included), the rest compress. */
+static inline unsigned gt_merge_read_threads(unsigned threads)
+{
+	return threads > 2 ? (threads - 1) / 2 : 0;
+}
+
+static inline unsigned gt_merge_compress_threads(unsigned threads)
+{
+	return threads > 3 ? (threads - 2) / 2 : 0;
+}
+
+/* Start `threads` threads that decode every input's records ahead of the merge, and queue
+ * each input's first batch. Returns 0 or -errno (then the merging thread reads, as before). */
+int gt_merge_read_start(struct gt_merge *m, unsigned threads);
+
+/* The next batch of an input read ahead: wait for it and queue the one after. Returns 1 and
+ * *rec, 0 at its end, or the reader's -errno. */
+int gt_merge_read_refill(struct gt_merge *m, struct ahead *a, const union gt_record **rec);
+
+/* The next record of an input read ahead; valid until the next call. As gt_reader_next. */
+static inline int gt_merge_read_next(struct gt_merge *m, struct ahead *a,
+                                     const union gt_record **rec)
+{
+	const struct ahead_batch *b = &a->b[a->cur];
+
+	if (a->pos < b->len) {
+		*rec = (const union gt_record *)(b->buf + a->pos);
+		a->pos += gt_record_align((*rec)->hdr.size);
+		return 1;
+	}
+	return gt_merge_read_refill(m, a, rec);
+}
+
+/* Free an input's batches once it was read to its end. */
+void gt_merge_read_done(struct ahead *a);
+
+/* Wait for every batch queued, stop the threads and free the batches. Idempotent. */
+void gt_merge_read_stop(struct gt_merge *m);
 
 /* ---- the output (merge-out.c) -------------------------------------------------------------- */
 

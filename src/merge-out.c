@@ -334,6 +334,7 @@ int gt_merge_out_open(struct gt_merge *m, const char *path)
 	};
 	const struct input *ref = &m->in[m->wall_ref];
 	struct gt_trace_info info = {0};
+	struct gt_writer_options wo;
 	char *joined[4] = {NULL};
 	uint64_t first = ref->info.start_realtime_ns;
 	int r = 0;
@@ -360,7 +361,10 @@ int gt_merge_out_open(struct gt_merge *m, const char *path)
 	info.cuda_version = joined[1];
 	info.cupti_version = joined[2];
 	info.driver_version = joined[3];
-	r = gt_writer_open(path, &info, &m->opts.writer, &m->out.w);
+	wo = m->opts.writer;
+	if (!wo.compress_threads)
+		wo.compress_threads = gt_merge_compress_threads(m->opts.threads);
+	r = gt_writer_open(path, &info, &wo, &m->out.w);
 	if (r == 0 && m->opts.threads > 1)
 		start_thread(&m->out);
 out:

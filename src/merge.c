@@ -208,6 +208,8 @@ void gt_merge_free(struct gt_merge *m)
 {
 	if (!m)
 		return;
+	/* no thread may read an input past this point */
+	gt_merge_read_stop(m);
 	for (size_t i = 0; m->in && i < m->n; i++) {
 		struct input *in = &m->in[i];
 
@@ -508,7 +510,9 @@ static void set_key(const struct gt_merge *m, struct input *in)
 /* What reading the input cost: its damage becomes a loss of that input's first process. */
 static int finish_input(struct gt_merge *m, struct input *in)
 {
-	const struct gt_reader_status *st = gt_reader_status(in->r);
+	/* read ahead, the reader was closed at the end already */
+	const struct gt_reader_status *st =
+	        in->ahead ? &in->ahead->status : gt_reader_status(in->r);
 	int r = 0;
 
 	in->pub.chunks_skipped = st->chunks_skipped;
@@ -524,6 +528,7 @@ static int finish_input(struct gt_merge *m, struct input *in)
 		l.kind = GT_REC_NONE;
 		r = gt_merge_put(m, &l.hdr);
 	}
+	gt_merge_read_done(in->ahead);
 	gt_reader_close(in->r);
 	in->r = NULL;
 	in->head = NULL;
@@ -534,7 +539,8 @@ static int finish_input(struct gt_merge *m, struct input *in)
  * -errno. */
 static int advance(struct gt_merge *m, struct input *in)
 {
-	int r = gt_reader_next(in->r, &in->head);
+	int r = in->ahead ? gt_merge_read_next(m, in->ahead, &in->head)
+	                  : gt_reader_next(in->r, &in->head);
 
 	if (r == 1) {
 		set_key(m, in);
@@ -570,6 +576,9 @@ int gt_merge_write(struct gt_merge *m, const char *path, struct gt_merge_error *
 	r = gt_merge_out_open(m, path);
 	if (r < 0)
 		return gt_merge_fail(err, SIZE_MAX, strerror(-r), r);
+	/* without the threads (none could start) the merging thread reads: the same output */
+	if (gt_merge_read_threads(m->opts.threads))
+		gt_merge_read_start(m, gt_merge_read_threads(m->opts.threads));
 	/* the first record of every input, then always the input whose next record is earliest */
 	for (size_t i = 0; i < m->n; i++) {
 		r = advance(m, &m->in[i]);
@@ -609,6 +618,7 @@ int gt_merge_write(struct gt_merge *m, const char *path, struct gt_merge_error *
 			m->heap[0] = m->heap[--m->nheap];
 		sift_down(m, 0);
 	}
+	gt_merge_read_stop(m);
 	r = gt_merge_out_inputs(m);
 	if (r == 0)
 		r = gt_merge_out_close(m);
@@ -618,6 +628,7 @@ int gt_merge_write(struct gt_merge *m, const char *path, struct gt_merge_error *
 	return 0;
 out:
 	/* the temporary file goes; PATH was never touched */
+	gt_merge_read_stop(m);
 	gt_merge_out_discard(m);
 	if (r == -ENOMEM)
 		return gt_merge_fail(err, SIZE_MAX, "out of memory", r);

@@ -1,7 +1,8 @@
 /* The .gtrace writer: header, records encoded into self-contained zstd chunks, footer index
  * and trailer; written under a temporary name and renamed into place on close. Chunks are
- * compressed by the caller (the drain) and written by the caller or, with a queue, by the
- * writer thread of writeq.c. Runs in the CLI's drainer and in the standalone drainer thread of
+ * compressed by the caller (the drain) or by a pool of the writer's own (compress_threads:
+ * gputrace merge) and written, in order, by the caller or, with a queue, by the writer
+ * thread of writeq.c. Runs in the CLI's drainer and in the standalone drainer thread of
  * the injection library (never on an application thread but at exit). Layout: docs/format.md. */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 
 #include "codec.h"
 #include "gputrace/trace.h"
+#include "workpool.h"
 #include "writeq.h"
 
 /* Longest header string kept; longer ones (a huge command line) are cut. */
@@ -33,6 +35,21 @@ enum pending_class {
 	PENDING_EVENTS,
 	PENDING_STATE,
 	PENDING_MAX
+};
+
+/* One chunk compressed by the writer's pool (compress_threads): its payload, swapped in from a
+ * pending chunk, and its header and frame once run. */
+struct zjob {
+	struct gt_workpool_job job; /* first: zjob_run's cast */
+	ZSTD_CCtx *cctx;            /* owned */
+	int level;
+	uint8_t *raw; /* payload; chunk_bytes + GT_CODEC_MAX_RECORD, owned */
+	size_t raw_len;
+	uint8_t *out; /* chunk header + zstd frame; out_cap bytes, owned */
+	size_t out_cap;
+	struct gt_chunk_hdr h; /* all but comp_bytes and crc when queued; all when run */
+	uint64_t types;
+	int error; /* of the compression: -ENOMEM */
 };
 
 struct pending {
@@ -60,6 +77,12 @@ struct gt_writer {
 	size_t chunk_bytes; /* compress a pending chunk once its raw_len reaches this */
 	uint8_t *out;       /* chunk header + zstd frame, written with one write() */
 	size_t out_cap;
+
+	/* chunks compressed by the pool (compress_threads), in a ring: jobs[(jnext - jbusy) %
+	 * njobs] is the oldest not yet written; written in the order they were queued */
+	struct gt_workpool *pool; /* owned; NULL: compressed here */
+	struct zjob *jobs;        /* owned */
+	unsigned njobs, jnext, jbusy;
 
 	struct index_entry *index; /* one per chunk written; owned */
 	size_t nindex, index_cap;
@@ -164,8 +187,27 @@ static int write_header(struct gt_writer *w, const struct gt_trace_info *info)
 	return r;
 }
 
+static void jobs_free(struct gt_writer *w)
+{
+	for (unsigned i = 0; i < w->njobs; i++) {
+		/* no job may run on buffers about to go: wait for those queued (an idle one
+		 * returns at once) */
+		gt_workpool_wait(w->pool, &w->jobs[i].job);
+		ZSTD_freeCCtx(w->jobs[i].cctx);
+		free(w->jobs[i].raw);
+		free(w->jobs[i].out);
+	}
+	free(w->jobs);
+	w->jobs = NULL;
+	w->njobs = w->jbusy = w->jnext = 0;
+	/* the queue is empty: every job was waited for */
+	gt_workpool_free(w->pool);
+	w->pool = NULL;
+}
+
 static void writer_free(struct gt_writer *w)
 {
+	jobs_free(w);
 	/* a queue still here was never started on, or was stopped */
 	if (w->fd >= 0)
 		close(w->fd);
@@ -178,6 +220,8 @@ static void writer_free(struct gt_writer *w)
 	free(w->tmp_path);
 	free(w);
 }
+
+static int start_pool(struct gt_writer *w, unsigned threads);
 
 int gt_writer_open(const char *path, const struct gt_trace_info *info,
                    const struct gt_writer_options *opts, struct gt_writer **ret)
@@ -225,6 +269,9 @@ int gt_writer_open(const char *path, const struct gt_trace_info *info,
 		goto out;
 	}
 	r = write_header(w, info);
+	/* without the threads (none could start), the chunks are compressed here: the same */
+	if (r == 0 && opts && opts->compress_threads)
+		start_pool(w, opts->compress_threads);
 	if (r == 0 && opts && opts->queue_bytes)
 		r = gt_writeq_new(w->fd, opts->queue_bytes, opts->stall_ns, &w->q);
 	if (r < 0) {
@@ -255,54 +302,193 @@ static int push_index(struct gt_writer *w, uint64_t offset, const struct gt_chun
 	return 0;
 }
 
-/* Compress and write (or queue) pending chunk p as one chunk. */
-static int flush_pending(struct gt_writer *w, struct pending *p)
+/* The header of pending chunk p, but its sizes and checksum; the trace's time range. */
+static void chunk_begin(struct gt_writer *w, const struct pending *p, struct gt_chunk_hdr *h)
 {
-	struct gt_chunk_hdr h;
-	uint64_t offset;
-	size_t comp;
-	int r;
-
-	if (!p->raw_len)
-		return 0;
-	comp = ZSTD_compressCCtx(w->cctx, w->out + GT_CHUNK_HDR_BYTES,
-	                         w->out_cap - GT_CHUNK_HDR_BYTES, p->raw, p->raw_len, w->level);
-	if (ZSTD_isError(comp)) {
-		/* only a bad level or no memory can fail here; the output is large enough */
-		w->error = -ENOMEM;
-		return w->error;
-	}
-	h.comp_bytes = (uint32_t)comp;
-	h.raw_bytes = (uint32_t)p->raw_len;
-	h.records = p->raw_records;
-	h.crc = gt_crc32c(0, w->out + GT_CHUNK_HDR_BYTES, comp);
+	h->raw_bytes = (uint32_t)p->raw_len;
+	h->records = p->raw_records;
 	if (p->codec.first_ts_ns == UINT64_MAX) {
-		h.first_ts_ns = 0;
-		h.last_ts_ns = 0;
+		h->first_ts_ns = 0;
+		h->last_ts_ns = 0;
 	} else {
-		h.first_ts_ns = p->codec.first_ts_ns;
-		h.last_ts_ns = p->codec.last_ts_ns;
-		if (h.first_ts_ns < w->counts.first_ts_ns)
-			w->counts.first_ts_ns = h.first_ts_ns;
-		if (h.last_ts_ns > w->counts.last_ts_ns)
-			w->counts.last_ts_ns = h.last_ts_ns;
+		h->first_ts_ns = p->codec.first_ts_ns;
+		h->last_ts_ns = p->codec.last_ts_ns;
+		if (h->first_ts_ns < w->counts.first_ts_ns)
+			w->counts.first_ts_ns = h->first_ts_ns;
+		if (h->last_ts_ns > w->counts.last_ts_ns)
+			w->counts.last_ts_ns = h->last_ts_ns;
 	}
-	gt_chunk_hdr_encode(w->out, &h);
-	offset = w->offset;
-	r = push_index(w, offset, &h, p->types);
+}
+
+/* Index and write (or queue) a compressed chunk: out holds its header and frame. */
+static int chunk_put(struct gt_writer *w, const uint8_t *out, const struct gt_chunk_hdr *h,
+                     uint64_t types)
+{
+	int r = push_index(w, w->offset, h, types);
+
 	if (r < 0) {
 		w->error = r;
 		return r;
 	}
-	r = emit(w, w->out, GT_CHUNK_HDR_BYTES + comp);
+	r = emit(w, out, GT_CHUNK_HDR_BYTES + h->comp_bytes);
 	if (r < 0)
 		return r;
 	w->counts.chunks++;
+	return 0;
+}
+
+static void pending_reset(struct pending *p)
+{
 	p->raw_len = 0;
 	p->raw_records = 0;
 	p->types = 0;
 	/* the next chunk must decode on its own */
 	gt_codec_reset(&p->codec);
+}
+
+/* Compress into out (room for the chunk header first) and fill the header's sizes and
+ * checksum, then the header itself. Returns 0 or -ENOMEM. */
+static int compress_chunk(ZSTD_CCtx *cctx, int level, const uint8_t *raw, size_t raw_len,
+                          uint8_t *out, size_t out_cap, struct gt_chunk_hdr *h)
+{
+	size_t comp = ZSTD_compressCCtx(cctx, out + GT_CHUNK_HDR_BYTES,
+	                                out_cap - GT_CHUNK_HDR_BYTES, raw, raw_len, level);
+
+	/* only a bad level or no memory can fail here; the output is large enough */
+	if (ZSTD_isError(comp))
+		return -ENOMEM;
+	h->comp_bytes = (uint32_t)comp;
+	h->crc = gt_crc32c(0, out + GT_CHUNK_HDR_BYTES, comp);
+	gt_chunk_hdr_encode(out, h);
+	return 0;
+}
+
+static void zjob_run(struct gt_workpool_job *job)
+{
+	struct zjob *j = (struct zjob *)job;
+
+	j->error = compress_chunk(j->cctx, j->level, j->raw, j->raw_len, j->out, j->out_cap, &j->h);
+}
+
+/* Wait for the oldest job queued and write its chunk. Returns 0 or -errno (sticky). */
+static int collect_oldest(struct gt_writer *w)
+{
+	struct zjob *j = &w->jobs[(w->jnext + w->njobs - w->jbusy) % w->njobs];
+
+	gt_workpool_wait(w->pool, &j->job);
+	w->jbusy--;
+	if (w->error)
+		return w->error;
+	if (j->error) {
+		w->error = j->error;
+		return w->error;
+	}
+	return chunk_put(w, j->out, &j->h, j->types);
+}
+
+/* Write every chunk the pool still holds, in order. Returns 0 or the first error. */
+static int collect_all(struct gt_writer *w)
+{
+	int r = 0;
+
+	while (w->jbusy) {
+		int e = collect_oldest(w);
+
+		if (r == 0)
+			r = e;
+	}
+	return r;
+}
+
+/* Hand pending chunk p to the pool: its payload swaps buffers with the next free job's. */
+static int queue_pending(struct gt_writer *w, struct pending *p)
+{
+	struct zjob *j;
+	uint8_t *raw;
+	int r;
+
+	/* the chunks done by now go out first; then wait for the oldest if every job is busy */
+	while (w->jbusy &&
+	       (w->jbusy == w->njobs ||
+	        gt_workpool_ready(w->pool,
+	                          &w->jobs[(w->jnext + w->njobs - w->jbusy) % w->njobs].job))) {
+		r = collect_oldest(w);
+		if (r < 0)
+			return r;
+	}
+	j = &w->jobs[w->jnext];
+	w->jnext = (w->jnext + 1) % w->njobs;
+	w->jbusy++;
+	raw = j->raw;
+	j->raw = p->raw;
+	p->raw = raw;
+	j->raw_len = p->raw_len;
+	j->types = p->types;
+	chunk_begin(w, p, &j->h);
+	pending_reset(p);
+	gt_workpool_submit(w->pool, &j->job);
+	return 0;
+}
+
+/* Compress and write (or queue) pending chunk p as one chunk. */
+static int flush_pending(struct gt_writer *w, struct pending *p)
+{
+	struct gt_chunk_hdr h;
+	int r;
+
+	if (!p->raw_len)
+		return 0;
+	if (w->pool)
+		return queue_pending(w, p);
+	chunk_begin(w, p, &h);
+	r = compress_chunk(w->cctx, w->level, p->raw, p->raw_len, w->out, w->out_cap, &h);
+	if (r < 0) {
+		w->error = r;
+		return r;
+	}
+	r = chunk_put(w, w->out, &h, p->types);
+	if (r < 0)
+		return r;
+	pending_reset(p);
+	return 0;
+}
+
+/* Compress chunks by `threads` threads of the writer's own, and as many chunks at once and one
+ * more (the writer's caller compresses the oldest when it must wait for it). Returns 0 or
+ * -errno; the writer then compresses on its own. */
+static int start_pool(struct gt_writer *w, unsigned threads)
+{
+	size_t raw_cap = w->chunk_bytes + GT_CODEC_MAX_RECORD;
+	unsigned inflight;
+	int r;
+
+	if (threads > GT_WRITER_COMPRESS_THREADS_MAX)
+		threads = GT_WRITER_COMPRESS_THREADS_MAX;
+	inflight = threads + 1;
+	w->jobs = calloc(inflight, sizeof(*w->jobs));
+	if (!w->jobs)
+		return -ENOMEM;
+	r = gt_workpool_new(threads, &w->pool);
+	if (r < 0) {
+		free(w->jobs);
+		w->jobs = NULL;
+		return r;
+	}
+	w->njobs = inflight;
+	for (unsigned i = 0; i < inflight; i++) {
+		struct zjob *j = &w->jobs[i];
+
+		j->job.run = zjob_run;
+		j->level = w->level;
+		j->out_cap = w->out_cap;
+		j->cctx = ZSTD_createCCtx();
+		j->raw = malloc(raw_cap);
+		j->out = malloc(j->out_cap);
+		if (!j->cctx || !j->raw || !j->out) {
+			jobs_free(w);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -319,11 +505,16 @@ static int flush_class(struct gt_writer *w, enum pending_class c)
 
 int gt_writer_flush(struct gt_writer *w)
 {
+	int r, q;
+
 	if (!w)
 		return -EINVAL;
 	if (writer_error(w))
 		return w->error;
-	return flush_class(w, PENDING_EVENTS);
+	r = flush_class(w, PENDING_EVENTS);
+	/* what the pool holds is written too, even after an error: no job stays queued */
+	q = collect_all(w);
+	return r < 0 ? r : q;
 }
 
 static enum pending_class class_of(unsigned type)

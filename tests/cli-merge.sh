@@ -25,6 +25,10 @@ expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace"
 expect_err "gputrace: merge: no input; usage: gputrace merge -o OUT IN..."
 expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace" --align ptp a.gtrace
 expect_err "gputrace: merge: --align: 'ptp' is not valid; use wall or nccl"
+expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace" -j 0 a.gtrace
+expect_err "gputrace: merge: --threads: '0' is not a number from 1 to 64"
+expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace" --threads many a.gtrace
+expect_err "gputrace: merge: --threads: 'many' is not a number from 1 to 64"
 expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace" --frobnicate a.gtrace
 expect_err "gputrace: merge: unknown option '--frobnicate'; see 'gputrace merge --help'"
 
@@ -109,6 +113,17 @@ err_matches "^gputrace: warning: $tmp/c-cut.gtrace is damaged or cut short: 1 ch
 expect_rc 0 "$gputrace" info "$tmp/d.gtrace"
 out_has_line "  damaged_file     1"
 grep -qE "^  2 $tmp/c-cut.gtrace: host node-c, format 1, [0-9]+ records, offset \\+0 ns \\(wall clock\\), 1 chunk and 0 records unreadable$" "$tmp/out" || fail "info of the merge with a cut input: $(cat "$tmp/out")"
+
+# ---- threads: the same file, byte for byte, after the header (its command line differs) ----
+for j in 1 2 3 8; do
+	expect_rc 0 "$gputrace" merge -q -j $j -o "$tmp/j$j.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace" \
+		"$tmp/c-cut.gtrace" "$tmp/c.gtrace"
+done
+hlen=$(od -An -tu4 -j12 -N4 "$tmp/j1.gtrace" | tr -d ' ')
+for j in 2 3 8; do
+	[ "$(od -An -tu4 -j12 -N4 "$tmp/j$j.gtrace" | tr -d ' ')" = "$hlen" ] || fail "-j $j: another header length"
+	cmp -s -i "$hlen" "$tmp/j1.gtrace" "$tmp/j$j.gtrace" || fail "-j $j: not the file -j 1 writes"
+done
 
 # ---- the open-file limit: raised to the hard limit; past it, a clear refusal ----
 for i in $(seq 1 20); do

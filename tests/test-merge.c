@@ -1007,6 +1007,166 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* Reading ahead and compressing by pools (3 threads and more) writes the same file, byte for
+ * byte, as one thread does: inputs of many small chunks (many batches each), one cut short
+ * and one with a damaged chunk in the middle; with and without slack. The inputs' counts
+ * (records, chunks skipped, recovered) are the same too. */
+START_TEST(test_pools_same_bytes)
+{
+	enum {
+		NIN = 5
+	};
+	static const char *const names[NIN] = {"p0.gtrace", "p1.gtrace", "p2.gtrace",
+	                                       "p3-cut.gtrace", "p4-bad.gtrace"};
+	static const unsigned threads[] = {2, 3, 4, 5, 8};
+	char paths[NIN][256], out1[256], outn[256]; /* tpath's buffers are reused */
+	const char *in[NIN];
+	struct summary sb;
+	struct stat st;
+	char *ref = NULL;
+	size_t lref = 0;
+	FILE *f;
+
+	for (unsigned i = 0; i < NIN; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s", tpath(names[i]));
+		in[i] = paths[i];
+	}
+	snprintf(out1, sizeof(out1), "%s", tpath("p-1.gtrace"));
+	snprintf(outn, sizeof(outn), "%s", tpath("p-n.gtrace"));
+	chunk_bytes = 32u << 10;
+	for (unsigned i = 0; i < NIN; i++) {
+		struct synth_opts so = {.kernels = 15000,
+		                        .names = 300,
+		                        .processes = 2,
+		                        .seed = 60 + i,
+		                        .api = true,
+		                        .memcpy = true,
+		                        .pid0 = 1000 * (i + 1),
+		                        .wall_error_ns = 700 * (int64_t)i};
+		char host[16];
+
+		snprintf(host, sizeof(host), "pool-%u", i);
+		so.host = host;
+		synth_file(i < 3 ? in[i] : tpath(i == 3 ? "p3.gtrace" : "p4.gtrace"), &so);
+	}
+	chunk_bytes = 0;
+	ck_assert_int_eq(stat(tpath("p3.gtrace"), &st), 0);
+	copy_file(tpath("p3.gtrace"), in[3], st.st_size * 3 / 5);
+	/* a byte of a chunk's frame in the middle of the file: its checksum fails */
+	copy_file(tpath("p4.gtrace"), in[4], 0);
+	ck_assert_int_eq(stat(in[4], &st), 0);
+	f = fopen(in[4], "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, st.st_size / 2, SEEK_SET), 0);
+	ck_assert_int_ne(fputc(fgetc(f) ^ 0x5a, f), EOF);
+	fclose(f);
+	summarize(in[4], &sb);
+	ck_assert_uint_eq(sb.status.chunks_skipped, 1);
+	summary_free(&sb);
+
+	for (unsigned s = 0; s < 2; s++) {
+		struct gt_merge_options o = {.cmdline = "pools", .slack_ns = s ? 1000000 : 0};
+		struct gt_merge_input ref_in[NIN];
+		struct gt_merge_error e = {0};
+		struct gt_merge *m;
+
+		o.threads = 1;
+		ck_assert_int_eq(gt_merge_open(in, NIN, &o, &m, &e), 0);
+		ck_assert_msg(gt_merge_write(m, out1, &e) == 0, "%s", e.msg);
+		for (unsigned i = 0; i < NIN; i++)
+			ref_in[i] = *gt_merge_input(m, i);
+		ck_assert_uint_eq(ref_in[3].chunks_skipped, 1);
+		ck_assert(ref_in[3].recovered);
+		ck_assert_uint_eq(ref_in[4].chunks_skipped, 1);
+		ck_assert(!ref_in[4].recovered);
+		gt_merge_free(m);
+		ref = slurp(out1, &lref);
+		/* several batches per input: decoded records take 32 bytes and more */
+		ck_assert_uint_gt(ref_in[0].records, 3 * GT_MERGE_AHEAD_BYTES / 32);
+		for (unsigned t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+			char *b;
+			size_t lb;
+
+			o.threads = threads[t];
+			ck_assert_int_eq(gt_merge_open(in, NIN, &o, &m, &e), 0);
+			ck_assert_msg(gt_merge_write(m, outn, &e) == 0, "%s", e.msg);
+			ck_assert_ptr_null(m->pool);
+			for (unsigned i = 0; i < NIN; i++) {
+				const struct gt_merge_input *mi = gt_merge_input(m, i);
+
+				ck_assert_uint_eq(mi->records, ref_in[i].records);
+				ck_assert_uint_eq(mi->chunks_skipped, ref_in[i].chunks_skipped);
+				ck_assert_uint_eq(mi->bytes_skipped, ref_in[i].bytes_skipped);
+				ck_assert_int_eq(mi->recovered, ref_in[i].recovered);
+				ck_assert_uint_eq(mi->processes, ref_in[i].processes);
+				ck_assert_uint_eq(mi->renamed, ref_in[i].renamed);
+			}
+			gt_merge_free(m);
+			b = slurp(outn, &lb);
+			ck_assert_msg(lb == lref && memcmp(ref, b, lb) == 0,
+			              "threads %u, slack %u: %zu bytes against %zu", threads[t], s,
+			              lb, lref);
+			free(b);
+		}
+		free(ref);
+	}
+}
+END_TEST
+
+/* The writer's own compression threads write the same file, byte for byte, as the writer
+ * alone: every chunk in order, the index the same (state chunks among event chunks). */
+START_TEST(test_writer_compress_threads)
+{
+	struct synth_opts so = {.kernels = 30000,
+	                        .names = 500,
+	                        .processes = 3,
+	                        .seed = 77,
+	                        .api = true,
+	                        .memcpy = true};
+	struct gt_trace_info info = {.clock_id = GT_CLOCK_MONOTONIC,
+	                             .start_realtime_ns = 5000,
+	                             .start_trace_ns = 1000,
+	                             .hostname = "zpool"};
+	static const unsigned threads[] = {0, 1, 2, 7, 40};
+	char *ref = NULL;
+	size_t lref = 0;
+
+	for (unsigned t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		struct gt_writer_options wo = {.chunk_bytes = 16u << 10,
+		                               .compress_threads = threads[t]};
+		const char *path = tpath(t ? "z-n.gtrace" : "z-0.gtrace");
+		struct gt_writer *w;
+		union synth_buf b;
+		struct synth s;
+		struct summary sm;
+
+		ck_assert_int_eq(gt_writer_open(path, &info, &wo, &w), 0);
+		synth_init(&s, &so);
+		while (synth_next(&s, &b))
+			ck_assert_int_eq(gt_writer_write(w, &b.rec.hdr), 0);
+		ck_assert_int_eq(gt_writer_close(w), 0);
+		summarize(path, &sm);
+		ck_assert_uint_eq(sm.counts[GT_REC_KERNEL], 30000);
+		ck_assert(!sm.status.recovered);
+		ck_assert_uint_eq(sm.status.chunks_skipped, 0);
+		ck_assert_uint_gt(sm.status.chunks_read, 40);
+		summary_free(&sm);
+		if (!t) {
+			ref = slurp(path, &lref);
+		} else {
+			size_t lb;
+			char *bytes = slurp(path, &lb);
+
+			ck_assert_msg(lb == lref && memcmp(ref, bytes, lb) == 0,
+			              "compress_threads %u: %zu bytes against %zu", threads[t], lb,
+			              lref);
+			free(bytes);
+		}
+	}
+	free(ref);
+}
+END_TEST
+
 /* The outputs show a merged trace's processes apart, with their hosts and the pids they had:
  * the catalog (under info, stats and the timeline) and the chrome export's process names
  * (perfetto's: cli-merge, through Perfetto's importer). */
@@ -1225,6 +1385,24 @@ START_TEST(test_2000_inputs)
 	}
 	free(buf);
 	m = merge(tpath("k-all.gtrace"), in, N, GT_MERGE_ALIGN_WALL_CLOCK);
+	{
+		/* with the pools: the same file (two batches per input, a fixed pool) */
+		struct gt_merge_options o = {.cmdline = "gputrace merge test", .threads = 8};
+		struct gt_merge_error e = {0};
+		struct gt_merge *m8;
+		char *x, *y;
+		size_t lx, ly;
+
+		ck_assert_int_eq(gt_merge_open(in, N, &o, &m8, &e), 0);
+		ck_assert_msg(gt_merge_write(m8, tpath("k-all8.gtrace"), &e) == 0, "%s", e.msg);
+		gt_merge_free(m8);
+		x = slurp(tpath("k-all.gtrace"), &lx);
+		y = slurp(tpath("k-all8.gtrace"), &ly);
+		ck_assert_uint_eq(lx, ly);
+		ck_assert(memcmp(x, y, lx) == 0);
+		free(x);
+		free(y);
+	}
 	summarize(tpath("k-all.gtrace"), &sm);
 	ck_assert_uint_eq(sm.counts[GT_REC_KERNEL], 20 * N);
 	ck_assert_uint_eq(sm.counts[GT_REC_PROCESS], N);
@@ -1260,6 +1438,8 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_undefined_strings);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_pools_same_bytes);
+	tcase_add_test(tc, test_writer_compress_threads);
 	tcase_add_test(tc, test_exporters);
 	tcase_add_test(tc, test_h200_ranks);
 	tcase_add_test(tc, test_2000_inputs);

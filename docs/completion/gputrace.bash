@@ -146,9 +146,10 @@ _gputrace() {
 		case $prev in
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--align) COMPREPLY=($(compgen -W "wall nccl" -- "$cur")); return ;;
+		-j | --threads) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-o --output --align -q --quiet -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-o --output --align -j --threads -q --quiet -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -33,8 +33,12 @@ struct gt_merge_options {
 	 * input's (0: the strict merge order): longer runs from one input, which encode
 	 * smaller and faster. */
 	uint64_t slack_ns;
-	/* 2: a writer thread encodes, compresses and writes the merged file while this one
-	 * reads and merges (the output is the same, byte for byte); 0 or 1: one thread. */
+	/* Threads the merge uses; the output is the same, byte for byte, with any number.
+	 * 0 or 1: this one does everything. 2: a writer thread encodes, compresses and
+	 * writes the merged file while this one reads and merges. 3 and more: of the
+	 * threads past 2, (threads - 1) / 2 decompress and decode every input ahead of the
+	 * merge (two batches of about 256 KiB per input), and (threads - 2) / 2 compress
+	 * the merged file's chunks (writer.compress_threads, unless that is set). */
 	unsigned threads;
 };
 

@@ -232,11 +232,14 @@ static int merge(struct gt_busy *b, size_t keep)
 		qsort(b->pend, b->npend, sizeof(*b->pend), seg_cmp);
 	for (;;) {
 		const struct seg *next = NULL;
+		bool from_live = false; /* which list next is in (b->live may be NULL) */
 
-		if (i < b->nlive && (j == b->npend || b->live[i].start <= b->pend[j].start))
+		if (i < b->nlive && (j == b->npend || b->live[i].start <= b->pend[j].start)) {
 			next = &b->live[i];
-		else if (j < b->npend)
+			from_live = true;
+		} else if (j < b->npend) {
 			next = &b->pend[j];
+		}
 		if (nheap && (!next || heap[0].end <= next->start)) {
 			/* the earliest end comes first: close everything ending then */
 			uint64_t t = heap[0].end;
@@ -261,7 +264,7 @@ static int merge(struct gt_busy *b, size_t keep)
 		for (unsigned k = 0; k < GT_BUSY_KIND_MAX; k++)
 			if (next->mask & (1u << k))
 				count[k]++;
-		if (next == &b->live[i])
+		if (from_live)
 			i++;
 		else
 			j++;

@@ -90,8 +90,10 @@ int gt_diff_new(const struct gt_diff_options *opts, struct gt_diff **ret);
 /* Accepts NULL. */
 void gt_diff_free(struct gt_diff *d);
 
-/* Read one side's trace (rewound, read once). name: how outputs call it (copied). Returns 0
- * or -errno with *errmsg (-ENOMEM, the reader's, -EINVAL for a side read twice). */
+/* Read one side's trace (rewound, read once). name: how outputs call it (copied). Each side
+ * needs a reader of its own, even for one file: a reader keeps the strings it has read across
+ * a rewind, so a second pass names what the first could not yet. Returns 0 or -errno with
+ * *errmsg (-ENOMEM, the reader's, -EINVAL for a side read twice). */
 int gt_diff_add(struct gt_diff *d, unsigned side, struct gt_reader *r, const char *name,
                 const char **errmsg);
 

@@ -184,10 +184,11 @@ static int rankstats(struct gt_reader *r, unsigned by, const char **msg)
 	return ret;
 }
 
-static int diff(struct gt_reader *r, const char **msg)
+static int diff(struct gt_reader *r, const char *path, const char **msg)
 {
 	struct gt_diff_options o = {.format = GT_STATS_FORMAT_JSON, .fail_above_pct = 5};
 	struct gt_diff *d = NULL;
+	struct gt_reader *r2 = NULL;
 	FILE *f;
 	int ret;
 
@@ -196,9 +197,14 @@ static int diff(struct gt_reader *r, const char **msg)
 	out_len = 0;
 	if (gt_diff_new(&o, &d) < 0)
 		return 0;
+	/* the same file through a second reader, as gputrace diff opens each side */
+	if (gt_reader_open(path, &r2, msg) < 0) {
+		gt_diff_free(d);
+		return 0;
+	}
 	ret = gt_diff_add(d, GT_DIFF_BASE, r, "base", msg);
 	if (ret == 0)
-		ret = gt_diff_add(d, GT_DIFF_NEW, r, "new", msg);
+		ret = gt_diff_add(d, GT_DIFF_NEW, r2, "new", msg);
 	if (ret == 0)
 		ret = gt_diff_finish(d, msg);
 	if (ret == 0) {
@@ -213,6 +219,7 @@ static int diff(struct gt_reader *r, const char **msg)
 		}
 	}
 	gt_diff_free(d);
+	gt_reader_close(r2);
 	return ret;
 }
 
@@ -233,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msg = NULL;
 	ret = use < USE_CHROME   ? report(r, use, &msg)
 	      : use == USE_RANKSTATS ? rankstats(r, data[0] / USE_MAX, &msg)
-	      : use == USE_DIFF      ? diff(r, &msg)
+	      : use == USE_DIFF      ? diff(r, path, &msg)
 	                             : export(r, use, &msg);
 	FUZZ_CHECK(ret == 0 || (msg && *msg), "consumer %u failed (%d) without a message", use,
 	           ret);

@@ -71,29 +71,8 @@ const char *gt_rankstats_by_name(unsigned by)
 
 int gt_rankstats_parse_reports(const char *list, unsigned *reports)
 {
-	unsigned bits = 0;
-	const char *p = list;
-
-	if (!list || !*list)
-		return -EINVAL;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		unsigned bit = 0;
-
-		if (len == 3 && strncmp(p, "all", 3) == 0)
-			bit = GT_RANKSTATS_REPORT_ALL;
-		for (unsigned i = 0; i < NREPORTS && !bit; i++)
-			if (strlen(report_names[i]) == len && strncmp(p, report_names[i], len) == 0)
-				bit = 1u << i;
-		if (!bit)
-			return -EINVAL;
-		bits |= bit;
-		p += len;
-		if (*p == ',' && *++p == '\0')
-			return -EINVAL;
-	}
-	*reports = bits;
-	return 0;
+	return gt_stats_parse_names(list, report_names, NREPORTS, GT_RANKSTATS_REPORT_ALL,
+	                            reports);
 }
 
 /* ---- the whole ---- */

@@ -22,9 +22,10 @@ const char *gt_stats_report_name(unsigned report)
 	return "unknown";
 }
 
-int gt_stats_parse_reports(const char *list, unsigned *reports)
+int gt_stats_parse_names(const char *list, const char *const *names, unsigned n, unsigned all,
+                         unsigned *bits)
 {
-	unsigned bits = 0;
+	unsigned got = 0;
 	const char *p = list;
 
 	if (!list || !*list)
@@ -34,19 +35,24 @@ int gt_stats_parse_reports(const char *list, unsigned *reports)
 		unsigned bit = 0;
 
 		if (len == 3 && strncmp(p, "all", 3) == 0)
-			bit = GT_STATS_REPORT_ALL;
-		for (unsigned i = 0; i < NREPORTS && !bit; i++)
-			if (strlen(report_names[i]) == len && strncmp(p, report_names[i], len) == 0)
+			bit = all;
+		for (unsigned i = 0; i < n && !bit; i++)
+			if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
 				bit = 1u << i;
 		if (!bit)
 			return -EINVAL;
-		bits |= bit;
+		got |= bit;
 		p += len;
 		if (*p == ',' && *++p == '\0')
 			return -EINVAL; /* trailing comma */
 	}
-	*reports = bits;
+	*bits = got;
 	return 0;
+}
+
+int gt_stats_parse_reports(const char *list, unsigned *reports)
+{
+	return gt_stats_parse_names(list, report_names, NREPORTS, GT_STATS_REPORT_ALL, reports);
 }
 
 int gt_stats_parse_format(const char *name, unsigned *format)

@@ -58,6 +58,12 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
  * Names: kernels api memcpy memset nvtx memory errors losses all. Returns 0 or -EINVAL. */
 int gt_stats_parse_reports(const char *list, unsigned *reports);
 
+/* The bits of a comma-separated list of names (bit i for names[i], `all` for "all"): what
+ * gt_stats_parse_reports and gt_rankstats_parse_reports share. 0, or -EINVAL for an unknown
+ * name, an empty list or a trailing comma. */
+int gt_stats_parse_names(const char *list, const char *const *names, unsigned n, unsigned all,
+                         unsigned *bits);
+
 /* Parse "table", "csv" or "json" into *format. Returns 0 or -EINVAL. */
 int gt_stats_parse_format(const char *name, unsigned *format);
 

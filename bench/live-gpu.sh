@@ -13,6 +13,7 @@
 #    --live`, ROUNDS interleaved rounds, each in a terminal (so both gputrace runs draw: the
 #    status line or the view); prints each run's "xfmr step_mean_us ..." line.
 # Usage: bench/live-gpu.sh BUILD_DIR [ROUNDS] [STEPS]   (defaults 3 rounds, 600 steps)
+#   LIVE_SCREEN=0 leaves out part 1 (the step time alone)
 set -u
 build=$(cd "${1:?usage: live-gpu.sh BUILD_DIR [ROUNDS] [STEPS]}" && pwd)
 rounds=${2:-3}
@@ -54,6 +55,7 @@ stamp "live-gpu: $(date -u +%F), $(nvidia-smi -L 2>/dev/null | head -n 2 | tr '\
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
 
 # ---- 1. the screen ----
+if [ "${LIVE_SCREEN:-1}" != 0 ]; then
 stamp "screen: gputrace run --live -- python3 torch_bench.py xfmr --steps $steps --nvtx"
 # the traced program: the workload, then a wait that keeps the view up until it was captured
 cat >"$work/wrapped.sh" <<EOF
@@ -121,6 +123,7 @@ if [ -e "$work/last.screen" ]; then
 		done
 	echo "  (the trace's kernels by count, for comparison; names as stats prints them)"
 	head -n 13 "$work/kernels.csv" | cut -c1-200 | sed 's/^/  /'
+fi
 fi
 
 # ---- 2. the step time: bare, gputrace run, gputrace run --live ----

@@ -231,6 +231,32 @@ static int activity_enable(int kind, bool on)
 	return res == CUPTI_SUCCESS ? 0 : (int)res;
 }
 
+static bool bit(const uint64_t *set, unsigned i)
+{
+	return set[i / 64] >> (i % 64) & 1u;
+}
+
+/* API activity records (GPUTRACE_API_SOURCE=activity with a capture range) follow the range
+ * like the activity kinds: the calls enabled one by one, and the RUNTIME and DRIVER kinds
+ * where the API filter is "all". Callback-sourced API records check the range themselves. */
+static void api_activity_switch(bool on)
+{
+	unsigned i;
+
+	if (gt_inj.cfg.capture == GT_CAPTURE_NONE)
+		return;
+	for (i = 0; i < GT_CBID_BITS; i++) {
+		if (bit(kept.api[0], i))
+			gt_cupti.cuptiActivityEnableRuntimeApi(i, on ? 1 : 0);
+		if (bit(kept.api[1], i))
+			gt_cupti.cuptiActivityEnableDriverApi(i, on ? 1 : 0);
+	}
+	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_RUNTIME))
+		activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME, on);
+	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_DRIVER))
+		activity_enable(CUPTI_ACTIVITY_KIND_DRIVER, on);
+}
+
 void gt_cupti_set_capturing(bool on)
 {
 	unsigned i;
@@ -238,6 +264,7 @@ void gt_cupti_set_capturing(bool on)
 	if (!on) {
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], false);
+		api_activity_switch(false);
 		/* what the range produced reaches the ring before we say it ended */
 		gt_cupti_flush(true);
 		atomic_store(&gt_inj.capturing, 0);
@@ -245,6 +272,7 @@ void gt_cupti_set_capturing(bool on)
 		atomic_store(&gt_inj.capturing, 1);
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], true);
+		api_activity_switch(true);
 	}
 }
 
@@ -408,11 +436,6 @@ static void hooks_skip(const struct gt_collector *c)
 			atomic_store(&buffer_end_hooks[n], skip_buffer_end);
 }
 
-static bool bit(const uint64_t *set, unsigned i)
-{
-	return set[i / 64] >> (i % 64) & 1u;
-}
-
 /* The collector whose enable failed is left out: what it switched on inside CUPTI goes off
  * again, except what a collector that is on switched on too. */
 static void switch_off_mine(void)
@@ -568,10 +591,13 @@ int gt_cupti_start(const char **what)
 			add_kind(*k, c);
 		}
 	}
-	if (cfg->capture == GT_CAPTURE_NONE)
+	if (cfg->capture == GT_CAPTURE_NONE) {
 		gt_cupti_set_capturing(true);
-	else
+	} else {
+		/* the API collector's activity records wait for the range, as the kinds above */
+		api_activity_switch(false);
 		atomic_store(&gt_inj.capturing, 0);
+	}
 
 	return 0;
 

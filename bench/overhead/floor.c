@@ -9,11 +9,14 @@
  * that gputrace's default API filter keeps (gt_envconf_api_is_launch: launches, copies, sets,
  * allocations, frees, synchronization, event waits, graph launches). FLOOR_MEMORY=1 adds the
  * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
- * buffers every N ms, as gputrace's flush thread does. FLOOR_VERBOSE=1 prints at exit how many
- * buffers were completed and how many of them on the main thread. Runs inside the benchmarked
+ * buffers every N ms, as gputrace's flush thread does. FLOOR_CAPTURE=1 records only between
+ * cudaProfilerStart and cudaProfilerStop, as gputrace's capture range does (the overhead's
+ * in-process comparison, bench/overhead/torch_bench.py --ab). FLOOR_VERBOSE=1 prints at exit how
+ * many buffers were completed and how many of them on the main thread. Runs inside the benchmarked
  * program. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static uint64_t CUPTIAPI floor_clock(void)
 
 /* API activity records for the calls whose names start with prefix, in one domain; prefix
  * NULL: the calls gputrace's default filter keeps. */
-static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix)
+static void floor_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix, bool on)
 {
 	uint32_t cbid;
 
@@ -79,10 +82,76 @@ static void floor_enable_api(CUpti_CallbackDomain domain, uint32_t end, const ch
 		           : !gt_envconf_api_is_launch(name))
 			continue;
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-			cuptiActivityEnableRuntimeApi(cbid, 1);
+			cuptiActivityEnableRuntimeApi(cbid, on);
 		else
-			cuptiActivityEnableDriverApi(cbid, 1);
+			cuptiActivityEnableDriverApi(cbid, on);
 	}
+}
+
+static const char *api_mode;
+static bool markers_on, memory_on;
+
+/* Everything the configuration records, on or off. */
+static void floor_switch(bool on)
+{
+	CUptiResult (*kind)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+	const char *api = api_mode;
+
+	kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	kind(CUPTI_ACTIVITY_KIND_MEMCPY);
+	kind(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (markers_on)
+		kind(CUPTI_ACTIVITY_KIND_MARKER);
+	if (api && (strcmp(api, "launch") == 0 || strcmp(api, "runtime") == 0))
+		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, "cudaLaunch",
+		          on);
+	if (api && strcmp(api, "launch") == 0)
+		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, "cuLaunch", on);
+	if (api && strcmp(api, "default") == 0) {
+		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, NULL, on);
+		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, NULL, on);
+	}
+	if (memory_on) {
+		kind(CUPTI_ACTIVITY_KIND_MEMORY2);
+		kind(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+	}
+	if (!on) /* what was recorded is handed over before the stop returns, as gputrace does */
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* FLOOR_CAPTURE=1: on after cudaProfilerStart (or cuProfilerStart) returns, off when
+ * cudaProfilerStop (cuProfilerStop) is entered; the runtime's call makes the driver's. */
+static _Atomic bool floor_on;
+
+static void CUPTIAPI floor_callback(void *userdata, CUpti_CallbackDomain domain,
+                                    CUpti_CallbackId cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	bool start = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+	                     ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+	                     : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+
+	(void)userdata;
+	if (start && cb->callbackSite == CUPTI_API_EXIT && !atomic_exchange(&floor_on, true))
+		floor_switch(true);
+	else if (!start && cb->callbackSite == CUPTI_API_ENTER && atomic_exchange(&floor_on, false))
+		floor_switch(false);
+}
+
+static void floor_capture(void)
+{
+	CUpti_SubscriberHandle sub;
+
+	if (cuptiSubscribe(&sub, floor_callback, NULL) != CUPTI_SUCCESS)
+		return;
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	                    CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	                    CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
 }
 
 static unsigned flush_ms;
@@ -90,7 +159,8 @@ static unsigned flush_ms;
 /* The flush thread: what gputrace's does, without the rest of its work. */
 static void *floor_flusher(void *arg)
 {
-	struct timespec ts = {.tv_sec = flush_ms / 1000, .tv_nsec = (long)(flush_ms % 1000) * 1000000};
+	struct timespec ts = {.tv_sec = flush_ms / 1000,
+	                      .tv_nsec = (long)(flush_ms % 1000) * 1000000};
 
 	(void)arg;
 	for (;;) {
@@ -116,29 +186,18 @@ int InitializeInjection(void)
 	const char *api = getenv("FLOOR_API");
 	const char *memory = getenv("FLOOR_MEMORY");
 	const char *flush = getenv("FLOOR_FLUSH_MS");
+	const char *capture = getenv("FLOOR_CAPTURE");
 
 	if (clock && *clock == '1')
 		cuptiActivityRegisterTimestampCallback(floor_clock);
 	cuptiActivityRegisterCallbacks(floor_request, floor_complete);
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-	if (markers && *markers == '1')
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
-	if (api && (strcmp(api, "launch") == 0 || strcmp(api, "runtime") == 0))
-		floor_enable_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-		                 "cudaLaunch");
-	if (api && strcmp(api, "launch") == 0)
-		floor_enable_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-		                 "cuLaunch");
-	if (api && strcmp(api, "default") == 0) {
-		floor_enable_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, NULL);
-		floor_enable_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, NULL);
-	}
-	if (memory && *memory == '1') {
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
-	}
+	api_mode = api;
+	markers_on = markers && *markers == '1';
+	memory_on = memory && *memory == '1';
+	if (capture && *capture == '1')
+		floor_capture();
+	else
+		floor_switch(true);
 	if (flush && atoi(flush) > 0) {
 		pthread_t th;
 

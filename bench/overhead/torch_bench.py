@@ -7,6 +7,7 @@
 #   loop-graph  the same training step captured once as a CUDA graph and replayed
 #   xfmr        a transformer training step: bf16 autocast, backward, AdamW
 # Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE] [--nvtx]
+#                      [--ab BLOCK]
 #   --torch-profiler  run under torch.profiler with CUDA activities only
 #   --nvtx            mark each step with NVTX ranges as PyTorch's profiler names steps,
 #                     "ProfilerStep#N", and (xfmr) "forward", "backward" and "optimizer"
@@ -14,6 +15,14 @@
 #   --parity FILE     call cudaProfilerStart/Stop around the timed steps (for gputrace run
 #                     --capture-range cudaProfilerApi); with --torch-profiler, record only
 #                     those steps and write the kernels' names and counts to FILE (JSON)
+#   --ab BLOCK        the in-process comparison: after the warm-up, blocks of BLOCK steps
+#                     alternately outside and inside cudaProfilerStart/Stop, in the order
+#                     off on, on off, off on, ... (N steps in all), each timed from a
+#                     synchronize to the synchronize after its last step; a tracer that
+#                     records only inside (gputrace --capture-range cudaProfilerApi, the floor
+#                     with FLOOR_CAPTURE=1) is then compared with itself idle, in one process,
+#                     free of the spread between processes. Prints "WORKLOAD ab_off_us A
+#                     ab_on_us B blocks K": the mean per step over all steps of each kind.
 # Prints, per workload: "WORKLOAD step_mean_us M step_med_us W steps N". Exits 77 without
 # torch or a GPU.
 import json
@@ -154,6 +163,32 @@ def timed(name, step, steps, on_start=None, on_stop=None):
           (name, total * 1e6 / n, statistics.median(windows), n), flush=True)
 
 
+def ab(name, step, steps, block, cudart):
+    for _ in range(WINDOW):
+        step()
+    torch.cuda.synchronize()
+    total = {False: 0.0, True: 0.0}
+    done = {False: 0, True: 0}
+    pairs = max(1, steps // (2 * block))
+    for i in range(pairs):
+        for on in ((False, True) if i % 2 == 0 else (True, False)):
+            if on:
+                cudart.cudaProfilerStart()
+            else:
+                cudart.cudaProfilerStop()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(block):
+                step()
+            torch.cuda.synchronize()
+            total[on] += time.perf_counter() - t0
+            done[on] += block
+    cudart.cudaProfilerStop()
+    print("%s ab_off_us %.1f ab_on_us %.1f blocks %d" %
+          (name, total[False] * 1e6 / done[False], total[True] * 1e6 / done[True], 2 * pairs),
+          flush=True)
+
+
 def kernel_counts(prof):
     """Kernels the profiler recorded, by name (copies and memsets left out)."""
     counts = {}
@@ -171,12 +206,16 @@ def main():
     names = ["loop"]
     steps = None
     parity = None
+    block = None
     profiler = "--torch-profiler" in args
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--steps":
             steps = int(args[i + 1])
+            i += 1
+        elif a == "--ab":
+            block = int(args[i + 1])
             i += 1
         elif a == "--parity":
             parity = args[i + 1]
@@ -193,6 +232,9 @@ def main():
         if NVTX:
             step = with_steps(step)
         n = steps or default_steps
+        if block:
+            ab(name, step, n, block, cudart)
+            continue
         if not profiler:
             if parity:
                 timed(name, step, n, cudart.cudaProfilerStart, cudart.cudaProfilerStop)

@@ -26,7 +26,14 @@
 #   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr; TORCH_STEPS: timed steps of each
 #   BENCH_CPUS       pin this script, so every run and tracer, to these cores (taskset -c list)
 #   BENCH_SECONDS    start no round after this many seconds (the rounds done are reported)
-#   TORCH_RUNS_OUT   copy the per-run figures there (pool.py pools several such files)
+#   TORCH_RUNS_OUT   write the per-run figures there as they come (pool.py, ab.py pool several)
+#   TORCH_AB=BLOCK   the in-process comparison (torch_bench.py --ab BLOCK, with --nvtx): every
+#                    tracer records only inside cudaProfilerStart/Stop (gputrace
+#                    --capture-range cudaProfilerApi with API records from activity records
+#                    as by default, gputrace-cb from callbacks; the floor FLOOR_CAPTURE=1),
+#                    and each run compares blocks with the tracer recording against blocks
+#                    with it idle; ab.py reports what each configuration and each rung of the
+#                    ladder adds (Nsight Systems and PyTorch's profiler are left out)
 set -u
 build=$(cd "${1:?usage: torch_run.sh BUILD_DIR [ROUNDS]}" && pwd)
 rounds=${2:-5}
@@ -36,9 +43,20 @@ nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 workloads=${TORCH_WORKLOADS:-loop,loop-graph,xfmr}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-torch.XXXXXX")
 bench=("$py" "$src/torch_bench.py" "$workloads" ${TORCH_STEPS:+--steps "$TORCH_STEPS"})
+# the in-process comparison: what each tracer records is switched by the profiler API
+cap=() capenv=() fcap=()
+if [ -n "${TORCH_AB:-}" ]; then
+	bench+=(--ab "$TORCH_AB" --nvtx)
+	cap=(--capture-range cudaProfilerApi)
+	capenv=(GPUTRACE_CAPTURE_RANGE=cudaProfilerApi GPUTRACE_API_SOURCE=activity)
+	fcap=(FLOOR_CAPTURE=1)
+fi
 # every process of every configuration (tracer, its helpers, the program) inherits this
 [ -n "${BENCH_CPUS:-}" ] && { taskset -cp "$BENCH_CPUS" $$ >/dev/null || exit 1; }
 start=$SECONDS
+# the per-run figures, written as each run ends (a run cut short leaves the rounds before it)
+runs=${TORCH_RUNS_OUT:-$work/runs}
+: >"$runs" || exit 1
 "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
 	{ echo "no torch or no GPU: skipping"; exit 77; }
 
@@ -63,14 +81,15 @@ for r in $(seq 1 "$rounds"); do
 			floor-mem) fenv=(FLOOR_CLOCK=1 FLOOR_MEMORY=1) ;;
 			floor-flush) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100) ;;
 			esac
-			env "${fenv[@]}" CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
+			env "${fenv[@]}" "${fcap[@]}" CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
 				"${bench[@]}" >"$out" 2>&1 ;;
-		gputrace-k0-solo) CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
-			GPUTRACE_OUTPUT="$work/t.gtrace" GPUTRACE_TRACE=kernel,memcpy,memset \
+		gputrace-k0-solo) env "${capenv[@]}" \
+			CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" GPUTRACE_OUTPUT="$work/t.gtrace" GPUTRACE_TRACE=kernel,memcpy,memset \
 			GPUTRACE_API=none GPUTRACE_FLUSH_MS=0 "${bench[@]}" >"$out" 2>&1 ;;
-		gputrace) "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" -- \
-			"${bench[@]}" >"$out" 2>&1 ;;
-		gputrace-solo) CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
+		gputrace) env "${capenv[@]:1}" "$build/cli/gputrace" run -q -f -o "$work/t.gtrace" \
+			"${cap[@]}" -- "${bench[@]}" >"$out" 2>&1 ;;
+		gputrace-solo) env "${capenv[@]}" \
+			CUDA_INJECTION64_PATH="$build/collectors/libgputrace-inject.so" \
 			GPUTRACE_OUTPUT="$work/t.gtrace" "${bench[@]}" >"$out" 2>&1 ;;
 		gputrace-*)
 			opts=()
@@ -84,19 +103,23 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-ka) opts=(-t kernel,memcpy,memset,api) ;;
 			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
 			esac
-			if [ "$c" = gputrace-cb ]; then export GPUTRACE_API_SOURCE=callback; fi
-			"$build/cli/gputrace" run -q -f -o "$work/$c.gtrace" "${opts[@]}" -- \
-				"${bench[@]}" >"$out" 2>&1
-			unset GPUTRACE_API_SOURCE ;;
+			src_env=("${capenv[@]:1}")
+			[ "$c" = gputrace-cb ] && src_env=(GPUTRACE_API_SOURCE=callback)
+			env "${src_env[@]}" "$build/cli/gputrace" run -q -f -o "$work/$c.gtrace" \
+				"${opts[@]}" "${cap[@]}" -- "${bench[@]}" >"$out" 2>&1 ;;
 		# the workloads print their figures before Nsight Systems post-processes; bound that
 		nsys) timeout "${NSYS_TIMEOUT:-90}" "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" \
 			--force-overwrite=true "${bench[@]}" >"$out" 2>&1 ;;
 		torch-profiler) "${bench[@]}" --torch-profiler >"$out" 2>&1 ;;
 		esac
-		if grep -q ' step_mean_us ' "$out"; then
+		if grep -q ' ab_off_us ' "$out"; then
+			awk -v c="$c" -v r="$r" '$2 == "ab_off_us" {
+				printf "round %s: %s %s %s %s ab us/step\n", r, c, $1, $3, $5 }' "$out" |
+				tee -a "$runs"
+		elif grep -q ' step_mean_us ' "$out"; then
 			awk -v c="$c" -v r="$r" '$2 == "step_mean_us" {
 				printf "round %s: %s %s %s %s us/step\n", r, c, $1, $3, $5 }' "$out" |
-				tee -a "$work/runs"
+				tee -a "$runs"
 		else
 			echo "$c round $r failed:"
 			tail -n 5 "$out"
@@ -104,9 +127,12 @@ for r in $(seq 1 "$rounds"); do
 	done
 	echo "round $r of $rounds done" >&2
 done
-[ -n "${TORCH_RUNS_OUT:-}" ] && cp "$work/runs" "$TORCH_RUNS_OUT"
+if [ -n "${TORCH_AB:-}" ]; then
+	python3 "$src/ab.py" "$runs"
+	exit
+fi
 [ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'
-python3 - "$work/runs" <<'PY'
+python3 - "$runs" <<'PY'
 import statistics, sys
 d = {}
 for line in open(sys.argv[1]):
@@ -121,4 +147,4 @@ for (w, c), v in sorted(d.items()):
           max(x[0] for x in v), statistics.median(x[1] for x in v),
           100 * (m - b) / b if b else float("nan")))
 PY
-python3 "$src/pool.py" "$work/runs"
+python3 "$src/pool.py" "$runs"

@@ -19,7 +19,7 @@ work=${GT_GPU_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gputrace-gpu.XXXXXX")}
 mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
-sync overhead capture-profiler capture-nvtx p2p ddp-nccl merge-nccl
+sync overhead capture-profiler capture-profiler-activity capture-nvtx p2p ddp-nccl merge-nccl
 crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
@@ -147,6 +147,11 @@ run_test() {
 	capture-profiler)
 		run_standalone capture-profiler capture-profiler "" -- \
 			GPUTRACE_CAPTURE_RANGE=cudaProfilerApi -- capture-profiler ;;
+	capture-profiler-activity)
+		# API records from activity records, switched with the range as the kinds are
+		run_standalone capture-profiler-activity capture-profiler "" -- \
+			GPUTRACE_CAPTURE_RANGE=cudaProfilerApi GPUTRACE_API_SOURCE=activity -- \
+			capture-profiler ;;
 	capture-nvtx)
 		run_standalone capture-nvtx capture-nvtx "" -- GPUTRACE_CAPTURE_RANGE=nvtx:train -- \
 			capture-nvtx ;;

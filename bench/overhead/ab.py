@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The in-process comparison of bench/overhead/torch_run.sh (TORCH_AB=BLOCK): each run of a
+configuration timed its blocks of steps with the tracer idle (outside cudaProfilerStart/Stop)
+and recording (inside), so what the tracer adds while it records is measured against the
+same process: "round R: CONFIG WORKLOAD OFF ON ab us/step" lines, means per step.
+Prints, per workload:
+- per configuration, the means over the rounds of the idle and recording step times, the
+  time added while recording (ON - OFF) with a 95 % interval (bootstrap over rounds, fixed
+  seed), in µs per step and in per cent of idle; and that added time as a multiple of the
+  floor's, paired by round;
+- the accounting ladder: each rung's configuration against the one below it, what the rung
+  adds, paired by round;
+- what a tracer costs while idle: its idle step time against bare's, across processes (so
+  with the spread between processes in it): the subscriber's callbacks, the flush thread's
+  wake-ups, the rescans.
+Usage: ab.py RUNS [RUNS ...]"""
+import random
+import statistics
+import sys
+
+LADDER = (
+    ("floor", "bare", "CUPTI floor: kernel, memcpy, memset activity records, discarded"),
+    ("floor-clock", "floor", "gputrace's clock as CUPTI's timestamp callback"),
+    ("floor-api-launch", "floor-clock", "API activity records of the launch calls"),
+    ("floor-api-default", "floor-api-launch", "the other API records of the default filter"),
+    ("floor-mem", "floor-clock", "memory activity records (MEMORY2, MEMORY_POOL)"),
+    ("floor-flush", "floor-clock", "a flush thread every 100 ms"),
+    ("gputrace-k0", "floor-clock",
+     "gputrace's record parsing, ring writes and the session's drain (kernel, memcpy, memset;"
+     " no flush thread)"),
+    ("gputrace-k", "gputrace-k0", "gputrace's flush thread (100 ms), NVTX publish, rescans"),
+    ("gputrace-ka", "gputrace-k", "gputrace's API records of the default filter"),
+    ("gputrace-kam", "gputrace-ka", "gputrace's memory records"),
+    ("gputrace", "gputrace-kam", "NVTX and graph records: the default"),
+    ("gputrace-cb", "gputrace", "API records through callbacks instead of activity records"),
+)
+
+
+def read(paths):
+    """{workload: {(log, round): {config: (off, on)}}}"""
+    out = {}
+    for i, path in enumerate(paths):
+        for line in open(path):
+            f = line.split()
+            if len(f) == 8 and f[0] == "round" and f[6] == "ab":
+                key = (i, f[1].rstrip(":"))
+                out.setdefault(f[3], {}).setdefault(key, {})[f[2]] = (float(f[4]), float(f[5]))
+    return out
+
+
+def interval(rounds, stat):
+    """stat over the rounds, and its 95 % bootstrap interval (rounds resampled)."""
+    rng = random.Random(1)
+    boot = sorted(stat([rng.choice(rounds) for _ in rounds]) for _ in range(2000))
+    return stat(rounds), boot[50], boot[1949]
+
+
+def added(c):
+    return lambda rs: statistics.mean(r[c][1] - r[c][0] for r in rs)
+
+
+def main():
+    for w, by_round in sorted(read(sys.argv[1:]).items()):
+        rounds = list(by_round.values())
+        configs = sorted({c for r in rounds for c in r})
+        print("== %s: %d rounds" % (w, len(rounds)))
+        print("%-18s %6s %10s %10s %26s %8s %22s" % ("config", "rounds", "idle us", "rec us",
+              "added us/step (95 %)", "added %", "x floor's (95 %)"))
+        for c in configs:
+            rs = [r for r in rounds if c in r]
+            off = statistics.mean(r[c][0] for r in rs)
+            on = statistics.mean(r[c][1] for r in rs)
+            m, lo, hi = interval(rs, added(c)) if len(rs) > 1 else (on - off, on - off, on - off)
+            fl = ""
+            both = [r for r in rs if "floor" in r]
+            if c != "floor" and len(both) > 1:
+                def ratio(s):
+                    den = statistics.mean(r["floor"][1] - r["floor"][0] for r in s)
+                    return added(c)(s) / den if den else float("nan")
+                x, xlo, xhi = interval(both, ratio)
+                fl = "%.2f (%.2f-%.2f)" % (x, xlo, xhi)
+            print("%-18s %6d %10.1f %10.1f %8.1f (%7.1f-%7.1f) %7.1f%% %22s" %
+                  (c, len(rs), off, on, m, lo, hi, 100 * m / off, fl))
+        print("-- the ladder: what each rung adds while recording, paired by round")
+        for c, below, what in LADDER:
+            rs = [r for r in rounds if c in r and (below == "bare" or below in r)]
+            if len(rs) < 2:
+                continue
+            base = (lambda s: 0.0) if below == "bare" else added(below)
+            m, lo, hi = interval(rs, lambda s: added(c)(s) - base(s))
+            print("%-18s over %-18s %8.1f us/step (%7.1f-%7.1f)  %s" %
+                  (c, "its idle self" if below == "bare" else below, m, lo, hi, what))
+        print("-- idle: each tracer's idle step time against bare's (across processes)")
+        for c in configs:
+            rs = [r for r in rounds if c in r and "bare" in r]
+            if c == "bare" or len(rs) < 2:
+                continue
+            m, lo, hi = interval(rs, lambda s: statistics.mean(r[c][0] - r["bare"][0]
+                                                               for r in s))
+            print("%-18s %8.1f us/step (%7.1f-%7.1f)" % (c, m, lo, hi))
+
+
+main()

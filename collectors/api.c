@@ -172,8 +172,8 @@ static void api_activity(const void *rec)
 
 	if (!w || !*w)
 		return;
-	if (!atomic_load_explicit(&gt_inj.capturing, memory_order_relaxed))
-		return; /* best effort: API activity has no per-range switch */
+	/* (with a capture range, CUPTI writes these only inside it: gt_cupti_set_capturing
+	 * switches them; a buffer completed after the stop still holds the range's calls) */
 	gt_meta_thread_seen(a->threadId);
 	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));
 	r.start_ns = a->start;

@@ -2,7 +2,8 @@
 """The in-process comparison of bench/overhead/torch_run.sh (TORCH_AB=BLOCK): each run of a
 configuration timed its blocks of steps with the tracer idle (outside cudaProfilerStart/Stop)
 and recording (inside), so what the tracer adds while it records is measured against the
-same process: "round R: CONFIG WORKLOAD OFF ON ab us/step" lines, means per step.
+same process: "round R: CONFIG WORKLOAD OFF ON ab us/step" lines, means per step, and
+"... abcpu us/step" lines, the CPU time per step of the thread that runs the steps.
 Prints, per workload:
 - per configuration, the means over the rounds of the idle and recording step times, the
   time added while recording (ON - OFF) with a 95 % interval (bootstrap over rounds, fixed
@@ -42,9 +43,10 @@ def read(paths):
     for i, path in enumerate(paths):
         for line in open(path):
             f = line.split()
-            if len(f) == 8 and f[0] == "round" and f[6] == "ab":
+            if len(f) == 8 and f[0] == "round" and f[6] in ("ab", "abcpu"):
                 key = (i, f[1].rstrip(":"))
-                out.setdefault(f[3], {}).setdefault(key, {})[f[2]] = (float(f[4]), float(f[5]))
+                w = f[3] if f[6] == "ab" else f[3] + " (launching thread's CPU time)"
+                out.setdefault(w, {}).setdefault(key, {})[f[2]] = (float(f[4]), float(f[5]))
     return out
 
 

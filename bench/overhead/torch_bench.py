@@ -22,7 +22,10 @@
 #                     records only inside (gputrace --capture-range cudaProfilerApi, the floor
 #                     with FLOOR_CAPTURE=1) is then compared with itself idle, in one process,
 #                     free of the spread between processes. Prints "WORKLOAD ab_off_us A
-#                     ab_on_us B blocks K": the mean per step over all steps of each kind.
+#                     ab_on_us B blocks K cpu_off_us C cpu_on_us D": the mean wall time per
+#                     step over all steps of each kind, and the mean CPU time of the thread
+#                     that runs the steps (the launching thread's own cost, without the time
+#                     it waited or was descheduled).
 # Prints, per workload: "WORKLOAD step_mean_us M step_med_us W steps N". Exits 77 without
 # torch or a GPU.
 import json
@@ -168,6 +171,7 @@ def ab(name, step, steps, block, cudart):
         step()
     torch.cuda.synchronize()
     total = {False: 0.0, True: 0.0}
+    cpu = {False: 0.0, True: 0.0}
     done = {False: 0, True: 0}
     pairs = max(1, steps // (2 * block))
     for i in range(pairs):
@@ -178,15 +182,17 @@ def ab(name, step, steps, block, cudart):
                 cudart.cudaProfilerStop()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
+            c0 = time.thread_time()
             for _ in range(block):
                 step()
             torch.cuda.synchronize()
             total[on] += time.perf_counter() - t0
+            cpu[on] += time.thread_time() - c0
             done[on] += block
     cudart.cudaProfilerStop()
-    print("%s ab_off_us %.1f ab_on_us %.1f blocks %d" %
-          (name, total[False] * 1e6 / done[False], total[True] * 1e6 / done[True], 2 * pairs),
-          flush=True)
+    print("%s ab_off_us %.1f ab_on_us %.1f blocks %d cpu_off_us %.1f cpu_on_us %.1f" %
+          (name, total[False] * 1e6 / done[False], total[True] * 1e6 / done[True], 2 * pairs,
+           cpu[False] * 1e6 / done[False], cpu[True] * 1e6 / done[True]), flush=True)
 
 
 def kernel_counts(prof):

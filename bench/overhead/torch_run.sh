@@ -114,7 +114,8 @@ for r in $(seq 1 "$rounds"); do
 		esac
 		if grep -q ' ab_off_us ' "$out"; then
 			awk -v c="$c" -v r="$r" '$2 == "ab_off_us" {
-				printf "round %s: %s %s %s %s ab us/step\n", r, c, $1, $3, $5 }' "$out" |
+				printf "round %s: %s %s %s %s ab us/step\n", r, c, $1, $3, $5
+				printf "round %s: %s %s %s %s abcpu us/step\n", r, c, $1, $9, $11 }' "$out" |
 				tee -a "$runs"
 		elif grep -q ' step_mean_us ' "$out"; then
 			awk -v c="$c" -v r="$r" '$2 == "step_mean_us" {

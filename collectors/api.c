@@ -172,8 +172,10 @@ static void api_activity(const void *rec)
 
 	if (!w || !*w)
 		return;
-	/* (with a capture range, CUPTI writes these only inside it: gt_cupti_set_capturing
-	 * switches them; a buffer completed after the stop still holds the range's calls) */
+	/* with a capture range: the calls that started inside one (their records may reach us
+	 * after it stopped, and CUPTI writes them outside it too) */
+	if (!gt_cupti_in_capture(a->start))
+		return;
 	gt_meta_thread_seen(a->threadId);
 	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));
 	r.start_ns = a->start;

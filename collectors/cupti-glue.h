@@ -6,6 +6,7 @@
 #define GT_COLLECTORS_CUPTI_GLUE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Load libcupti (dlopen with a search list). Returns 0, or -ENOENT with *why describing where
  * it looked. */
@@ -30,6 +31,9 @@ void gt_cupti_stop(void);
 
 /* Enable or disable every configured activity kind (capture ranges). */
 void gt_cupti_set_capturing(bool on);
+/* Whether ts_ns (trace clock) lies inside a capture range; always true without one. CUPTI's
+ * buffer thread: for records that CUPTI cannot switch with the range. */
+bool gt_cupti_in_capture(uint64_t ts_ns);
 
 /* Enable or disable one callback, or a whole callback domain, on our subscriber. Returns 0
  * or the CUptiResult. From a collector's enable hook (or a capture-range switch). What a

@@ -236,25 +236,65 @@ static bool bit(const uint64_t *set, unsigned i)
 	return set[i / 64] >> (i % 64) & 1u;
 }
 
-/* API activity records (GPUTRACE_API_SOURCE=activity with a capture range) follow the range
- * like the activity kinds: the calls enabled one by one, and the RUNTIME and DRIVER kinds
- * where the API filter is "all". Callback-sourced API records check the range themselves. */
-static void api_activity_switch(bool on)
+/* API activity records with a capture range (GPUTRACE_API_SOURCE=activity). CUPTI honours
+ * cuptiActivityEnableRuntimeApi/DriverApi only before the first context exists (probe on the
+ * H200, bench/probe/api-toggle.cu: a call switched on later never gets a record), so the
+ * calls switched on one by one stay on, and their records are kept when the call started
+ * inside a range (gt_cupti_in_capture); the RUNTIME and DRIVER kinds, on where the API filter
+ * is "all", are switched with the range like the other kinds. */
+static void api_kinds_switch(bool on)
 {
-	unsigned i;
-
 	if (gt_inj.cfg.capture == GT_CAPTURE_NONE)
 		return;
-	for (i = 0; i < GT_CBID_BITS; i++) {
-		if (bit(kept.api[0], i))
-			gt_cupti.cuptiActivityEnableRuntimeApi(i, on ? 1 : 0);
-		if (bit(kept.api[1], i))
-			gt_cupti.cuptiActivityEnableDriverApi(i, on ? 1 : 0);
-	}
 	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_RUNTIME))
 		activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME, on);
 	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_DRIVER))
 		activity_enable(CUPTI_ACTIVITY_KIND_DRIVER, on);
+}
+
+/* The last capture ranges, by their start and stop times (stop UINT64_MAX while open):
+ * written by gt_cupti_set_capturing, whose callers serialize (capture.c's lock), read by
+ * CUPTI's buffer thread. A record is judged against the last GT_CAPTURE_WINDOWS ranges:
+ * buffers reach us within a flush period, far fewer ranges than that. */
+#define GT_CAPTURE_WINDOWS 64u
+static struct {
+	_Atomic uint64_t start, stop;
+} windows[GT_CAPTURE_WINDOWS];
+static _Atomic unsigned n_windows;
+
+static void window_mark(bool on)
+{
+	unsigned n = atomic_load_explicit(&n_windows, memory_order_relaxed);
+
+	if (on) {
+		atomic_store_explicit(&windows[n % GT_CAPTURE_WINDOWS].stop, UINT64_MAX,
+		                      memory_order_relaxed);
+		atomic_store_explicit(&windows[n % GT_CAPTURE_WINDOWS].start, gt_now_ns(),
+		                      memory_order_relaxed);
+		/* release: pairs with the acquire in gt_cupti_in_capture */
+		atomic_store_explicit(&n_windows, n + 1, memory_order_release);
+	} else if (n) {
+		atomic_store_explicit(&windows[(n - 1) % GT_CAPTURE_WINDOWS].stop, gt_now_ns(),
+		                      memory_order_release);
+	}
+}
+
+bool gt_cupti_in_capture(uint64_t ts_ns)
+{
+	unsigned n, i;
+
+	if (gt_inj.cfg.capture == GT_CAPTURE_NONE)
+		return true;
+	/* acquire: pairs with the release in window_mark */
+	n = atomic_load_explicit(&n_windows, memory_order_acquire);
+	for (i = n > GT_CAPTURE_WINDOWS ? n - GT_CAPTURE_WINDOWS : 0; i < n; i++) {
+		unsigned w = i % GT_CAPTURE_WINDOWS;
+
+		if (ts_ns >= atomic_load_explicit(&windows[w].start, memory_order_relaxed) &&
+		    ts_ns <= atomic_load_explicit(&windows[w].stop, memory_order_acquire))
+			return true;
+	}
+	return false;
 }
 
 void gt_cupti_set_capturing(bool on)
@@ -264,15 +304,17 @@ void gt_cupti_set_capturing(bool on)
 	if (!on) {
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], false);
-		api_activity_switch(false);
+		api_kinds_switch(false);
+		window_mark(false);
 		/* what the range produced reaches the ring before we say it ended */
 		gt_cupti_flush(true);
 		atomic_store(&gt_inj.capturing, 0);
 	} else {
+		window_mark(true);
 		atomic_store(&gt_inj.capturing, 1);
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], true);
-		api_activity_switch(true);
+		api_kinds_switch(true);
 	}
 }
 
@@ -594,8 +636,8 @@ int gt_cupti_start(const char **what)
 	if (cfg->capture == GT_CAPTURE_NONE) {
 		gt_cupti_set_capturing(true);
 	} else {
-		/* the API collector's activity records wait for the range, as the kinds above */
-		api_activity_switch(false);
+		/* the API collector's activity kinds wait for the range, as the kinds above */
+		api_kinds_switch(false);
 		atomic_store(&gt_inj.capturing, 0);
 	}
 

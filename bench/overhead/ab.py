@@ -14,6 +14,9 @@ Prints, per workload:
 - what a tracer costs while idle: its idle step time against bare's, across processes (so
   with the spread between processes in it): the subscriber's callbacks, the flush thread's
   wake-ups, the rescans.
+CUPTI ignores cuptiActivityEnableRuntimeApi/DriverApi once a context exists
+(bench/probe/api-toggle.cu), so API activity records cannot be switched per block: the
+floor's FLOOR_API configurations write them in both blocks, and the ladder leaves them out.
 Usage: ab.py RUNS [RUNS ...]"""
 import random
 import statistics
@@ -22,15 +25,15 @@ import sys
 LADDER = (
     ("floor", "bare", "CUPTI floor: kernel, memcpy, memset activity records, discarded"),
     ("floor-clock", "floor", "gputrace's clock as CUPTI's timestamp callback"),
-    ("floor-api-launch", "floor-clock", "API activity records of the launch calls"),
-    ("floor-api-default", "floor-api-launch", "the other API records of the default filter"),
-    ("floor-mem", "floor-clock", "memory activity records (MEMORY2, MEMORY_POOL)"),
-    ("floor-flush", "floor-clock", "a flush thread every 100 ms"),
-    ("gputrace-k0", "floor-clock",
+    ("floor-mem", "floor", "memory activity records (MEMORY2, MEMORY_POOL), with the clock"),
+    ("floor-flush", "floor", "a flush thread every 100 ms, with the clock"),
+    ("gputrace-k0", "floor",
      "gputrace's record parsing, ring writes and the session's drain (kernel, memcpy, memset;"
-     " no flush thread)"),
+     " no flush thread), with the clock"),
     ("gputrace-k", "gputrace-k0", "gputrace's flush thread (100 ms), NVTX publish, rescans"),
-    ("gputrace-ka", "gputrace-k", "gputrace's API records of the default filter"),
+    ("gputrace-ka", "gputrace-k",
+     "gputrace's handling of the API records of the default filter (CUPTI writes them in both"
+     " blocks: a call's switch is ignored once a context exists)"),
     ("gputrace-kam", "gputrace-ka", "gputrace's memory records"),
     ("gputrace", "gputrace-kam", "NVTX and graph records: the default"),
     ("gputrace-cb", "gputrace", "API records through callbacks instead of activity records"),

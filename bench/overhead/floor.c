@@ -11,7 +11,8 @@
  * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
  * buffers every N ms, as gputrace's flush thread does. FLOOR_CAPTURE=1 records only between
  * cudaProfilerStart and cudaProfilerStop, as gputrace's capture range does (the overhead's
- * in-process comparison, bench/overhead/torch_bench.py --ab). FLOOR_VERBOSE=1 prints at exit how
+ * in-process comparison, bench/overhead/torch_bench.py --ab), all but the API records, which
+ * CUPTI cannot switch once a context exists. FLOOR_VERBOSE=1 prints at exit how
  * many buffers were completed and how many of them on the main thread. Runs inside the benchmarked
  * program. */
 #include <pthread.h>
@@ -69,7 +70,7 @@ static uint64_t CUPTIAPI floor_clock(void)
 
 /* API activity records for the calls whose names start with prefix, in one domain; prefix
  * NULL: the calls gputrace's default filter keeps. */
-static void floor_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix, bool on)
+static void floor_api(CUpti_CallbackDomain domain, uint32_t end, const char *prefix)
 {
 	uint32_t cbid;
 
@@ -82,35 +83,39 @@ static void floor_api(CUpti_CallbackDomain domain, uint32_t end, const char *pre
 		           : !gt_envconf_api_is_launch(name))
 			continue;
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-			cuptiActivityEnableRuntimeApi(cbid, on);
+			cuptiActivityEnableRuntimeApi(cbid, 1);
 		else
-			cuptiActivityEnableDriverApi(cbid, on);
+			cuptiActivityEnableDriverApi(cbid, 1);
 	}
 }
 
-static const char *api_mode;
+/* API activity records, switched on at injection: CUPTI ignores a call's switch made after
+ * the first context exists (bench/probe/api-toggle.cu), so they are never switched off, and
+ * with FLOOR_CAPTURE they are written inside and outside the range alike. */
+static void floor_api_on(const char *api)
+{
+	if (api && (strcmp(api, "launch") == 0 || strcmp(api, "runtime") == 0))
+		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, "cudaLaunch");
+	if (api && strcmp(api, "launch") == 0)
+		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, "cuLaunch");
+	if (api && strcmp(api, "default") == 0) {
+		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, NULL);
+		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, NULL);
+	}
+}
+
 static bool markers_on, memory_on;
 
 /* Everything the configuration records, on or off. */
 static void floor_switch(bool on)
 {
 	CUptiResult (*kind)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
-	const char *api = api_mode;
 
 	kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	kind(CUPTI_ACTIVITY_KIND_MEMCPY);
 	kind(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (markers_on)
 		kind(CUPTI_ACTIVITY_KIND_MARKER);
-	if (api && (strcmp(api, "launch") == 0 || strcmp(api, "runtime") == 0))
-		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, "cudaLaunch",
-		          on);
-	if (api && strcmp(api, "launch") == 0)
-		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, "cuLaunch", on);
-	if (api && strcmp(api, "default") == 0) {
-		floor_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, NULL, on);
-		floor_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, NULL, on);
-	}
 	if (memory_on) {
 		kind(CUPTI_ACTIVITY_KIND_MEMORY2);
 		kind(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
@@ -191,7 +196,7 @@ int InitializeInjection(void)
 	if (clock && *clock == '1')
 		cuptiActivityRegisterTimestampCallback(floor_clock);
 	cuptiActivityRegisterCallbacks(floor_request, floor_complete);
-	api_mode = api;
+	floor_api_on(api);
 	markers_on = markers && *markers == '1';
 	memory_on = memory && *memory == '1';
 	if (capture && *capture == '1')

@@ -1,6 +1,13 @@
 // Probe: does CUPTI write RUNTIME API activity records for a callback id switched on with
-// cuptiActivityEnableRuntimeApi after it was switched off again? Counts, per phase, the
-// cudaLaunchKernel records, the other runtime records and the kernels.
+// cuptiActivityEnableRuntimeApi once a context exists, or after it was switched off again?
+// Counts, per phase, the cudaLaunchKernel records, the other runtime records and the kernels.
+// On the H200 (CUDA 13.0, CUPTI 13.0.1, driver 580.159; 2026-12-01): no record in any phase
+// of per-call switches made after the context exists, on, off or on again; the whole RUNTIME
+// kind switched on and off mid-run works (phases 6 and 7). gputrace switches API calls on at
+// injection, before the first context, and so keeps them on for a capture range
+// (collectors/cupti.c, gt_cupti_in_capture).
+// Build and run: nvcc -o probe-api-toggle bench/probe/api-toggle.cu -lcupti
+//   -I/usr/local/cuda/extras/CUPTI/include -L/usr/local/cuda/extras/CUPTI/lib64 && ./probe-api-toggle
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>

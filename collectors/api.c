@@ -174,7 +174,7 @@ static void api_activity(const void *rec)
 		return;
 	/* with a capture range: the calls that started inside one (their records may reach us
 	 * after it stopped, and CUPTI writes them outside it too) */
-	if (!gt_cupti_in_capture(a->start))
+	if (gt_inj.cfg.capture != GT_CAPTURE_NONE && !gt_cupti_in_capture(a->start))
 		return;
 	gt_meta_thread_seen(a->threadId);
 	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));

@@ -9,6 +9,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "cupti-glue.h"
 #include "cuptilib.h"
+#include "gputrace/clock.h"
 #include "gputrace/trace.h"
 #include "inject.h"
 
@@ -832,8 +834,7 @@ static unsigned char fake_kind_on[CUPTI_ACTIVITY_KIND_COUNT];
 static unsigned fake_api_switched_on;  /* cuptiActivityEnable*Api(id, 1) that succeeded */
 static unsigned fake_kind_switched_on; /* cuptiActivityEnable(RUNTIME) that succeeded */
 
-static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
-                                           void *u)
+static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f, void *u)
 {
 	(void)f;
 	(void)u;
@@ -952,6 +953,25 @@ static CUptiResult CUPTIAPI fake_dropped(CUcontext c, uint32_t s, size_t *n)
 	return CUPTI_SUCCESS;
 }
 
+static void fake_install(void)
+{
+	gt_cupti.cuptiSubscribe = fake_subscribe;
+	gt_cupti.cuptiUnsubscribe = fake_unsubscribe;
+	gt_cupti.cuptiEnableCallback = fake_enable_callback;
+	gt_cupti.cuptiEnableDomain = fake_enable_domain;
+	gt_cupti.cuptiGetCallbackName = fake_callback_name;
+	gt_cupti.cuptiGetResultString = fake_result_string;
+	gt_cupti.cuptiActivityEnable = fake_kind_enable;
+	gt_cupti.cuptiActivityDisable = fake_kind_disable;
+	gt_cupti.cuptiActivityEnableRuntimeApi = fake_runtime_api;
+	gt_cupti.cuptiActivityEnableDriverApi = fake_driver_api;
+	gt_cupti.cuptiActivityRegisterCallbacks = fake_register;
+	gt_cupti.cuptiActivityRegisterTimestampCallback = fake_clock;
+	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
+	gt_cupti.cuptiActivityFlushAll = fake_flush;
+	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
+}
+
 /* In the child: tracing starts on the fake CUPTI, whose refusal leaves the api collector out.
  * What it had switched on must be off again: callbacks, except cudaDeviceReset, which the
  * capture collector (on) needs too; the API activity of each callback id; the RUNTIME
@@ -969,21 +989,7 @@ static void refused_child(void)
 	unsetenv("GPUTRACE_CAPTURE_RANGE");
 	if (gt_inject_start() < 0)
 		_exit(2);
-	gt_cupti.cuptiSubscribe = fake_subscribe;
-	gt_cupti.cuptiUnsubscribe = fake_unsubscribe;
-	gt_cupti.cuptiEnableCallback = fake_enable_callback;
-	gt_cupti.cuptiEnableDomain = fake_enable_domain;
-	gt_cupti.cuptiGetCallbackName = fake_callback_name;
-	gt_cupti.cuptiGetResultString = fake_result_string;
-	gt_cupti.cuptiActivityEnable = fake_kind_enable;
-	gt_cupti.cuptiActivityDisable = fake_kind_disable;
-	gt_cupti.cuptiActivityEnableRuntimeApi = fake_runtime_api;
-	gt_cupti.cuptiActivityEnableDriverApi = fake_driver_api;
-	gt_cupti.cuptiActivityRegisterCallbacks = fake_register;
-	gt_cupti.cuptiActivityRegisterTimestampCallback = fake_clock;
-	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
-	gt_cupti.cuptiActivityFlushAll = fake_flush;
-	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
+	fake_install();
 	if (gt_cupti_start(&what) != 0)
 		_exit(3);
 	for (d = 0; d < FAKE_DOMAINS; d++)
@@ -1038,6 +1044,74 @@ START_TEST(refused_collector)
 }
 END_TEST
 
+/* In the child: a cudaProfilerApi capture range with API records from activity records, on
+ * the fake CUPTI (which refuses nothing). CUPTI ignores a call's API activity switch once a
+ * context exists, so the calls of the launch filter are switched on at the start and stay
+ * on through the ranges; the RUNTIME and DRIVER kinds of the "all" filter are off until a
+ * range starts and follow it; a record is in a range by its call's start time. Exit codes
+ * name the check that failed. */
+static void capture_api_child(void)
+{
+	const char *what = NULL;
+	bool all = getenv("GT_TEST_ALL") != NULL;
+	uint64_t before, inside, after;
+	unsigned id;
+
+	fake_refuse = REFUSE_MAX;
+	setenv("GPUTRACE_API", all ? "all" : "launch", 1);
+	setenv("GPUTRACE_API_SOURCE", "activity", 1);
+	setenv("GPUTRACE_CAPTURE_RANGE", "cudaProfilerApi", 1);
+	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	unsetenv("GPUTRACE_TRACE");
+	if (gt_inject_start() < 0)
+		_exit(2);
+	fake_install();
+	if (gt_cupti_start(&what) != 0)
+		_exit(3);
+	for (id = 1; id < FAKE_NAMED; id++)
+		if (fake_api_on[0][id] != !all || fake_api_on[1][id] != !all)
+			_exit(4);
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] || fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER])
+		_exit(5);
+	before = gt_now_ns();
+	if (gt_cupti_in_capture(before))
+		_exit(6);
+	gt_cupti_set_capturing(true);
+	inside = gt_now_ns();
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] != all ||
+	    fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER] != all || !gt_cupti_in_capture(inside))
+		_exit(7);
+	gt_cupti_set_capturing(false);
+	after = gt_now_ns();
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] || fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER])
+		_exit(8);
+	if (gt_cupti_in_capture(before) || !gt_cupti_in_capture(inside) ||
+	    gt_cupti_in_capture(after))
+		_exit(9);
+	for (id = 1; id < FAKE_NAMED; id++)
+		if (fake_api_on[0][id] != !all || fake_api_on[1][id] != !all)
+			_exit(10);
+	/* a second range: the first still counts, the gap between them does not */
+	gt_cupti_set_capturing(true);
+	if (!gt_cupti_in_capture(gt_now_ns()) || !gt_cupti_in_capture(inside) ||
+	    gt_cupti_in_capture(after))
+		_exit(11);
+	gt_cupti_set_capturing(false);
+}
+
+/* _i 0: the launch filter (calls switched on one by one); 1: every call (whole kinds). */
+START_TEST(capture_api_activity)
+{
+	struct child_trace t;
+
+	if (_i)
+		setenv("GT_TEST_ALL", "1", 1);
+	child_trace_run(&t, "capture-api.gtrace", capture_api_child, NULL);
+	unsetenv("GT_TEST_ALL");
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -1054,6 +1128,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, thread_renamed_after_many);
 	tcase_add_test(tc, detach_completes_at_exit);
 	tcase_add_loop_test(tc, refused_collector, 0, REFUSE_MAX);
+	tcase_add_loop_test(tc, capture_api_activity, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1427,36 +1427,126 @@ static unsigned batch_of(enum sq_table t)
 	}
 }
 
-/* "INSERT ... VALUES (t)" -> "INSERT ... VALUES (t),(t),...": b->batch tuples. */
-static int prepare_many(struct sq *q, const char *sql, struct tab *b)
-{
-	const char *values = strstr(sql, " VALUES ");
-	size_t head, tuple;
-	char *many, *p;
-	int rc;
+/* An INSERT of gt_sq_tables rewritten in the table's column order, up to its last named
+ * column: "INSERT INTO T (c, a) VALUES (?,0)" on T (a, b, c) becomes
+ * "INSERT INTO T (a, b, c) VALUES (0,NULL,?1)", `rows` tuples, the k-th `?` of row r
+ * numbered r * ncols + k + 1 as the exporter binds it. With its column list a prefix of the
+ * table's, in order, SQLite builds each row straight in the registers of the record; out
+ * of order or with gaps it copies every value once more (an OP_SCopy per column and row:
+ * 3 % of the bench's instructions, docs/performance.md). Columns after the last named one
+ * stay out: their NULL is set once per statement. */
+enum {
+	SQ_MAX_COLS = 64,
+	SQ_NAME_BYTES = 48,
+	SQ_VALUE_BYTES = 8
+};
 
-	if (!values)
-		return sq_fail(q, sql, SQLITE_INTERNAL);
-	head = (size_t)(values - sql) + 8;
-	tuple = strlen(values + 8);
-	many = malloc(head + (tuple + 1) * b->batch + 1);
-	if (!many) {
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
+{
+	const char *ins = gt_sq_tables[t].insert, *cols = strchr(ins, '(');
+	const char *vals = strstr(ins, " VALUES (");
+	char name[SQ_MAX_COLS][SQ_NAME_BYTES], val[SQ_MAX_COLS][SQ_VALUE_BYTES];
+	char tcol[SQ_MAX_COLS][SQ_NAME_BYTES]; /* the table's columns */
+	int param[SQ_MAX_COLS], of[SQ_MAX_COLS];
+	int nnamed = 0, nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
+	sqlite3_stmt *st;
+	char *sql = NULL, *p;
+	size_t cap;
+
+	if (!cols || !vals)
+		return sq_fail(q, ins, SQLITE_INTERNAL);
+	if (cols > vals)
+		cols = NULL; /* "INSERT INTO T VALUES (...)": every column, in order */
+	/* the values, and the columns they go to when the INSERT names them */
+	for (const char *c = cols ? cols + 1 : NULL, *v = vals + 9; *v != ')';) {
+		size_t vl = strcspn(v, ",)");
+
+		if (nnamed == SQ_MAX_COLS || vl >= SQ_VALUE_BYTES || *v == '\0')
+			return sq_fail(q, ins, SQLITE_INTERNAL);
+		if (c) {
+			size_t cl = strcspn(c, ",)");
+
+			if (*c == ')' || cl >= SQ_NAME_BYTES)
+				return sq_fail(q, ins, SQLITE_INTERNAL);
+			memcpy(name[nnamed], c, cl);
+			name[nnamed][cl] = '\0';
+			c += cl;
+			if (*c == ',')
+				c += 2; /* ", " */
+		}
+		memcpy(val[nnamed], v, vl);
+		val[nnamed][vl] = '\0';
+		param[nnamed] = strcmp(val[nnamed], "?") == 0 ? ++nparams : 0;
+		nnamed++;
+		v += vl;
+		if (*v == ',')
+			v++;
+	}
+	/* the table's columns, in order: which named one each is (-1: none) */
+	{
+		char pragma[128];
+
+		snprintf(pragma, sizeof(pragma), "SELECT name FROM pragma_table_info('%s')",
+		         gt_sq_tables[t].name);
+		rc = sqlite3_prepare_v2(q->db, pragma, -1, &st, NULL);
+		while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+			const char *n = (const char *)sqlite3_column_text(st, 0);
+			int j;
+
+			if (ncols == SQ_MAX_COLS || !n || strlen(n) >= SQ_NAME_BYTES) {
+				rc = SQLITE_INTERNAL;
+				break;
+			}
+			strcpy(tcol[ncols], n);
+			for (j = 0; cols && j < nnamed && strcmp(name[j], n) != 0; j++)
+				;
+			if (!cols)
+				j = ncols; /* the values are the columns in order */
+			of[ncols] = j < nnamed ? j : -1;
+			if (j < nnamed) {
+				last = ncols;
+				nfound++;
+			}
+			ncols++;
+		}
+		sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+		if (rc == SQLITE_OK && nfound != nnamed)
+			rc = SQLITE_INTERNAL; /* a value for no column of the table */
+		if (rc != SQLITE_OK)
+			return sq_fail(q, ins, rc);
+	}
+	cap = strlen(gt_sq_tables[t].name) + 32 + (size_t)(last + 1) * SQ_NAME_BYTES +
+	      (size_t)rows * ((size_t)(last + 1) * 16 + 4);
+	sql = malloc(cap);
+	if (!sql) {
 		q->err = -ENOMEM;
 		q->errmsg = "out of memory";
 		return q->err;
 	}
-	memcpy(many, sql, head);
-	p = many + head;
-	for (unsigned i = 0; i < b->batch; i++) {
-		if (i)
-			*p++ = ',';
-		memcpy(p, values + 8, tuple);
-		p += tuple;
+	p = sql + sprintf(sql, "INSERT INTO %s (", gt_sq_tables[t].name);
+	for (int i = 0; i <= last; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", tcol[i]);
+	p += sprintf(p, ") VALUES ");
+	for (unsigned r = 0; r < rows; r++) {
+		p += sprintf(p, r ? ",(" : "(");
+		for (int i = 0; i <= last; i++) {
+			int j = of[i];
+
+			if (i)
+				*p++ = ',';
+			if (j < 0)
+				p += sprintf(p, "NULL");
+			else if (param[j])
+				p += sprintf(p, "?%u", r * (unsigned)nparams + (unsigned)param[j]);
+			else
+				p += sprintf(p, "%s", val[j]);
+		}
+		*p++ = ')';
 	}
 	*p = '\0';
-	rc = sqlite3_prepare_v3(q->db, many, -1, SQLITE_PREPARE_PERSISTENT, &b->many, NULL);
-	free(many);
-	return rc == SQLITE_OK ? 0 : sq_fail(q, "preparing a batch INSERT", rc);
+	rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL);
+	free(sql);
+	return rc == SQLITE_OK ? 0 : sq_fail(q, ins, rc);
 }
 
 /* Tables loaded "loose": created without their columns' declared types and NOT NULL
@@ -1574,7 +1664,7 @@ static int sq_connect(struct sq *q, const char *path, int flags)
 	/* nothing to roll back to: a failed export is deleted whole */
 	if (sq_exec(q, "PRAGMA journal_mode=OFF") < 0 || sq_exec(q, "PRAGMA synchronous=OFF") < 0 ||
 	    sq_exec(q, "PRAGMA locking_mode=EXCLUSIVE") < 0 ||
-	    sq_exec(q, "PRAGMA page_size=16384") < 0)
+	    sq_exec(q, "PRAGMA page_size=16384") < 0 || sq_exec(q, "PRAGMA secure_delete=OFF") < 0)
 		return q->err;
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
 	         (q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB) * 1024);
@@ -1604,15 +1694,14 @@ static int sq_open(struct sq *q, const char *tmp)
 		return q->err;
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		struct tab *b = &q->tab[t];
-		const char *ins = gt_sq_tables[t].insert;
 
-		rc = sqlite3_prepare_v3(q->db, ins, -1, SQLITE_PREPARE_PERSISTENT, &b->one, NULL);
-		if (rc != SQLITE_OK)
-			return sq_fail(q, ins, rc);
+		rc = prepare_ordered(q, t, 1, &b->one);
+		if (rc < 0)
+			return rc;
 		b->ncols = sqlite3_bind_parameter_count(b->one);
 		b->batch = batch_of(t);
 		if (b->batch > 1) {
-			rc = prepare_many(q, ins, b);
+			rc = prepare_ordered(q, t, b->batch, &b->many);
 			if (rc < 0)
 				return rc;
 		}
@@ -1635,7 +1724,7 @@ static int sq_close(struct sq *q)
 	int rc = SQLITE_OK;
 
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		/* pair with sqlite3_prepare_v3 in sq_open() and prepare_many() */
+		/* pair with sqlite3_prepare_v3 in prepare_ordered() */
 		sqlite3_finalize(q->tab[t].one);
 		sqlite3_finalize(q->tab[t].many);
 		q->tab[t].one = q->tab[t].many = NULL;

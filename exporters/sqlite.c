@@ -1449,6 +1449,7 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 	char tcol[SQ_MAX_COLS][SQ_NAME_BYTES]; /* the table's columns */
 	int param[SQ_MAX_COLS], of[SQ_MAX_COLS];
 	int nnamed = 0, nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
+	bool numbered = false;
 	sqlite3_stmt *st;
 	char *sql = NULL, *p;
 	size_t cap;
@@ -1527,6 +1528,12 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 	for (int i = 0; i <= last; i++)
 		p += sprintf(p, "%s\"%s\"", i ? "," : "", tcol[i]);
 	p += sprintf(p, ") VALUES ");
+	/* plain `?` where the values keep their order: SQLite looks up the name of every
+	 * numbered one when it compiles it (quadratic in the parameters of the statement) */
+	for (int i = 0, k = 0; i <= last; i++) {
+		if (of[i] >= 0 && param[of[i]] && param[of[i]] != ++k)
+			numbered = true;
+	}
 	for (unsigned r = 0; r < rows; r++) {
 		p += sprintf(p, r ? ",(" : "(");
 		for (int i = 0; i <= last; i++) {
@@ -1536,6 +1543,8 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 				*p++ = ',';
 			if (j < 0)
 				p += sprintf(p, "NULL");
+			else if (param[j] && !numbered)
+				*p++ = '?';
 			else if (param[j])
 				p += sprintf(p, "?%u", r * (unsigned)nparams + (unsigned)param[j]);
 			else

@@ -233,38 +233,49 @@ static int sq_exec(struct sq *q, const char *sql)
 }
 
 /* One value of a pending row; text must stay valid until the row's batch is flushed (the
- * reader's strings and static names do; anything else goes to a table of batch 1). */
+ * reader's strings and static names do; anything else goes to a table of batch 1). 16
+ * bytes without padding: bind_row() compares two values as two words. */
 struct val {
-	int64_t i;
-	const char *s;
-	int len;  /* text bytes, -1: up to the NUL */
-	int kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT */
+	union {
+		int64_t i;     /* SQLITE_INTEGER; 0 for SQLITE_NULL */
+		const char *s; /* SQLITE_TEXT */
+	} u;
+	int32_t len;  /* text bytes, -1: up to the NUL; 0 for the others */
+	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT; VAL_REBIND in `bound` */
 };
+
+_Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes");
+
+/* what `bound` says of a text parameter: equal to no row's value, bound again every time */
+#define VAL_REBIND (-1)
 
 static inline void b_i64(struct val *row, int i, int64_t v)
 {
-	row[i - 1] = (struct val){v, NULL, 0, SQLITE_INTEGER};
+	row[i - 1] = (struct val){{.i = v}, 0, SQLITE_INTEGER};
 }
 
 static inline void b_u64(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){(int64_t)v, NULL, 0, SQLITE_INTEGER};
+	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, SQLITE_INTEGER};
 }
 
 static inline void b_null(struct val *row, int i)
 {
-	row[i - 1].kind = SQLITE_NULL;
+	row[i - 1] = (struct val){{.i = 0}, 0, SQLITE_NULL};
 }
 
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){(int64_t)v, NULL, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
+	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
 }
 
 static inline void b_text(struct val *row, int i, const char *s)
 {
-	row[i - 1] = (struct val){0, s, -1, s ? SQLITE_TEXT : SQLITE_NULL};
+	if (s)
+		row[i - 1] = (struct val){{.s = s}, -1, SQLITE_TEXT};
+	else
+		b_null(row, i);
 }
 
 /* Bind a row's values to parameters first.. of st. Bindings outlive sqlite3_reset(), so
@@ -276,18 +287,16 @@ static void bind_row(sqlite3_stmt *st, int first, const struct val *row, struct 
                      int ncols)
 {
 	for (int c = 0; c < ncols; c++) {
-		if (row[c].kind == bound[c].kind &&
-		    (row[c].kind == SQLITE_NULL ||
-		     (row[c].kind == SQLITE_INTEGER && row[c].i == bound[c].i)))
+		if (memcmp(&row[c], &bound[c], sizeof(row[c])) == 0)
 			continue;
-		bound[c].kind = row[c].kind;
-		bound[c].i = row[c].i;
+		bound[c] = row[c];
 		switch (row[c].kind) {
 		case SQLITE_INTEGER:
-			sqlite3_bind_int64(st, first + c, row[c].i);
+			sqlite3_bind_int64(st, first + c, row[c].u.i);
 			break;
 		case SQLITE_TEXT:
-			sqlite3_bind_text(st, first + c, row[c].s, row[c].len, SQLITE_STATIC);
+			sqlite3_bind_text(st, first + c, row[c].u.s, row[c].len, SQLITE_STATIC);
+			bound[c].kind = VAL_REBIND;
 			break;
 		default:
 			sqlite3_bind_null(st, first + c);
@@ -431,7 +440,7 @@ static uint32_t intern(struct sq *q, const char *s, size_t len)
 		struct val *row = row_begin(q, SQ_STRING_IDS); /* batch 1: s may be a buffer */
 
 		b_i64(row, 1, t->id);
-		row[1] = (struct val){0, s, (int)len, SQLITE_TEXT};
+		row[1] = (struct val){{.s = s}, (int32_t)len, SQLITE_TEXT};
 		if (row_end(q, SQ_STRING_IDS) < 0)
 			return 0;
 	}

@@ -5,6 +5,9 @@
  * PRAGMA cache_size. Runs in the CLI. */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1689,6 +1692,45 @@ static int sq_connect(struct sq *q, const char *path, int flags)
 	return sq_exec(q, sql);
 }
 
+/* The connection that builds the indexes: the export's database attached as "gt" to an
+ * empty in-memory main database. SQLite sizes a sort's memory by the main database's
+ * cache_size, and the page cache of the index's own database by that database's: the sorts
+ * get twice the load's cache (32 MiB: the indexes of 2 M records sort almost without
+ * temporary files, those of 10 M in fewer runs) and the pages a quarter of it, all they
+ * need to read the table and append the index. One cache_size for both, 32 or 48 MiB, took
+ * the peak RSS over 64 MB at 10 M records (docs/performance.md). */
+static int sq_connect_indexes(struct sq *q, const char *path)
+{
+	int mib = q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB;
+	sqlite3_stmt *st = NULL;
+	char sql[256];
+	int rc;
+
+	/* not SQLITE_OPEN_MEMORY: ATTACH opens with the connection's flags */
+	rc = sqlite3_open_v2(":memory:", &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open a connection", rc);
+	/* the sorts write their runs in blocks of main's page size */
+	snprintf(sql, sizeof(sql), "PRAGMA page_size=16384; PRAGMA cache_size=-%d", mib * 2 * 1024);
+	if (sq_exec(q, sql) < 0)
+		return q->err;
+	rc = sqlite3_prepare_v2(q->db, "ATTACH DATABASE ?1 AS gt", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open the database", rc);
+	snprintf(sql, sizeof(sql),
+	         "PRAGMA gt.journal_mode=OFF; PRAGMA gt.synchronous=OFF; "
+	         "PRAGMA gt.locking_mode=EXCLUSIVE; PRAGMA gt.secure_delete=OFF; "
+	         "PRAGMA gt.cache_size=-%d",
+	         (mib >= 4 ? mib / 4 : 1) * 1024);
+	return sq_exec(q, sql);
+}
+
 static int sq_open(struct sq *q, const char *tmp)
 {
 	char loose[4096];
@@ -1748,7 +1790,8 @@ static int sq_close(struct sq *q)
 		q->tab[t].one = q->tab[t].many = NULL;
 	}
 	if (q->db)
-		rc = sqlite3_close(q->db); /* pairs with sqlite3_open_v2 in sq_connect */
+		/* pairs with sqlite3_open_v2 in sq_connect or sq_connect_indexes */
+		rc = sqlite3_close(q->db);
 	q->db = NULL;
 	return rc == SQLITE_OK ? 0 : sq_fail(q, "closing the database", rc);
 }
@@ -1787,8 +1830,17 @@ static uint64_t cpu_ns(void)
 static __attribute__((noinline)) int build_indexes(struct sq *q)
 {
 	for (const char *const *ix = gt_sq_indexes; *ix; ix++) {
-		int ret = sq_exec(q, *ix);
+		static const char create[] = "CREATE INDEX ";
+		char sql[256];
+		int ret;
 
+		/* "CREATE INDEX name ..." -> "CREATE INDEX gt.name ...": the index goes to the
+		 * attached database of its table (sq_connect_indexes) */
+		if (strncmp(*ix, create, sizeof(create) - 1) != 0 ||
+		    snprintf(sql, sizeof(sql), "%sgt.%s", create, *ix + sizeof(create) - 1) >=
+		            (int)sizeof(sql))
+			return sq_fail(q, *ix, SQLITE_INTERNAL);
+		ret = sq_exec(q, sql);
 		if (ret < 0)
 			return ret;
 	}
@@ -1796,7 +1848,7 @@ static __attribute__((noinline)) int build_indexes(struct sq *q)
 	 * index (milliseconds). Without them SQLite scans the kernels in the runtime-kernel
 	 * join and builds a throw-away index on the runtime's correlationId for every query,
 	 * rather than scan the calls and search GPUTRACE_IDX_KERNEL_CORRELATION. */
-	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE") < 0)
+	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE gt") < 0)
 		return q->err;
 	return 0;
 }
@@ -1883,8 +1935,12 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		goto out;
 	/* a new connection reads the exact schema that set_schema() wrote */
 	ret = sq_close(&q);
+#ifdef __GLIBC__
+	/* the load's page cache, freed, back to the system before the sorts take theirs */
+	malloc_trim(0);
+#endif
 	if (ret == 0)
-		ret = sq_connect(&q, tmp, 0);
+		ret = sq_connect_indexes(&q, tmp);
 	if (ret < 0)
 		goto out;
 	t1 = cpu_ns();

@@ -368,9 +368,15 @@ const char *const gt_sq_indexes[] = {
          * in either order of the join */
         "CREATE INDEX GPUTRACE_IDX_KERNEL_CORRELATION ON CUPTI_ACTIVITY_KIND_KERNEL "
         "(correlationId)",
-        /* the calls of one thread inside a time range (an NVTX range's) */
-        "CREATE INDEX GPUTRACE_IDX_RUNTIME_THREAD_START ON CUPTI_ACTIVITY_KIND_RUNTIME "
-        "(globalTid, start)",
+        /* the calls inside a time range (an NVTX range's), of one thread when the query
+         * names it: the thread is checked in the index, the rows of other threads are not
+         * read. start first: the rows arrive nearly in its order and it almost never ties,
+         * the cheapest key to sort (globalTid first: 19 % more instructions for the index
+         * builds, 6 % for the whole export; docs/sql.md) */
+        "CREATE INDEX GPUTRACE_IDX_RUNTIME_START ON CUPTI_ACTIVITY_KIND_RUNTIME "
+        "(start, globalTid)",
+        /* names: a string's id from its text (kernels, API calls, NVTX ranges by name) */
+        "CREATE INDEX GPUTRACE_IDX_STRING_VALUE ON StringIds (value)",
         "CREATE INDEX GPUTRACE_IDX_MEMCPY_CORRELATION ON CUPTI_ACTIVITY_KIND_MEMCPY "
         "(correlationId)",
         "CREATE INDEX GPUTRACE_IDX_MEMSET_CORRELATION ON CUPTI_ACTIVITY_KIND_MEMSET "

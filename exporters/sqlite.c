@@ -5,6 +5,9 @@
  * PRAGMA cache_size. Runs in the CLI. */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,38 +236,49 @@ static int sq_exec(struct sq *q, const char *sql)
 }
 
 /* One value of a pending row; text must stay valid until the row's batch is flushed (the
- * reader's strings and static names do; anything else goes to a table of batch 1). */
+ * reader's strings and static names do; anything else goes to a table of batch 1). 16
+ * bytes without padding: bind_row() compares two values as two words. */
 struct val {
-	int64_t i;
-	const char *s;
-	int len;  /* text bytes, -1: up to the NUL */
-	int kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT */
+	union {
+		int64_t i;     /* SQLITE_INTEGER; 0 for SQLITE_NULL */
+		const char *s; /* SQLITE_TEXT */
+	} u;
+	int32_t len;  /* text bytes, -1: up to the NUL; 0 for the others */
+	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT; VAL_REBIND in `bound` */
 };
+
+_Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes");
+
+/* what `bound` says of a text parameter: equal to no row's value, bound again every time */
+#define VAL_REBIND (-1)
 
 static inline void b_i64(struct val *row, int i, int64_t v)
 {
-	row[i - 1] = (struct val){v, NULL, 0, SQLITE_INTEGER};
+	row[i - 1] = (struct val){{.i = v}, 0, SQLITE_INTEGER};
 }
 
 static inline void b_u64(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){(int64_t)v, NULL, 0, SQLITE_INTEGER};
+	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, SQLITE_INTEGER};
 }
 
 static inline void b_null(struct val *row, int i)
 {
-	row[i - 1].kind = SQLITE_NULL;
+	row[i - 1] = (struct val){{.i = 0}, 0, SQLITE_NULL};
 }
 
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){(int64_t)v, NULL, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
+	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
 }
 
 static inline void b_text(struct val *row, int i, const char *s)
 {
-	row[i - 1] = (struct val){0, s, -1, s ? SQLITE_TEXT : SQLITE_NULL};
+	if (s)
+		row[i - 1] = (struct val){{.s = s}, -1, SQLITE_TEXT};
+	else
+		b_null(row, i);
 }
 
 /* Bind a row's values to parameters first.. of st. Bindings outlive sqlite3_reset(), so
@@ -276,18 +290,16 @@ static void bind_row(sqlite3_stmt *st, int first, const struct val *row, struct 
                      int ncols)
 {
 	for (int c = 0; c < ncols; c++) {
-		if (row[c].kind == bound[c].kind &&
-		    (row[c].kind == SQLITE_NULL ||
-		     (row[c].kind == SQLITE_INTEGER && row[c].i == bound[c].i)))
+		if (memcmp(&row[c], &bound[c], sizeof(row[c])) == 0)
 			continue;
-		bound[c].kind = row[c].kind;
-		bound[c].i = row[c].i;
+		bound[c] = row[c];
 		switch (row[c].kind) {
 		case SQLITE_INTEGER:
-			sqlite3_bind_int64(st, first + c, row[c].i);
+			sqlite3_bind_int64(st, first + c, row[c].u.i);
 			break;
 		case SQLITE_TEXT:
-			sqlite3_bind_text(st, first + c, row[c].s, row[c].len, SQLITE_STATIC);
+			sqlite3_bind_text(st, first + c, row[c].u.s, row[c].len, SQLITE_STATIC);
+			bound[c].kind = VAL_REBIND;
 			break;
 		default:
 			sqlite3_bind_null(st, first + c);
@@ -431,7 +443,7 @@ static uint32_t intern(struct sq *q, const char *s, size_t len)
 		struct val *row = row_begin(q, SQ_STRING_IDS); /* batch 1: s may be a buffer */
 
 		b_i64(row, 1, t->id);
-		row[1] = (struct val){0, s, (int)len, SQLITE_TEXT};
+		row[1] = (struct val){{.s = s}, (int32_t)len, SQLITE_TEXT};
 		if (row_end(q, SQ_STRING_IDS) < 0)
 			return 0;
 	}
@@ -1427,36 +1439,135 @@ static unsigned batch_of(enum sq_table t)
 	}
 }
 
-/* "INSERT ... VALUES (t)" -> "INSERT ... VALUES (t),(t),...": b->batch tuples. */
-static int prepare_many(struct sq *q, const char *sql, struct tab *b)
-{
-	const char *values = strstr(sql, " VALUES ");
-	size_t head, tuple;
-	char *many, *p;
-	int rc;
+/* An INSERT of gt_sq_tables rewritten in the table's column order, up to its last named
+ * column: "INSERT INTO T (c, a) VALUES (?,0)" on T (a, b, c) becomes
+ * "INSERT INTO T (a, b, c) VALUES (0,NULL,?1)", `rows` tuples, the k-th `?` of row r
+ * numbered r * ncols + k + 1 as the exporter binds it. With its column list a prefix of the
+ * table's, in order, SQLite builds each row straight in the registers of the record; out
+ * of order or with gaps it copies every value once more (an OP_SCopy per column and row:
+ * 3 % of the bench's instructions, docs/performance.md). Columns after the last named one
+ * stay out: their NULL is set once per statement. */
+enum {
+	SQ_MAX_COLS = 64,
+	SQ_NAME_BYTES = 48,
+	SQ_VALUE_BYTES = 8
+};
 
-	if (!values)
-		return sq_fail(q, sql, SQLITE_INTERNAL);
-	head = (size_t)(values - sql) + 8;
-	tuple = strlen(values + 8);
-	many = malloc(head + (tuple + 1) * b->batch + 1);
-	if (!many) {
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
+{
+	const char *ins = gt_sq_tables[t].insert, *cols = strchr(ins, '(');
+	const char *vals = strstr(ins, " VALUES (");
+	char name[SQ_MAX_COLS][SQ_NAME_BYTES], val[SQ_MAX_COLS][SQ_VALUE_BYTES];
+	char tcol[SQ_MAX_COLS][SQ_NAME_BYTES]; /* the table's columns */
+	int param[SQ_MAX_COLS], of[SQ_MAX_COLS];
+	int nnamed = 0, nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
+	bool numbered = false;
+	sqlite3_stmt *st;
+	char *sql = NULL, *p;
+	size_t cap;
+
+	if (!cols || !vals)
+		return sq_fail(q, ins, SQLITE_INTERNAL);
+	if (cols > vals)
+		cols = NULL; /* "INSERT INTO T VALUES (...)": every column, in order */
+	/* the values, and the columns they go to when the INSERT names them */
+	for (const char *c = cols ? cols + 1 : NULL, *v = vals + 9; *v != ')';) {
+		size_t vl = strcspn(v, ",)");
+
+		if (nnamed == SQ_MAX_COLS || vl >= SQ_VALUE_BYTES || *v == '\0')
+			return sq_fail(q, ins, SQLITE_INTERNAL);
+		if (c) {
+			size_t cl = strcspn(c, ",)");
+
+			if (*c == ')' || cl >= SQ_NAME_BYTES)
+				return sq_fail(q, ins, SQLITE_INTERNAL);
+			memcpy(name[nnamed], c, cl);
+			name[nnamed][cl] = '\0';
+			c += cl;
+			if (*c == ',')
+				c += 2; /* ", " */
+		}
+		memcpy(val[nnamed], v, vl);
+		val[nnamed][vl] = '\0';
+		param[nnamed] = strcmp(val[nnamed], "?") == 0 ? ++nparams : 0;
+		nnamed++;
+		v += vl;
+		if (*v == ',')
+			v++;
+	}
+	/* the table's columns, in order: which named one each is (-1: none) */
+	{
+		char pragma[128];
+
+		snprintf(pragma, sizeof(pragma), "SELECT name FROM pragma_table_info('%s')",
+		         gt_sq_tables[t].name);
+		rc = sqlite3_prepare_v2(q->db, pragma, -1, &st, NULL);
+		while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+			const char *n = (const char *)sqlite3_column_text(st, 0);
+			int j;
+
+			if (ncols == SQ_MAX_COLS || !n || strlen(n) >= SQ_NAME_BYTES) {
+				rc = SQLITE_INTERNAL;
+				break;
+			}
+			strcpy(tcol[ncols], n);
+			for (j = 0; cols && j < nnamed && strcmp(name[j], n) != 0; j++)
+				;
+			if (!cols)
+				j = ncols; /* the values are the columns in order */
+			of[ncols] = j < nnamed ? j : -1;
+			if (j < nnamed) {
+				last = ncols;
+				nfound++;
+			}
+			ncols++;
+		}
+		sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+		if (rc == SQLITE_OK && nfound != nnamed)
+			rc = SQLITE_INTERNAL; /* a value for no column of the table */
+		if (rc != SQLITE_OK)
+			return sq_fail(q, ins, rc);
+	}
+	cap = strlen(gt_sq_tables[t].name) + 32 + (size_t)(last + 1) * SQ_NAME_BYTES +
+	      (size_t)rows * ((size_t)(last + 1) * 16 + 4);
+	sql = malloc(cap);
+	if (!sql) {
 		q->err = -ENOMEM;
 		q->errmsg = "out of memory";
 		return q->err;
 	}
-	memcpy(many, sql, head);
-	p = many + head;
-	for (unsigned i = 0; i < b->batch; i++) {
-		if (i)
-			*p++ = ',';
-		memcpy(p, values + 8, tuple);
-		p += tuple;
+	p = sql + sprintf(sql, "INSERT INTO %s (", gt_sq_tables[t].name);
+	for (int i = 0; i <= last; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", tcol[i]);
+	p += sprintf(p, ") VALUES ");
+	/* plain `?` where the values keep their order: SQLite looks up the name of every
+	 * numbered one when it compiles it (quadratic in the parameters of the statement) */
+	for (int i = 0, k = 0; i <= last; i++) {
+		if (of[i] >= 0 && param[of[i]] && param[of[i]] != ++k)
+			numbered = true;
+	}
+	for (unsigned r = 0; r < rows; r++) {
+		p += sprintf(p, r ? ",(" : "(");
+		for (int i = 0; i <= last; i++) {
+			int j = of[i];
+
+			if (i)
+				*p++ = ',';
+			if (j < 0)
+				p += sprintf(p, "NULL");
+			else if (param[j] && !numbered)
+				*p++ = '?';
+			else if (param[j])
+				p += sprintf(p, "?%u", r * (unsigned)nparams + (unsigned)param[j]);
+			else
+				p += sprintf(p, "%s", val[j]);
+		}
+		*p++ = ')';
 	}
 	*p = '\0';
-	rc = sqlite3_prepare_v3(q->db, many, -1, SQLITE_PREPARE_PERSISTENT, &b->many, NULL);
-	free(many);
-	return rc == SQLITE_OK ? 0 : sq_fail(q, "preparing a batch INSERT", rc);
+	rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL);
+	free(sql);
+	return rc == SQLITE_OK ? 0 : sq_fail(q, ins, rc);
 }
 
 /* Tables loaded "loose": created without their columns' declared types and NOT NULL
@@ -1574,10 +1685,49 @@ static int sq_connect(struct sq *q, const char *path, int flags)
 	/* nothing to roll back to: a failed export is deleted whole */
 	if (sq_exec(q, "PRAGMA journal_mode=OFF") < 0 || sq_exec(q, "PRAGMA synchronous=OFF") < 0 ||
 	    sq_exec(q, "PRAGMA locking_mode=EXCLUSIVE") < 0 ||
-	    sq_exec(q, "PRAGMA page_size=16384") < 0)
+	    sq_exec(q, "PRAGMA page_size=16384") < 0 || sq_exec(q, "PRAGMA secure_delete=OFF") < 0)
 		return q->err;
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
 	         (q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB) * 1024);
+	return sq_exec(q, sql);
+}
+
+/* The connection that builds the indexes: the export's database attached as "gt" to an
+ * empty in-memory main database. SQLite sizes a sort's memory by the main database's
+ * cache_size, and the page cache of the index's own database by that database's: the sorts
+ * get twice the load's cache (32 MiB: the indexes of 2 M records sort almost without
+ * temporary files, those of 10 M in fewer runs) and the pages a quarter of it, all they
+ * need to read the table and append the index. One cache_size for both, 32 or 48 MiB, took
+ * the peak RSS over 64 MB at 10 M records (docs/performance.md). */
+static int sq_connect_indexes(struct sq *q, const char *path)
+{
+	int mib = q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB;
+	sqlite3_stmt *st = NULL;
+	char sql[256];
+	int rc;
+
+	/* not SQLITE_OPEN_MEMORY: ATTACH opens with the connection's flags */
+	rc = sqlite3_open_v2(":memory:", &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open a connection", rc);
+	/* the sorts write their runs in blocks of main's page size */
+	snprintf(sql, sizeof(sql), "PRAGMA page_size=16384; PRAGMA cache_size=-%d", mib * 2 * 1024);
+	if (sq_exec(q, sql) < 0)
+		return q->err;
+	rc = sqlite3_prepare_v2(q->db, "ATTACH DATABASE ?1 AS gt", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open the database", rc);
+	snprintf(sql, sizeof(sql),
+	         "PRAGMA gt.journal_mode=OFF; PRAGMA gt.synchronous=OFF; "
+	         "PRAGMA gt.locking_mode=EXCLUSIVE; PRAGMA gt.secure_delete=OFF; "
+	         "PRAGMA gt.cache_size=-%d",
+	         (mib >= 4 ? mib / 4 : 1) * 1024);
 	return sq_exec(q, sql);
 }
 
@@ -1604,15 +1754,14 @@ static int sq_open(struct sq *q, const char *tmp)
 		return q->err;
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		struct tab *b = &q->tab[t];
-		const char *ins = gt_sq_tables[t].insert;
 
-		rc = sqlite3_prepare_v3(q->db, ins, -1, SQLITE_PREPARE_PERSISTENT, &b->one, NULL);
-		if (rc != SQLITE_OK)
-			return sq_fail(q, ins, rc);
+		rc = prepare_ordered(q, t, 1, &b->one);
+		if (rc < 0)
+			return rc;
 		b->ncols = sqlite3_bind_parameter_count(b->one);
 		b->batch = batch_of(t);
 		if (b->batch > 1) {
-			rc = prepare_many(q, ins, b);
+			rc = prepare_ordered(q, t, b->batch, &b->many);
 			if (rc < 0)
 				return rc;
 		}
@@ -1635,13 +1784,14 @@ static int sq_close(struct sq *q)
 	int rc = SQLITE_OK;
 
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		/* pair with sqlite3_prepare_v3 in sq_open() and prepare_many() */
+		/* pair with sqlite3_prepare_v3 in prepare_ordered() */
 		sqlite3_finalize(q->tab[t].one);
 		sqlite3_finalize(q->tab[t].many);
 		q->tab[t].one = q->tab[t].many = NULL;
 	}
 	if (q->db)
-		rc = sqlite3_close(q->db); /* pairs with sqlite3_open_v2 in sq_connect */
+		/* pairs with sqlite3_open_v2 in sq_connect or sq_connect_indexes */
+		rc = sqlite3_close(q->db);
 	q->db = NULL;
 	return rc == SQLITE_OK ? 0 : sq_fail(q, "closing the database", rc);
 }
@@ -1680,8 +1830,17 @@ static uint64_t cpu_ns(void)
 static __attribute__((noinline)) int build_indexes(struct sq *q)
 {
 	for (const char *const *ix = gt_sq_indexes; *ix; ix++) {
-		int ret = sq_exec(q, *ix);
+		static const char create[] = "CREATE INDEX ";
+		char sql[256];
+		int ret;
 
+		/* "CREATE INDEX name ..." -> "CREATE INDEX gt.name ...": the index goes to the
+		 * attached database of its table (sq_connect_indexes) */
+		if (strncmp(*ix, create, sizeof(create) - 1) != 0 ||
+		    snprintf(sql, sizeof(sql), "%sgt.%s", create, *ix + sizeof(create) - 1) >=
+		            (int)sizeof(sql))
+			return sq_fail(q, *ix, SQLITE_INTERNAL);
+		ret = sq_exec(q, sql);
 		if (ret < 0)
 			return ret;
 	}
@@ -1689,7 +1848,7 @@ static __attribute__((noinline)) int build_indexes(struct sq *q)
 	 * index (milliseconds). Without them SQLite scans the kernels in the runtime-kernel
 	 * join and builds a throw-away index on the runtime's correlationId for every query,
 	 * rather than scan the calls and search GPUTRACE_IDX_KERNEL_CORRELATION. */
-	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE") < 0)
+	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE gt") < 0)
 		return q->err;
 	return 0;
 }
@@ -1776,8 +1935,12 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		goto out;
 	/* a new connection reads the exact schema that set_schema() wrote */
 	ret = sq_close(&q);
+#ifdef __GLIBC__
+	/* the load's page cache, freed, back to the system before the sorts take theirs */
+	malloc_trim(0);
+#endif
 	if (ret == 0)
-		ret = sq_connect(&q, tmp, 0);
+		ret = sq_connect_indexes(&q, tmp);
 	if (ret < 0)
 		goto out;
 	t1 = cpu_ns();

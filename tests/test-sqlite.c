@@ -313,6 +313,15 @@ static const char issue_join[] =
         "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON r.correlationId = k.correlationId "
         "JOIN StringIds s ON s.id = k.shortName";
 
+/* docs/sql.md's "GPU time inside each NVTX range, per step" */
+static const char nvtx_join[] =
+        "SELECT n.start, count(k.correlationId), coalesce(sum(k.end - k.start), 0) "
+        "FROM NVTX_EVENTS AS n "
+        "LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.globalTid = n.globalTid "
+        "AND r.start BETWEEN n.start AND n.end AND r.end <= n.end "
+        "LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL AS k ON k.correlationId = r.correlationId "
+        "WHERE n.eventType = 59 AND n.text = 'step' GROUP BY n.eventId ORDER BY n.start";
+
 /* Whether a line of the query plan of sql starts with `step`. */
 static int plan_uses(sqlite3 *db, const char *sql, const char *step)
 {
@@ -658,7 +667,9 @@ START_TEST(real_and_synthetic_traces)
 		                       .seed = procs,
 		                       .api = true,
 		                       .memcpy = true,
+		                       .steps = true,
 		                       .losses = 3};
+		sqlite3 *h;
 
 		path_in(trace, sizeof(trace), "synth.gtrace");
 		path_in(db, sizeof(db), "synth.sqlite");
@@ -668,9 +679,24 @@ START_TEST(real_and_synthetic_traces)
 		                                      count_records(trace, GT_REC_MEMCPY) +
 		                                      count_records(trace, GT_REC_STRING) +
 		                                      count_records(trace, GT_REC_LOSS) +
+		                                      count_records(trace, GT_REC_NVTX) +
 		                                      procs * (SYNTH_META_PER_PROC + 1));
 		check_stats(trace, db);
 		check_join(trace, db);
+		/* the calls inside each step range: a range of the runtime's start index, both
+		 * ends bounded, never an automatic index built for the query */
+		h = open_db(db);
+		ck_assert_int_gt(q1(h, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59"), 0);
+		ck_assert_int_eq(plan_uses(h, nvtx_join,
+		                           "SEARCH r USING INDEX GPUTRACE_IDX_RUNTIME_START "
+		                           "(start>? AND start<?)"),
+		                 1);
+		ck_assert_int_eq(plan_uses(h, nvtx_join, "AUTOMATIC"), 0);
+		ck_assert_int_eq(plan_uses(h, issue_join,
+		                           "SEARCH k USING INDEX "
+		                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
+		                 1);
+		sqlite3_close(h);
 	}
 	rm_tmp();
 }

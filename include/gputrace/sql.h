@@ -21,7 +21,8 @@
 struct gt_sql_export_options {
 	int demangle;  /* 1: demangledName/shortName hold demangled names (mangledName always
 	                * holds the name as CUPTI reported it) */
-	int cache_mib; /* SQLite page cache while loading, MiB; 0: 16 */
+	int cache_mib; /* SQLite page cache while loading, MiB; 0: 16. The index builds
+	                * sort in twice as much and cache a quarter of it */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
 };

@@ -5,10 +5,12 @@
  * PRAGMA cache_size. Runs in the CLI. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1439,6 +1441,22 @@ static unsigned batch_of(enum sq_table t)
 	}
 }
 
+/* Append to buf (cap bytes, *len of them used) as snprintf would; false when it did not fit. */
+__attribute__((format(printf, 4, 5))) static bool put(char *buf, size_t cap, size_t *len,
+                                                      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *len)
+		return false;
+	*len += (size_t)n;
+	return true;
+}
+
 /* An INSERT of gt_sq_tables rewritten in the table's column order, up to its last named
  * column: "INSERT INTO T (c, a) VALUES (?,0)" on T (a, b, c) becomes
  * "INSERT INTO T (a, b, c) VALUES (0,NULL,?1)", `rows` tuples, the k-th `?` of row r
@@ -1463,7 +1481,9 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 	int nnamed = 0, nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
 	bool numbered = false;
 	sqlite3_stmt *st;
-	char *sql = NULL, *p;
+	char *sql = NULL;
+	size_t len = 0;
+	bool ok;
 	size_t cap;
 
 	if (!cols || !vals)
@@ -1536,35 +1556,38 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 		q->errmsg = "out of memory";
 		return q->err;
 	}
-	p = sql + sprintf(sql, "INSERT INTO %s (", gt_sq_tables[t].name);
-	for (int i = 0; i <= last; i++)
-		p += sprintf(p, "%s\"%s\"", i ? "," : "", tcol[i]);
-	p += sprintf(p, ") VALUES ");
+	ok = put(sql, cap, &len, "INSERT INTO %s (", gt_sq_tables[t].name);
+	for (int i = 0; ok && i <= last; i++)
+		ok = put(sql, cap, &len, "%s\"%s\"", i ? "," : "", tcol[i]);
+	ok = ok && put(sql, cap, &len, ") VALUES ");
 	/* plain `?` where the values keep their order: SQLite looks up the name of every
 	 * numbered one when it compiles it (quadratic in the parameters of the statement) */
 	for (int i = 0, k = 0; i <= last; i++) {
 		if (of[i] >= 0 && param[of[i]] && param[of[i]] != ++k)
 			numbered = true;
 	}
-	for (unsigned r = 0; r < rows; r++) {
-		p += sprintf(p, r ? ",(" : "(");
-		for (int i = 0; i <= last; i++) {
+	for (unsigned r = 0; ok && r < rows; r++) {
+		ok = put(sql, cap, &len, r ? ",(" : "(");
+		for (int i = 0; ok && i <= last; i++) {
 			int j = of[i];
+			const char *sep = i ? "," : "";
 
-			if (i)
-				*p++ = ',';
 			if (j < 0)
-				p += sprintf(p, "NULL");
+				ok = put(sql, cap, &len, "%sNULL", sep);
 			else if (param[j] && !numbered)
-				*p++ = '?';
+				ok = put(sql, cap, &len, "%s?", sep);
 			else if (param[j])
-				p += sprintf(p, "?%u", r * (unsigned)nparams + (unsigned)param[j]);
+				ok = put(sql, cap, &len, "%s?%u", sep,
+				         r * (unsigned)nparams + (unsigned)param[j]);
 			else
-				p += sprintf(p, "%s", val[j]);
+				ok = put(sql, cap, &len, "%s%s", sep, val[j]);
 		}
-		*p++ = ')';
+		ok = ok && put(sql, cap, &len, ")");
 	}
-	*p = '\0';
+	if (!ok) {
+		free(sql);
+		return sq_fail(q, ins, SQLITE_INTERNAL);
+	}
 	rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL);
 	free(sql);
 	return rc == SQLITE_OK ? 0 : sq_fail(q, ins, rc);

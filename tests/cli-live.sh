@@ -96,6 +96,18 @@ wait_file() {
 	return 1
 }
 
+# wait_line FILE: until FILE ends with a newline. A shell's `echo $? >rc` or `stty -a >f`
+# creates the file before it writes it: one that merely exists may still be empty.
+wait_line() {
+	local i
+	for ((i = 0; i < TRIES; i++)); do
+		[ -s "$1" ] && [ "$(tail -c 1 "$1" | wc -l)" = 1 ] && return 0
+		sleep 0.1
+	done
+	fail "$1 was never written"
+	return 1
+}
+
 flag() { tm display -p -t "$1" "#{$2}"; }
 
 # 1234567 -> 1,234,567 (as the view writes counts)
@@ -172,7 +184,7 @@ wait_screen nv '^gputrace: [0-9]+\.[0-9] s, [0-9,]+ records, [0-9.]+ [KMG]?i?B w
 [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || fail "the program ($pid) did not run on after q"
 [ ! -e "$tmp/nv/rc" ] || fail "gputrace ended at q: $(cat "$tmp/nv/rc")"
 touch "$tmp/nv/stop"
-wait_file "$tmp/nv/rc"
+wait_line "$tmp/nv/rc"
 [ "$(cat "$tmp/nv/rc")" = 0 ] || fail "run --live exited $(cat "$tmp/nv/rc")"
 same_stty nv
 has_scrolled nv '^gputrace: trace written to live\.gtrace ' "the summary"
@@ -210,7 +222,7 @@ wait_screen gpu '^-{80}$' "a rule 80 wide"
 # and the kernel names are shortened to fit: the parameter list and return type go first
 wait_screen gpu "^kernel<39> +0 .*\| +$(commas "$n") " "kernel<39> shortened"
 touch "$tmp/gpu/stop"
-wait_file "$tmp/gpu/rc"
+wait_line "$tmp/gpu/rc"
 [ "$(cat "$tmp/gpu/rc")" = 0 ] || fail "run --live (GPU) exited $(cat "$tmp/gpu/rc")"
 "$gputrace" stats -r kernels -f csv "$tmp/gpu/gpu.gtrace" >kernels.csv 2>&1
 grep -q ",$n,.*kernel<39>" kernels.csv || fail "stats: no $n x kernel<39>: $(cat kernels.csv)"
@@ -220,19 +232,19 @@ grep -q ",$n,.*kernel<39>" kernels.csv || fail "stats: no $n x kernel<39>: $(cat
 start int 100 30 "$(traced "'$gputrace' run --live -o int -- '$nvtx_app' live '$tmp/int'")"
 wait_screen int '^forward +[0-9,]+ ' "the view (SIGINT)"
 tm send-keys -t int C-c
-wait_file "$tmp/int/rc"
+wait_line "$tmp/int/rc"
 [ "$(cat "$tmp/int/rc")" = 130 ] || fail "after Ctrl-C: exit $(cat "$tmp/int/rc"), expected 130"
 # SIGTERM to gputrace: forwarded to the program, which dies of it
 start term 100 30 "$(traced "sh -c 'echo \$\$ >pid; exec \"$gputrace\" run --live -o term -- \"$nvtx_app\" live \"$tmp/term\"'")"
 wait_screen term '^forward +[0-9,]+ ' "the view (SIGTERM)"
 kill -TERM "$(cat "$tmp/term/pid")"
-wait_file "$tmp/term/rc"
+wait_line "$tmp/term/rc"
 [ "$(cat "$tmp/term/rc")" = 143 ] || fail "after SIGTERM: exit $(cat "$tmp/term/rc"), expected 143"
 # SIGQUIT to gputrace alone: fatal to it (no core file), the terminal restored on the way
 start quit 100 30 "ulimit -c 0; $(traced "sh -c 'echo \$\$ >pid; exec \"$gputrace\" run --live -o quit -- \"$nvtx_app\" live \"$tmp/quit\"'")"
 wait_screen quit '^forward +[0-9,]+ ' "the view (SIGQUIT)"
 kill -QUIT "$(cat "$tmp/quit/pid")"
-wait_file "$tmp/quit/rc"
+wait_line "$tmp/quit/rc"
 [ "$(cat "$tmp/quit/rc")" = 131 ] || fail "after SIGQUIT: exit $(cat "$tmp/quit/rc"), expected 131"
 touch "$tmp/quit/pause" "$tmp/quit/stop" # the orphaned program ends too
 for p in int term quit; do
@@ -248,7 +260,7 @@ has_scrolled term 'killed by signal 15 \(SIGTERM\)' "the summary after SIGTERM"
 start tz 100 30 "PS1='prompt> ' bash --norc --noprofile -i"
 wait_screen tz '^prompt>' "the shell's prompt"
 tm send-keys -t tz "stty -a >stty.before" Enter
-wait_file "$tmp/tz/stty.before"
+wait_line "$tmp/tz/stty.before"
 tm send-keys -t tz "'$gputrace' run --live -o tz -- '$nvtx_app' live '$tmp/tz'" Enter
 wait_screen tz '^forward +[0-9,]+ ' "the view (Ctrl-Z)"
 tm send-keys -t tz C-z
@@ -256,7 +268,7 @@ wait_screen tz '^\[1\]\+ +Stopped +.*gputrace' "the job stopped by Ctrl-Z"
 [ "$(flag tz alternate_on)" = 0 ] || fail "Ctrl-Z: still on the alternate screen"
 [ "$(flag tz cursor_flag)" = 1 ] || fail "Ctrl-Z: the cursor is hidden"
 tm send-keys -t tz "stty -a >stty.after" Enter
-wait_file "$tmp/tz/stty.after"
+wait_line "$tmp/tz/stty.after"
 same_stty tz
 tm send-keys -t tz "fg" Enter
 wait_screen tz '^ gputrace --live ' "the view after fg"
@@ -266,7 +278,7 @@ wait_screen tz '^gputrace: [0-9]+\.[0-9] s, [0-9,]+ records' "the status line af
 touch "$tmp/tz/pause" "$tmp/tz/stop"
 wait_screen tz '^gputrace: trace written to tz\.gtrace ' "the end after fg"
 tm send-keys -t tz "echo \$? >rc" Enter
-wait_file "$tmp/tz/rc"
+wait_line "$tmp/tz/rc"
 [ "$(cat "$tmp/tz/rc")" = 0 ] || fail "Ctrl-Z and fg: exit $(cat "$tmp/tz/rc")"
 
 # ---- no terminal, or a dumb one: the status line as without --live ----
@@ -277,7 +289,7 @@ wait_screen dumb '^gputrace: warning: --live: TERM is dumb; no live view$' "the 
 wait_screen dumb '^gputrace: [0-9]+\.[0-9] s, [0-9,]+ records' "the status line (TERM=dumb)"
 [ "$(flag dumb alternate_on)" = 0 ] || fail "TERM=dumb: on the alternate screen"
 touch "$tmp/dumb/pause" "$tmp/dumb/stop"
-wait_file "$tmp/dumb/rc"
+wait_line "$tmp/dumb/rc"
 [ "$(cat "$tmp/dumb/rc")" = 0 ] || fail "TERM=dumb: exit $(cat "$tmp/dumb/rc")"
 
 # ---- the last screen: a program that ends while the traced tree lives on ----
@@ -293,11 +305,11 @@ echo \$? >'$tmp/end/prod.rc'
 while [ ! -e '$tmp/end/release' ]; do sleep 0.1; done
 EOF
 start end 150 30 "$(traced "'$gputrace' run --live -o end -- sh '$tmp/end.sh'")"
-wait_file "$tmp/end/prod.rc"
+wait_line "$tmp/end/prod.rc"
 wait_screen end '^processes: [0-9]+ live-producer exited 0' "the process's end on the view"
 screen_records=$(sed -n 's/^trace .*: [0-9.]* [KMG]*i*B, \([0-9,]*\) records .*/\1/p' "$tmp/end.screen" | tr -d ,)
 touch "$tmp/end/release"
-wait_file "$tmp/end/rc"
+wait_line "$tmp/end/rc"
 [ "$(cat "$tmp/end/rc")" = 0 ] || fail "run --live (end): exit $(cat "$tmp/end/rc")"
 trace_records=$("$gputrace" info "$tmp/end/end.gtrace" | sed -n 's/^records: *//p')
 [ -n "$screen_records" ] && [ "$screen_records" = "$trace_records" ] ||
@@ -311,12 +323,12 @@ expect_err "gputrace: run: --live-interval: 'soon' is not valid; use seconds fro
 start ivl 100 30 "$(traced "'$gputrace' run --live-interval 250ms -o ivl -- '$nvtx_app' live '$tmp/ivl'")"
 wait_screen ivl '^ gputrace --live +[0-9.]+ s +refresh 0\.25 s ' "--live-interval 250ms"
 touch "$tmp/ivl/pause" "$tmp/ivl/stop"
-wait_file "$tmp/ivl/rc"
+wait_line "$tmp/ivl/rc"
 
 # ---- nothing lost to the view: the same program with and without it, the same records ----
 N=200000
 start loss 100 30 "$(traced "'$gputrace' run --live -o with -- '$nvtx_app' $N")"
-wait_file "$tmp/loss/rc"
+wait_line "$tmp/loss/rc"
 [ "$(cat "$tmp/loss/rc")" = 0 ] || fail "nvtx-app $N under --live: exit $(cat "$tmp/loss/rc")"
 expect_rc 0 "$gputrace" run -q -o "$tmp/loss/without" -- "$nvtx_app" $N
 for t in with without; do

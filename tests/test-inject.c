@@ -972,6 +972,27 @@ static void fake_install(void)
 	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
 }
 
+/* In the child: the injection started with these API settings and capture range (NULL:
+ * none), no flush thread, on the fake CUPTI; exits 2 or 3 when either start fails. */
+static void fake_start(const char *api, const char *source, const char *capture)
+{
+	const char *what = NULL;
+
+	setenv("GPUTRACE_API", api, 1);
+	setenv("GPUTRACE_API_SOURCE", source, 1);
+	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	unsetenv("GPUTRACE_TRACE");
+	if (capture)
+		setenv("GPUTRACE_CAPTURE_RANGE", capture, 1);
+	else
+		unsetenv("GPUTRACE_CAPTURE_RANGE");
+	if (gt_inject_start() < 0)
+		_exit(2);
+	fake_install();
+	if (gt_cupti_start(&what) != 0)
+		_exit(3);
+}
+
 /* In the child: tracing starts on the fake CUPTI, whose refusal leaves the api collector out.
  * What it had switched on must be off again: callbacks, except cudaDeviceReset, which the
  * capture collector (on) needs too; the API activity of each callback id; the RUNTIME
@@ -979,19 +1000,10 @@ static void fake_install(void)
  * (meta), the kernel collector's activity kind. Exit codes name the check that failed. */
 static void refused_child(void)
 {
-	const char *what = NULL;
 	unsigned d, id;
 
-	setenv("GPUTRACE_API", fake_refuse == REFUSE_API_ACTIVITY ? "launch" : "all", 1);
-	setenv("GPUTRACE_API_SOURCE", fake_refuse == REFUSE_CALLBACK ? "callback" : "activity", 1);
-	setenv("GPUTRACE_FLUSH_MS", "0", 1);
-	unsetenv("GPUTRACE_TRACE");
-	unsetenv("GPUTRACE_CAPTURE_RANGE");
-	if (gt_inject_start() < 0)
-		_exit(2);
-	fake_install();
-	if (gt_cupti_start(&what) != 0)
-		_exit(3);
+	fake_start(fake_refuse == REFUSE_API_ACTIVITY ? "launch" : "all",
+	           fake_refuse == REFUSE_CALLBACK ? "callback" : "activity", NULL);
 	for (d = 0; d < FAKE_DOMAINS; d++)
 		for (id = 0; id < FAKE_CBIDS; id++)
 			if (fake_cb_on[d][id] !=
@@ -1052,22 +1064,12 @@ END_TEST
  * name the check that failed. */
 static void capture_api_child(void)
 {
-	const char *what = NULL;
 	bool all = getenv("GT_TEST_ALL") != NULL;
 	uint64_t before, inside, after;
 	unsigned id;
 
 	fake_refuse = REFUSE_MAX;
-	setenv("GPUTRACE_API", all ? "all" : "launch", 1);
-	setenv("GPUTRACE_API_SOURCE", "activity", 1);
-	setenv("GPUTRACE_CAPTURE_RANGE", "cudaProfilerApi", 1);
-	setenv("GPUTRACE_FLUSH_MS", "0", 1);
-	unsetenv("GPUTRACE_TRACE");
-	if (gt_inject_start() < 0)
-		_exit(2);
-	fake_install();
-	if (gt_cupti_start(&what) != 0)
-		_exit(3);
+	fake_start(all ? "all" : "launch", "activity", "cudaProfilerApi");
 	for (id = 1; id < FAKE_NAMED; id++)
 		if (fake_api_on[0][id] != !all || fake_api_on[1][id] != !all)
 			_exit(4);

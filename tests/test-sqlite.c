@@ -337,6 +337,17 @@ static int plan_uses(sqlite3 *db, const char *sql, const char *step)
 	return found;
 }
 
+/* The planner's statistics make the runtime-kernel join search the kernels' index instead
+ * of building an automatic index for each query. */
+static void check_join_plan(sqlite3 *db)
+{
+	ck_assert_int_eq(plan_uses(db, issue_join,
+	                           "SEARCH k USING INDEX "
+	                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
+	                 1);
+	ck_assert_int_eq(plan_uses(db, issue_join, "AUTOMATIC"), 0);
+}
+
 /* The tables the exporter loads without types and NOT NULL get them back, in the file:
  * a new connection sees them, enforces them, and the rows are what they would have been. */
 START_TEST(schema_constraints_after_load)
@@ -370,13 +381,7 @@ START_TEST(schema_constraints_after_load)
 		              nn[i].table, (long long)q1(db, sql));
 	}
 	ck_assert_int_gt(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 0);
-	/* the planner's statistics make the runtime-kernel join search the kernels' index
-	 * instead of building an automatic index for each query */
-	ck_assert_int_eq(plan_uses(db, issue_join,
-	                           "SEARCH k USING INDEX "
-	                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
-	                 1);
-	ck_assert_int_eq(plan_uses(db, issue_join, "AUTOMATIC"), 0);
+	check_join_plan(db);
 	ck_assert_int_eq(q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "
 	                        "typeof(start) != 'integer' OR typeof(gridX) != 'integer' OR "
 	                        "typeof(tensorSizeMinusOneElements) != 'text' OR "
@@ -692,10 +697,7 @@ START_TEST(real_and_synthetic_traces)
 		                           "(start>? AND start<?)"),
 		                 1);
 		ck_assert_int_eq(plan_uses(h, nvtx_join, "AUTOMATIC"), 0);
-		ck_assert_int_eq(plan_uses(h, issue_join,
-		                           "SEARCH k USING INDEX "
-		                           "GPUTRACE_IDX_KERNEL_CORRELATION"),
-		                 1);
+		check_join_plan(h);
 		sqlite3_close(h);
 	}
 	rm_tmp();

@@ -66,6 +66,9 @@ struct switched_on {
 	uint64_t kinds[GT_KIND_WORDS];      /* cuptiActivityEnable */
 };
 static struct switched_on kept, mine;
+/* The activity kinds that tracing collectors (trace_bit != 0) switched on themselves, through
+ * gt_cupti_enable_kind: they follow capture ranges, as the kinds the collectors declare. */
+static uint64_t self_kinds[GT_KIND_WORDS];
 
 /* Activity kinds toggled by capture ranges. */
 static int capture_kinds[32];
@@ -236,20 +239,19 @@ static bool bit(const uint64_t *set, unsigned i)
 	return set[i / 64] >> (i % 64) & 1u;
 }
 
-/* API activity records with a capture range (GPUTRACE_API_SOURCE=activity). CUPTI honours
- * cuptiActivityEnableRuntimeApi/DriverApi only before the first context exists (probe on the
- * H200, bench/probe/api-toggle.cu: a call switched on later never gets a record), so the
- * calls switched on one by one stay on, and their records are kept when the call started
- * inside a range (gt_cupti_in_capture); the RUNTIME and DRIVER kinds, on where the API filter
- * is "all", are switched with the range like the other kinds. */
-static void api_kinds_switch(bool on)
+/* The kinds that tracing collectors switched on themselves follow a capture range (the API
+ * collector's RUNTIME and DRIVER kinds, for the "all" filter). API calls switched on one by
+ * one cannot: CUPTI honours cuptiActivityEnableRuntimeApi/DriverApi only before the first
+ * context exists (probe on the H200, bench/probe/api-toggle.cu: a call switched on later
+ * never gets a record), so those stay on, and their records are kept when the call started
+ * inside a range (gt_cupti_in_capture). */
+static void self_kinds_switch(bool on)
 {
 	if (gt_inj.cfg.capture == GT_CAPTURE_NONE)
 		return;
-	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_RUNTIME))
-		activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME, on);
-	if (bit(kept.kinds, CUPTI_ACTIVITY_KIND_DRIVER))
-		activity_enable(CUPTI_ACTIVITY_KIND_DRIVER, on);
+	for (unsigned k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		if (bit(self_kinds, k))
+			activity_enable((int)k, on);
 }
 
 /* The last capture ranges, by their start and stop times (stop UINT64_MAX while open):
@@ -304,7 +306,7 @@ void gt_cupti_set_capturing(bool on)
 	if (!on) {
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], false);
-		api_kinds_switch(false);
+		self_kinds_switch(false);
 		window_mark(false);
 		/* what the range produced reaches the ring before we say it ended */
 		gt_cupti_flush(true);
@@ -314,7 +316,7 @@ void gt_cupti_set_capturing(bool on)
 		atomic_store(&gt_inj.capturing, 1);
 		for (i = 0; i < n_capture_kinds; i++)
 			activity_enable(capture_kinds[i], true);
-		api_kinds_switch(true);
+		self_kinds_switch(true);
 	}
 }
 
@@ -617,6 +619,8 @@ int gt_cupti_start(const char **what)
 				continue;
 			}
 			keep_mine();
+			if (c->trace_bit)
+				or_words(self_kinds, mine.kinds, GT_KIND_WORDS);
 		}
 		for (k = c->kinds; k && *k; k++) {
 			if (*k < 0) {
@@ -636,8 +640,8 @@ int gt_cupti_start(const char **what)
 	if (cfg->capture == GT_CAPTURE_NONE) {
 		gt_cupti_set_capturing(true);
 	} else {
-		/* the API collector's activity kinds wait for the range, as the kinds above */
-		api_kinds_switch(false);
+		/* the kinds collectors switched on themselves wait for the range too */
+		self_kinds_switch(false);
 		atomic_store(&gt_inj.capturing, 0);
 	}
 

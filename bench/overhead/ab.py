@@ -27,10 +27,14 @@ LADDER = (
     ("floor-clock", "floor", "gputrace's clock as CUPTI's timestamp callback"),
     ("floor-mem", "floor", "memory activity records (MEMORY2, MEMORY_POOL), with the clock"),
     ("floor-flush", "floor", "a flush thread every 100 ms, with the clock"),
+    ("floor-flush-pool", "floor-flush",
+     "buffers reused (a pool, as gputrace's) under the same 100 ms flush thread"),
     ("gputrace-k0", "floor",
      "gputrace's record parsing, ring writes and the session's drain (kernel, memcpy, memset;"
      " no flush thread), with the clock"),
     ("gputrace-k", "gputrace-k0", "gputrace's flush thread (100 ms), NVTX publish, rescans"),
+    ("gputrace-kf1000", "gputrace-k0", "the same flush thread every 1000 ms"),
+    ("gputrace-f1000", "gputrace", "the defaults with a 1000 ms flush period"),
     ("gputrace-ka", "gputrace-k",
      "gputrace's handling of the API records of the default filter (CUPTI writes them in both"
      " blocks: a call's switch is ignored once a context exists)"),

@@ -9,7 +9,10 @@
  * that gputrace's default API filter keeps (gt_envconf_api_is_launch: launches, copies, sets,
  * allocations, frees, synchronization, event waits, graph launches). FLOOR_MEMORY=1 adds the
  * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
- * buffers every N ms, as gputrace's flush thread does. FLOOR_CAPTURE=1 records only between
+ * buffers every N ms, as gputrace's flush thread does, and FLOOR_POOL=1 hands completed buffers
+back to the next request instead of freeing them (as gputrace's buffer pool does: without it,
+each buffer a flush returns half-used is followed by a fresh one whose pages CUPTI faults in
+again). FLOOR_CAPTURE=1 records only between
  * cudaProfilerStart and cudaProfilerStop, as gputrace's capture range does (the overhead's
  * in-process comparison, bench/overhead/torch_bench.py --ab), all but the API records, which
  * CUPTI cannot switch once a context exists. FLOOR_VERBOSE=1 prints at exit how
@@ -35,9 +38,46 @@
 /* buffers completed, and how many of them on the program's main thread (where it launches) */
 static _Atomic unsigned long completed, completed_main;
 
+/* FLOOR_POOL=1: completed buffers wait here for the next request (a stack under a lock: a
+ * request or a completion every flush period, far from contended) */
+#define FLOOR_POOL_MAX 16u
+static bool pool_on;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *pool[FLOOR_POOL_MAX];
+static unsigned pool_n;
+
+static uint8_t *pool_get(void)
+{
+	uint8_t *b = NULL;
+
+	if (!pool_on)
+		return NULL;
+	pthread_mutex_lock(&pool_lock); /* released below */
+	if (pool_n)
+		b = pool[--pool_n];
+	pthread_mutex_unlock(&pool_lock);
+	return b;
+}
+
+static void pool_put(uint8_t *b)
+{
+	if (pool_on) {
+		pthread_mutex_lock(&pool_lock); /* released below, or on return */
+		if (pool_n < FLOOR_POOL_MAX) {
+			pool[pool_n++] = b;
+			pthread_mutex_unlock(&pool_lock);
+			return;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	free(b);
+}
+
 static void CUPTIAPI floor_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, FLOOR_BUF_BYTES);
+	*buffer = pool_get();
+	if (!*buffer)
+		*buffer = aligned_alloc(8, FLOOR_BUF_BYTES);
 	*size = *buffer ? FLOOR_BUF_BYTES : 0;
 	*max_records = 0;
 }
@@ -57,7 +97,7 @@ static void CUPTIAPI floor_complete(CUcontext ctx, uint32_t stream, uint8_t *buf
 	/* walk the records as any consumer must, then drop them */
 	while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
 		n++;
-	free(buffer);
+	pool_put(buffer);
 }
 
 static uint64_t CUPTIAPI floor_clock(void)
@@ -192,6 +232,7 @@ int InitializeInjection(void)
 	const char *memory = getenv("FLOOR_MEMORY");
 	const char *flush = getenv("FLOOR_FLUSH_MS");
 	const char *capture = getenv("FLOOR_CAPTURE");
+	const char *pool_env = getenv("FLOOR_POOL");
 
 	if (clock && *clock == '1')
 		cuptiActivityRegisterTimestampCallback(floor_clock);
@@ -199,6 +240,7 @@ int InitializeInjection(void)
 	floor_api_on(api);
 	markers_on = markers && *markers == '1';
 	memory_on = memory && *memory == '1';
+	pool_on = pool_env && *pool_env == '1';
 	if (capture && *capture == '1')
 		floor_capture();
 	else

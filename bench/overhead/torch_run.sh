@@ -16,10 +16,12 @@
 # The accounting ladder (docs/performance.md), each adding one piece: floor-clock (the floor
 # with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
 # floor-api-default (+ API records of every call gputrace's default filter keeps), floor-mem
-# (+ memory records), floor-flush (+ a 100 ms flush thread); gputrace-k0 (gputrace with kernel,
+# (+ memory records), floor-flush (+ a 100 ms flush thread), floor-flush-pool (the same with
+# buffers reused, as gputrace's pool does); gputrace-k0 (gputrace with kernel,
 # memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
 # the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
-# gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-ka (+ the API
+# gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-kf1000 (the
+# same with a 1 s flush period), gputrace-f1000 (the defaults with a 1 s period), gputrace-ka (+ the API
 # records of the default filter), gputrace-kam (+ memory records; the default is this with
 # NVTX and graphs too).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
@@ -80,6 +82,7 @@ for r in $(seq 1 "$rounds"); do
 			floor-api-default) fenv=(FLOOR_CLOCK=1 FLOOR_API=default) ;;
 			floor-mem) fenv=(FLOOR_CLOCK=1 FLOOR_MEMORY=1) ;;
 			floor-flush) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100) ;;
+			floor-flush-pool) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100 FLOOR_POOL=1) ;;
 			esac
 			env "${fenv[@]}" "${fcap[@]}" CUDA_INJECTION64_PATH="$build/bench/overhead/libgt-overhead-floor.so" \
 				"${bench[@]}" >"$out" 2>&1 ;;
@@ -100,6 +103,8 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-nonvtx) opts=(-t kernel,memcpy,memset,memory,api,graph) ;;
 			gputrace-k0) opts=(-t kernel,memcpy,memset --api none --flush-interval 0) ;;
 			gputrace-k) opts=(-t kernel,memcpy,memset --api none) ;;
+			gputrace-kf1000) opts=(-t kernel,memcpy,memset --api none --flush-interval 1000) ;;
+			gputrace-f1000) opts=(--flush-interval 1000) ;;
 			gputrace-ka) opts=(-t kernel,memcpy,memset,api) ;;
 			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
 			esac

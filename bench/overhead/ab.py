@@ -25,6 +25,8 @@ import sys
 LADDER = (
     ("floor", "bare", "CUPTI floor: kernel, memcpy, memset activity records, discarded"),
     ("floor-clock", "floor", "gputrace's clock as CUPTI's timestamp callback"),
+    ("floor-api-all", "floor-clock",
+     "every call's API record (RUNTIME and DRIVER kinds), over the clock"),
     ("floor-mem", "floor", "memory activity records (MEMORY2, MEMORY_POOL), with the clock"),
     ("floor-flush", "floor", "a flush thread every 100 ms, with the clock"),
     ("floor-flush-pool", "floor-flush",
@@ -38,6 +40,7 @@ LADDER = (
     ("gputrace-ka", "gputrace-k",
      "gputrace's handling of the API records of the default filter (CUPTI writes them in both"
      " blocks: a call's switch is ignored once a context exists)"),
+    ("gputrace-kaall", "gputrace-k", "gputrace's API records of every call (--api all)"),
     ("gputrace-kam", "gputrace-ka", "gputrace's memory records"),
     ("gputrace", "gputrace-kam", "NVTX and graph records: the default"),
     ("gputrace-cb", "gputrace", "API records through callbacks instead of activity records"),

@@ -7,7 +7,8 @@
  * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*),
  * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone, and FLOOR_API=default for every call
  * that gputrace's default API filter keeps (gt_envconf_api_is_launch: launches, copies, sets,
- * allocations, frees, synchronization, event waits, graph launches). FLOOR_MEMORY=1 adds the
+ * allocations, frees, synchronization, event waits, graph launches); FLOOR_API=all the RUNTIME
+ * and DRIVER kinds whole (every call), the only API records that FLOOR_CAPTURE can switch. FLOOR_MEMORY=1 adds the
  * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
  * buffers every N ms, as gputrace's flush thread does, and FLOOR_POOL=1 hands completed buffers
 back to the next request instead of freeing them (as gputrace's buffer pool does: without it,
@@ -144,7 +145,7 @@ static void floor_api_on(const char *api)
 	}
 }
 
-static bool markers_on, memory_on;
+static bool markers_on, memory_on, api_all;
 
 /* Everything the configuration records, on or off. */
 static void floor_switch(bool on)
@@ -156,6 +157,10 @@ static void floor_switch(bool on)
 	kind(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (markers_on)
 		kind(CUPTI_ACTIVITY_KIND_MARKER);
+	if (api_all) {
+		kind(CUPTI_ACTIVITY_KIND_RUNTIME);
+		kind(CUPTI_ACTIVITY_KIND_DRIVER);
+	}
 	if (memory_on) {
 		kind(CUPTI_ACTIVITY_KIND_MEMORY2);
 		kind(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
@@ -240,6 +245,7 @@ int InitializeInjection(void)
 	floor_api_on(api);
 	markers_on = markers && *markers == '1';
 	memory_on = memory && *memory == '1';
+	api_all = api && strcmp(api, "all") == 0;
 	pool_on = pool_env && *pool_env == '1';
 	if (capture && *capture == '1')
 		floor_capture();

@@ -15,14 +15,17 @@
 # records through callbacks), gputrace-solo (standalone: CUDA_INJECTION64_PATH, no CLI).
 # The accounting ladder (docs/performance.md), each adding one piece: floor-clock (the floor
 # with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
-# floor-api-default (+ API records of every call gputrace's default filter keeps), floor-mem
+# floor-api-default (+ API records of every call gputrace's default filter keeps),
+# floor-api-all (+ the RUNTIME and DRIVER kinds whole: every call's record; the only API
+# records that TORCH_AB's blocks can switch), floor-mem
 # (+ memory records), floor-flush (+ a 100 ms flush thread), floor-flush-pool (the same with
 # buffers reused, as gputrace's pool does); gputrace-k0 (gputrace with kernel,
 # memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
 # the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
 # gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-kf1000 (the
 # same with a 1 s flush period), gputrace-f1000 (the defaults with a 1 s period), gputrace-ka (+ the API
-# records of the default filter), gputrace-kam (+ memory records; the default is this with
+# records of the default filter), gputrace-kaall (+ every call's API record, --api all),
+# gputrace-kam (+ memory records; the default is this with
 # NVTX and graphs too).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
 #   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr; TORCH_STEPS: timed steps of each
@@ -80,6 +83,7 @@ for r in $(seq 1 "$rounds"); do
 			floor-clock) fenv=(FLOOR_CLOCK=1) ;;
 			floor-api-launch) fenv=(FLOOR_CLOCK=1 FLOOR_API=launch) ;;
 			floor-api-default) fenv=(FLOOR_CLOCK=1 FLOOR_API=default) ;;
+			floor-api-all) fenv=(FLOOR_CLOCK=1 FLOOR_API=all) ;;
 			floor-mem) fenv=(FLOOR_CLOCK=1 FLOOR_MEMORY=1) ;;
 			floor-flush) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100) ;;
 			floor-flush-pool) fenv=(FLOOR_CLOCK=1 FLOOR_FLUSH_MS=100 FLOOR_POOL=1) ;;
@@ -106,6 +110,7 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-kf1000) opts=(-t kernel,memcpy,memset --api none --flush-interval 1000) ;;
 			gputrace-f1000) opts=(--flush-interval 1000) ;;
 			gputrace-ka) opts=(-t kernel,memcpy,memset,api) ;;
+			gputrace-kaall) opts=(-t kernel,memcpy,memset,api --api all) ;;
 			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
 			esac
 			src_env=("${capenv[@]:1}")
@@ -135,6 +140,12 @@ for r in $(seq 1 "$rounds"); do
 done
 if [ -n "${TORCH_AB:-}" ]; then
 	python3 "$src/ab.py" "$runs"
+	# what the last round's gputrace configurations recorded (API records per recorded step)
+	for t in "$work"/gputrace-*.gtrace; do
+		[ -f "$t" ] || continue
+		echo "== $(basename "$t" .gtrace)"
+		"$build/cli/gputrace" info "$t" | grep -E '^(records|losses|  kernel|  api|  nvtx)'
+	done
 	exit
 fi
 [ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'

@@ -144,15 +144,17 @@ struct ctx {
 	uint32_t pid, context_id, device_id;
 };
 
-/* A table's INSERTs and the rows waiting for them. */
+/* A table's INSERTs and the rows waiting for them. Row r of a batch is vals[r * (ncols +
+ * 1)]: its element 0 holds in u.i the columns set to a value that `many` does not hold in
+ * that row's parameters (bit c for column c), elements 1..ncols the values, which are also
+ * what `many` holds there once the batch is flushed (row_set()). */
 struct tab {
 	sqlite3_stmt *one;  /* one row */
 	sqlite3_stmt *many; /* `batch` rows in one statement; NULL when batch is 1 */
-	int ncols;          /* values per row */
+	int ncols;          /* values per row (< 64) */
 	unsigned batch, n;  /* rows per flush, rows pending */
-	struct val *vals;   /* batch * ncols; owned */
-	struct val *bound;  /* batch * ncols values bound to `many` now, then ncols to `one`;
-	                     * kind 0: nothing bound yet; owned */
+	struct val *vals;   /* batch * (ncols + 1); owned */
+	struct val *bound;  /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
 };
 
 struct sq {
@@ -254,59 +256,83 @@ _Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes")
 /* what `bound` says of a text parameter: equal to no row's value, bound again every time */
 #define VAL_REBIND (-1)
 
+/* Column i (from 1) of a row from row_begin(): bindings outlive sqlite3_reset(), so an
+ * integer or NULL equal to what the row's parameter of `many` holds is not bound again:
+ * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
+ * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
+ * Compared here, as the row is filled, so that flush() visits only the columns to bind. */
+static inline void row_set(struct val *row, int i, int64_t v, int32_t kind)
+{
+	if (row[i].u.i != v || row[i].kind != kind || row[i].len != 0) {
+		row[i] = (struct val){{.i = v}, 0, kind};
+		row[0].u.i |= (int64_t)(1ull << i);
+	}
+}
+
 static inline void b_i64(struct val *row, int i, int64_t v)
 {
-	row[i - 1] = (struct val){{.i = v}, 0, SQLITE_INTEGER};
+	row_set(row, i, v, SQLITE_INTEGER);
 }
 
 static inline void b_u64(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, SQLITE_INTEGER};
+	row_set(row, i, (int64_t)v, SQLITE_INTEGER);
 }
 
 static inline void b_null(struct val *row, int i)
 {
-	row[i - 1] = (struct val){{.i = 0}, 0, SQLITE_NULL};
+	row_set(row, i, 0, SQLITE_NULL);
 }
 
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
+	row_set(row, i, (int64_t)v, v ? SQLITE_INTEGER : SQLITE_NULL);
+}
+
+/* s[0..len), len -1: up to the NUL. Text is always bound: the pointer bound last time may
+ * be gone. */
+static inline void b_textn(struct val *row, int i, const char *s, int32_t len)
+{
+	row[i] = (struct val){{.s = s}, len, SQLITE_TEXT};
+	row[0].u.i |= (int64_t)(1ull << i);
 }
 
 static inline void b_text(struct val *row, int i, const char *s)
 {
 	if (s)
-		row[i - 1] = (struct val){{.s = s}, -1, SQLITE_TEXT};
+		b_textn(row, i, s, -1);
 	else
 		b_null(row, i);
 }
 
-/* Bind a row's values to parameters first.. of st. Bindings outlive sqlite3_reset(), so
- * an integer or NULL equal to what `bound` says the parameter holds is not bound again:
- * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
- * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
- * Text is always bound: the pointer bound last time may be gone. */
-static void bind_row(sqlite3_stmt *st, int first, const struct val *row, struct val *bound,
-                     int ncols)
+/* Bind v to parameter `param` of st. */
+static inline void bind_val(sqlite3_stmt *st, int param, const struct val *v)
+{
+	switch (v->kind) {
+	case SQLITE_INTEGER:
+		sqlite3_bind_int64(st, param, v->u.i);
+		break;
+	case SQLITE_TEXT:
+		sqlite3_bind_text(st, param, v->u.s, v->len, SQLITE_STATIC);
+		break;
+	default:
+		sqlite3_bind_null(st, param);
+		break;
+	}
+}
+
+/* Bind a row's values (row[1..ncols]) to `one`, each that differs from what `bound`
+ * says it holds. */
+static void bind_row(sqlite3_stmt *st, const struct val *row, struct val *bound, int ncols)
 {
 	for (int c = 0; c < ncols; c++) {
-		if (memcmp(&row[c], &bound[c], sizeof(row[c])) == 0)
+		if (memcmp(&row[c + 1], &bound[c], sizeof(bound[c])) == 0)
 			continue;
-		bound[c] = row[c];
-		switch (row[c].kind) {
-		case SQLITE_INTEGER:
-			sqlite3_bind_int64(st, first + c, row[c].u.i);
-			break;
-		case SQLITE_TEXT:
-			sqlite3_bind_text(st, first + c, row[c].u.s, row[c].len, SQLITE_STATIC);
+		bound[c] = row[c + 1];
+		if (bound[c].kind == SQLITE_TEXT)
 			bound[c].kind = VAL_REBIND;
-			break;
-		default:
-			sqlite3_bind_null(st, first + c);
-			break;
-		}
+		bind_val(st, c + 1, &row[c + 1]);
 	}
 }
 
@@ -328,29 +354,43 @@ static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 static inline struct val *row_begin(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
+	struct val *row = b->vals + (size_t)b->n * (size_t)(b->ncols + 1);
 
-	return b->vals + (size_t)b->n * (size_t)b->ncols;
+	row[0].u.i = 0;
+	return row;
 }
 
-/* Insert the pending rows of table t: a full batch through the multi-row INSERT, fewer
- * one at a time. */
+/* Insert the pending rows of table t: a full batch through the multi-row INSERT, binding
+ * the columns row_set() marked, fewer one at a time. */
 static int flush(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
+	size_t stride = (size_t)b->ncols + 1;
 	int ret = 0;
 
 	if (b->n == b->batch && b->many) {
-		for (unsigned r = 0; r < b->n; r++)
-			bind_row(b->many, 1 + (int)r * b->ncols,
-			         b->vals + (size_t)r * (size_t)b->ncols,
-			         b->bound + (size_t)r * (size_t)b->ncols, b->ncols);
+		for (unsigned r = 0; r < b->n; r++) {
+			const struct val *row = b->vals + r * stride;
+			uint64_t set = (uint64_t)row[0].u.i;
+
+			while (set) {
+				int c = __builtin_ctzll(set);
+
+				set &= set - 1;
+				bind_val(b->many, (int)(r * (size_t)b->ncols) + c, &row[c]);
+			}
+		}
 		ret = run(q, b->many, t);
 	} else {
 		for (unsigned r = 0; r < b->n && ret == 0; r++) {
-			bind_row(b->one, 1, b->vals + (size_t)r * (size_t)b->ncols,
-			         b->bound + (b->many ? (size_t)b->batch * (size_t)b->ncols : 0),
-			         b->ncols);
+			struct val *row = b->vals + r * stride;
+
+			bind_row(b->one, row, b->bound, b->ncols);
 			ret = run(q, b->one, t);
+			/* `many` does not hold these values: whatever comes next in the row's
+			 * place is bound to it */
+			for (int c = 1; c <= b->ncols; c++)
+				row[c].kind = VAL_REBIND;
 		}
 	}
 	if (ret == 0)
@@ -445,7 +485,7 @@ static uint32_t intern(struct sq *q, const char *s, size_t len)
 		struct val *row = row_begin(q, SQ_STRING_IDS); /* batch 1: s may be a buffer */
 
 		b_i64(row, 1, t->id);
-		row[1] = (struct val){{.s = s}, (int32_t)len, SQLITE_TEXT};
+		b_textn(row, 2, s, (int32_t)len);
 		if (row_end(q, SQ_STRING_IDS) < 0)
 			return 0;
 	}
@@ -645,7 +685,7 @@ static void see(struct sq *q, uint64_t start, uint64_t end)
 
 /* ---- records ----------------------------------------------------------------------- */
 
-static void b_span(struct val *st, const struct gt_gpu_span *s, const struct proc *p)
+static inline void b_span(struct val *st, const struct gt_gpu_span *s, const struct proc *p)
 {
 	b_u64(st, 1, s->start_ns);
 	b_u64(st, 2, s->end_ns);
@@ -1788,10 +1828,10 @@ static int sq_open(struct sq *q, const char *tmp)
 			if (rc < 0)
 				return rc;
 		}
-		b->vals = calloc((size_t)b->batch * (size_t)(b->ncols ? b->ncols : 1),
-		                 sizeof(*b->vals));
-		b->bound = calloc((size_t)(b->batch + 1) * (size_t)(b->ncols ? b->ncols : 1),
-		                  sizeof(*b->bound));
+		if (b->ncols >= 64)
+			return sq_fail(q, gt_sq_tables[t].insert, SQLITE_INTERNAL);
+		b->vals = calloc((size_t)b->batch * (size_t)(b->ncols + 1), sizeof(*b->vals));
+		b->bound = calloc((size_t)(b->ncols ? b->ncols : 1), sizeof(*b->bound));
 		if (!b->vals || !b->bound) {
 			q->err = -ENOMEM;
 			q->errmsg = "out of memory";

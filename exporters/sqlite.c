@@ -1511,6 +1511,8 @@ enum {
 	SQ_VALUE_BYTES = 8
 };
 
+static bool loads_loose(enum sq_table t);
+
 static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
 {
 	const char *ins = gt_sq_tables[t].insert, *cols = strchr(ins, '(');
@@ -1577,7 +1579,10 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 				j = ncols; /* the values are the columns in order */
 			of[ncols] = j < nnamed ? j : -1;
 			if (j < nnamed) {
-				last = ncols;
+				/* a loose table has the literals after its last parameter as
+				 * defaults (loose_defaults()) */
+				if (!loads_loose(t) || param[j])
+					last = ncols;
 				nfound++;
 			}
 			ncols++;
@@ -1653,6 +1658,82 @@ static bool loads_loose(enum sq_table t)
 	default:
 		return false;
 	}
+}
+
+/* The value that INSERT `ins` gives column `col` (len bytes) into *val (vlen bytes);
+ * false when it names no such column. */
+static bool insert_value(const char *ins, const char *col, size_t len, const char **val,
+                         size_t *vlen)
+{
+	const char *c = strchr(ins, '('), *v = strstr(ins, " VALUES (");
+
+	if (!c || !v || c > v)
+		return false;
+	for (c++, v += 9; *c && *c != ')' && *v && *v != ')';) {
+		size_t cl = strcspn(c, ",)"), vl = strcspn(v, ",)");
+
+		if (cl == len && strncmp(c, col, len) == 0) {
+			*val = v;
+			*vlen = vl;
+			return true;
+		}
+		c += cl + (c[cl] == ',' ? 2 : 0); /* ", " */
+		v += vl + (v[vl] == ',' ? 1 : 0);
+	}
+	return false;
+}
+
+/* The columns of buf (a CREATE TABLE) after the last one that `ins` binds a parameter to
+ * given the literal that `ins` puts there as their DEFAULT, into out (size bytes):
+ * prepare_ordered() leaves them out of a loose table's INSERT, and SQLite then sets them
+ * once per statement instead of once per row (kernels: four NULLs and a ''). */
+static int loose_defaults(const char *buf, const char *ins, char *out, size_t size)
+{
+	const char *start = strchr(buf, '('), *p;
+	const char *last = NULL; /* end of the name of the last column with a parameter */
+	size_t n = 0;
+
+	if (!start)
+		return -EINVAL;
+	for (p = start + 1; *p;) {
+		size_t len = strcspn(p, " ,)"), vlen;
+		const char *val;
+
+		if (insert_value(ins, p, len, &val, &vlen) && vlen == 1 && *val == '?')
+			last = p + len;
+		p += strcspn(p, ",)");
+		if (*p != ',')
+			break;
+		p += 2; /* ", " */
+	}
+	for (p = buf; *p;) {
+		size_t len, vlen;
+		const char *val;
+
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		out[n++] = *p;
+		if (!last || p < last || (*p != '(' && *p != ' ') || (*p == ' ' && p[-1] != ',')) {
+			p++;
+			continue;
+		}
+		p++; /* the start of a column after the last with a parameter */
+		len = strcspn(p, " ,)");
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, p, len);
+		n += len;
+		if (insert_value(ins, p, len, &val, &vlen)) {
+			if (n + 9 + vlen >= size)
+				return -ENAMETOOLONG;
+			memcpy(out + n, " DEFAULT ", 9);
+			memcpy(out + n + 9, val, vlen);
+			n += 9 + vlen;
+		}
+		p += len;
+	}
+	out[n] = '\0';
+	return 0;
 }
 
 /* create without " INTEGER", " TEXT" and " NOT NULL" after a column name, into buf */
@@ -1796,7 +1877,7 @@ static int sq_connect_indexes(struct sq *q, const char *path)
 
 static int sq_open(struct sq *q, const char *tmp)
 {
-	char loose[4096];
+	char loose[4096], dflt[4096];
 	int rc;
 
 	if (sq_connect(q, tmp, SQLITE_OPEN_CREATE) < 0)
@@ -1806,9 +1887,11 @@ static int sq_open(struct sq *q, const char *tmp)
 
 		if (loads_loose(t)) {
 			rc = loose_create(create, loose, sizeof(loose));
+			if (rc == 0)
+				rc = loose_defaults(loose, gt_sq_tables[t].insert, dflt, sizeof(dflt));
 			if (rc < 0)
 				return sq_fail(q, create, SQLITE_INTERNAL);
-			create = loose;
+			create = dflt;
 		}
 		if (sq_exec(q, create) < 0)
 			return q->err;

@@ -27,7 +27,7 @@
 #define PID_BITS         0xffffffull
 #define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
 #define DEFAULT_CACHE_MB 16
-#define SQ_BATCH         64u /* rows per multi-row INSERT of the busy tables */
+#define SQ_BATCH         32u /* rows per multi-row INSERT of the busy tables */
 
 /* errmsg for the caller; one per thread, overwritten by the next call */
 static _Thread_local char errbuf[768];

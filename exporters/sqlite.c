@@ -27,6 +27,7 @@
 #define PID_BITS         0xffffffull
 #define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
 #define DEFAULT_CACHE_MB 16
+#define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
 #define SQ_BATCH         32u /* rows per multi-row INSERT of the busy tables */
 
 /* errmsg for the caller; one per thread, overwritten by the next call */
@@ -171,7 +172,10 @@ struct sq {
 	size_t arena_len, arena_cap;
 
 	/* trace string id -> names index */
-	struct map by_sid;
+	struct map by_sid;   /* the ids from SID_DIRECT on */
+	uint32_t *sid_names; /* names index + 1 of trace string ids below SID_DIRECT; 0: none
+	                      * yet; owned */
+	size_t sid_cap;      /* entries of sid_names */
 	struct names *names;
 	size_t nnames, names_cap;
 
@@ -560,13 +564,20 @@ static void base_name(const char *s, size_t len, size_t *start, size_t *end)
  * *tmp receives a placeholder for strings the trace never defined (not cached). */
 static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, struct names *tmp)
 {
-	uint32_t *slot = map_find(&q->by_sid, sid);
+	uint32_t idx = UINT32_MAX; /* names index; UINT32_MAX: none yet */
 	struct names *n;
 	const char *s;
 	size_t len = 0;
 
-	if (slot) {
-		n = &q->names[*slot];
+	if (sid < q->sid_cap) {
+		idx = q->sid_names[sid] - 1;
+	} else if (sid >= SID_DIRECT) {
+		const uint32_t *slot = map_find(&q->by_sid, sid);
+
+		idx = slot ? *slot : UINT32_MAX;
+	}
+	if (idx != UINT32_MAX) {
+		n = &q->names[idx];
 		if (!kernel || n->kernel)
 			return n;
 	} else {
@@ -592,8 +603,27 @@ static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, str
 		n = &q->names[q->nnames];
 		memset(n, 0, sizeof(*n));
 		n->raw = intern(q, s, len);
-		if (!n->raw || map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
+		if (!n->raw)
 			goto nomem;
+		if (sid >= SID_DIRECT) {
+			if (map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
+				goto nomem;
+		} else {
+			if (sid >= q->sid_cap) {
+				size_t cap = q->sid_cap ? q->sid_cap : 256;
+				uint32_t *a;
+
+				while (cap <= sid)
+					cap *= 2;
+				a = realloc(q->sid_names, cap * sizeof(*a));
+				if (!a)
+					goto nomem;
+				memset(a + q->sid_cap, 0, (cap - q->sid_cap) * sizeof(*a));
+				q->sid_names = a;
+				q->sid_cap = cap;
+			}
+			q->sid_names[sid] = (uint32_t)q->nnames + 1;
+		}
 		q->nnames++;
 		if (!kernel)
 			return n;
@@ -1957,6 +1987,7 @@ static void sq_free(struct sq *q)
 	free(q->gpus);
 	free(q->ctxs);
 	map_fini(&q->by_sid);
+	free(q->sid_names);
 	map_fini(&q->by_pid);
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);

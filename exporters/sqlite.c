@@ -29,6 +29,7 @@
 #define DEFAULT_CACHE_MB 16
 #define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
 #define SQ_BATCH         32u /* rows per multi-row INSERT of the busy tables */
+#define SQ_LANES         8u  /* lanes of a table whose rows go by process */
 
 /* errmsg for the caller; one per thread, overwritten by the next call */
 static _Thread_local char errbuf[768];
@@ -145,17 +146,27 @@ struct ctx {
 	uint32_t pid, context_id, device_id;
 };
 
-/* A table's INSERTs and the rows waiting for them. Row r of a batch is vals[r * (ncols +
- * 1)]: its element 0 holds in u.i the columns set to a value that `many` does not hold in
- * that row's parameters (bit c for column c), elements 1..ncols the values, which are also
- * what `many` holds there once the batch is flushed (row_set()). */
-struct tab {
-	sqlite3_stmt *one;  /* one row */
+/* Rows of a table waiting for its INSERT, with the multi-row INSERT they go through. Row r
+ * of a batch is vals[r * (ncols + 1)]: its element 0 holds in u.i the columns set to a value
+ * that `many` does not hold in that row's parameters (bit c for column c), elements
+ * 1..ncols the values, which are also what `many` holds there once the batch is flushed
+ * (row_set()). */
+struct lane {
 	sqlite3_stmt *many; /* `batch` rows in one statement; NULL when batch is 1 */
-	int ncols;          /* values per row (< 64) */
-	unsigned batch, n;  /* rows per flush, rows pending */
+	unsigned n;         /* rows pending */
 	struct val *vals;   /* batch * (ncols + 1); owned */
-	struct val *bound;  /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
+};
+
+/* A table's INSERTs and the rows waiting for them: the API calls in a lane per process
+ * (index % SQ_LANES), each with its own multi-row INSERT, the others in one. */
+struct tab {
+	sqlite3_stmt *one; /* one row */
+	int ncols;         /* values per row (< 64) */
+	unsigned batch;    /* rows per multi-row INSERT */
+	unsigned nlanes;   /* 1 or SQ_LANES */
+	struct lane *cur;  /* the lane of the row that row_begin() handed out */
+	struct val *bound; /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
+	struct lane lane[SQ_LANES];
 };
 
 struct sq {
@@ -196,6 +207,7 @@ struct sq {
 	struct map domain_created; /* (pid << 32 | domainId) -> 1 */
 	uint32_t ndomains;
 
+	unsigned lane; /* lane of the current record's process: its index % SQ_LANES */
 	uint64_t first_ns, last_ns;
 	uint64_t rows, records, nvtx_id;
 	char demangled[GT_DEMANGLE_BUF_BYTES];
@@ -340,6 +352,8 @@ static void bind_row(sqlite3_stmt *st, const struct val *row, struct val *bound,
 	}
 }
 
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret);
+
 static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 {
 	int rc = sqlite3_step(st);
@@ -358,36 +372,43 @@ static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 static inline struct val *row_begin(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
-	struct val *row = b->vals + (size_t)b->n * (size_t)(b->ncols + 1);
+	struct lane *l = &b->lane[b->nlanes > 1 ? q->lane : 0];
+	struct val *row = l->vals + (size_t)l->n * (size_t)(b->ncols + 1);
 
+	b->cur = l;
 	row[0].u.i = 0;
 	return row;
 }
 
-/* Insert the pending rows of table t: a full batch through the multi-row INSERT, binding
- * the columns row_set() marked, fewer one at a time. */
-static int flush(struct sq *q, enum sq_table t)
+/* Insert the pending rows of lane l of table t: a full batch through the lane's multi-row
+ * INSERT, binding the columns row_set() marked, fewer one at a time. */
+static int flush_lane(struct sq *q, enum sq_table t, struct lane *l)
 {
 	struct tab *b = &q->tab[t];
 	size_t stride = (size_t)b->ncols + 1;
 	int ret = 0;
 
-	if (b->n == b->batch && b->many) {
-		for (unsigned r = 0; r < b->n; r++) {
-			const struct val *row = b->vals + r * stride;
+	if (l->n == b->batch && b->batch > 1) {
+		if (!l->many) {
+			ret = prepare_ordered(q, t, b->batch, &l->many);
+			if (ret < 0)
+				return ret;
+		}
+		for (unsigned r = 0; r < l->n; r++) {
+			const struct val *row = l->vals + r * stride;
 			uint64_t set = (uint64_t)row[0].u.i;
 
 			while (set) {
 				int c = __builtin_ctzll(set);
 
 				set &= set - 1;
-				bind_val(b->many, (int)(r * (size_t)b->ncols) + c, &row[c]);
+				bind_val(l->many, (int)(r * (size_t)b->ncols) + c, &row[c]);
 			}
 		}
-		ret = run(q, b->many, t);
+		ret = run(q, l->many, t);
 	} else {
-		for (unsigned r = 0; r < b->n && ret == 0; r++) {
-			struct val *row = b->vals + r * stride;
+		for (unsigned r = 0; r < l->n && ret == 0; r++) {
+			struct val *row = l->vals + r * stride;
 
 			bind_row(b->one, row, b->bound, b->ncols);
 			ret = run(q, b->one, t);
@@ -398,18 +419,32 @@ static int flush(struct sq *q, enum sq_table t)
 		}
 	}
 	if (ret == 0)
-		q->rows += b->n;
-	b->n = 0;
+		q->rows += l->n;
+	l->n = 0;
 	return ret;
+}
+
+static int flush(struct sq *q, enum sq_table t)
+{
+	struct tab *b = &q->tab[t];
+
+	for (unsigned i = 0; i < b->nlanes; i++) {
+		int ret = flush_lane(q, t, &b->lane[i]);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static inline int row_end(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
+	struct lane *l = b->cur;
 
-	if (++b->n < b->batch)
+	if (++l->n < b->batch)
 		return 0;
-	return flush(q, t);
+	return flush_lane(q, t, l);
 }
 
 /* ---- strings ----------------------------------------------------------------------- */
@@ -1188,6 +1223,7 @@ static int on_record(struct sq *q, const union gt_record *rec)
 	}
 	if (rec->hdr.type != GT_REC_PROCESS)
 		p->used = true;
+	q->lane = p->index % SQ_LANES;
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
 		return on_kernel(q, &rec->kernel, p);
@@ -1936,22 +1972,24 @@ static int sq_open(struct sq *q, const char *tmp)
 			return rc;
 		b->ncols = sqlite3_bind_parameter_count(b->one);
 		b->batch = batch_of(t);
-		if (b->batch > 1) {
-			rc = prepare_ordered(q, t, b->batch, &b->many);
-			if (rc < 0)
-				return rc;
-		}
+		b->nlanes = t == SQ_RUNTIME ? SQ_LANES : 1;
 		if (b->ncols >= 64)
 			return sq_fail(q, gt_sq_tables[t].insert, SQLITE_INTERNAL);
-		b->vals = calloc((size_t)b->batch * (size_t)(b->ncols + 1), sizeof(*b->vals));
 		b->bound = calloc((size_t)(b->ncols ? b->ncols : 1), sizeof(*b->bound));
-		if (!b->vals || !b->bound) {
-			q->err = -ENOMEM;
-			q->errmsg = "out of memory";
-			return q->err;
+		if (!b->bound)
+			goto nomem;
+		for (unsigned i = 0; i < b->nlanes; i++) {
+			b->lane[i].vals =
+			        calloc((size_t)b->batch * (size_t)(b->ncols + 1), sizeof(struct val));
+			if (!b->lane[i].vals)
+				goto nomem;
 		}
 	}
 	return 0;
+nomem:
+	q->err = -ENOMEM;
+	q->errmsg = "out of memory";
+	return q->err;
 }
 
 /* The INSERTs finalized and the connection closed; 0 or the close's failure. */
@@ -1962,8 +2000,11 @@ static int sq_close(struct sq *q)
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		/* pair with sqlite3_prepare_v3 in prepare_ordered() */
 		sqlite3_finalize(q->tab[t].one);
-		sqlite3_finalize(q->tab[t].many);
-		q->tab[t].one = q->tab[t].many = NULL;
+		q->tab[t].one = NULL;
+		for (unsigned i = 0; i < SQ_LANES; i++) {
+			sqlite3_finalize(q->tab[t].lane[i].many);
+			q->tab[t].lane[i].many = NULL;
+		}
 	}
 	if (q->db)
 		/* pairs with sqlite3_open_v2 in sq_connect or sq_connect_indexes */
@@ -1976,7 +2017,8 @@ static void sq_free(struct sq *q)
 {
 	sq_close(q);
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		free(q->tab[t].vals);
+		for (unsigned i = 0; i < SQ_LANES; i++)
+			free(q->tab[t].lane[i].vals);
 		free(q->tab[t].bound);
 		memset(&q->tab[t], 0, sizeof(q->tab[t]));
 	}

@@ -28,8 +28,8 @@
 #define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
 #define DEFAULT_CACHE_MB 16
 #define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
-#define SQ_BATCH         32u /* rows per multi-row INSERT of the busy tables */
-#define SQ_LANES         8u  /* lanes of a table whose rows go by process */
+#define SQ_BATCH         32u        /* rows per multi-row INSERT of the busy tables */
+#define SQ_LANES         8u         /* lanes of a table whose rows go by process */
 
 /* errmsg for the caller; one per thread, overwritten by the next call */
 static _Thread_local char errbuf[768];
@@ -1954,7 +1954,8 @@ static int sq_open(struct sq *q, const char *tmp)
 		if (loads_loose(t)) {
 			rc = loose_create(create, loose, sizeof(loose));
 			if (rc == 0)
-				rc = loose_defaults(loose, gt_sq_tables[t].insert, dflt, sizeof(dflt));
+				rc = loose_defaults(loose, gt_sq_tables[t].insert, dflt,
+				                    sizeof(dflt));
 			if (rc < 0)
 				return sq_fail(q, create, SQLITE_INTERNAL);
 			create = dflt;
@@ -1979,8 +1980,8 @@ static int sq_open(struct sq *q, const char *tmp)
 		if (!b->bound)
 			goto nomem;
 		for (unsigned i = 0; i < b->nlanes; i++) {
-			b->lane[i].vals =
-			        calloc((size_t)b->batch * (size_t)(b->ncols + 1), sizeof(struct val));
+			b->lane[i].vals = calloc((size_t)b->batch * (size_t)(b->ncols + 1),
+			                         sizeof(struct val));
 			if (!b->lane[i].vals)
 				goto nomem;
 		}

@@ -27,7 +27,9 @@
 #define PID_BITS         0xffffffull
 #define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
 #define DEFAULT_CACHE_MB 16
-#define SQ_BATCH         64u /* rows per multi-row INSERT of the busy tables */
+#define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
+#define SQ_BATCH         32u        /* rows per multi-row INSERT of the busy tables */
+#define SQ_LANES         8u         /* lanes of a table whose rows go by process */
 
 /* errmsg for the caller; one per thread, overwritten by the next call */
 static _Thread_local char errbuf[768];
@@ -144,15 +146,27 @@ struct ctx {
 	uint32_t pid, context_id, device_id;
 };
 
-/* A table's INSERTs and the rows waiting for them. */
-struct tab {
-	sqlite3_stmt *one;  /* one row */
+/* Rows of a table waiting for its INSERT, with the multi-row INSERT they go through. Row r
+ * of a batch is vals[r * (ncols + 1)]: its element 0 holds in u.i the columns set to a value
+ * that `many` does not hold in that row's parameters (bit c for column c), elements
+ * 1..ncols the values, which are also what `many` holds there once the batch is flushed
+ * (row_set()). */
+struct lane {
 	sqlite3_stmt *many; /* `batch` rows in one statement; NULL when batch is 1 */
-	int ncols;          /* values per row */
-	unsigned batch, n;  /* rows per flush, rows pending */
-	struct val *vals;   /* batch * ncols; owned */
-	struct val *bound;  /* batch * ncols values bound to `many` now, then ncols to `one`;
-	                     * kind 0: nothing bound yet; owned */
+	unsigned n;         /* rows pending */
+	struct val *vals;   /* batch * (ncols + 1); owned */
+};
+
+/* A table's INSERTs and the rows waiting for them: the API calls in a lane per process
+ * (index % SQ_LANES), each with its own multi-row INSERT, the others in one. */
+struct tab {
+	sqlite3_stmt *one; /* one row */
+	int ncols;         /* values per row (< 64) */
+	unsigned batch;    /* rows per multi-row INSERT */
+	unsigned nlanes;   /* 1 or SQ_LANES */
+	struct lane *cur;  /* the lane of the row that row_begin() handed out */
+	struct val *bound; /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
+	struct lane lane[SQ_LANES];
 };
 
 struct sq {
@@ -169,7 +183,10 @@ struct sq {
 	size_t arena_len, arena_cap;
 
 	/* trace string id -> names index */
-	struct map by_sid;
+	struct map by_sid;   /* the ids from SID_DIRECT on */
+	uint32_t *sid_names; /* names index + 1 of trace string ids below SID_DIRECT; 0: none
+	                      * yet; owned */
+	size_t sid_cap;      /* entries of sid_names */
 	struct names *names;
 	size_t nnames, names_cap;
 
@@ -190,6 +207,7 @@ struct sq {
 	struct map domain_created; /* (pid << 32 | domainId) -> 1 */
 	uint32_t ndomains;
 
+	unsigned lane; /* lane of the current record's process: its index % SQ_LANES */
 	uint64_t first_ns, last_ns;
 	uint64_t rows, records, nvtx_id;
 	char demangled[GT_DEMANGLE_BUF_BYTES];
@@ -254,61 +272,87 @@ _Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes")
 /* what `bound` says of a text parameter: equal to no row's value, bound again every time */
 #define VAL_REBIND (-1)
 
+/* Column i (from 1) of a row from row_begin(): bindings outlive sqlite3_reset(), so an
+ * integer or NULL equal to what the row's parameter of `many` holds is not bound again:
+ * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
+ * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
+ * Compared here, as the row is filled, so that flush() visits only the columns to bind. */
+static inline void row_set(struct val *row, int i, int64_t v, int32_t kind)
+{
+	if (row[i].u.i != v || row[i].kind != kind || row[i].len != 0) {
+		row[i] = (struct val){{.i = v}, 0, kind};
+		row[0].u.i |= (int64_t)(1ull << i);
+	}
+}
+
 static inline void b_i64(struct val *row, int i, int64_t v)
 {
-	row[i - 1] = (struct val){{.i = v}, 0, SQLITE_INTEGER};
+	row_set(row, i, v, SQLITE_INTEGER);
 }
 
 static inline void b_u64(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, SQLITE_INTEGER};
+	row_set(row, i, (int64_t)v, SQLITE_INTEGER);
 }
 
 static inline void b_null(struct val *row, int i)
 {
-	row[i - 1] = (struct val){{.i = 0}, 0, SQLITE_NULL};
+	row_set(row, i, 0, SQLITE_NULL);
 }
 
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
-	row[i - 1] = (struct val){{.i = (int64_t)v}, 0, v ? SQLITE_INTEGER : SQLITE_NULL};
+	row_set(row, i, (int64_t)v, v ? SQLITE_INTEGER : SQLITE_NULL);
+}
+
+/* s[0..len), len -1: up to the NUL. Text is always bound: the pointer bound last time may
+ * be gone. */
+static inline void b_textn(struct val *row, int i, const char *s, int32_t len)
+{
+	row[i] = (struct val){{.s = s}, len, SQLITE_TEXT};
+	row[0].u.i |= (int64_t)(1ull << i);
 }
 
 static inline void b_text(struct val *row, int i, const char *s)
 {
 	if (s)
-		row[i - 1] = (struct val){{.s = s}, -1, SQLITE_TEXT};
+		b_textn(row, i, s, -1);
 	else
 		b_null(row, i);
 }
 
-/* Bind a row's values to parameters first.. of st. Bindings outlive sqlite3_reset(), so
- * an integer or NULL equal to what `bound` says the parameter holds is not bound again:
- * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
- * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
- * Text is always bound: the pointer bound last time may be gone. */
-static void bind_row(sqlite3_stmt *st, int first, const struct val *row, struct val *bound,
-                     int ncols)
+/* Bind v to parameter `param` of st. */
+static inline void bind_val(sqlite3_stmt *st, int param, const struct val *v)
 {
-	for (int c = 0; c < ncols; c++) {
-		if (memcmp(&row[c], &bound[c], sizeof(row[c])) == 0)
-			continue;
-		bound[c] = row[c];
-		switch (row[c].kind) {
-		case SQLITE_INTEGER:
-			sqlite3_bind_int64(st, first + c, row[c].u.i);
-			break;
-		case SQLITE_TEXT:
-			sqlite3_bind_text(st, first + c, row[c].u.s, row[c].len, SQLITE_STATIC);
-			bound[c].kind = VAL_REBIND;
-			break;
-		default:
-			sqlite3_bind_null(st, first + c);
-			break;
-		}
+	switch (v->kind) {
+	case SQLITE_INTEGER:
+		sqlite3_bind_int64(st, param, v->u.i);
+		break;
+	case SQLITE_TEXT:
+		sqlite3_bind_text(st, param, v->u.s, v->len, SQLITE_STATIC);
+		break;
+	default:
+		sqlite3_bind_null(st, param);
+		break;
 	}
 }
+
+/* Bind a row's values (row[1..ncols]) to `one`, each that differs from what `bound`
+ * says it holds. */
+static void bind_row(sqlite3_stmt *st, const struct val *row, struct val *bound, int ncols)
+{
+	for (int c = 0; c < ncols; c++) {
+		if (memcmp(&row[c + 1], &bound[c], sizeof(bound[c])) == 0)
+			continue;
+		bound[c] = row[c + 1];
+		if (bound[c].kind == SQLITE_TEXT)
+			bound[c].kind = VAL_REBIND;
+		bind_val(st, c + 1, &row[c + 1]);
+	}
+}
+
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret);
 
 static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 {
@@ -328,44 +372,79 @@ static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 static inline struct val *row_begin(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
+	struct lane *l = &b->lane[b->nlanes > 1 ? q->lane : 0];
+	struct val *row = l->vals + (size_t)l->n * (size_t)(b->ncols + 1);
 
-	return b->vals + (size_t)b->n * (size_t)b->ncols;
+	b->cur = l;
+	row[0].u.i = 0;
+	return row;
 }
 
-/* Insert the pending rows of table t: a full batch through the multi-row INSERT, fewer
- * one at a time. */
-static int flush(struct sq *q, enum sq_table t)
+/* Insert the pending rows of lane l of table t: a full batch through the lane's multi-row
+ * INSERT, binding the columns row_set() marked, fewer one at a time. */
+static int flush_lane(struct sq *q, enum sq_table t, struct lane *l)
 {
 	struct tab *b = &q->tab[t];
+	size_t stride = (size_t)b->ncols + 1;
 	int ret = 0;
 
-	if (b->n == b->batch && b->many) {
-		for (unsigned r = 0; r < b->n; r++)
-			bind_row(b->many, 1 + (int)r * b->ncols,
-			         b->vals + (size_t)r * (size_t)b->ncols,
-			         b->bound + (size_t)r * (size_t)b->ncols, b->ncols);
-		ret = run(q, b->many, t);
+	if (l->n == b->batch && b->batch > 1) {
+		if (!l->many) {
+			ret = prepare_ordered(q, t, b->batch, &l->many);
+			if (ret < 0)
+				return ret;
+		}
+		for (unsigned r = 0; r < l->n; r++) {
+			const struct val *row = l->vals + r * stride;
+			uint64_t set = (uint64_t)row[0].u.i;
+
+			while (set) {
+				int c = __builtin_ctzll(set);
+
+				set &= set - 1;
+				bind_val(l->many, (int)(r * (size_t)b->ncols) + c, &row[c]);
+			}
+		}
+		ret = run(q, l->many, t);
 	} else {
-		for (unsigned r = 0; r < b->n && ret == 0; r++) {
-			bind_row(b->one, 1, b->vals + (size_t)r * (size_t)b->ncols,
-			         b->bound + (b->many ? (size_t)b->batch * (size_t)b->ncols : 0),
-			         b->ncols);
+		for (unsigned r = 0; r < l->n && ret == 0; r++) {
+			struct val *row = l->vals + r * stride;
+
+			bind_row(b->one, row, b->bound, b->ncols);
 			ret = run(q, b->one, t);
+			/* `many` does not hold these values: whatever comes next in the row's
+			 * place is bound to it */
+			for (int c = 1; c <= b->ncols; c++)
+				row[c].kind = VAL_REBIND;
 		}
 	}
 	if (ret == 0)
-		q->rows += b->n;
-	b->n = 0;
+		q->rows += l->n;
+	l->n = 0;
 	return ret;
+}
+
+static int flush(struct sq *q, enum sq_table t)
+{
+	struct tab *b = &q->tab[t];
+
+	for (unsigned i = 0; i < b->nlanes; i++) {
+		int ret = flush_lane(q, t, &b->lane[i]);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static inline int row_end(struct sq *q, enum sq_table t)
 {
 	struct tab *b = &q->tab[t];
+	struct lane *l = b->cur;
 
-	if (++b->n < b->batch)
+	if (++l->n < b->batch)
 		return 0;
-	return flush(q, t);
+	return flush_lane(q, t, l);
 }
 
 /* ---- strings ----------------------------------------------------------------------- */
@@ -445,7 +524,7 @@ static uint32_t intern(struct sq *q, const char *s, size_t len)
 		struct val *row = row_begin(q, SQ_STRING_IDS); /* batch 1: s may be a buffer */
 
 		b_i64(row, 1, t->id);
-		row[1] = (struct val){{.s = s}, (int32_t)len, SQLITE_TEXT};
+		b_textn(row, 2, s, (int32_t)len);
 		if (row_end(q, SQ_STRING_IDS) < 0)
 			return 0;
 	}
@@ -520,13 +599,20 @@ static void base_name(const char *s, size_t len, size_t *start, size_t *end)
  * *tmp receives a placeholder for strings the trace never defined (not cached). */
 static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, struct names *tmp)
 {
-	uint32_t *slot = map_find(&q->by_sid, sid);
+	uint32_t idx = UINT32_MAX; /* names index; UINT32_MAX: none yet */
 	struct names *n;
 	const char *s;
 	size_t len = 0;
 
-	if (slot) {
-		n = &q->names[*slot];
+	if (sid < q->sid_cap) {
+		idx = q->sid_names[sid] - 1;
+	} else if (sid >= SID_DIRECT) {
+		const uint32_t *slot = map_find(&q->by_sid, sid);
+
+		idx = slot ? *slot : UINT32_MAX;
+	}
+	if (idx != UINT32_MAX) {
+		n = &q->names[idx];
 		if (!kernel || n->kernel)
 			return n;
 	} else {
@@ -552,8 +638,27 @@ static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, str
 		n = &q->names[q->nnames];
 		memset(n, 0, sizeof(*n));
 		n->raw = intern(q, s, len);
-		if (!n->raw || map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
+		if (!n->raw)
 			goto nomem;
+		if (sid >= SID_DIRECT) {
+			if (map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
+				goto nomem;
+		} else {
+			if (sid >= q->sid_cap) {
+				size_t cap = q->sid_cap ? q->sid_cap : 256;
+				uint32_t *a;
+
+				while (cap <= sid)
+					cap *= 2;
+				a = realloc(q->sid_names, cap * sizeof(*a));
+				if (!a)
+					goto nomem;
+				memset(a + q->sid_cap, 0, (cap - q->sid_cap) * sizeof(*a));
+				q->sid_names = a;
+				q->sid_cap = cap;
+			}
+			q->sid_names[sid] = (uint32_t)q->nnames + 1;
+		}
 		q->nnames++;
 		if (!kernel)
 			return n;
@@ -645,7 +750,7 @@ static void see(struct sq *q, uint64_t start, uint64_t end)
 
 /* ---- records ----------------------------------------------------------------------- */
 
-static void b_span(struct val *st, const struct gt_gpu_span *s, const struct proc *p)
+static inline void b_span(struct val *st, const struct gt_gpu_span *s, const struct proc *p)
 {
 	b_u64(st, 1, s->start_ns);
 	b_u64(st, 2, s->end_ns);
@@ -1118,6 +1223,7 @@ static int on_record(struct sq *q, const union gt_record *rec)
 	}
 	if (rec->hdr.type != GT_REC_PROCESS)
 		p->used = true;
+	q->lane = p->index % SQ_LANES;
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
 		return on_kernel(q, &rec->kernel, p);
@@ -1471,6 +1577,8 @@ enum {
 	SQ_VALUE_BYTES = 8
 };
 
+static bool loads_loose(enum sq_table t);
+
 static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
 {
 	const char *ins = gt_sq_tables[t].insert, *cols = strchr(ins, '(');
@@ -1537,7 +1645,10 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 				j = ncols; /* the values are the columns in order */
 			of[ncols] = j < nnamed ? j : -1;
 			if (j < nnamed) {
-				last = ncols;
+				/* a loose table has the literals after its last parameter as
+				 * defaults (loose_defaults()) */
+				if (!loads_loose(t) || param[j])
+					last = ncols;
 				nfound++;
 			}
 			ncols++;
@@ -1613,6 +1724,82 @@ static bool loads_loose(enum sq_table t)
 	default:
 		return false;
 	}
+}
+
+/* The value that INSERT `ins` gives column `col` (len bytes) into *val (vlen bytes);
+ * false when it names no such column. */
+static bool insert_value(const char *ins, const char *col, size_t len, const char **val,
+                         size_t *vlen)
+{
+	const char *c = strchr(ins, '('), *v = strstr(ins, " VALUES (");
+
+	if (!c || !v || c > v)
+		return false;
+	for (c++, v += 9; *c && *c != ')' && *v && *v != ')';) {
+		size_t cl = strcspn(c, ",)"), vl = strcspn(v, ",)");
+
+		if (cl == len && strncmp(c, col, len) == 0) {
+			*val = v;
+			*vlen = vl;
+			return true;
+		}
+		c += cl + (c[cl] == ',' ? 2 : 0); /* ", " */
+		v += vl + (v[vl] == ',' ? 1 : 0);
+	}
+	return false;
+}
+
+/* The columns of buf (a CREATE TABLE) after the last one that `ins` binds a parameter to
+ * given the literal that `ins` puts there as their DEFAULT, into out (size bytes):
+ * prepare_ordered() leaves them out of a loose table's INSERT, and SQLite then sets them
+ * once per statement instead of once per row (kernels: four NULLs and a ''). */
+static int loose_defaults(const char *buf, const char *ins, char *out, size_t size)
+{
+	const char *start = strchr(buf, '('), *p;
+	const char *last = NULL; /* end of the name of the last column with a parameter */
+	size_t n = 0;
+
+	if (!start)
+		return -EINVAL;
+	for (p = start + 1; *p;) {
+		size_t len = strcspn(p, " ,)"), vlen;
+		const char *val;
+
+		if (insert_value(ins, p, len, &val, &vlen) && vlen == 1 && *val == '?')
+			last = p + len;
+		p += strcspn(p, ",)");
+		if (*p != ',')
+			break;
+		p += 2; /* ", " */
+	}
+	for (p = buf; *p;) {
+		size_t len, vlen;
+		const char *val;
+
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		out[n++] = *p;
+		if (!last || p < last || (*p != '(' && *p != ' ') || (*p == ' ' && p[-1] != ',')) {
+			p++;
+			continue;
+		}
+		p++; /* the start of a column after the last with a parameter */
+		len = strcspn(p, " ,)");
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, p, len);
+		n += len;
+		if (insert_value(ins, p, len, &val, &vlen)) {
+			if (n + 9 + vlen >= size)
+				return -ENAMETOOLONG;
+			memcpy(out + n, " DEFAULT ", 9);
+			memcpy(out + n + 9, val, vlen);
+			n += 9 + vlen;
+		}
+		p += len;
+	}
+	out[n] = '\0';
+	return 0;
 }
 
 /* create without " INTEGER", " TEXT" and " NOT NULL" after a column name, into buf */
@@ -1756,7 +1943,7 @@ static int sq_connect_indexes(struct sq *q, const char *path)
 
 static int sq_open(struct sq *q, const char *tmp)
 {
-	char loose[4096];
+	char loose[4096], dflt[4096];
 	int rc;
 
 	if (sq_connect(q, tmp, SQLITE_OPEN_CREATE) < 0)
@@ -1766,9 +1953,12 @@ static int sq_open(struct sq *q, const char *tmp)
 
 		if (loads_loose(t)) {
 			rc = loose_create(create, loose, sizeof(loose));
+			if (rc == 0)
+				rc = loose_defaults(loose, gt_sq_tables[t].insert, dflt,
+				                    sizeof(dflt));
 			if (rc < 0)
 				return sq_fail(q, create, SQLITE_INTERNAL);
-			create = loose;
+			create = dflt;
 		}
 		if (sq_exec(q, create) < 0)
 			return q->err;
@@ -1783,22 +1973,24 @@ static int sq_open(struct sq *q, const char *tmp)
 			return rc;
 		b->ncols = sqlite3_bind_parameter_count(b->one);
 		b->batch = batch_of(t);
-		if (b->batch > 1) {
-			rc = prepare_ordered(q, t, b->batch, &b->many);
-			if (rc < 0)
-				return rc;
-		}
-		b->vals = calloc((size_t)b->batch * (size_t)(b->ncols ? b->ncols : 1),
-		                 sizeof(*b->vals));
-		b->bound = calloc((size_t)(b->batch + 1) * (size_t)(b->ncols ? b->ncols : 1),
-		                  sizeof(*b->bound));
-		if (!b->vals || !b->bound) {
-			q->err = -ENOMEM;
-			q->errmsg = "out of memory";
-			return q->err;
+		b->nlanes = t == SQ_RUNTIME ? SQ_LANES : 1;
+		if (b->ncols >= 64)
+			return sq_fail(q, gt_sq_tables[t].insert, SQLITE_INTERNAL);
+		b->bound = calloc((size_t)(b->ncols ? b->ncols : 1), sizeof(*b->bound));
+		if (!b->bound)
+			goto nomem;
+		for (unsigned i = 0; i < b->nlanes; i++) {
+			b->lane[i].vals = calloc((size_t)b->batch * (size_t)(b->ncols + 1),
+			                         sizeof(struct val));
+			if (!b->lane[i].vals)
+				goto nomem;
 		}
 	}
 	return 0;
+nomem:
+	q->err = -ENOMEM;
+	q->errmsg = "out of memory";
+	return q->err;
 }
 
 /* The INSERTs finalized and the connection closed; 0 or the close's failure. */
@@ -1809,8 +2001,11 @@ static int sq_close(struct sq *q)
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		/* pair with sqlite3_prepare_v3 in prepare_ordered() */
 		sqlite3_finalize(q->tab[t].one);
-		sqlite3_finalize(q->tab[t].many);
-		q->tab[t].one = q->tab[t].many = NULL;
+		q->tab[t].one = NULL;
+		for (unsigned i = 0; i < SQ_LANES; i++) {
+			sqlite3_finalize(q->tab[t].lane[i].many);
+			q->tab[t].lane[i].many = NULL;
+		}
 	}
 	if (q->db)
 		/* pairs with sqlite3_open_v2 in sq_connect or sq_connect_indexes */
@@ -1823,7 +2018,8 @@ static void sq_free(struct sq *q)
 {
 	sq_close(q);
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		free(q->tab[t].vals);
+		for (unsigned i = 0; i < SQ_LANES; i++)
+			free(q->tab[t].lane[i].vals);
 		free(q->tab[t].bound);
 		memset(&q->tab[t], 0, sizeof(q->tab[t]));
 	}
@@ -1834,6 +2030,7 @@ static void sq_free(struct sq *q)
 	free(q->gpus);
 	free(q->ctxs);
 	map_fini(&q->by_sid);
+	free(q->sid_names);
 	map_fini(&q->by_pid);
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);

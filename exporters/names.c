@@ -5,6 +5,7 @@
 
 #include "gputrace/demangle.h"
 #include "gputrace/record.h"
+#include "gputrace/strtab.h"
 #include "names.h"
 #include "text.h"
 
@@ -104,19 +105,8 @@ static void name_direct_put(struct gt_names *nc, uint32_t id, bool dm, uint32_t 
 
 	if (id >= GT_NAMES_DIRECT)
 		return;
-	if (k >= nc->direct_cap) {
-		uint32_t ncap = nc->direct_cap ? nc->direct_cap : 1024;
-		uint32_t *nd;
-
-		while (ncap <= k)
-			ncap *= 2;
-		nd = realloc(nc->direct, ncap * sizeof(*nd));
-		if (!nd)
-			return; /* the hash map still has it */
-		memset(nd + nc->direct_cap, 0, (ncap - nc->direct_cap) * sizeof(*nd));
-		nc->direct = nd;
-		nc->direct_cap = ncap;
-	}
+	if (gt_strtab_dense_reserve(&nc->direct, &nc->direct_cap, k, 1024) < 0)
+		return; /* the hash map still has it */
 	nc->direct[k] = v;
 }
 

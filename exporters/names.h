@@ -27,7 +27,7 @@ struct gt_names {
 	struct gt_idmap map; /* (id, demangled) or a caller's key -> name */
 	uint32_t *direct;    /* (id * 2 + demangled) -> name, for ids below GT_NAMES_DIRECT;
 	                      * 0 = not cached */
-	uint32_t direct_cap; /* entries allocated */
+	size_t direct_cap;   /* entries allocated */
 	char *text;          /* arena of cached names, NUL-separated; owned */
 	size_t text_len, text_cap;
 	uint32_t *off;   /* per cached name: offset in text */

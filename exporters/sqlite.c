@@ -21,6 +21,7 @@
 #include "gputrace/demangle.h"
 #include "gputrace/exporter.h"
 #include "gputrace/sql.h"
+#include "gputrace/strtab.h"
 #include "sqlite-int.h"
 
 #define PROGRESS_EVERY   0xffffu /* records between progress calls, minus one */
@@ -644,19 +645,8 @@ static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, str
 			if (map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
 				goto nomem;
 		} else {
-			if (sid >= q->sid_cap) {
-				size_t cap = q->sid_cap ? q->sid_cap : 256;
-				uint32_t *a;
-
-				while (cap <= sid)
-					cap *= 2;
-				a = realloc(q->sid_names, cap * sizeof(*a));
-				if (!a)
-					goto nomem;
-				memset(a + q->sid_cap, 0, (cap - q->sid_cap) * sizeof(*a));
-				q->sid_names = a;
-				q->sid_cap = cap;
-			}
+			if (gt_strtab_dense_reserve(&q->sid_names, &q->sid_cap, sid, 256) < 0)
+				goto nomem;
 			q->sid_names[sid] = (uint32_t)q->nnames + 1;
 		}
 		q->nnames++;

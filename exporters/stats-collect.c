@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gputrace/strtab.h"
 #include "stats-int.h"
 
 /* Largest string id cached in a flat array; ids above it (a hostile file) use the hash. */
@@ -274,19 +275,8 @@ struct gt_stat_entry *gt_stats_table_get_id(struct gt_stat_table *t, const struc
 	e = table_get_at(t, s, len, 0, 0, &index);
 	if (!e || id >= BY_ID_MAX)
 		return e;
-	if (id >= t->nby_id) {
-		size_t n = t->nby_id ? t->nby_id : 256;
-		uint32_t *by;
-
-		while (n <= id)
-			n *= 2;
-		by = realloc(t->by_id, n * sizeof(*by));
-		if (!by)
-			return e; /* the cache is an optimization only */
-		memset(by + t->nby_id, 0, (n - t->nby_id) * sizeof(*by));
-		t->by_id = by;
-		t->nby_id = n;
-	}
+	if (gt_strtab_dense_reserve(&t->by_id, &t->nby_id, id, 256) < 0)
+		return e; /* the cache is an optimization only */
 	t->by_id[id] = index + 1;
 	return e;
 }

@@ -160,7 +160,7 @@ struct input {
 	uint32_t first_pid;          /* the merged pid of its first process */
 	uint32_t *dense;             /* its string id (< GT_MERGE_DENSE_IDS) -> the merged file's;
 	                              * 0: not seen; owned */
-	uint32_t ndense;             /* entries of dense */
+	size_t ndense;               /* entries of dense */
 	struct u32map strs_map;      /* the same for larger ids */
 	struct u32map nested;        /* a merged input's INPUT indexes -> the merged file's */
 	struct ahead *ahead;         /* reading ahead: m->ahead[i]; NULL: records come from r */

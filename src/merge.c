@@ -309,19 +309,8 @@ static int string_put(struct input *in, uint32_t id, uint32_t v)
 {
 	if (id >= GT_MERGE_DENSE_IDS)
 		return u32map_put(&in->strs_map, id, v);
-	if (id >= in->ndense) {
-		uint32_t n = in->ndense ? in->ndense : 64;
-		uint32_t *d;
-
-		while (n <= id)
-			n *= 2;
-		d = realloc(in->dense, n * sizeof(*d));
-		if (!d)
-			return -ENOMEM;
-		memset(d + in->ndense, 0, (n - in->ndense) * sizeof(*d));
-		in->dense = d;
-		in->ndense = n;
-	}
+	if (gt_strtab_dense_reserve(&in->dense, &in->ndense, id, 64) < 0)
+		return -ENOMEM;
 	in->dense[id] = v;
 	return 0;
 }

@@ -168,6 +168,24 @@ const char *gt_strtab_get(const struct gt_strtab *t, uint32_t id, size_t *len)
 	return s->bytes;
 }
 
+int gt_strtab_dense_reserve(uint32_t **tab, size_t *cap, size_t id, size_t first)
+{
+	size_t n = *cap ? *cap : first;
+	uint32_t *a;
+
+	if (id < *cap)
+		return 0;
+	while (n <= id)
+		n *= 2;
+	a = realloc(*tab, n * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memset(a + *cap, 0, (n - *cap) * sizeof(*a));
+	*tab = a;
+	*cap = n;
+	return 0;
+}
+
 uint32_t gt_strtab_count(const struct gt_strtab *t)
 {
 	return t ? t->count : 0;

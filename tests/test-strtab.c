@@ -130,6 +130,31 @@ START_TEST(test_free_null)
 }
 END_TEST
 
+/* The table by string id: grows by doubling from its first size to hold the id asked, new
+ * entries zero, what was set kept; an id already inside changes nothing. */
+START_TEST(test_dense_reserve)
+{
+	uint32_t *tab = NULL;
+	size_t cap = 0;
+
+	ck_assert_int_eq(gt_strtab_dense_reserve(&tab, &cap, 3, 4), 0);
+	ck_assert_uint_eq(cap, 4);
+	for (size_t i = 0; i < cap; i++)
+		ck_assert_uint_eq(tab[i], 0);
+	tab[3] = 7;
+	ck_assert_int_eq(gt_strtab_dense_reserve(&tab, &cap, 0, 4), 0);
+	ck_assert_uint_eq(cap, 4);
+	ck_assert_int_eq(gt_strtab_dense_reserve(&tab, &cap, 4, 4), 0);
+	ck_assert_uint_eq(cap, 8);
+	ck_assert_int_eq(gt_strtab_dense_reserve(&tab, &cap, 100, 4), 0);
+	ck_assert_uint_eq(cap, 128);
+	ck_assert_uint_eq(tab[3], 7);
+	for (size_t i = 4; i < cap; i++)
+		ck_assert_uint_eq(tab[i], 0);
+	free(tab);
+}
+END_TEST
+
 static Suite *strtab_suite(void)
 {
 	Suite *s = suite_create("strtab");
@@ -140,6 +165,7 @@ static Suite *strtab_suite(void)
 	tcase_add_test(tc, test_growth_many);
 	tcase_add_test(tc, test_long_string);
 	tcase_add_test(tc, test_free_null);
+	tcase_add_test(tc, test_dense_reserve);
 	suite_add_tcase(s, tc);
 	return s;
 }

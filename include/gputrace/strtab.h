@@ -23,4 +23,10 @@ const char *gt_strtab_get(const struct gt_strtab *t, uint32_t id, size_t *len);
 /* Number of strings interned; ids are 1..count. */
 uint32_t gt_strtab_count(const struct gt_strtab *t);
 
+/* Make entry `id` of *tab exist: a table indexed by string id whose entries are 0 until set
+ * (the readers' and exporters' caches of what an id maps to). The table doubles from `first`
+ * entries (*cap 0, *tab NULL: none yet) and its new entries are zeroed. Returns 0, or -ENOMEM
+ * with the table unchanged. */
+int gt_strtab_dense_reserve(uint32_t **tab, size_t *cap, size_t id, size_t first);
+
 #endif /* GPUTRACE_STRTAB_H */

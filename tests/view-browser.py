@@ -228,9 +228,20 @@ def main():
             fail("the page's origin is %s, expected %s" % (r.get("origin"), other))
         if r.get("ok") or r.get("error") != "TypeError: Failed to fetch":
             fail("a page from %s got: %s" % (other, json.dumps(r)))
-        served = ("gputrace: GET /run.pftrace from %s: 200, %s body bytes "
-                  "(not the fetch: not from %s)" % (other, format(size, ","), ALLOWED))
-        wait_until(lambda: served in read_log(), "gputrace to log the other origin's GET")
+        # gputrace answers 200 and sends the body; Chromium, once the headers fail CORS,
+        # may close the connection before the last byte (seen 1 run in 6 on the CI VM), so
+        # the log says either: every byte, not the fetch; or fewer, the connection lost.
+        served = re.compile(r"^gputrace: GET /run\.pftrace from %s: 200, ([\d,]+) body bytes "
+                            r"\((not the fetch: not from %s|the connection was lost)\)$" %
+                            (re.escape(other), re.escape(ALLOWED)), re.M)
+        m = wait_until(lambda: served.search(read_log()), "gputrace to log the other origin's GET")
+        if m:
+            sent = int(m.group(1).replace(",", ""))
+            print("view-browser: the other origin's GET: %s bytes, %s" % (m.group(1), m.group(2)))
+            if sent > size or (m.group(2).startswith("not the fetch") and sent != size):
+                fail("the other origin's GET: %s (the file is %d bytes)" % (m.group(0), size))
+        else:
+            print("gputrace's log:\n" + read_log(), file=sys.stderr)
         if view.poll() is not None:
             fail("gputrace view exited after the other origin's fetch: " + read_log())
 

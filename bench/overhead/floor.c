@@ -1,24 +1,24 @@
 /* The overhead benchmark's floor: the least a CUPTI tracer can do. An injection library that
  * enables only CONCURRENT_KERNEL, MEMCPY and MEMSET activity and discards every record.
  * With FLOOR_MARKERS=1 it also enables CUPTI's NVTX marker path (set NVTX_INJECTION64_PATH to
- * libcupti), to time CUPTI's own push/pop. Two more switches add, one at a time, what gputrace
+ * libcupti), to time CUPTI's own push/pop. Other switches add, one at a time, what gputrace
  * does on top of the floor, to tell where its added launch cost goes: FLOOR_CLOCK=1 registers
  * a timestamp callback (CLOCK_MONOTONIC, as gputrace's); FLOOR_API=launch enables runtime and
  * driver API activity records for the launch calls only (cudaLaunch*, cuLaunch*),
  * FLOOR_API=runtime for the runtime's (cudaLaunch*) alone, and FLOOR_API=default for every call
  * that gputrace's default API filter keeps (gt_envconf_api_is_launch: launches, copies, sets,
  * allocations, frees, synchronization, event waits, graph launches); FLOOR_API=all the RUNTIME
- * and DRIVER kinds whole (every call), the only API records that FLOOR_CAPTURE can switch. FLOOR_MEMORY=1 adds the
- * MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread that asks CUPTI for its
- * buffers every N ms, as gputrace's flush thread does, and FLOOR_POOL=1 hands completed buffers
-back to the next request instead of freeing them (as gputrace's buffer pool does: without it,
-each buffer a flush returns half-used is followed by a fresh one whose pages CUPTI faults in
-again). FLOOR_CAPTURE=1 records only between
+ * and DRIVER kinds whole (every call), the only API records that FLOOR_CAPTURE can switch.
+ * FLOOR_MEMORY=1 adds the MEMORY2 and MEMORY_POOL activity kinds; FLOOR_FLUSH_MS=N a thread
+ * that asks CUPTI for its buffers every N ms, as gputrace's flush thread does, and
+ * FLOOR_POOL=1 hands completed buffers back to the next request instead of freeing them (as
+ * gputrace's buffer pool does: without it, each buffer a flush returns half-used is followed
+ * by a fresh one whose pages CUPTI faults in again). FLOOR_CAPTURE=1 records only between
  * cudaProfilerStart and cudaProfilerStop, as gputrace's capture range does (the overhead's
- * in-process comparison, bench/overhead/torch_bench.py --ab), all but the API records, which
- * CUPTI cannot switch once a context exists. FLOOR_VERBOSE=1 prints at exit how
- * many buffers were completed and how many of them on the main thread. Runs inside the benchmarked
- * program. */
+ * in-process comparison, bench/overhead/torch_bench.py --ab), all but the API records of
+ * FLOOR_API=launch, runtime and default, which CUPTI cannot switch once a context exists.
+ * FLOOR_VERBOSE=1 prints at exit how many buffers were completed and how many of them on the
+ * main thread. Runs inside the benchmarked program. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

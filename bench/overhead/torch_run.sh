@@ -17,16 +17,14 @@
 # with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
 # floor-api-default (+ API records of every call gputrace's default filter keeps),
 # floor-api-all (+ the RUNTIME and DRIVER kinds whole: every call's record; the only API
-# records that TORCH_AB's blocks can switch), floor-mem
-# (+ memory records), floor-flush (+ a 100 ms flush thread), floor-flush-pool (the same with
-# buffers reused, as gputrace's pool does); gputrace-k0 (gputrace with kernel,
-# memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
+# records that TORCH_AB's blocks can switch), floor-mem (+ memory records), floor-flush (+ a
+# 100 ms flush thread), floor-flush-pool (the same with buffers reused, as gputrace's pool
+# does); gputrace-k0 (gputrace with kernel, memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
 # the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
 # gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-kf1000 (the
-# same with a 1 s flush period), gputrace-f1000 (the defaults with a 1 s period), gputrace-ka (+ the API
-# records of the default filter), gputrace-kaall (+ every call's API record, --api all),
-# gputrace-kam (+ memory records; the default is this with
-# NVTX and graphs too).
+# same with a 1 s flush period), gputrace-f1000 (the defaults with a 1 s period), gputrace-ka
+# (+ the API records of the default filter), gputrace-kaall (+ every call's API record, --api
+# all), gputrace-kam (+ memory records; the default is this with NVTX and graphs too).
 # Usage: torch_run.sh BUILD_DIR [ROUNDS]   (GPU machine; exits 77 without torch or a GPU)
 #   TORCH_WORKLOADS  comma list, default loop,loop-graph,xfmr; TORCH_STEPS: timed steps of each
 #   BENCH_CPUS       pin this script, so every run and tracer, to these cores (taskset -c list)

@@ -19,8 +19,8 @@
 # floor-api-all (+ the RUNTIME and DRIVER kinds whole: every call's record; the only API
 # records that TORCH_AB's blocks can switch), floor-mem (+ memory records), floor-flush (+ a
 # 100 ms flush thread), floor-flush-pool (the same with buffers reused, as gputrace's pool
-# does); gputrace-k0 (gputrace with kernel, memcpy and memset only, no API records, no flush thread: its clock, parsing, ring writes and
-# the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
+# does); gputrace-k0 (gputrace with kernel, memcpy and memset only, no API records, no flush
+# thread: its clock, parsing, ring writes and the session's drain), gputrace-k0-solo (the same drained by a thread of the program),
 # gputrace-k (+ the flush thread, its NVTX publish and thread rescans), gputrace-kf1000 (the
 # same with a 1 s flush period), gputrace-f1000 (the defaults with a 1 s period), gputrace-ka
 # (+ the API records of the default filter), gputrace-kaall (+ every call's API record, --api

@@ -1569,14 +1569,65 @@ enum {
 
 static bool loads_loose(enum sq_table t);
 
+/* An INSERT of gt_sq_tables: its values, as text, and the columns they go to ("" for each
+ * when it names none: "INSERT INTO T VALUES (...)" gives every column, in order). */
+struct sq_insert {
+	char name[SQ_MAX_COLS][SQ_NAME_BYTES], val[SQ_MAX_COLS][SQ_VALUE_BYTES];
+	int n;
+	bool named;
+};
+
+static bool insert_parse(const char *ins, struct sq_insert *in)
+{
+	const char *cols = strchr(ins, '('), *vals = strstr(ins, " VALUES (");
+
+	if (!cols || !vals)
+		return false;
+	in->named = cols < vals;
+	in->n = 0;
+	for (const char *c = in->named ? cols + 1 : NULL, *v = vals + 9; *v != ')';) {
+		size_t vl = strcspn(v, ",)");
+
+		if (in->n == SQ_MAX_COLS || vl >= SQ_VALUE_BYTES || *v == '\0')
+			return false;
+		in->name[in->n][0] = '\0';
+		if (c) {
+			size_t cl = strcspn(c, ",)");
+
+			if (*c == ')' || cl >= SQ_NAME_BYTES)
+				return false;
+			memcpy(in->name[in->n], c, cl);
+			in->name[in->n][cl] = '\0';
+			c += cl;
+			if (*c == ',')
+				c += 2; /* ", " */
+		}
+		memcpy(in->val[in->n], v, vl);
+		in->val[in->n][vl] = '\0';
+		in->n++;
+		v += vl;
+		if (*v == ',')
+			v++;
+	}
+	return true;
+}
+
+/* Which value of in goes to column col (len bytes); -1: none. */
+static int insert_find(const struct sq_insert *in, const char *col, size_t len)
+{
+	for (int j = 0; j < in->n; j++)
+		if (strlen(in->name[j]) == len && strncmp(in->name[j], col, len) == 0)
+			return j;
+	return -1;
+}
+
 static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
 {
-	const char *ins = gt_sq_tables[t].insert, *cols = strchr(ins, '(');
-	const char *vals = strstr(ins, " VALUES (");
-	char name[SQ_MAX_COLS][SQ_NAME_BYTES], val[SQ_MAX_COLS][SQ_VALUE_BYTES];
+	const char *ins = gt_sq_tables[t].insert;
+	struct sq_insert in;
 	char tcol[SQ_MAX_COLS][SQ_NAME_BYTES]; /* the table's columns */
 	int param[SQ_MAX_COLS], of[SQ_MAX_COLS];
-	int nnamed = 0, nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
+	int nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
 	bool numbered = false;
 	sqlite3_stmt *st;
 	char *sql = NULL;
@@ -1584,35 +1635,10 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 	bool ok;
 	size_t cap;
 
-	if (!cols || !vals)
+	if (!insert_parse(ins, &in))
 		return sq_fail(q, ins, SQLITE_INTERNAL);
-	if (cols > vals)
-		cols = NULL; /* "INSERT INTO T VALUES (...)": every column, in order */
-	/* the values, and the columns they go to when the INSERT names them */
-	for (const char *c = cols ? cols + 1 : NULL, *v = vals + 9; *v != ')';) {
-		size_t vl = strcspn(v, ",)");
-
-		if (nnamed == SQ_MAX_COLS || vl >= SQ_VALUE_BYTES || *v == '\0')
-			return sq_fail(q, ins, SQLITE_INTERNAL);
-		if (c) {
-			size_t cl = strcspn(c, ",)");
-
-			if (*c == ')' || cl >= SQ_NAME_BYTES)
-				return sq_fail(q, ins, SQLITE_INTERNAL);
-			memcpy(name[nnamed], c, cl);
-			name[nnamed][cl] = '\0';
-			c += cl;
-			if (*c == ',')
-				c += 2; /* ", " */
-		}
-		memcpy(val[nnamed], v, vl);
-		val[nnamed][vl] = '\0';
-		param[nnamed] = strcmp(val[nnamed], "?") == 0 ? ++nparams : 0;
-		nnamed++;
-		v += vl;
-		if (*v == ',')
-			v++;
-	}
+	for (int j = 0; j < in.n; j++)
+		param[j] = strcmp(in.val[j], "?") == 0 ? ++nparams : 0;
 	/* the table's columns, in order: which named one each is (-1: none) */
 	{
 		char pragma[128];
@@ -1629,12 +1655,10 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 				break;
 			}
 			strcpy(tcol[ncols], n);
-			for (j = 0; cols && j < nnamed && strcmp(name[j], n) != 0; j++)
-				;
-			if (!cols)
-				j = ncols; /* the values are the columns in order */
-			of[ncols] = j < nnamed ? j : -1;
-			if (j < nnamed) {
+			/* unnamed: the values are the columns in order */
+			j = in.named ? insert_find(&in, n, strlen(n)) : ncols < in.n ? ncols : -1;
+			of[ncols] = j;
+			if (j >= 0) {
 				/* a loose table has the literals after its last parameter as
 				 * defaults (loose_defaults()) */
 				if (!loads_loose(t) || param[j])
@@ -1644,7 +1668,7 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 			ncols++;
 		}
 		sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
-		if (rc == SQLITE_OK && nfound != nnamed)
+		if (rc == SQLITE_OK && nfound != in.n)
 			rc = SQLITE_INTERNAL; /* a value for no column of the table */
 		if (rc != SQLITE_OK)
 			return sq_fail(q, ins, rc);
@@ -1681,7 +1705,7 @@ static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3
 				ok = put(sql, cap, &len, "%s?%u", sep,
 				         r * (unsigned)nparams + (unsigned)param[j]);
 			else
-				ok = put(sql, cap, &len, "%s%s", sep, val[j]);
+				ok = put(sql, cap, &len, "%s%s", sep, in.val[j]);
 		}
 		ok = ok && put(sql, cap, &len, ")");
 	}
@@ -1716,29 +1740,6 @@ static bool loads_loose(enum sq_table t)
 	}
 }
 
-/* The value that INSERT `ins` gives column `col` (len bytes) into *val (vlen bytes);
- * false when it names no such column. */
-static bool insert_value(const char *ins, const char *col, size_t len, const char **val,
-                         size_t *vlen)
-{
-	const char *c = strchr(ins, '('), *v = strstr(ins, " VALUES (");
-
-	if (!c || !v || c > v)
-		return false;
-	for (c++, v += 9; *c && *c != ')' && *v && *v != ')';) {
-		size_t cl = strcspn(c, ",)"), vl = strcspn(v, ",)");
-
-		if (cl == len && strncmp(c, col, len) == 0) {
-			*val = v;
-			*vlen = vl;
-			return true;
-		}
-		c += cl + (c[cl] == ',' ? 2 : 0); /* ", " */
-		v += vl + (v[vl] == ',' ? 1 : 0);
-	}
-	return false;
-}
-
 /* The columns of buf (a CREATE TABLE) after the last one that `ins` binds a parameter to
  * given the literal that `ins` puts there as their DEFAULT, into out (size bytes):
  * prepare_ordered() leaves them out of a loose table's INSERT, and SQLite then sets them
@@ -1747,15 +1748,17 @@ static int loose_defaults(const char *buf, const char *ins, char *out, size_t si
 {
 	const char *start = strchr(buf, '('), *p;
 	const char *last = NULL; /* end of the name of the last column with a parameter */
+	struct sq_insert in;
 	size_t n = 0;
+	int j;
 
-	if (!start)
+	if (!start || !insert_parse(ins, &in))
 		return -EINVAL;
 	for (p = start + 1; *p;) {
-		size_t len = strcspn(p, " ,)"), vlen;
-		const char *val;
+		size_t len = strcspn(p, " ,)");
 
-		if (insert_value(ins, p, len, &val, &vlen) && vlen == 1 && *val == '?')
+		j = insert_find(&in, p, len);
+		if (j >= 0 && strcmp(in.val[j], "?") == 0)
 			last = p + len;
 		p += strcspn(p, ",)");
 		if (*p != ',')
@@ -1764,7 +1767,6 @@ static int loose_defaults(const char *buf, const char *ins, char *out, size_t si
 	}
 	for (p = buf; *p;) {
 		size_t len, vlen;
-		const char *val;
 
 		if (n + 1 >= size)
 			return -ENAMETOOLONG;
@@ -1779,11 +1781,13 @@ static int loose_defaults(const char *buf, const char *ins, char *out, size_t si
 			return -ENAMETOOLONG;
 		memcpy(out + n, p, len);
 		n += len;
-		if (insert_value(ins, p, len, &val, &vlen)) {
+		j = insert_find(&in, p, len);
+		if (j >= 0) {
+			vlen = strlen(in.val[j]);
 			if (n + 9 + vlen >= size)
 				return -ENAMETOOLONG;
 			memcpy(out + n, " DEFAULT ", 9);
-			memcpy(out + n + 9, val, vlen);
+			memcpy(out + n + 9, in.val[j], vlen);
 			n += 9 + vlen;
 		}
 		p += len;

@@ -74,6 +74,19 @@ wait_screen() {
 	return 1
 }
 
+# wait_row NAME ROW TEXT WHAT: until row ROW of the screen begins with TEXT. A capture may
+# catch the view mid-redraw (after a resize, rows written but not yet the last one).
+wait_row() {
+	local i
+	for ((i = 0; i < TRIES; i++)); do
+		screen "$1"
+		[ "$(sed -n "${2}p" "$tmp/$1.screen" | cut -c1-${#3})" = "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "$4: row $2 does not begin [$3]:"$'\n'"$(cat "$tmp/$1.screen")"
+	return 1
+}
+
 # wait_gone NAME REGEX WHAT: until no line matches.
 wait_gone() {
 	local i
@@ -162,12 +175,10 @@ wait_gone nv 'PAUSED' "resume"
 # a resize redraws at the new size: the last row is the key line, rules span the width
 tm resize-window -t nv -x 100 -y 30
 wait_screen nv '^-{100}$' "a rule 100 wide after the resize"
-[ "$(sed -n '30p' "$tmp/nv.screen" | cut -c1-17)" = " q leave the view" ] ||
-	fail "the key line is not the last of 30 rows: $(cat "$tmp/nv.screen")"
+wait_row nv 30 " q leave the view" "the key line, the last of 30 rows"
 tm resize-window -t nv -x 140 -y 45
 wait_screen nv '^-{140}$' "a rule 140 wide after the resize"
-[ "$(sed -n '45p' "$tmp/nv.screen" | cut -c1-17)" = " q leave the view" ] ||
-	fail "the key line is not the last of 45 rows: $(cat "$tmp/nv.screen")"
+wait_row nv 45 " q leave the view" "the key line, the last of 45 rows"
 # exact counts: the program stops stepping and says how many it made
 touch "$tmp/nv/pause"
 wait_file "$tmp/nv/paused"
@@ -217,8 +228,7 @@ wait_screen gpu "^void kernel<39>\(float\*, int\) .*\| +$(commas "$n") " "$n ker
 # narrower than the header's second line: cut at the edge, nothing pushed down a row
 tm resize-window -t gpu -x 80 -y 30
 wait_screen gpu '^-{80}$' "a rule 80 wide"
-[ "$(sed -n '3p' "$tmp/gpu.screen" | cut -c1-10)" = "processes:" ] ||
-	fail "80 columns: the third row is not the processes': $(cat "$tmp/gpu.screen")"
+wait_row gpu 3 "processes:" "80 columns: the processes' line, the third row"
 # and the kernel names are shortened to fit: the parameter list and return type go first
 wait_screen gpu "^kernel<39> +0 .*\| +$(commas "$n") " "kernel<39> shortened"
 touch "$tmp/gpu/stop"

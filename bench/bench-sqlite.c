@@ -3,9 +3,10 @@
  * record per kernel, a copy every 64 kernels). Writes the trace to a temporary directory,
  * exports it once, and prints records, rows, CPU seconds for the load and for the indexes,
  * and rows per CPU second. Peak RSS: run it under /usr/bin/time -v (docs/performance.md).
- *   bench-sqlite [RECORDS] [--cache-mib N] [--keep DIR] [--steps]
+ *   bench-sqlite [RECORDS] [--cache-mib N] [--keep DIR] [--steps] [--processes N]
  * --steps adds an NVTX range "step" per process and step (for docs/sql.md's NVTX queries
- * on the kept database).
+ * on the kept database). --processes: traced processes taking turns (default 8, 1 to 64);
+ * with one, each table's rows come in the order of its index's key.
  * Runs as a benchmark program. */
 #include <errno.h>
 #include <stdio.h>
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 			keep = argv[++i];
 		else if (strcmp(argv[i], "--steps") == 0)
 			o.steps = true;
+		else if (strcmp(argv[i], "--processes") == 0 && i + 1 < argc)
+			o.processes = (unsigned)atoi(argv[++i]);
 		else
 			want = strtoull(argv[i], NULL, 10);
 	}

@@ -5,9 +5,10 @@
  * It stores ROWS kernel rows and ROWS API-call rows shaped like those bench-sqlite's export
  * writes (the same columns, no declared types as the export's load has them, values of the
  * same sizes, the same order: 8 processes taking turns in batches of 32, each process's
- * correlation ids and start times rising), through one prepared 32-row INSERT per table on
- * a connection set up as the export's (journal and sync off, exclusive lock, 16 KiB pages,
- * secure_delete off, a 16 MiB page cache), in one transaction. The columns that do not
+ * correlation ids and start times rising), through one prepared 32-row INSERT per table
+ * written as the export writes its own (the same literals, parameters and DEFAULTs), on a
+ * connection set up as the export's (journal and sync off, exclusive lock, 16 KiB pages,
+ * secure_delete off, a 16 MiB page cache), in one transaction. The parameters that do not
  * change from row to row are bound once, before the first row; each row binds only its start,
  * end and correlation id (3 bindings a row; the export binds about 4.5). Then, on a second
  * connection set up as the export's for its index builds (sorts in 32 MiB, pages in 4 MiB),
@@ -29,6 +30,8 @@
 #define BATCH 32u /* rows per INSERT, as the export's */
 #define PROCS 8u  /* processes taking turns, as bench-sqlite's trace */
 
+/* a row of names, a row of values */
+/* clang-format off */
 static const char *const kernel_cols[] = {
         "start", "end", "deviceId", "contextId", "greenContextId", "streamId", "correlationId",
         "globalPid", "demangledName", "shortName", "mangledName", "launchType", "cacheConfig",
@@ -39,22 +42,33 @@ static const char *const kernel_cols[] = {
         "graphId", "clusterX", "clusterY", "clusterZ", "clusterSchedulingPolicy",
         "maxPotentialClusterSize", "maxActiveClusters", "sharedMemoryRequestedPercentage",
         "tensorSizeMinusOneElements", NULL};
-/* a kernel row as the export stores one (-1: NULL, -2: ''); start, end and correlationId
- * (0, 1, 6) are set per row */
-static const int64_t kernel_vals[] = {0,  0,  5,  1,  -1, 7,  0,  69373788160, 92, 92,
-                                      92, 1,  -1, 40, 16, 16, 8,  512,         1,  1,
-                                      16384, 32768, 0, 0, 0, -1, -1, -1,       -1, -1,
-                                      -1, -1, 0,  0,  0,  -1, -1, -1,          -1, -2};
-static const char *const runtime_cols[] = {"start",         "end",    "eventClass",
-                                           "globalTid",     "correlationId", "nameId",
-                                           "returnValue",   "callchainId", NULL};
-static const int64_t runtime_vals[] = {0, 0, 0, 69373792295, 0, 3, 0, -1};
+/* How the export's INSERT gives each column: a value >= 0 bound once (start, end and the
+ * correlation id bound per row), or one of these. */
+#define LIT_NULL   (-1) /* NULL written in the statement */
+#define LIT_EMPTY  (-2) /* '' written in the statement, or its DEFAULT after the last parameter */
+#define LIT_ZERO   (-3) /* 0 written in the statement */
+#define BOUND_NULL (-4) /* a parameter left NULL */
+/* a kernel row of bench-sqlite's trace, as sqlite-schema.c's INSERT gives it */
+static const int64_t kernel_vals[] = {
+        0,        0,          5,          1,        LIT_NULL, 7,        0,        69373788160,
+        92,       92,         92,         1,        LIT_NULL, 40,       16,       16,
+        8,        512,        1,          1,        16384,    32768,    0,        LIT_ZERO,
+        LIT_ZERO, LIT_NULL,   BOUND_NULL, LIT_NULL, LIT_NULL, LIT_NULL, LIT_NULL, BOUND_NULL,
+        0,        0,          0,          LIT_NULL, LIT_NULL, LIT_NULL, LIT_NULL, LIT_EMPTY};
+static const char *const runtime_cols[] = {
+        "start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
+        "callchainId", NULL};
+static const int64_t runtime_vals[] = {0, 0, 0, 69373792295, 0, 3, 0, LIT_NULL};
+/* clang-format on */
 
 struct table {
 	const char *name;
 	const char *const *cols;
 	const int64_t *vals;
-	unsigned ncols, start, end, corr; /* columns bound per row */
+	unsigned corr_col; /* the correlation id's column; start and end are 0 and 1 */
+	unsigned ncols;    /* columns of the table */
+	unsigned nparams;  /* parameters a row of the INSERT has */
+	int param[64];     /* a column's parameter within its row, from 1; 0: a literal */
 	sqlite3_stmt *st;
 };
 
@@ -78,42 +92,60 @@ static void exec(sqlite3 *db, const char *sql)
 		die(db, sql);
 }
 
-/* CREATE TABLE without types, and its 32-row INSERT with every constant bound once. */
+/* CREATE TABLE without types, and its 32-row INSERT as the export builds its own: the
+ * columns in the table's order up to the last one that takes a value, NULL and '' written
+ * as literals, the trailing '' a DEFAULT; every constant bound once. */
 static void table_setup(sqlite3 *db, struct table *t)
 {
 	size_t cap = 64 * 1024, len;
 	char *sql = malloc(cap);
-	int n = 1;
+	unsigned last = 0;
 
 	if (!sql)
 		die(NULL, "out of memory");
 	len = (size_t)snprintf(sql, cap, "CREATE TABLE %s (", t->name);
-	for (unsigned c = 0; c < t->ncols; c++)
-		len += (size_t)snprintf(sql + len, cap - len, "%s%s", c ? ", " : "", t->cols[c]);
+	for (unsigned c = 0; c < t->ncols; c++) {
+		len += (size_t)snprintf(sql + len, cap - len, "%s%s%s", c ? ", " : "", t->cols[c],
+		                        t->vals[c] == LIT_EMPTY ? " DEFAULT ''" : "");
+		if (t->vals[c] >= 0 || t->vals[c] == BOUND_NULL) {
+			last = c;
+			t->param[c] = (int)++t->nparams;
+		}
+	}
 	snprintf(sql + len, cap - len, ")");
 	exec(db, sql);
-	len = (size_t)snprintf(sql, cap, "INSERT INTO %s VALUES ", t->name);
+	len = (size_t)snprintf(sql, cap, "INSERT INTO %s (", t->name);
+	for (unsigned c = 0; c <= last; c++)
+		len += (size_t)snprintf(sql + len, cap - len, "%s%s", c ? ", " : "", t->cols[c]);
+	len += (size_t)snprintf(sql + len, cap - len, ") VALUES ");
 	for (unsigned r = 0; r < BATCH; r++) {
 		len += (size_t)snprintf(sql + len, cap - len, "%s(", r ? "," : "");
-		for (unsigned c = 0; c < t->ncols; c++)
-			len += (size_t)snprintf(sql + len, cap - len, "%s?", c ? "," : "");
+		for (unsigned c = 0; c <= last; c++)
+			len += (size_t)snprintf(sql + len, cap - len, "%s%s", c ? "," : "",
+			                        t->param[c]               ? "?"
+			                        : t->vals[c] == LIT_NULL  ? "NULL"
+			                        : t->vals[c] == LIT_EMPTY ? "''"
+			                                                  : "0");
 		len += (size_t)snprintf(sql + len, cap - len, ")");
 	}
 	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &t->st, NULL) != SQLITE_OK)
 		die(db, "prepare");
 	free(sql);
 	for (unsigned r = 0; r < BATCH; r++)
-		for (unsigned c = 0; c < t->ncols; c++) {
-			int64_t v = t->vals[c];
+		for (unsigned c = 0; c <= last; c++)
+			if (t->param[c] && t->vals[c] >= 0) /* a parameter starts as NULL */
+				sqlite3_bind_int64(t->st, (int)(r * t->nparams) + t->param[c],
+				                   t->vals[c]);
+}
 
-			if (v == -1)
-				sqlite3_bind_null(t->st, n);
-			else if (v == -2)
-				sqlite3_bind_text(t->st, n, "", 0, SQLITE_STATIC);
-			else
-				sqlite3_bind_int64(t->st, n, v);
-			n++;
-		}
+/* Row r of the batch: its start, end and correlation id. */
+static void table_row(struct table *t, unsigned r, int64_t start, int64_t end, int64_t corr)
+{
+	int base = (int)(r * t->nparams);
+
+	sqlite3_bind_int64(t->st, base + t->param[0], start);
+	sqlite3_bind_int64(t->st, base + t->param[1], end);
+	sqlite3_bind_int64(t->st, base + t->param[t->corr_col], corr);
 }
 
 static void table_flush(sqlite3 *db, struct table *t)
@@ -127,8 +159,8 @@ int main(int argc, char **argv)
 {
 	uint64_t rows = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
 	uint64_t cpu_ns[PROCS], corr[PROCS];
-	struct table k = {"K", kernel_cols, kernel_vals, 0, 1, 2, 7, NULL};
-	struct table a = {"R", runtime_cols, runtime_vals, 0, 1, 2, 5, NULL};
+	struct table k = {.name = "K", .cols = kernel_cols, .vals = kernel_vals, .corr_col = 6};
+	struct table a = {.name = "R", .cols = runtime_cols, .vals = runtime_vals, .corr_col = 4};
 	char path[] = "/tmp/bench-sqlite-floor-XXXXXX", db_path[64], sql[256];
 	double t0, t1, t2;
 	sqlite3 *db;
@@ -163,14 +195,9 @@ int main(int argc, char **argv)
 		/* a batch: one process's 32 launches and their kernels */
 		for (unsigned r = 0; r < BATCH; r++) {
 			int64_t s = (int64_t)cpu_ns[p], c = (int64_t)corr[p];
-			int ka = (int)(r * k.ncols), aa = (int)(r * a.ncols);
 
-			sqlite3_bind_int64(a.st, aa + (int)a.start, s);
-			sqlite3_bind_int64(a.st, aa + (int)a.end, s + 4000 + (s & 1023));
-			sqlite3_bind_int64(a.st, aa + (int)a.corr, c);
-			sqlite3_bind_int64(k.st, ka + (int)k.start, s + 600000);
-			sqlite3_bind_int64(k.st, ka + (int)k.end, s + 600000 + 2000 + (s & 65535));
-			sqlite3_bind_int64(k.st, ka + (int)k.corr, c);
+			table_row(&a, r, s, s + 4000 + (s & 1023), c);
+			table_row(&k, r, s + 600000, s + 600000 + 2000 + (s & 65535), c);
 			cpu_ns[p] += 6000 + (uint64_t)(s & 511);
 			corr[p] += 1 + (uint64_t)(s & 3);
 		}
@@ -201,8 +228,8 @@ int main(int argc, char **argv)
 	if (sqlite3_close(db) != SQLITE_OK)
 		die(db, "close");
 	printf("rows %llu (%llu kernels, %llu API calls), SQLite %s\n",
-	       (unsigned long long)(2 * rows), (unsigned long long)rows,
-	       (unsigned long long)rows, sqlite3_libversion());
+	       (unsigned long long)(2 * rows), (unsigned long long)rows, (unsigned long long)rows,
+	       sqlite3_libversion());
 	printf("load:    %.2f s CPU, %.2f M rows/s\n", t1 - t0,
 	       (double)(2 * rows) / (t1 - t0) / 1e6);
 	printf("indexes: %.2f s CPU\n", t2 - t1);

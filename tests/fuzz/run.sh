@@ -10,8 +10,8 @@
 # fuzzer finds interesting go to WORK-DIR/<target>/ (never into the committed seeds); a
 # crashing input is saved as WORK-DIR/crashes/<target>-crash-<sha1>, and the script exits 1.
 # An input that ran over 10 s (libFuzzer's timeout, a wall clock) is run again alone: it is
-# a hang when it then needs over 10 s of CPU or 300 s in all; when it ends at once, the
-# machine had stalled (seen on a shared VM: one unit "took" 21 s), which is said, not failed.
+# a hang when it then needs over 10 s of CPU or 300 s in all; otherwise the machine had
+# stalled (seen on a shared VM: one unit "took" 21 s), which is said, not failed.
 # libFuzzer's slow-unit reports are not crashes.
 # --seeds rewrites the committed seed corpus with fuzz-mkseeds first.
 # One line per target: "fuzz-reader: N executions in S s, C crashes".

@@ -165,7 +165,6 @@ struct tab {
 	int ncols;         /* values per row (< 64) */
 	unsigned batch;    /* rows per multi-row INSERT */
 	unsigned nlanes;   /* 1 or SQ_LANES */
-	struct lane *cur;  /* the lane of the row that row_begin() handed out */
 	struct val *bound; /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
 	struct lane lane[SQ_LANES];
 };
@@ -369,14 +368,21 @@ static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
 	return 0;
 }
 
+/* The lane of table t that the current record's rows go to (row_begin() and row_end() of
+ * one row run within one record's handler, so they find the same one). */
+static inline struct lane *lane_of(struct sq *q, enum sq_table t)
+{
+	struct tab *b = &q->tab[t];
+
+	return &b->lane[b->nlanes > 1 ? q->lane : 0];
+}
+
 /* The next row of table t to fill (b_* with 1-based columns); row_end() adds it. */
 static inline struct val *row_begin(struct sq *q, enum sq_table t)
 {
-	struct tab *b = &q->tab[t];
-	struct lane *l = &b->lane[b->nlanes > 1 ? q->lane : 0];
-	struct val *row = l->vals + (size_t)l->n * (size_t)(b->ncols + 1);
+	struct lane *l = lane_of(q, t);
+	struct val *row = l->vals + (size_t)l->n * (size_t)(q->tab[t].ncols + 1);
 
-	b->cur = l;
 	row[0].u.i = 0;
 	return row;
 }
@@ -440,10 +446,9 @@ static int flush(struct sq *q, enum sq_table t)
 
 static inline int row_end(struct sq *q, enum sq_table t)
 {
-	struct tab *b = &q->tab[t];
-	struct lane *l = b->cur;
+	struct lane *l = lane_of(q, t);
 
-	if (++l->n < b->batch)
+	if (++l->n < q->tab[t].batch)
 		return 0;
 	return flush_lane(q, t, l);
 }

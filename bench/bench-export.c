@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../tests/export-fixture.h"
-#include "gputrace/exporter.h"
+#include "exporter.h"
 
 struct run {
 	double wall_s;

@@ -1,4 +1,4 @@
-/* gputrace merge benchmark: records/s of the k-way merge (src/merge.c), wall and per CPU
+/* gputrace merge benchmark: records/s of the k-way merge (src/ops/merge.c), wall and per CPU
  * second, its peak RSS, and for comparison reading the same inputs alone. Runs by hand:
  *   bench-merge [-i INPUTS] [-k KERNELS] [-r ROUNDS] [-a] [-n] [-s SLACK_NS] [-t THREADS]
  *               [-d DIR] [-o KEEP]
@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/merge.h"
 #include "gputrace/trace.h"
+#include "merge.h"
 #include "trace-synth.h"
 
 static double now_s(void)

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gputrace/clock.h"
-#include "gputrace/ring.h"
+#include "clock.h"
+#include "ring.h"
 
 #define BATCH         256u /* records per timed batch */
 #define MAX_PRODUCERS 8

@@ -1,5 +1,5 @@
-/* bench-sqlite: rows per second of the SQLite export (exporters/sqlite.c) on one core, on a
- * synthetic trace shaped like a training loop (tests/trace-synth.h: a cudaLaunchKernel
+/* bench-sqlite: rows per second of the SQLite export (exporters/formats/sqlite/sqlite.c) on one
+ * core, on a synthetic trace shaped like a training loop (tests/trace-synth.h: a cudaLaunchKernel
  * record per kernel, a copy every 64 kernels). Writes the trace to a temporary directory,
  * exports it once, and prints records, rows, CPU seconds for the load and for the indexes,
  * and rows per CPU second. Peak RSS: run it under /usr/bin/time -v (docs/performance.md).
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/sql.h"
 #include "gputrace/trace.h"
+#include "sql.h"
 #include "trace-synth.h"
 
 static double now_s(clockid_t clk)

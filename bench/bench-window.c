@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/exporter.h"
+#include "exporter.h"
 #include "gputrace/trace.h"
-#include "gputrace/window.h"
+#include "window.h"
 
 #define NS_PER_S  1000000000ull
 #define STEP_NS   (100 * 1000000ull)

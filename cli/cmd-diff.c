@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../exporters/diff.h"
 #include "cli.h"
-#include "gputrace/stats.h"
+#include "diff.h"
 #include "gputrace/trace.h"
 #include "options.h"
+#include "stats.h"
 
 static void usage(FILE *out)
 {

@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "cuda-probe.h"
-#include "gputrace/env.h"
+#include "env.h"
 #include "inject-path.h"
 
 enum verdict {

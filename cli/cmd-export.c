@@ -1,5 +1,5 @@
 /* gputrace export: convert a .gtrace to another format through the exporter
- * table (exporters/registry.c), with a progress bar on a terminal. Runs in the
+ * table (exporters/formats/registry.c), with a progress bar on a terminal. Runs in the
  * CLI process. */
 #include <errno.h>
 #include <getopt.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "gputrace/clock.h"
-#include "gputrace/exporter.h"
+#include "clock.h"
+#include "exporter.h"
 #include "gputrace/trace.h"
 #include "options.h"
 #include "status-line.h"

@@ -1,5 +1,5 @@
 /* gputrace info: what a trace file holds, read in one streaming pass into the catalog every
- * output shares (exporters/catalog.h): its header, the traced processes and how they ended,
+ * output shares (exporters/model/catalog.h): its header, the traced processes and how they ended,
  * the GPUs, record counts per kind, every loss, notices, the time span, and whether the file
  * had to be recovered. Runs in the CLI process. */
 #include <errno.h>
@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../exporters/catalog.h"
-#include "../exporters/text.h"
+#include "catalog.h"
 #include "cli.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
+#include "text.h"
 
 /* At most this many processes and GPUs are listed one per line; the rest are counted. */
 #define LIST_MAX 64u

@@ -1,5 +1,5 @@
 /* gputrace merge: several traces (the per-rank files of one job, from one host or many) into
- * one, on one timeline, through the library's streaming merge (src/merge.c); reports each
+ * one, on one timeline, through the library's streaming merge (src/ops/merge.c); reports each
  * input's clock offset. Runs in the CLI process. */
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gputrace/merge.h"
+#include "merge.h"
 #include "options.h"
 #include "status-line.h"
 

@@ -1,6 +1,6 @@
 /* gputrace run: trace a program and every process it starts. Opens the trace, starts the
  * session, runs the program with the injection environment, drains every traced process until
- * the whole process tree has exited, trims what --delay leaves out (src/transform.c), then
+ * the whole process tree has exited, trims what --delay leaves out (src/ops/transform.c), then
  * prints the summary and exits with the program's own status. The stages: cli/run.h. Runs in
  * the CLI process. */
 #include <errno.h>
@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gputrace/clock.h"
-#include "gputrace/transform.h"
+#include "clock.h"
 #include "inject-path.h"
 #include "live-view.h"
 #include "run.h"
+#include "transform.h"
 
 static void run_free(struct run *run)
 {

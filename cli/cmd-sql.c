@@ -16,9 +16,9 @@
 #include "options.h"
 
 #if GT_HAVE_SQLITE
-#include "gputrace/clock.h"
-#include "gputrace/sql.h"
+#include "clock.h"
 #include "gputrace/trace.h"
+#include "sql.h"
 #include "status-line.h"
 
 #define PROGRESS_AFTER_NS 300000000ull /* short exports never show a bar */

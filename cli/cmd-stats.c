@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../exporters/rankstats.h"
 #include "cli.h"
-#include "gputrace/stats.h"
 #include "gputrace/trace.h"
 #include "options.h"
+#include "rankstats.h"
+#include "stats.h"
 
 static void usage(FILE *out)
 {

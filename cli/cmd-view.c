@@ -1,5 +1,5 @@
 /* gputrace view: export a trace to Perfetto protobuf next to it (or reuse a newer export),
- * serve that file once on 127.0.0.1 through src/httpd.c and open ui.perfetto.dev on it.
+ * serve that file once on 127.0.0.1 through src/httpd/httpd.c and open ui.perfetto.dev on it.
  * gt_cli_view() is also the end of `gputrace run --view`. Runs in the CLI. */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gputrace/clock.h"
-#include "gputrace/exporter.h"
-#include "gputrace/httpd.h"
+#include "clock.h"
+#include "exporter.h"
 #include "gputrace/trace.h"
+#include "httpd.h"
 #include "options.h"
 #include "status-line.h"
 #include "view.h"

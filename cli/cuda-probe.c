@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cuda-probe.h"
-#include "gputrace/sysinfo.h"
 #include "gt-config.h"
+#include "sysinfo.h"
 
 /* The few driver entry points used, with the types the CUDA headers give them (CUresult is
  * an enum, CUdevice an int). */

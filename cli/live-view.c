@@ -20,10 +20,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "gputrace/clock.h"
-#include "gputrace/demangle.h"
-#include "gputrace/live.h"
+#include "clock.h"
+#include "demangle.h"
 #include "live-view.h"
+#include "live.h"
 
 #define VIEW_POLL_MS   100 /* longest the thread sleeps: bounds how late a resize is seen */
 #define VIEW_MIN_COLS  60

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gputrace/drain.h"
+#include "drain.h"
 #include "status-line.h"
 
 struct gt_live_view;

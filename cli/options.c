@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gputrace/exporter.h"
+#include "exporter.h"
 #include "options.h"
 
 /* Leading decimal digits of s into *v; returns the number of digits, or -ERANGE. */

@@ -1,5 +1,5 @@
 /* gputrace run's options and the traced program's environment: argv parsed (the GPUTRACE_*
- * settings through src/envconf.c, the parser the injection library uses), the output name
+ * settings through src/settings/envconf.c, the parser the injection library uses), the output name
  * checked and resolved, the environment built. Runs in the CLI process. */
 #include <errno.h>
 #include <getopt.h>
@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gputrace/exporter.h"
-#include "gputrace/pattern.h"
+#include "exporter.h"
 #include "live-view.h"
 #include "options.h"
+#include "pattern.h"
 #include "run.h"
 
 static void usage(FILE *out)

@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../exporters/catalog.h"
+#include "catalog.h"
 #include "cli.h"
-#include "gputrace/exporter.h"
-#include "gputrace/stats.h"
+#include "exporter.h"
 #include "options.h"
 #include "run.h"
+#include "stats.h"
 
 /* Records the trace says were lost, as the catalog every output shares counts them; reads
  * the file only when its footer counts any LOSS record. */

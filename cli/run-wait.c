@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "cuda-probe.h"
-#include "gputrace/clock.h"
 #include "options.h"
 #include "run.h"
 

@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gputrace/env.h"
-#include "gputrace/envconf.h"
-#include "gputrace/session.h"
+#include "env.h"
+#include "envconf.h"
 #include "gputrace/trace.h"
+#include "session.h"
 #include "spawn.h"
 #include "status-line.h"
 #include "view.h"
@@ -31,7 +31,8 @@ struct run_opts {
 	const char *output; /* pattern, ".gtrace" appended when missing */
 	bool force, quiet, stats;
 	/* The options that are GPUTRACE_* settings: checked by the injection library's own parser
-	 * (src/envconf.c) and handed to the program as given; NULL: the library's default. */
+	 * (src/settings/envconf.c) and handed to the program as given; NULL: the library's default.
+	 */
 	const char *setting[GT_ENVCONF_MAX];
 	struct gt_envconf cfg; /* the same settings parsed, for what the CLI itself needs (its
 	                        * writer's queue: --write-queue; its limit at the end:

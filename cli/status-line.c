@@ -5,9 +5,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../exporters/text.h"
-#include "gputrace/clock.h"
+#include "clock.h"
 #include "status-line.h"
+#include "text.h"
 
 #define GT_STATUS_PERIOD_NS 250000000ull
 

@@ -33,8 +33,8 @@ void gt_status_hold(struct gt_status_line *sl, bool held);
 /* Erase the line (call before printing anything else, and at the end). */
 void gt_status_clear(struct gt_status_line *sl);
 
-/* Numbers in messages: gt_fmt_count() and gt_fmt_bytes() of exporters/text.h, the one unit
+/* Numbers in messages: gt_fmt_count() and gt_fmt_bytes() of exporters/common/text.h, the one unit
  * convention of every output. */
-#include "../exporters/text.h"
+#include "text.h"
 
 #endif /* GPUTRACE_CLI_STATUS_LINE_H */

@@ -1,15 +1,15 @@
 /* The window options shared by `gputrace export` and `gputrace view`, resolved against the
- * trace (src/window.c does the work), and the warning before an export too large for the
+ * trace (src/ops/window.c does the work), and the warning before an export too large for the
  * Perfetto UI, with the windows that would fit. Runs in the CLI. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exporters/steps.h"
 #include "cli.h"
 #include "options.h"
 #include "status-line.h"
+#include "steps.h"
 #include "window-opts.h"
 
 #define NS_PER_S 1000000000ull
@@ -120,7 +120,7 @@ static int time_option(const char *opt, const char *arg, struct gt_reader *r, ui
 
 /* ---- steps ------------------------------------------------------------------------------- */
 
-/* The training steps of r (exporters/steps.c: ProfilerStep#N, step, train_step, iteration),
+/* The training steps of r (exporters/model/steps.c: ProfilerStep#N, step, train_step, iteration),
  * found in the chunks that hold NVTX ranges only. Returns 0 and *ret (free it) or -errno. */
 static int scan_steps(struct gt_reader *r, struct gt_steps **ret)
 {

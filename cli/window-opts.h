@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "gputrace/trace.h"
-#include "gputrace/window.h"
+#include "window.h"
 
 /* getopt_long codes of the window options (above every character option). */
 enum {
@@ -78,7 +78,7 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
                            uint64_t max_bytes, const char *trace, bool view);
 
 /* The window that --first-steps N picks: from the earliest start to the latest end of the
- * first N steps of every process (exporters/steps.c: NVTX ranges ProfilerStep#N, step,
+ * first N steps of every process (exporters/model/steps.c: NVTX ranges ProfilerStep#N, step,
  * train_step, iteration, numbered as the chrome export numbers them). Prints what is wrong;
  * returns a GT_EXIT_* code. */
 int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uint64_t n,

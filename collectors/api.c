@@ -8,11 +8,11 @@
 
 #include <cupti.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
-#include "gputrace/clock.h"
 
 #define RT_SIZE  CUPTI_RUNTIME_TRACE_CBID_SIZE
 #define DRV_SIZE CUPTI_DRIVER_TRACE_CBID_SIZE

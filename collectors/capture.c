@@ -8,10 +8,10 @@
 
 #include <cupti.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "cupti-glue.h"
 #include "emit.h"
-#include "gputrace/clock.h"
 
 /* Serializes range transitions (rare: never on a launch path). */
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gputrace/envconf.h"
+#include "envconf.h"
 
 /* Why a flush hook runs. */
 enum gt_flush_why {

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
-#include "gputrace/clock.h"
 #include "tsc.h"
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million

@@ -9,11 +9,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "client.h"
+#include "clock.h"
 #include "collector.h"
 #include "emit.h"
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
-#include "gputrace/ring.h"
+#include "ring.h"
 
 /* Per-thread state of the callbacks. Lives as long as the thread. */
 struct gt_thread_state {

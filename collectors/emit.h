@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gputrace/envconf.h"
+#include "envconf.h"
 #include "gputrace/record.h"
 
 struct gt_client;

@@ -12,16 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+#include "clock.h"
 #include "collector.h"
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
-#include "gputrace/env.h"
-#include "gputrace/sysinfo.h"
+#include "env.h"
 #include "gt-config.h"
 #include "inject.h"
+#include "sysinfo.h"
 #include "tsc.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -96,7 +96,8 @@ static void do_start(void)
 	char bad[256];
 	int ret;
 
-	/* the same parser, and the same words, as gputrace run's options (src/envconf.c) */
+	/* the same parser, and the same words, as gputrace run's options (src/settings/envconf.c)
+	 */
 	ret = gt_envconf_parse(&gt_inj.cfg, env_get, bad, sizeof(bad));
 	if (ret < 0)
 		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", bad);

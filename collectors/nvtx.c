@@ -18,9 +18,9 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "emit.h"
-#include "gputrace/clock.h"
 #include "inject.h"
 #include "tsc.h"
 

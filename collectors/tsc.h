@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "gputrace/clock.h"
+#include "clock.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>

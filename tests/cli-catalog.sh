@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every output says the same thing about the same trace (exporters/catalog.c): a two-rank
+# Every output says the same thing about the same trace (exporters/model/catalog.c): a two-rank
 # trace whose ranks each see their own GPU as device 0 (CUDA_VISIBLE_DEVICES=<rank>, two
 # uuids), rank 0 with 256 MiB of device memory at its peak, rank 1 with 512 MiB. `gputrace
 # info`, `gputrace stats` in its three formats, and the chrome and perfetto exports as

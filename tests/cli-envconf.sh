@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPUTRACE_* settings behave the same through `gputrace run`'s options and through the bare
-# environment (src/envconf.c is linked into both): a bad value is refused with the same words
+# environment (src/settings/envconf.c is linked into both): a bad value is refused with the same words
 # by run and by the injection library, and a good one gives the library the same settings
 # (its GPUTRACE_DEBUG line lists them all). No GPU: nvtx-app loads the real library through
 # NVTX_INJECTION64_PATH, whose set-up parses the settings as CUDA_INJECTION64_PATH's does.

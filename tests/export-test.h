@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "export-fixture.h"
-#include "gputrace/exporter.h"
+#include "exporter.h"
 
 static char dir[64];
 static char trace_path[128];

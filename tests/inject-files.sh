@@ -14,7 +14,7 @@ built=$(readelf --debug-dump=info --dwarf-depth=1 "$lib" 2>/dev/null |
 	sort -u)
 [ -n "$built" ] || { echo "$lib has no debugging information: skipped"; exit 77; }
 listed=$(sed -n '/^## What runs inside the traced application/,/^Nothing else/{/^Nothing else/!p}' "$doc" |
-	grep -o '`[a-z]*/[a-z0-9-]*\.c`' | tr -d '`' | sort -u)
+	grep -oE '`[a-z]+/([a-z]+/)?[a-z0-9-]+\.c`' | tr -d '`' | sort -u)
 [ -n "$listed" ] || { echo "FAIL: no file list in $doc"; exit 1; }
 missing=$(comm -23 <(echo "$built") <(echo "$listed"))
 extra=$(comm -13 <(echo "$built") <(echo "$listed"))

@@ -45,6 +45,12 @@ out=$(echo $(cat "$tmp/out"))
 expect_rc 0 pkg-config --modversion gputrace
 expect_out "$(sed -n "s/^ *version : '\(.*\)',$/\1/p" "$src/meson.build" | head -n 1)"
 
+# every header of include/gputrace/ is installed, and only those: it holds the public API
+want_h=$(cd "$src/include/gputrace" && ls)
+have_h=$(cd "$inc/gputrace" && ls)
+[ "$want_h" = "$have_h" ] ||
+	fail "headers: include/gputrace has [$(echo $want_h)], installed [$(echo $have_h)]"
+
 # the library, its soname and links
 [ -f "$lib/libgputrace.so.0.1.0" ] && [ -L "$lib/libgputrace.so.0" ] && [ -L "$lib/libgputrace.so" ] ||
 	fail "installed: $(ls -l "$lib" | grep gputrace)"

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
+#include "client.h"
+#include "clock.h"
 
 #define NAMES      40
 #define BATCH      64

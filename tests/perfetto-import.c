@@ -4,10 +4,10 @@
  *   perfetto-import TP --trace FILE     a recorded trace (tests/data)
  *   ... --split                         instead: the chrome export split by ranks, each
  *                                       rank's file on its own
- * then, optionally, a window (src/window.c) that both exports and the checks go through:
+ * then, optionally, a window (src/ops/window.c) that both exports and the checks go through:
  *   --from T --to T | --nvtx NAME:N..M, --rank R, --expect-edges (the window must cut slices
  *   and leave out arrows whose other end is outside)
- * or perfetto cut into pieces by time (exporters/pieces.c): --pieces BYTES.
+ * or perfetto cut into pieces by time (exporters/formats/pieces.c): --pieces BYTES.
  * Exports the trace to chrome JSON and to perfetto protobuf, imports each with TP and
  * checks through SQL, against what the .gtrace itself holds (read here, apart from the
  * exporters): slices, flows, lanes as threads, streams, counter values, process and thread
@@ -24,10 +24,10 @@
 #include <unistd.h>
 
 #include "export-fixture.h"
+#include "exporter.h"
 #include "flow-shapes.h"
-#include "gputrace/exporter.h"
 #include "gputrace/trace.h"
-#include "gputrace/window.h"
+#include "window.h"
 
 #define EXIT_SKIP 77
 
@@ -573,7 +573,8 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 			                           : NULL;
 
 			if (host && *host)
-				n += snprintf(want + n, sizeof(want) - (size_t)n, " on %.64s", host);
+				n += snprintf(want + n, sizeof(want) - (size_t)n, " on %.64s",
+				              host);
 			if (o->procs[i].orig_pid != o->procs[i].pid)
 				n += snprintf(want + n, sizeof(want) - (size_t)n, "%spid %u",
 				              host && *host ? ", " : " ", o->procs[i].orig_pid);
@@ -796,7 +797,7 @@ static void on_piece(void *ctx, const char *path, uint64_t from, uint64_t to)
 }
 
 /* In how many pieces a record of the trace shows as a slice or instant, by the rules of
- * docs/cli.md ("Windows"), counted here apart from src/window.c. */
+ * docs/cli.md ("Windows"), counted here apart from src/ops/window.c. */
 static uint64_t pieces_of(const struct pieces *ps, const union gt_record *rec)
 {
 	uint64_t s = 0, e = 0, n = 0;

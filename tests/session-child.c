@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
+#include "client.h"
+#include "clock.h"
 
 int main(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* Check suite for GPU busy time by kind (exporters/busy.c): unions and overlaps to the
+/* Check suite for GPU busy time by kind (exporters/analysis/busy.c): unions and overlaps to the
  * nanosecond, in any arrival order within the merge window, windows (steps) split at their
  * edges, late arrivals counted, and a long stream summed exactly in bounded memory. Runs as a
  * unit test. */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../exporters/busy.h"
+#include "busy.h"
 
 #define C GT_BUSY_COMPUTE
 #define N GT_BUSY_COMM

@@ -1,12 +1,12 @@
-/* Check suite `catalog`: what a trace holds (exporters/catalog.c) - processes by host and pid,
- * GPUs by uuid, threads, losses per source, notices - from records fed one by one. */
+/* Check suite `catalog`: what a trace holds (exporters/model/catalog.c) - processes by host and
+ * pid, GPUs by uuid, threads, losses per source, notices - from records fed one by one. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/catalog.h"
+#include "catalog.h"
 #include "gputrace/trace.h"
 
 static struct gt_catalog cat;

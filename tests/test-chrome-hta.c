@@ -1,5 +1,5 @@
 /* Check suite for what the chrome exporter writes for Holistic Trace Analysis and TensorBoard
- * (exporters/chrome.c, chrome-split.c): ProfilerStep#N slices one for one with the NVTX
+ * (exporters/formats/chrome.c, chrome-split.c): ProfilerStep#N slices one for one with the NVTX
  * steps, distributedInfo per rank, one file per rank holding exactly its processes' events,
  * and Kineto's per-kernel SM load; on the synthetic two-rank trace of export-fixture.h and on
  * the two-rank job recorded on an H200 (tests/data/ddp-2rank.gtrace). */
@@ -14,7 +14,7 @@
 
 #define FX_TEST_TAG "chrome-hta"
 #include "export-test.h"
-#include "gputrace/exporter.h"
+#include "exporter.h"
 
 static char *slurp(const char *path)
 {

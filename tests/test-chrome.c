@@ -1,5 +1,5 @@
-/* Check suite for the chrome exporter (exporters/chrome.c) and the shared exporter model
- * (exporters/model.c): exact event counts per category, flows paired, slices nested per
+/* Check suite for the chrome exporter (exporters/formats/chrome.c) and the shared exporter model
+ * (exporters/model/timeline.c): exact event counts per category, flows paired, slices nested per
  * track, valid JSON for hostile names, timestamp format, splitting, lanes; and the same on
  * the traces recorded on an H200 in tests/data, with exact counts derived from their CSV. */
 #include <check.h>
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/text.h"
-#include "../exporters/timeline.h"
+#include "text.h"
+#include "timeline.h"
 #define FX_TEST_TAG "chrome"
 #include "export-test.h"
+#include "exporter.h"
 #include "flow-shapes.h"
-#include "gputrace/exporter.h"
 
 static char *slurp(const char *path, size_t *len)
 {

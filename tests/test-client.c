@@ -1,6 +1,6 @@
-/* Check suite for src/client.c and src/procinfo.c: standalone tracing into GPUTRACE_OUTPUT,
- * lock-free string interning under contention, fork, connection errors, process info.
- * Runs as a unit test (suite client). */
+/* Check suite for src/session/client.c and src/session/procinfo.c: standalone tracing into
+ * GPUTRACE_OUTPUT, lock-free string interning under contention, fork, connection errors, process
+ * info. Runs as a unit test (suite client). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
-#include "gputrace/env.h"
-#include "gputrace/envconf.h"
-#include "gputrace/session.h"
+#include "client.h"
+#include "clock.h"
+#include "env.h"
+#include "envconf.h"
 #include "gputrace/trace.h"
+#include "session.h"
 #include "trace-load.h"
 
 static char tmpdir[64];
@@ -79,7 +79,7 @@ static void *worker(void *p)
 START_TEST(test_standalone_threads)
 {
 	/* _i: 0 with the writer's queue (the default), 1 writing from the drainer thread
-	 * (GPUTRACE_WRITE_QUEUE=0, as src/envconf.c gives it) */
+	 * (GPUTRACE_WRITE_QUEUE=0, as src/settings/envconf.c gives it) */
 	struct gt_envconf cfg;
 	struct gt_client *c;
 	struct worker w[THREADS];

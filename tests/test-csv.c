@@ -1,4 +1,4 @@
-/* Check suite for the csv exporter (exporters/csv.c): one file per record kind, header
+/* Check suite for the csv exporter (exporters/formats/csv.c): one file per record kind, header
  * rows from gt_record_desc, exact row counts, strings resolved and quoted per RFC 4180; on
  * the traces recorded in tests/data, one row per record of each kind. */
 #include <check.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "export-fixture.h"
-#include "gputrace/exporter.h"
+#include "exporter.h"
 
 static char dir[64];
 static char trace_path[128];

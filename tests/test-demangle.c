@@ -1,10 +1,10 @@
-/* Check suite for exporters/demangle.c: C++ kernel names demangled into a caller's buffer,
+/* Check suite for exporters/common/demangle.c: C++ kernel names demangled into a caller's buffer,
  * pass-through for plain and broken names, truncation. Runs as a unit test. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gputrace/demangle.h"
+#include "demangle.h"
 
 /* Without libiberty every name passes through unchanged; the tests say so instead of
  * asserting demangled text. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exporters/diff.h"
+#include "diff.h"
 #include "trace-build.h"
 
 static const char *data_dir; /* argv[1] */

@@ -1,4 +1,4 @@
-/* Check suite for src/drain.c: pid stamping, string-id remapping across processes, late and
+/* Check suite for src/session/drain.c: pid stamping, string-id remapping across processes, late and
  * missing strings, loss accounting, corrupt and rejected rings, PROCESS_END. Runs as a unit
  * test (suite drain). */
 #include <check.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gputrace/drain.h"
+#include "drain.h"
 #include "gputrace/trace.h"
 #include "trace-load.h"
 

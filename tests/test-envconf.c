@@ -1,5 +1,5 @@
-/* Check suite for src/envconf.c: the GPUTRACE_* settings as `gputrace run` and the injection
- * library both parse them, and the name test behind GPUTRACE_API=launch. No CUDA needed.
+/* Check suite for src/settings/envconf.c: the GPUTRACE_* settings as `gputrace run` and the
+ * injection library both parse them, and the name test behind GPUTRACE_API=launch. No CUDA needed.
  * Runs as a unit test. */
 #include <check.h>
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gputrace/envconf.h"
+#include "envconf.h"
 
 /* A fake environment: NAME=VALUE pairs. */
 static const char *fake_env[16];

@@ -1,4 +1,4 @@
-/* Check suite for src/httpd.c, the loopback responder behind `gputrace view`: each test runs
+/* Check suite for src/httpd/httpd.c, the loopback responder behind `gputrace view`: each test runs
  * the server in a thread on a free port and talks raw HTTP to it over 127.0.0.1, asserting
  * exact status lines, headers and bodies. Runs as a unit test. */
 #include <arpa/inet.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gputrace/httpd.h"
+#include "httpd.h"
 
 #define ORIGIN     "https://ui.perfetto.dev"
 #define FILE_BYTES 100000u

@@ -21,9 +21,9 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "clock.h"
 #include "cupti-glue.h"
 #include "cuptilib.h"
-#include "gputrace/clock.h"
 #include "gputrace/trace.h"
 #include "inject.h"
 

@@ -1,4 +1,4 @@
-/* Check suite for exporters/live.c and live-show.c: the aggregates of `gputrace run --live`
+/* Check suite for exporters/live/live.c and live-show.c: the aggregates of `gputrace run --live`
  * fed synthetic records, with exact values (GPU busy as a union, rates, memory, top kernels in
  * each order, NVTX stacks and steps, API failures, processes, losses), the hand-over of
  * snapshots between two threads, and kernel names fitted to a width. Runs as a unit test
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/live-busy.h"
-#include "gputrace/live.h"
+#include "live-busy.h"
+#include "live.h"
 
 #define PID 10u
 
@@ -418,7 +418,7 @@ END_TEST
 /* Deeper stacks: the chain under the range that ended, cut where a frame is not inside its
  * parent; the frames above it are open. */
 /* A range's STRING may come after its first record (the drainer reserves the id and writes
- * the content when it arrives: src/drain.c remap()). A numbered range seen before its name
+ * the content when it arrives: src/session/drain.c remap()). A numbered range seen before its name
  * still belongs to the NAME#* row once the name is known. */
 START_TEST(test_nvtx_numbered_name_late)
 {

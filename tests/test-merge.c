@@ -1,4 +1,4 @@
-/* Check suite for src/merge.c (gputrace merge): exact record counts, strings and pids across
+/* Check suite for src/ops/merge.c (gputrace merge): exact record counts, strings and pids across
  * hosts, losses and headers per input, clock offsets recovered from known ones (wall clock
  * and NCCL), damaged and repeated inputs, merged inputs merged again, the H200 rank files,
  * and (when the open-file limit allows) 2,000 inputs. Runs as a unit test; the argument is
@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../exporters/catalog.h"
+#include "catalog.h"
 #include "codec.h"
-#include "gputrace/exporter.h"
-#include "gputrace/merge.h"
+#include "exporter.h"
 #include "gputrace/trace.h"
 #include "merge-int.h"
+#include "merge.h"
 #include "trace-synth.h"
 
 static const char *data_dir;

@@ -27,10 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
-#include "gputrace/env.h"
-#include "gputrace/envconf.h"
+#include "client.h"
+#include "clock.h"
+#include "env.h"
+#include "envconf.h"
 #include "gputrace/trace.h"
 
 #define MAX_THREADS  8
@@ -102,7 +102,7 @@ static void *produce_thread(void *arg)
 }
 
 /* GPUTRACE_BUFFER_SIZE, which gputrace run sets from --buffer-size as given, read as the
- * injection library reads it (src/envconf.c); 0: the default. */
+ * injection library reads it (src/settings/envconf.c); 0: the default. */
 static size_t ring_bytes_from_env(void)
 {
 	const char *v = getenv(GT_ENV_BUFFER_SIZE);

@@ -1,4 +1,4 @@
-/* Check suite for src/pattern.c: output-name patterns. Runs as a unit test. */
+/* Check suite for src/settings/pattern.c: output-name patterns. Runs as a unit test. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gputrace/pattern.h"
+#include "pattern.h"
 
 /* Expand with a generous buffer and fail the test on error. */
 static const char *expand(const char *pattern, pid_t pid, unsigned seq)

@@ -1,8 +1,8 @@
-/* Check suite for the perfetto exporter (exporters/perfetto.c, exporters/protobuf.c): a
- * test decoder walks every TracePacket and checks the sequence, the interning, the track
- * descriptors, that BEGIN/END pairs rebuild the intended slices on every track when
- * sorted by timestamp as Perfetto does, exact counts per category and paired flows, on the
- * synthetic fixture and on the traces recorded on an H200 in tests/data. */
+/* Check suite for the perfetto exporter (exporters/formats/perfetto.c,
+ * exporters/formats/protobuf.c): a test decoder walks every TracePacket and checks the sequence,
+ * the interning, the track descriptors, that BEGIN/END pairs rebuild the intended slices on every
+ * track when sorted by timestamp as Perfetto does, exact counts per category and paired flows, on
+ * the synthetic fixture and on the traces recorded on an H200 in tests/data. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/protobuf.h"
-#include "../exporters/timeline.h"
+#include "protobuf.h"
+#include "timeline.h"
 #define FX_TEST_TAG "perfetto"
 #include "export-test.h"
+#include "exporter.h"
 #include "flow-shapes.h"
-#include "gputrace/exporter.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {

@@ -1,4 +1,4 @@
-/* Check suite for the rank table (exporters/ranks.c): which kernel names are NCCL's, and on
+/* Check suite for the rank table (exporters/model/ranks.c): which kernel names are NCCL's, and on
  * the two-rank job recorded on an H200 (tests/data/ddp-2rank.gtrace), the ranks, local ranks
  * and world sizes its PROCESS records hold and the backend its kernels show. */
 #include <check.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exporters/ranks.h"
 #include "gputrace/trace.h"
+#include "ranks.h"
 
 static const char *data_dir; /* argv[1] */
 

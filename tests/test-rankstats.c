@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exporters/rankstats.h"
-#include "../exporters/steps.h"
-#include "gputrace/stats.h"
+#include "rankstats.h"
+#include "stats.h"
+#include "steps.h"
 #include "trace-build.h"
 
 static const char *data_dir; /* argv[1] */

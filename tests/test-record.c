@@ -1,4 +1,4 @@
-/* Check suite for src/record.c: record descriptions, validation of untrusted records, enum
+/* Check suite for src/format/record.c: record descriptions, validation of untrusted records, enum
  * names. Runs as a unit test. */
 #include <check.h>
 #include <errno.h>

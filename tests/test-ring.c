@@ -1,4 +1,4 @@
-/* Check suite for src/ring.c: reserve/commit/consume, exact drop counts, wake-ups, torn and
+/* Check suite for src/ring/ring.c: reserve/commit/consume, exact drop counts, wake-ups, torn and
  * corrupt slots, forked and SIGKILLed producers. Runs as a unit test (suite ring). */
 #include <check.h>
 #include <errno.h>
@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gputrace/clock.h"
-#include "gputrace/ring.h"
+#include "clock.h"
 #include "ring-word.h"
+#include "ring.h"
 
 /* Test records are NVTX records (64 bytes, a 72-byte slot): tid = producer, range_id = seq. */
 #define SLOT_BYTES 72u

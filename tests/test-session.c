@@ -1,4 +1,4 @@
-/* Check suite for src/session.c: processes that fork and exec three levels deep land in one
+/* Check suite for src/session/session.c: processes that fork and exec three levels deep land in one
  * trace with their parent links; a corrupt ring is one process's error; bad handshakes and
  * peers of another uid are refused. Runs as a unit test (suite session); `test-session uid`
  * runs the other-uid check alone (needs root, else exits 77). */
@@ -19,11 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gputrace/client.h"
-#include "gputrace/clock.h"
-#include "gputrace/env.h"
-#include "gputrace/session.h"
+#include "client.h"
+#include "clock.h"
+#include "env.h"
 #include "gputrace/trace.h"
+#include "session.h"
 #include "trace-load.h"
 
 static char tmpdir[64], path[128];

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "export-fixture.h"
-#include "gputrace/sql.h"
-#include "gputrace/stats.h"
 #include "gputrace/trace.h"
+#include "sql.h"
+#include "stats.h"
 #include "trace-synth.h"
 
 static const char *data_dir, *docs_md;
@@ -117,7 +117,8 @@ static void write_synth(const char *path, const struct synth_opts *o, size_t chu
 	ck_assert_int_eq(gt_writer_close(w), 0);
 }
 
-/* ---- the schema, as a list kept apart from exporters/sqlite-schema.c ---------------- */
+/* ---- the schema, as a list kept apart from exporters/formats/sqlite/sqlite-schema.c
+ * ---------------- */
 
 /* "name type, name type, ..." of each table, in column order (docs/sql.md, and Nsight
  * Systems' SQLite Schema Reference, 2026.4). */

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/stats-int.h"
-#include "../exporters/text.h"
-#include "gputrace/stats.h"
 #include "gputrace/trace.h"
+#include "stats-int.h"
+#include "stats.h"
+#include "text.h"
 #include "trace-synth.h"
 
 #define PID 4242u
@@ -614,8 +614,8 @@ START_TEST(test_json_string)
 	} cases[] = {
 	        {"plain", 5, "\"plain\""},
 	        {"q\"b\\", 4, "\"q\\\"b\\\\\""},
-	        /* the one escaping of every output (exporters/text.h): controls as \u00XX, DEL as
-	         * it is, bytes that are not UTF-8 as U+FFFD each */
+	        /* the one escaping of every output (exporters/common/text.h): controls as \u00XX,
+	         * DEL as it is, bytes that are not UTF-8 as U+FFFD each */
 	        {"\n\t\x01\x7f", 4, "\"\\u000a\\u0009\\u0001\x7f\""},
 	        {"a\0b", 3, "\"a\\u0000b\""},
 	        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,

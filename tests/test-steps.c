@@ -1,4 +1,4 @@
-/* Check suite for the training-step finder (exporters/steps.c): the name rules, the family
+/* Check suite for the training-step finder (exporters/model/steps.c): the name rules, the family
  * chosen, the numbers per process whatever order the ranges arrive in, lookups; and on the
  * traces recorded on an H200 in tests/data, the steps their NVTX records hold. */
 #include <check.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../exporters/steps.h"
 #include "gputrace/trace.h"
+#include "steps.h"
 
 static const char *data_dir; /* argv[1] */
 static char dir[64];

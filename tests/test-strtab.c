@@ -1,10 +1,10 @@
-/* Check suite for src/strtab.c: interning, dense ids, lookups, growth. Runs as a unit test. */
+/* Check suite for src/base/strtab.c: interning, dense ids, lookups, growth. Runs as a unit test. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gputrace/strtab.h"
+#include "strtab.h"
 
 START_TEST(test_intern_dense_ids)
 {

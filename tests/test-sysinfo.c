@@ -1,8 +1,8 @@
-/* Check suite for src/sysinfo.c: the driver version out of both /proc line formats. */
+/* Check suite for src/session/sysinfo.c: the driver version out of both /proc line formats. */
 #include <check.h>
 #include <stdlib.h>
 
-#include "gputrace/sysinfo.h"
+#include "sysinfo.h"
 
 START_TEST(test_driver_version_lines)
 {

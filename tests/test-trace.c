@@ -1,6 +1,6 @@
-/* Check suite for the .gtrace file (src/writer.c, src/reader.c, src/codec.c, src/crc32c.c):
- * exact round trips, flat memory on a 10 M record trace, truncation, bit flips, unknown
- * record kinds, error messages, rename on close. Runs as a unit test. */
+/* Check suite for the .gtrace file (src/format/writer.c, src/format/reader.c, src/format/codec.c,
+ * src/format/crc32c.c): exact round trips, flat memory on a 10 M record trace, truncation, bit
+ * flips, unknown record kinds, error messages, rename on close. Runs as a unit test. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* Check suite `transform`: the reader -> filter -> writer pipeline (src/transform.c) and its
+/* Check suite `transform`: the reader -> filter -> writer pipeline (src/ops/transform.c) and its
  * time window, on traces written here. */
 #include <check.h>
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gputrace/transform.h"
+#include "transform.h"
 
 #define PID 77
 

@@ -1,4 +1,4 @@
-/* Check suite for windows of a trace (src/window.c): exact record counts inside time windows
+/* Check suite for windows of a trace (src/ops/window.c): exact record counts inside time windows
  * of a synthetic trace whose every timestamp is known, slices cut at the edges, memory carried
  * to the window's start, the same records whether the index is used (chunks passed over) or
  * the file is scanned (no footer, or an old index without chunk types: tests/data), process,
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gputrace/trace.h"
-#include "gputrace/window.h"
+#include "window.h"
 
 static const char *data_dir = "tests/data";
 static char dir[64];
@@ -586,7 +586,7 @@ START_TEST(test_nvtx_ranks)
 }
 END_TEST
 
-/* Only the NVTX ranges, strings and processes, for step detection (exporters/steps.c). */
+/* Only the NVTX ranges, strings and processes, for step detection (exporters/model/steps.c). */
 START_TEST(test_nvtx_only)
 {
 	char path[512];

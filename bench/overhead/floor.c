@@ -32,7 +32,7 @@
 
 #include <cupti.h>
 
-#include "gputrace/envconf.h"
+#include "envconf.h"
 
 #define FLOOR_BUF_BYTES (8u << 20)
 

@@ -1,6 +1,6 @@
 /* Record model shared by the injection library, the ring, the trace file and the exporters.
  * Runs in both processes. These structs are the in-memory (ring) layout; the trace file
- * encodes them field by field (see docs/format.md and src/record.c). Installed with
+ * encodes them field by field (see docs/format.md and src/format/record.c). Installed with
  * trace.h: the functions declared here and there are libgputrace's API (docs/library.md). */
 #ifndef GPUTRACE_RECORD_H
 #define GPUTRACE_RECORD_H

@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../exporters/diff.h"
-#include "../../exporters/rankstats.h"
+#include "diff.h"
+#include "exporter.h"
 #include "fuzz-trace.h"
-#include "gputrace/exporter.h"
-#include "gputrace/stats.h"
 #include "gputrace/trace.h"
+#include "rankstats.h"
+#include "stats.h"
 
 enum {
 	USE_SUMMARY,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "gputrace/pattern.h"
+#include "pattern.h"
 
 #define FUZZ_PID 4242
 #define ROOMY    (1u << 16)

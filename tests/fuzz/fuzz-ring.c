@@ -17,7 +17,7 @@
 #include "../ring-word.h"
 #include "fuzz-common.h"
 #include "gputrace/record.h"
-#include "gputrace/ring.h"
+#include "ring.h"
 
 #define SLOT_HDR_BYTES 8u /* docs/ring.md: the commit word before each record */
 

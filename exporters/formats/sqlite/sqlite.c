@@ -1,0 +1,2230 @@
+/* SQLite exporter: streams a trace through gt_reader_next() into prepared INSERTs inside
+ * one transaction, in Nsight Systems' documented schema plus GPUTRACE_ tables
+ * (sqlite-schema.c), then builds the indexes. Memory grows with distinct strings,
+ * processes, devices and contexts, never with events; SQLite's page cache is bounded by
+ * PRAGMA cache_size. Runs in the CLI. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "exporter.h"
+#include "sql.h"
+#include "sqlite-int.h"
+#include "strtab.h"
+
+#define PROGRESS_EVERY   0xffffu /* records between progress calls, minus one */
+#define PID_BITS         0xffffffull
+#define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
+#define DEFAULT_CACHE_MB 16
+#define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
+#define SQ_BATCH         32u        /* rows per multi-row INSERT of the busy tables */
+#define SQ_LANES         8u         /* lanes of a table whose rows go by process */
+
+/* errmsg for the caller; one per thread, overwritten by the next call */
+static _Thread_local char errbuf[768];
+
+/* ---- a u64 -> u32 map (open addressing; key 0 is stored as 1 + key) ---------------- */
+
+struct map {
+	uint64_t *keys; /* key + 1; 0: empty */
+	uint32_t *vals;
+	size_t mask, n;
+};
+
+static inline size_t map_hash(uint64_t k, size_t mask)
+{
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 29) & mask;
+}
+
+static uint32_t *map_find(const struct map *m, uint64_t key)
+{
+	if (!m->keys)
+		return NULL;
+	for (size_t j = map_hash(key, m->mask);; j = (j + 1) & m->mask) {
+		if (m->keys[j] == key + 1)
+			return &m->vals[j];
+		if (!m->keys[j])
+			return NULL;
+	}
+}
+
+static int map_put(struct map *m, uint64_t key, uint32_t val)
+{
+	size_t j;
+
+	if (!m->keys || (m->n + 1) * 2 > m->mask + 1) {
+		size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
+		uint64_t *k = calloc(cap, sizeof(*k));
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; m->keys && i <= m->mask; i++) {
+			if (!m->keys[i])
+				continue;
+			for (j = map_hash(m->keys[i] - 1, cap - 1); k[j]; j = (j + 1) & (cap - 1))
+				;
+			k[j] = m->keys[i];
+			v[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = k;
+		m->vals = v;
+		m->mask = cap - 1;
+	}
+	for (j = map_hash(key, m->mask); m->keys[j]; j = (j + 1) & m->mask) {
+		if (m->keys[j] == key + 1) {
+			m->vals[j] = val;
+			return 0;
+		}
+	}
+	m->keys[j] = key + 1;
+	m->vals[j] = val;
+	m->n++;
+	return 0;
+}
+
+static void map_fini(struct map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- state ------------------------------------------------------------------------- */
+
+/* One interned text: StringIds row `id`, bytes at arena + off. */
+struct text {
+	uint64_t hash; /* 0: empty slot */
+	uint32_t off, len;
+	uint32_t id;
+};
+
+/* Per trace string id: its StringIds ids, resolved once. */
+struct names {
+	uint32_t raw;    /* the text as recorded */
+	uint32_t dem;    /* demangled (kernels) */
+	uint32_t base;   /* base name (kernels) */
+	bool kernel;     /* dem and base are filled */
+	uint32_t domain; /* NVTX domainId when this string names a domain; 0 if not yet */
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t index; /* order of first appearance: the high half of correlation ids */
+	uint64_t gpid;  /* serialized globalPid */
+	bool seen;      /* a process record arrived */
+	bool used;      /* gpid went into a row: its host bits are fixed */
+	struct gt_rec_process rec;
+	bool ended;
+	struct gt_rec_process_end end;
+	bool capturing;
+	uint64_t capture_start;
+};
+
+struct gpu {
+	uint8_t uuid[16];
+	uint32_t host;
+};
+
+struct ctx {
+	uint32_t pid, context_id, device_id;
+};
+
+/* Rows of a table waiting for its INSERT, with the multi-row INSERT they go through. Row r
+ * of a batch is vals[r * (ncols + 1)]: its element 0 holds in u.i the columns set to a value
+ * that `many` does not hold in that row's parameters (bit c for column c), elements
+ * 1..ncols the values, which are also what `many` holds there once the batch is flushed
+ * (row_set()). */
+struct lane {
+	sqlite3_stmt *many; /* `batch` rows in one statement; NULL when batch is 1 */
+	unsigned n;         /* rows pending */
+	struct val *vals;   /* batch * (ncols + 1); owned */
+};
+
+/* A table's INSERTs and the rows waiting for them: the API calls in a lane per process
+ * (index % SQ_LANES), each with its own multi-row INSERT, the others in one. */
+struct tab {
+	sqlite3_stmt *one; /* one row */
+	int ncols;         /* values per row (< 64) */
+	unsigned batch;    /* rows per multi-row INSERT */
+	unsigned nlanes;   /* 1 or SQ_LANES */
+	struct val *bound; /* ncols values bound to `one` now; kind 0: nothing bound yet; owned */
+	struct lane lane[SQ_LANES];
+};
+
+struct sq {
+	sqlite3 *db;
+	int cache_mib; /* page cache, MiB; 0: DEFAULT_CACHE_MB */
+	struct tab tab[SQ_TABLE_MAX];
+	struct gt_reader *r;
+	bool demangle;
+
+	/* StringIds */
+	struct text *texts;
+	size_t texts_mask, ntexts;
+	char *arena;
+	size_t arena_len, arena_cap;
+
+	/* trace string id -> names index */
+	struct map by_sid;   /* the ids from SID_DIRECT on */
+	uint32_t *sid_names; /* names index + 1 of trace string ids below SID_DIRECT; 0: none
+	                      * yet; owned */
+	size_t sid_cap;      /* entries of sid_names */
+	struct names *names;
+	size_t nnames, names_cap;
+
+	/* processes */
+	struct map by_pid;
+	struct proc *procs;
+	size_t nprocs, procs_cap;
+	uint32_t last_pid, last_proc; /* cache: most records come from one process in a row */
+	uint32_t hosts[MAX_HW_ID];    /* StringIds id of each host seen, by hwId */
+	unsigned nhosts;
+
+	struct gpu *gpus;
+	size_t ngpus;
+	struct ctx *ctxs;
+	size_t nctxs;
+	struct map null_stream;    /* (pid << 32 | context) -> stream id */
+	struct map streams;        /* (pid << 32 | stream) -> 1: one row per stream */
+	struct map domain_created; /* (pid << 32 | domainId) -> 1 */
+	uint32_t ndomains;
+
+	unsigned lane; /* lane of the current record's process: its index % SQ_LANES */
+	uint64_t first_ns, last_ns;
+	uint64_t rows, records, nvtx_id;
+	char demangled[GT_DEMANGLE_BUF_BYTES];
+	const char *errmsg;
+	int err;
+};
+
+/* ---- SQLite plumbing --------------------------------------------------------------- */
+
+static int sq_errno(sqlite3 *db, int rc)
+{
+	int e = db ? sqlite3_system_errno(db) : 0;
+
+	if (e > 0)
+		return -e;
+	switch (rc & 0xff) {
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+	case SQLITE_READONLY:
+		return -EACCES;
+	default:
+		return -EIO;
+	}
+}
+
+static int sq_fail(struct sq *q, const char *what, int rc)
+{
+	if (!q->err) {
+		snprintf(errbuf, sizeof(errbuf), "%s: %s", what,
+		         q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+		q->errmsg = errbuf;
+		q->err = sq_errno(q->db, rc);
+	}
+	return q->err;
+}
+
+static int sq_exec(struct sq *q, const char *sql)
+{
+	int rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : sq_fail(q, sql, rc);
+}
+
+/* One value of a pending row; text must stay valid until the row's batch is flushed (the
+ * reader's strings and static names do; anything else goes to a table of batch 1). 16
+ * bytes without padding: bind_row() compares two values as two words. */
+struct val {
+	union {
+		int64_t i;     /* SQLITE_INTEGER; 0 for SQLITE_NULL */
+		const char *s; /* SQLITE_TEXT */
+	} u;
+	int32_t len;  /* text bytes, -1: up to the NUL; 0 for the others */
+	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT; VAL_REBIND in `bound` */
+};
+
+_Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes");
+
+/* what `bound` says of a text parameter: equal to no row's value, bound again every time */
+#define VAL_REBIND (-1)
+
+/* Column i (from 1) of a row from row_begin(): bindings outlive sqlite3_reset(), so an
+ * integer or NULL equal to what the row's parameter of `many` holds is not bound again:
+ * most of a kernel row's columns (device, context, process, launch shape, NULL graph ids)
+ * repeat from one batch to the next, and a bind costs more than the VDBE op that reads it.
+ * Compared here, as the row is filled, so that flush() visits only the columns to bind. */
+static inline void row_set(struct val *row, int i, int64_t v, int32_t kind)
+{
+	if (row[i].u.i != v || row[i].kind != kind || row[i].len != 0) {
+		row[i] = (struct val){{.i = v}, 0, kind};
+		row[0].u.i |= (int64_t)(1ull << i);
+	}
+}
+
+static inline void b_i64(struct val *row, int i, int64_t v)
+{
+	row_set(row, i, v, SQLITE_INTEGER);
+}
+
+static inline void b_u64(struct val *row, int i, uint64_t v)
+{
+	row_set(row, i, (int64_t)v, SQLITE_INTEGER);
+}
+
+static inline void b_null(struct val *row, int i)
+{
+	row_set(row, i, 0, SQLITE_NULL);
+}
+
+/* v, or NULL when v is 0 (the records' "none") */
+static inline void b_nz(struct val *row, int i, uint64_t v)
+{
+	row_set(row, i, (int64_t)v, v ? SQLITE_INTEGER : SQLITE_NULL);
+}
+
+/* s[0..len), len -1: up to the NUL. Text is always bound: the pointer bound last time may
+ * be gone. */
+static inline void b_textn(struct val *row, int i, const char *s, int32_t len)
+{
+	row[i] = (struct val){{.s = s}, len, SQLITE_TEXT};
+	row[0].u.i |= (int64_t)(1ull << i);
+}
+
+static inline void b_text(struct val *row, int i, const char *s)
+{
+	if (s)
+		b_textn(row, i, s, -1);
+	else
+		b_null(row, i);
+}
+
+/* Bind v to parameter `param` of st. */
+static inline void bind_val(sqlite3_stmt *st, int param, const struct val *v)
+{
+	switch (v->kind) {
+	case SQLITE_INTEGER:
+		sqlite3_bind_int64(st, param, v->u.i);
+		break;
+	case SQLITE_TEXT:
+		sqlite3_bind_text(st, param, v->u.s, v->len, SQLITE_STATIC);
+		break;
+	default:
+		sqlite3_bind_null(st, param);
+		break;
+	}
+}
+
+/* Bind a row's values (row[1..ncols]) to `one`, each that differs from what `bound`
+ * says it holds. */
+static void bind_row(sqlite3_stmt *st, const struct val *row, struct val *bound, int ncols)
+{
+	for (int c = 0; c < ncols; c++) {
+		if (memcmp(&row[c + 1], &bound[c], sizeof(bound[c])) == 0)
+			continue;
+		bound[c] = row[c + 1];
+		if (bound[c].kind == SQLITE_TEXT)
+			bound[c].kind = VAL_REBIND;
+		bind_val(st, c + 1, &row[c + 1]);
+	}
+}
+
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret);
+
+static int run(struct sq *q, sqlite3_stmt *st, enum sq_table t)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "inserting into %s", gt_sq_tables[t].name);
+		return sq_fail(q, what, rc);
+	}
+	return 0;
+}
+
+/* The lane of table t that the current record's rows go to (row_begin() and row_end() of
+ * one row run within one record's handler, so they find the same one). */
+static inline struct lane *lane_of(struct sq *q, enum sq_table t)
+{
+	struct tab *b = &q->tab[t];
+
+	return &b->lane[b->nlanes > 1 ? q->lane : 0];
+}
+
+/* The next row of table t to fill (b_* with 1-based columns); row_end() adds it. */
+static inline struct val *row_begin(struct sq *q, enum sq_table t)
+{
+	struct lane *l = lane_of(q, t);
+	struct val *row = l->vals + (size_t)l->n * (size_t)(q->tab[t].ncols + 1);
+
+	row[0].u.i = 0;
+	return row;
+}
+
+/* Insert the pending rows of lane l of table t: a full batch through the lane's multi-row
+ * INSERT, binding the columns row_set() marked, fewer one at a time. */
+static int flush_lane(struct sq *q, enum sq_table t, struct lane *l)
+{
+	struct tab *b = &q->tab[t];
+	size_t stride = (size_t)b->ncols + 1;
+	int ret = 0;
+
+	if (l->n == b->batch && b->batch > 1) {
+		if (!l->many) {
+			ret = prepare_ordered(q, t, b->batch, &l->many);
+			if (ret < 0)
+				return ret;
+		}
+		for (unsigned r = 0; r < l->n; r++) {
+			const struct val *row = l->vals + r * stride;
+			uint64_t set = (uint64_t)row[0].u.i;
+
+			while (set) {
+				int c = __builtin_ctzll(set);
+
+				set &= set - 1;
+				bind_val(l->many, (int)(r * (size_t)b->ncols) + c, &row[c]);
+			}
+		}
+		ret = run(q, l->many, t);
+	} else {
+		for (unsigned r = 0; r < l->n && ret == 0; r++) {
+			struct val *row = l->vals + r * stride;
+
+			bind_row(b->one, row, b->bound, b->ncols);
+			ret = run(q, b->one, t);
+			/* `many` does not hold these values: whatever comes next in the row's
+			 * place is bound to it */
+			for (int c = 1; c <= b->ncols; c++)
+				row[c].kind = VAL_REBIND;
+		}
+	}
+	if (ret == 0)
+		q->rows += l->n;
+	l->n = 0;
+	return ret;
+}
+
+static int flush(struct sq *q, enum sq_table t)
+{
+	struct tab *b = &q->tab[t];
+
+	for (unsigned i = 0; i < b->nlanes; i++) {
+		int ret = flush_lane(q, t, &b->lane[i]);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static inline int row_end(struct sq *q, enum sq_table t)
+{
+	struct lane *l = lane_of(q, t);
+
+	if (++l->n < q->tab[t].batch)
+		return 0;
+	return flush_lane(q, t, l);
+}
+
+/* ---- strings ----------------------------------------------------------------------- */
+
+static uint64_t text_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h | 1; /* never 0, the empty-slot mark */
+}
+
+static int texts_grow(struct sq *q)
+{
+	size_t cap = q->texts ? (q->texts_mask + 1) * 2 : 1024;
+	struct text *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; q->texts && i <= q->texts_mask; i++) {
+		size_t j;
+
+		if (!q->texts[i].hash)
+			continue;
+		for (j = q->texts[i].hash & (cap - 1); t[j].hash; j = (j + 1) & (cap - 1))
+			;
+		t[j] = q->texts[i];
+	}
+	free(q->texts);
+	q->texts = t;
+	q->texts_mask = cap - 1;
+	return 0;
+}
+
+/* The StringIds id of s[0..len), inserting the row the first time. 0 on failure. */
+static uint32_t intern(struct sq *q, const char *s, size_t len)
+{
+	uint64_t h = text_hash(s, len);
+	struct text *t;
+	size_t j;
+
+	if (len > UINT32_MAX / 2)
+		len = UINT32_MAX / 2;
+	if (!q->texts || (q->ntexts + 1) * 2 > q->texts_mask + 1) {
+		if (texts_grow(q) < 0)
+			goto nomem;
+	}
+	for (j = h & q->texts_mask; q->texts[j].hash; j = (j + 1) & q->texts_mask) {
+		t = &q->texts[j];
+		if (t->hash == h && t->len == len && memcmp(q->arena + t->off, s, len) == 0)
+			return t->id;
+	}
+	if (q->arena_len + len + 1 > q->arena_cap || q->arena_len + len + 1 > UINT32_MAX) {
+		size_t cap = q->arena_cap ? q->arena_cap * 2 : 1u << 16;
+		char *a;
+
+		while (cap < q->arena_len + len + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			goto nomem;
+		a = realloc(q->arena, cap);
+		if (!a)
+			goto nomem;
+		q->arena = a;
+		q->arena_cap = cap;
+	}
+	t = &q->texts[j];
+	t->hash = h;
+	t->off = (uint32_t)q->arena_len;
+	t->len = (uint32_t)len;
+	t->id = (uint32_t)++q->ntexts;
+	memcpy(q->arena + q->arena_len, s, len);
+	q->arena[q->arena_len + len] = '\0';
+	q->arena_len += len + 1;
+	{
+		struct val *row = row_begin(q, SQ_STRING_IDS); /* batch 1: s may be a buffer */
+
+		b_i64(row, 1, t->id);
+		b_textn(row, 2, s, (int32_t)len);
+		if (row_end(q, SQ_STRING_IDS) < 0)
+			return 0;
+	}
+	return t->id;
+nomem:
+	if (!q->err) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+	}
+	return 0;
+}
+
+/* Base name of a (demangled) function name: without parameters, template arguments,
+ * return type and scopes ("void ns::k<int>(float*)" -> "k"). */
+static void base_name(const char *s, size_t len, size_t *start, size_t *end)
+{
+	size_t e = len, b;
+	int depth;
+
+	for (int pass = 0; pass < 2 && e > 0; pass++) {
+		char close = s[e - 1], open;
+
+		if (close == ')')
+			open = '(';
+		else if (close == '>' && pass == 1)
+			open = '<';
+		else
+			continue;
+		depth = 0;
+		for (size_t i = e; i-- > 0;) {
+			if (s[i] == close)
+				depth++;
+			else if (s[i] == open && --depth == 0) {
+				e = i;
+				break;
+			}
+		}
+	}
+	/* a template argument list right before the parameters */
+	if (e > 0 && s[e - 1] == '>') {
+		depth = 0;
+		for (size_t i = e; i-- > 0;) {
+			if (s[i] == '>')
+				depth++;
+			else if (s[i] == '<' && --depth == 0) {
+				e = i;
+				break;
+			}
+		}
+	}
+	depth = 0;
+	for (b = e; b > 0; b--) {
+		char c = s[b - 1];
+
+		if (c == ')' || c == '>' || c == ']')
+			depth++;
+		else if (c == '(' || c == '<' || c == '[')
+			depth--;
+		else if (depth == 0 && (c == ' ' || (c == ':' && b >= 2 && s[b - 2] == ':')))
+			break;
+	}
+	if (b >= e) {
+		*start = 0;
+		*end = len;
+		return;
+	}
+	*start = b;
+	*end = e;
+}
+
+/* The names entry of trace string `sid`, resolving what `kernel` needs. NULL on failure;
+ * *tmp receives a placeholder for strings the trace never defined (not cached). */
+static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, struct names *tmp)
+{
+	uint32_t idx = UINT32_MAX; /* names index; UINT32_MAX: none yet */
+	struct names *n;
+	const char *s;
+	size_t len = 0;
+
+	if (sid < q->sid_cap) {
+		idx = q->sid_names[sid] - 1;
+	} else if (sid >= SID_DIRECT) {
+		const uint32_t *slot = map_find(&q->by_sid, sid);
+
+		idx = slot ? *slot : UINT32_MAX;
+	}
+	if (idx != UINT32_MAX) {
+		n = &q->names[idx];
+		if (!kernel || n->kernel)
+			return n;
+	} else {
+		s = sid ? gt_reader_string(q->r, sid, &len) : NULL;
+		if (!s) {
+			char ph[32];
+			int l = snprintf(ph, sizeof(ph), "<string %u>", sid);
+
+			memset(tmp, 0, sizeof(*tmp));
+			tmp->raw = tmp->dem = tmp->base = intern(q, ph, (size_t)l);
+			tmp->kernel = true;
+			return tmp->raw ? tmp : NULL;
+		}
+		if (q->nnames == q->names_cap) {
+			size_t cap = q->names_cap ? q->names_cap * 2 : 256;
+			struct names *nn = realloc(q->names, cap * sizeof(*nn));
+
+			if (!nn)
+				goto nomem;
+			q->names = nn;
+			q->names_cap = cap;
+		}
+		n = &q->names[q->nnames];
+		memset(n, 0, sizeof(*n));
+		n->raw = intern(q, s, len);
+		if (!n->raw)
+			goto nomem;
+		if (sid >= SID_DIRECT) {
+			if (map_put(&q->by_sid, sid, (uint32_t)q->nnames) < 0)
+				goto nomem;
+		} else {
+			if (gt_strtab_dense_reserve(&q->sid_names, &q->sid_cap, sid, 256) < 0)
+				goto nomem;
+			q->sid_names[sid] = (uint32_t)q->nnames + 1;
+		}
+		q->nnames++;
+		if (!kernel)
+			return n;
+	}
+	s = gt_reader_string(q->r, sid, &len);
+	{
+		const char *d =
+		        q->demangle ? gt_demangle(s, q->demangled, sizeof(q->demangled)) : s;
+		size_t dlen = d == s ? len : strlen(d), b, e;
+
+		n->dem = d == s ? n->raw : intern(q, d, dlen);
+		base_name(d, dlen, &b, &e);
+		n->base = (b == 0 && e == dlen) ? n->dem : intern(q, d + b, e - b);
+	}
+	if (!n->dem || !n->base)
+		goto nomem;
+	n->kernel = true;
+	return n;
+nomem:
+	if (!q->err) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+	}
+	return NULL;
+}
+
+static uint32_t name_id(struct sq *q, uint32_t sid)
+{
+	struct names tmp;
+	const struct names *n = names_of(q, sid, false, &tmp);
+
+	return n ? n->raw : 0;
+}
+
+/* ---- processes --------------------------------------------------------------------- */
+
+static struct proc *proc_of(struct sq *q, uint32_t pid)
+{
+	uint32_t *slot;
+	struct proc *p;
+
+	if (q->nprocs && q->last_pid == pid)
+		return &q->procs[q->last_proc];
+	slot = map_find(&q->by_pid, pid);
+	if (!slot) {
+		if (q->nprocs == q->procs_cap) {
+			size_t cap = q->procs_cap ? q->procs_cap * 2 : 16;
+			struct proc *np = realloc(q->procs, cap * sizeof(*np));
+
+			if (!np)
+				return NULL;
+			q->procs = np;
+			q->procs_cap = cap;
+		}
+		p = &q->procs[q->nprocs];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->index = (uint32_t)q->nprocs;
+		p->gpid = ((uint64_t)pid & PID_BITS) << 24;
+		if (map_put(&q->by_pid, pid, (uint32_t)q->nprocs) < 0)
+			return NULL;
+		slot = map_find(&q->by_pid, pid);
+		q->nprocs++;
+	}
+	q->last_pid = pid;
+	q->last_proc = *slot;
+	return &q->procs[*slot];
+}
+
+static inline int64_t gtid(const struct proc *p, uint32_t tid)
+{
+	return (int64_t)(p->gpid | ((uint64_t)tid & PID_BITS));
+}
+
+/* Correlation ids count from 1 in every process: the process's index goes above them so
+ * that a join on correlationId alone never pairs two processes' records. */
+static inline void b_corr(struct val *st, int i, const struct proc *p, uint32_t corr)
+{
+	b_nz(st, i, corr ? ((uint64_t)p->index << 32) | corr : 0);
+}
+
+static void see(struct sq *q, uint64_t start, uint64_t end)
+{
+	if (start && start < q->first_ns)
+		q->first_ns = start;
+	if (end > q->last_ns)
+		q->last_ns = end;
+}
+
+/* ---- records ----------------------------------------------------------------------- */
+
+static inline void b_span(struct val *st, const struct gt_gpu_span *s, const struct proc *p)
+{
+	b_u64(st, 1, s->start_ns);
+	b_u64(st, 2, s->end_ns);
+	b_i64(st, 3, s->device_id);
+	b_i64(st, 4, s->context_id);
+	b_i64(st, 5, s->stream_id);
+	b_corr(st, 6, p, s->correlation_id);
+	b_i64(st, 7, (int64_t)p->gpid);
+}
+
+static int on_kernel(struct sq *q, const struct gt_rec_kernel *k, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_KERNEL);
+	struct names tmp;
+	const struct names *n = names_of(q, k->name_id, true, &tmp);
+
+	if (!n)
+		return q->err;
+	see(q, k->span.start_ns, k->span.end_ns);
+	b_span(st, &k->span, p);
+	b_i64(st, 8, n->dem);
+	b_i64(st, 9, n->base);
+	b_i64(st, 10, n->raw);
+	b_i64(st, 11, k->flags & GT_KERNEL_COOPERATIVE ? SQ_LAUNCH_COOPERATIVE : SQ_LAUNCH_REGULAR);
+	b_i64(st, 12, k->registers);
+	b_i64(st, 13, k->grid_x);
+	b_i64(st, 14, k->grid_y);
+	b_i64(st, 15, k->grid_z);
+	b_i64(st, 16, k->block_x);
+	b_i64(st, 17, k->block_y);
+	b_i64(st, 18, k->block_z);
+	b_i64(st, 19, k->static_smem_bytes);
+	b_i64(st, 20, k->dynamic_smem_bytes);
+	b_i64(st, 21, k->local_mem_bytes);
+	b_nz(st, 22, k->graph_node_id);
+	b_nz(st, 23, k->graph_id);
+	b_i64(st, 24, k->cluster_x);
+	b_i64(st, 25, k->cluster_y);
+	b_i64(st, 26, k->cluster_z);
+	return row_end(q, SQ_KERNEL);
+}
+
+static int on_memcpy(struct sq *q, const struct gt_rec_memcpy *c, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_MEMCPY);
+
+	see(q, c->span.start_ns, c->span.end_ns);
+	b_span(st, &c->span, p);
+	b_u64(st, 8, c->bytes);
+	b_i64(st, 9, c->copy_kind < GT_MEMCPY_MAX ? c->copy_kind : GT_MEMCPY_UNKNOWN);
+	b_i64(st, 10, gt_sq_mem_kind(c->src_kind));
+	b_i64(st, 11, gt_sq_mem_kind(c->dst_kind));
+	b_i64(st, 12, c->src_device);
+	b_i64(st, 13, c->dst_device);
+	b_nz(st, 14, c->graph_node_id);
+	return row_end(q, SQ_MEMCPY);
+}
+
+static int on_memset(struct sq *q, const struct gt_rec_memset *m, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_MEMSET);
+
+	see(q, m->span.start_ns, m->span.end_ns);
+	b_span(st, &m->span, p);
+	b_i64(st, 8, m->value);
+	b_u64(st, 9, m->bytes);
+	b_nz(st, 10, m->graph_node_id);
+	b_i64(st, 11, gt_sq_mem_kind(m->mem_kind));
+	return row_end(q, SQ_MEMSET);
+}
+
+static int on_sync(struct sq *q, const struct gt_rec_sync *y, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_SYNC);
+
+	see(q, y->span.start_ns, y->span.end_ns);
+	b_span(st, &y->span, p);
+	b_i64(st, 8, y->kind < GT_SYNC_KIND_MAX ? y->kind : GT_SYNC_UNKNOWN);
+	b_i64(st, 9, y->event_id);
+	return row_end(q, SQ_SYNC);
+}
+
+static int on_graph(struct sq *q, const struct gt_rec_graph *g, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_GRAPH_TRACE);
+
+	see(q, g->span.start_ns, g->span.end_ns);
+	b_span(st, &g->span, p);
+	b_i64(st, 8, g->graph_id);
+	return row_end(q, SQ_GRAPH_TRACE);
+}
+
+static int on_api(struct sq *q, const struct gt_rec_api *a, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_RUNTIME);
+	uint32_t name = name_id(q, a->name_id);
+
+	if (!name)
+		return q->err;
+	see(q, a->start_ns, a->end_ns);
+	b_u64(st, 1, a->start_ns);
+	b_u64(st, 2, a->end_ns);
+	b_i64(st, 3, a->domain == GT_API_DRIVER ? SQ_CLASS_CUDA_DRIVER : SQ_CLASS_CUDA_RUNTIME);
+	b_i64(st, 4, gtid(p, a->tid));
+	b_corr(st, 5, p, a->correlation_id);
+	b_i64(st, 6, name);
+	b_i64(st, 7, a->return_code);
+	return row_end(q, SQ_RUNTIME);
+}
+
+/* NVTX domainId of trace string `sid` (0: the default domain), with the process's
+ * NvtxDomainCreate row the first time it uses the domain, as Nsight Systems writes one. */
+static int nvtx_domain(struct sq *q, const struct gt_rec_nvtx *n, const struct proc *p,
+                       uint32_t *ret)
+{
+	struct names tmp;
+	const struct names *nm;
+	struct names *mut;
+	struct val *st = row_begin(q, SQ_NVTX);
+	uint64_t key;
+
+	*ret = 0;
+	if (!n->domain_id)
+		return 0;
+	nm = names_of(q, n->domain_id, false, &tmp);
+	if (!nm)
+		return q->err;
+	if (nm == &tmp)
+		return 0; /* undefined string: no domain to name */
+	mut = (struct names *)nm;
+	if (!mut->domain)
+		mut->domain = ++q->ndomains;
+	*ret = mut->domain;
+	key = ((uint64_t)p->pid << 32) | mut->domain;
+	if (map_find(&q->domain_created, key))
+		return 0;
+	if (map_put(&q->domain_created, key, 1) < 0) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+		return q->err;
+	}
+	b_u64(st, 1, n->start_ns);
+	b_null(st, 2);
+	b_i64(st, 3, SQ_EVENT_NVTX_DOMAIN_CREATE);
+	b_null(st, 4);
+	b_null(st, 5);
+	b_null(st, 6);
+	b_text(st, 7, gt_reader_string(q->r, n->domain_id, NULL));
+	b_i64(st, 8, gtid(p, n->tid));
+	b_null(st, 9);
+	b_i64(st, 10, mut->raw);
+	b_i64(st, 11, mut->domain);
+	b_u64(st, 12, ++q->nvtx_id);
+	return row_end(q, SQ_NVTX);
+}
+
+static int on_nvtx(struct sq *q, const struct gt_rec_nvtx *n, const struct proc *p)
+{
+	struct val *st;
+	uint32_t domain, text = 0;
+	const char *s = NULL;
+	int type, ret;
+
+	ret = nvtx_domain(q, n, p, &domain);
+	if (ret < 0)
+		return ret;
+	if (n->message_id) {
+		text = name_id(q, n->message_id);
+		if (!text)
+			return q->err;
+		s = gt_reader_string(q->r, n->message_id, NULL); /* NULL if never defined */
+	}
+	switch (n->kind) {
+	case GT_NVTX_MARK:
+		type = SQ_EVENT_NVTX_MARK;
+		break;
+	case GT_NVTX_START_END:
+		type = SQ_EVENT_NVTX_START_END;
+		break;
+	default:
+		type = SQ_EVENT_NVTX_PUSH_POP;
+		break;
+	}
+	see(q, n->start_ns, n->end_ns);
+	st = row_begin(q, SQ_NVTX); /* after nvtx_domain(), which may add a row first */
+	b_u64(st, 1, n->start_ns);
+	if (type == SQ_EVENT_NVTX_MARK)
+		b_null(st, 2);
+	else
+		b_u64(st, 2, n->end_ns);
+	b_i64(st, 3, type);
+	if (type == SQ_EVENT_NVTX_START_END)
+		b_u64(st, 4, n->range_id);
+	else
+		b_null(st, 4);
+	b_i64(st, 5, n->category);
+	b_nz(st, 6, n->color);
+	b_text(st, 7, s);
+	b_i64(st, 8, gtid(p, n->tid));
+	if (type == SQ_EVENT_NVTX_START_END)
+		b_i64(st, 9, gtid(p, n->end_tid));
+	else
+		b_null(st, 9);
+	b_nz(st, 10, text);
+	b_i64(st, 11, domain);
+	b_u64(st, 12, ++q->nvtx_id);
+	return row_end(q, SQ_NVTX);
+}
+
+static int on_memory(struct sq *q, const struct gt_rec_memory *m, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_MEMORY_USAGE);
+
+	see(q, m->ts_ns, m->ts_ns);
+	b_u64(st, 1, m->ts_ns);
+	b_i64(st, 2, (int64_t)p->gpid);
+	b_i64(st, 3, m->device_id);
+	b_i64(st, 4, m->context_id);
+	b_u64(st, 5, m->address);
+	b_u64(st, 6, m->bytes);
+	b_i64(st, 7, gt_sq_mem_kind(m->mem_kind));
+	b_i64(st, 8, m->op == GT_MEMORY_FREE ? 1 : 0);
+	b_corr(st, 9, p, m->correlation_id);
+	b_nz(st, 10, m->stream_id);
+	b_nz(st, 11, m->pool_address);
+	return row_end(q, SQ_MEMORY_USAGE);
+}
+
+static int on_pool(struct sq *q, const struct gt_rec_memory_pool *m, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_MEMORY_POOL);
+	int ret;
+
+	b_u64(st, 1, m->ts_ns);
+	b_i64(st, 2, (int64_t)p->gpid);
+	b_i64(st, 3, m->device_id);
+	b_u64(st, 4, m->address);
+	b_i64(st, 5, m->op < GT_POOL_OP_MAX ? (int64_t)m->op + 1 : 0);
+	b_i64(st, 6, m->pool_type);
+	b_corr(st, 7, p, m->correlation_id);
+	b_u64(st, 8, m->release_threshold_bytes);
+	b_u64(st, 9, m->reserved_bytes);
+	ret = row_end(q, SQ_MEMORY_POOL);
+	if (ret < 0)
+		return ret;
+	st = row_begin(q, SQ_GT_MEMORY_POOLS);
+	b_u64(st, 1, m->ts_ns);
+	b_i64(st, 2, (int64_t)p->gpid);
+	b_i64(st, 3, p->pid);
+	b_i64(st, 4, m->device_id);
+	b_u64(st, 5, m->address);
+	b_text(st, 6, gt_pool_op_name(m->op));
+	b_text(st, 7, gt_pool_type_name(m->pool_type));
+	b_u64(st, 8, m->reserved_bytes);
+	b_u64(st, 9, m->release_threshold_bytes);
+	b_corr(st, 10, p, m->correlation_id);
+	return row_end(q, SQ_GT_MEMORY_POOLS);
+}
+
+static void uuid_text(const uint8_t u[16], char out[48])
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = out + 4;
+
+	memcpy(out, "GPU-", 4);
+	for (unsigned i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*o++ = '-';
+		*o++ = hex[u[i] >> 4];
+		*o++ = hex[u[i] & 15];
+	}
+	*o = '\0';
+}
+
+static uint32_t host_of(const struct proc *p)
+{
+	return (uint32_t)(p->gpid >> 56);
+}
+
+static int on_device(struct sq *q, const struct gt_rec_device *d, const struct proc *p)
+{
+	struct val *st;
+	char uuid[48];
+	size_t g;
+
+	uuid_text(d->uuid, uuid);
+	for (g = 0; g < q->ngpus; g++)
+		if (q->gpus[g].host == host_of(p) && memcmp(q->gpus[g].uuid, d->uuid, 16) == 0)
+			break;
+	if (g == q->ngpus) {
+		struct gpu *ng = realloc(q->gpus, (q->ngpus + 1) * sizeof(*ng));
+		const char *name = d->name_id ? gt_reader_string(q->r, d->name_id, NULL) : NULL;
+
+		if (!ng) {
+			q->err = -ENOMEM;
+			q->errmsg = "out of memory";
+			return q->err;
+		}
+		q->gpus = ng;
+		memcpy(ng[g].uuid, d->uuid, 16);
+		ng[g].host = host_of(p);
+		q->ngpus++;
+		st = row_begin(q, SQ_GPU);
+		b_i64(st, 1, (int64_t)host_of(p) << 56);
+		b_i64(st, 2, d->device_id);
+		b_text(st, 3, name);
+		b_u64(st, 4, d->global_mem_bytes);
+		b_i64(st, 5, d->sm_count);
+		b_text(st, 6, uuid);
+		b_i64(st, 7, d->device_id);
+		b_i64(st, 8, d->max_shared_mem_per_block);
+		b_i64(st, 9, d->max_threads_per_block);
+		b_i64(st, 10, d->cc_major);
+		b_i64(st, 11, d->cc_minor);
+		if (row_end(q, SQ_GPU) < 0)
+			return q->err;
+	}
+	st = row_begin(q, SQ_CUDA_DEVICE);
+	b_i64(st, 1, (int64_t)g);
+	b_i64(st, 2, d->device_id);
+	b_i64(st, 3, p->pid);
+	b_text(st, 4, uuid);
+	b_i64(st, 5, d->sm_count);
+	return row_end(q, SQ_CUDA_DEVICE);
+}
+
+static int on_stream(struct sq *q, const struct gt_rec_stream *s, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_CUDA_STREAM);
+	bool null_stream = s->flags & GT_STREAM_DEFAULT;
+	uint64_t key = ((uint64_t)p->pid << 32) | s->stream_id;
+
+	if (map_find(&q->streams, key))
+		return 0; /* described again (a context reset, a second flush) */
+	if (map_put(&q->streams, key, 1) < 0 ||
+	    (null_stream && map_put(&q->null_stream, ((uint64_t)p->pid << 32) | s->context_id,
+	                            s->stream_id) < 0)) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+		return q->err;
+	}
+	b_i64(st, 1, s->stream_id);
+	b_i64(st, 2, host_of(p));
+	b_i64(st, 3, p->pid);
+	b_i64(st, 4, s->context_id);
+	b_i64(st, 5, s->priority);
+	b_i64(st, 6, null_stream ? SQ_STREAM_NULL : SQ_STREAM_DEFAULT);
+	return row_end(q, SQ_CUDA_STREAM);
+}
+
+static int on_loss(struct sq *q, const struct gt_rec_loss *l, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_GT_LOSSES);
+
+	b_u64(st, 1, l->ts_ns);
+	b_i64(st, 2, (int64_t)p->gpid);
+	b_i64(st, 3, p->pid);
+	b_i64(st, 4, l->source);
+	b_text(st, 5, gt_loss_source_name(l->source));
+	if (l->kind != GT_REC_NONE) {
+		b_i64(st, 6, l->kind);
+		b_text(st, 7, gt_record_name(l->kind));
+	} else {
+		b_null(st, 6);
+		b_null(st, 7);
+	}
+	b_u64(st, 8, l->count);
+	b_text(st, 9, "records");
+	return row_end(q, SQ_GT_LOSSES);
+}
+
+static int on_notice(struct sq *q, const struct gt_rec_notice *n, struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_GT_NOTICES);
+	const char *msg = n->message_id ? gt_reader_string(q->r, n->message_id, NULL) : NULL;
+
+	if (n->code == GT_NOTICE_CAPTURE_START && !p->capturing) {
+		p->capturing = true;
+		p->capture_start = n->ts_ns;
+	} else if (n->code == GT_NOTICE_CAPTURE_STOP && p->capturing) {
+		struct val *c = row_begin(q, SQ_GT_CAPTURE);
+
+		p->capturing = false;
+		b_i64(c, 1, (int64_t)p->gpid);
+		b_i64(c, 2, p->pid);
+		b_u64(c, 3, p->capture_start);
+		b_u64(c, 4, n->ts_ns);
+		if (row_end(q, SQ_GT_CAPTURE) < 0)
+			return q->err;
+	}
+	b_u64(st, 1, n->ts_ns);
+	b_i64(st, 2, (int64_t)p->gpid);
+	b_i64(st, 3, p->pid);
+	b_i64(st, 4, n->severity);
+	b_text(st, 5, gt_sq_severity_name(n->severity));
+	b_i64(st, 6, n->code);
+	b_text(st, 7, gt_sq_notice_code_name(n->code));
+	b_text(st, 8, msg);
+	b_i64(st, 9, n->detail);
+	return row_end(q, SQ_GT_NOTICES);
+}
+
+static int on_overhead(struct sq *q, const struct gt_rec_overhead *o, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_GT_OVERHEAD);
+
+	b_u64(st, 1, o->start_ns);
+	b_u64(st, 2, o->end_ns);
+	b_i64(st, 3, (int64_t)p->gpid);
+	b_i64(st, 4, o->kind);
+	b_text(st, 5, gt_sq_overhead_name(o->kind));
+	b_text(st, 6, o->object_kind == 1 ? "thread" : o->object_kind == 2 ? "device" : NULL);
+	b_i64(st, 7, o->object_id);
+	if (o->object_kind == 1)
+		b_i64(st, 8, gtid(p, o->object_id));
+	else
+		b_null(st, 8);
+	return row_end(q, SQ_GT_OVERHEAD);
+}
+
+static int on_clock(struct sq *q, const struct gt_rec_clock *c, const struct proc *p)
+{
+	struct val *st = row_begin(q, SQ_GT_CLOCKS);
+
+	b_i64(st, 1, (int64_t)p->gpid);
+	b_i64(st, 2, p->pid);
+	b_u64(st, 3, c->trace_ns);
+	b_u64(st, 4, c->realtime_ns);
+	b_i64(st, 5, c->clock_id);
+	b_text(st, 6, gt_sq_clock_name(c->clock_id));
+	return row_end(q, SQ_GT_CLOCKS);
+}
+
+static int on_process(struct sq *q, const struct gt_rec_process *r, struct proc *p)
+{
+	const char *host = r->host_id ? gt_reader_string(q->r, r->host_id, NULL) : NULL;
+
+	if (!p->seen && !p->used && host) {
+		/* the host becomes the hardware id of the process's serialized ids, fixed at the
+		 * first record (a process record normally comes first) */
+		uint32_t id = intern(q, host, strlen(host));
+		unsigned h;
+
+		if (!id)
+			return q->err;
+		for (h = 0; h < q->nhosts && q->hosts[h] != id; h++)
+			;
+		if (h == q->nhosts && q->nhosts < MAX_HW_ID)
+			q->hosts[q->nhosts++] = id;
+		if (h >= MAX_HW_ID)
+			h = MAX_HW_ID;
+		p->gpid |= (uint64_t)h << 56;
+	}
+	p->seen = true;
+	p->rec = *r;
+	return 0;
+}
+
+static int on_record(struct sq *q, const union gt_record *rec)
+{
+	struct proc *p;
+
+	if (rec->hdr.type == GT_REC_STRING)
+		return 0;
+	p = proc_of(q, rec->hdr.pid);
+	if (!p) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+		return q->err;
+	}
+	if (rec->hdr.type != GT_REC_PROCESS)
+		p->used = true;
+	q->lane = p->index % SQ_LANES;
+	switch (rec->hdr.type) {
+	case GT_REC_KERNEL:
+		return on_kernel(q, &rec->kernel, p);
+	case GT_REC_MEMCPY:
+		return on_memcpy(q, &rec->memcpy, p);
+	case GT_REC_MEMSET:
+		return on_memset(q, &rec->memset, p);
+	case GT_REC_SYNC:
+		return on_sync(q, &rec->sync, p);
+	case GT_REC_GRAPH:
+		return on_graph(q, &rec->graph, p);
+	case GT_REC_API:
+		return on_api(q, &rec->api, p);
+	case GT_REC_NVTX:
+		return on_nvtx(q, &rec->nvtx, p);
+	case GT_REC_MEMORY:
+		return on_memory(q, &rec->memory, p);
+	case GT_REC_MEMORY_POOL:
+		return on_pool(q, &rec->memory_pool, p);
+	case GT_REC_THREAD: {
+		struct val *st = row_begin(q, SQ_THREAD_NAMES);
+		uint32_t name = name_id(q, rec->thread.name_id);
+
+		if (!name)
+			return q->err;
+		b_i64(st, 1, name);
+		b_i64(st, 2, gtid(p, rec->thread.tid));
+		return row_end(q, SQ_THREAD_NAMES);
+	}
+	case GT_REC_DEVICE:
+		return on_device(q, &rec->device, p);
+	case GT_REC_CONTEXT: {
+		struct ctx *c = realloc(q->ctxs, (q->nctxs + 1) * sizeof(*c));
+
+		if (!c) {
+			q->err = -ENOMEM;
+			q->errmsg = "out of memory";
+			return q->err;
+		}
+		q->ctxs = c;
+		c[q->nctxs++] =
+		        (struct ctx){p->pid, rec->context.context_id, rec->context.device_id};
+		return 0;
+	}
+	case GT_REC_STREAM:
+		return on_stream(q, &rec->stream, p);
+	case GT_REC_PROCESS:
+		return on_process(q, &rec->process, p);
+	case GT_REC_PROCESS_END:
+		p->ended = true;
+		p->end = rec->process_end;
+		return 0;
+	case GT_REC_OVERHEAD:
+		return on_overhead(q, &rec->overhead, p);
+	case GT_REC_LOSS:
+		return on_loss(q, &rec->loss, p);
+	case GT_REC_CLOCK:
+		return on_clock(q, &rec->clock, p);
+	case GT_REC_NOTICE:
+		return on_notice(q, &rec->notice, p);
+	default:
+		return 0;
+	}
+}
+
+/* ---- the rows written at the end --------------------------------------------------- */
+
+static int put_meta(struct sq *q, const char *name, const char *value)
+{
+	struct val *st = row_begin(q, SQ_META_DATA_EXPORT);
+
+	b_text(st, 1, name);
+	b_text(st, 2, value);
+	return row_end(q, SQ_META_DATA_EXPORT);
+}
+
+static int put_enums(struct sq *q)
+{
+	char sql[256];
+
+	for (const struct sq_enum_def *e = gt_sq_enums; e->table; e++) {
+		sqlite3_stmt *st;
+		int rc;
+
+		snprintf(sql, sizeof(sql),
+		         "CREATE TABLE %s (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT)",
+		         e->table);
+		if (sq_exec(q, sql) < 0)
+			return q->err;
+		snprintf(sql, sizeof(sql), "INSERT INTO %s (id, name, label) VALUES (?,?,?)",
+		         e->table);
+		rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			return sq_fail(q, sql, rc);
+		for (unsigned i = 0; i < e->nrows; i++) {
+			sqlite3_bind_int(st, 1, e->rows[i].id);
+			sqlite3_bind_text(st, 2, e->rows[i].name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, e->rows[i].label, -1, SQLITE_STATIC);
+			rc = sqlite3_step(st);
+			sqlite3_reset(st);
+			if (rc != SQLITE_DONE) {
+				sqlite3_finalize(st); /* pairs with the prepare above */
+				return sq_fail(q, sql, rc);
+			}
+			q->rows++;
+		}
+		sqlite3_finalize(st); /* pairs with the prepare above */
+	}
+	return 0;
+}
+
+static int put_processes(struct sq *q)
+{
+	for (size_t i = 0; i < q->nprocs; i++) {
+		struct proc *p = &q->procs[i];
+		const struct gt_rec_process *r = &p->rec;
+		const char *exe =
+		        p->seen && r->exe_id ? gt_reader_string(q->r, r->exe_id, NULL) : NULL;
+		const char *host =
+		        p->seen && r->host_id ? gt_reader_string(q->r, r->host_id, NULL) : NULL;
+		const char *cmd = p->seen && r->cmdline_id
+		                          ? gt_reader_string(q->r, r->cmdline_id, NULL)
+		                          : NULL;
+		const char *base = exe ? strrchr(exe, '/') : NULL;
+		struct val *st = row_begin(q, SQ_PROCESSES);
+
+		b_i64(st, 1, (int64_t)p->gpid);
+		b_i64(st, 2, p->pid);
+		b_text(st, 3, base ? base + 1 : exe);
+		if (row_end(q, SQ_PROCESSES) < 0)
+			return q->err;
+
+		st = row_begin(q, SQ_GT_PROCESSES);
+		b_i64(st, 1, (int64_t)p->gpid);
+		b_i64(st, 2, p->pid);
+		if (p->seen) {
+			b_i64(st, 3, r->ppid);
+			b_u64(st, 7, r->start_ns);
+			b_i64(st, 11, (r->flags & GT_PROCESS_STANDALONE) != 0);
+		} else {
+			b_null(st, 3);
+			b_null(st, 7);
+			b_null(st, 11);
+		}
+		b_text(st, 4, host);
+		b_text(st, 5, exe);
+		b_text(st, 6, cmd);
+		if (p->ended) {
+			b_u64(st, 8, p->end.ts_ns);
+			b_text(st, 9, gt_process_end_name(p->end.how));
+			b_i64(st, 10, p->end.code);
+		} else {
+			b_null(st, 8);
+			b_null(st, 9);
+			b_null(st, 10);
+		}
+		if (row_end(q, SQ_GT_PROCESSES) < 0)
+			return q->err;
+
+		if (p->seen) {
+			st = row_begin(q, SQ_GT_RANKS);
+			b_i64(st, 1, (int64_t)p->gpid);
+			b_i64(st, 2, p->pid);
+			b_text(st, 3, host);
+			if (r->rank >= 0)
+				b_i64(st, 4, r->rank);
+			else
+				b_null(st, 4);
+			if (r->local_rank >= 0)
+				b_i64(st, 5, r->local_rank);
+			else
+				b_null(st, 5);
+			if (r->world_size >= 0)
+				b_i64(st, 6, r->world_size);
+			else
+				b_null(st, 6);
+			if (row_end(q, SQ_GT_RANKS) < 0)
+				return q->err;
+		}
+		if (p->seen && r->rank >= 0) {
+			/* the process's main thread (tid == pid) stands for it */
+			st = row_begin(q, SQ_MPI_RANKS);
+			b_i64(st, 1, gtid(p, p->pid));
+			b_i64(st, 2, r->rank);
+			if (row_end(q, SQ_MPI_RANKS) < 0)
+				return q->err;
+		}
+		if (p->capturing) {
+			st = row_begin(q, SQ_GT_CAPTURE);
+			b_i64(st, 1, (int64_t)p->gpid);
+			b_i64(st, 2, p->pid);
+			b_u64(st, 3, p->capture_start);
+			b_null(st, 4);
+			if (row_end(q, SQ_GT_CAPTURE) < 0)
+				return q->err;
+		}
+	}
+	for (size_t i = 0; i < q->nctxs; i++) {
+		struct val *st = row_begin(q, SQ_CUDA_CONTEXT);
+		const uint32_t *null_stream = map_find(
+		        &q->null_stream, ((uint64_t)q->ctxs[i].pid << 32) | q->ctxs[i].context_id);
+		struct proc *p = proc_of(q, q->ctxs[i].pid);
+
+		if (!p)
+			return -ENOMEM;
+		b_i64(st, 1, null_stream ? *null_stream : 0);
+		b_i64(st, 2, host_of(p));
+		b_i64(st, 3, q->ctxs[i].pid);
+		b_i64(st, 4, q->ctxs[i].device_id);
+		b_i64(st, 5, q->ctxs[i].context_id);
+		if (row_end(q, SQ_CUDA_CONTEXT) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+static int put_reader_losses(struct sq *q, const struct gt_reader_status *rs)
+{
+	static const char *const units[] = {"chunks", "bytes", "records"};
+	uint64_t counts[] = {rs->chunks_skipped, rs->bytes_skipped, rs->records_skipped};
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct val *st = row_begin(q, SQ_GT_LOSSES);
+
+		if (!counts[i])
+			continue;
+		for (int c = 1; c <= 3; c++)
+			b_null(st, c);
+		b_i64(st, 4, GT_LOSS_FILE);
+		b_text(st, 5, gt_loss_source_name(GT_LOSS_FILE));
+		b_null(st, 6);
+		b_null(st, 7);
+		b_u64(st, 8, counts[i]);
+		b_text(st, 9, units[i]);
+		if (row_end(q, SQ_GT_LOSSES) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+static int put_trace(struct sq *q)
+{
+	const struct gt_trace_header *h = gt_reader_header(q->r);
+	const struct gt_reader_status *rs = gt_reader_status(q->r);
+	struct val *st = row_begin(q, SQ_GT_TRACE);
+	char utc[64] = "";
+	time_t secs = (time_t)(h->info.start_realtime_ns / 1000000000u);
+	struct tm tm;
+	int ret;
+
+	b_i64(st, 1, h->version);
+	b_i64(st, 2, h->info.clock_id);
+	b_text(st, 3, gt_sq_clock_name(h->info.clock_id));
+	b_u64(st, 4, h->info.start_realtime_ns);
+	b_u64(st, 5, h->info.start_trace_ns);
+	b_text(st, 6, h->info.hostname);
+	b_text(st, 7, h->info.cmdline);
+	b_text(st, 8, h->info.tool_version);
+	b_text(st, 9, h->info.cuda_version);
+	b_text(st, 10, h->info.cupti_version);
+	b_text(st, 11, h->info.driver_version);
+	b_i64(st, 12, rs->recovered);
+	b_u64(st, 13, rs->chunks_read);
+	b_u64(st, 14, rs->chunks_skipped);
+	b_u64(st, 15, rs->bytes_skipped);
+	b_u64(st, 16, rs->records_skipped);
+	b_u64(st, 17, q->records);
+	ret = row_end(q, SQ_GT_TRACE);
+	if (ret < 0)
+		return ret;
+	ret = put_reader_losses(q, rs);
+	if (ret < 0)
+		return ret;
+
+	if (gmtime_r(&secs, &tm))
+		strftime(utc, sizeof(utc), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	st = row_begin(q, SQ_SESSION_START);
+	b_u64(st, 1, h->info.start_realtime_ns);
+	b_text(st, 2, utc[0] ? utc : NULL);
+	b_u64(st, 3, h->info.start_trace_ns);
+	ret = row_end(q, SQ_SESSION_START);
+	if (ret < 0)
+		return ret;
+
+	if (q->first_ns > q->last_ns)
+		q->first_ns = q->last_ns = h->info.start_trace_ns;
+	st = row_begin(q, SQ_ANALYSIS_DETAILS);
+	b_u64(st, 1, q->last_ns - q->first_ns);
+	b_u64(st, 2, q->first_ns);
+	b_u64(st, 3, q->last_ns);
+	ret = row_end(q, SQ_ANALYSIS_DETAILS);
+	if (ret < 0)
+		return ret;
+
+	if (put_meta(q, "EXPORT_PRODUCT_NAME", "gputrace") < 0 ||
+	    put_meta(q, "EXPORT_PRODUCT_VERSION", GT_VERSION) < 0 ||
+	    put_meta(q, "EXPORT_SCHEMA_VERSION", GT_SQL_NSYS_SCHEMA_VERSION) < 0 ||
+	    put_meta(q, "GPUTRACE_SCHEMA_VERSION", GT_SQL_SCHEMA_VERSION) < 0)
+		return q->err;
+	return 0;
+}
+
+/* ---- the export -------------------------------------------------------------------- */
+
+/* Rows per INSERT: the tables with a row per event take SQ_BATCH rows a statement, which
+ * keeps SQLite's write cursor open across them (about 1.5x the rows per second). */
+static unsigned batch_of(enum sq_table t)
+{
+	switch (t) {
+	case SQ_KERNEL:
+	case SQ_MEMCPY:
+	case SQ_MEMSET:
+	case SQ_SYNC:
+	case SQ_GRAPH_TRACE:
+	case SQ_RUNTIME:
+	case SQ_MEMORY_USAGE:
+	case SQ_NVTX:
+		return SQ_BATCH;
+	default:
+		return 1;
+	}
+}
+
+/* Append to buf (cap bytes, *len of them used) as snprintf would; false when it did not fit. */
+__attribute__((format(printf, 4, 5))) static bool put(char *buf, size_t cap, size_t *len,
+                                                      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *len)
+		return false;
+	*len += (size_t)n;
+	return true;
+}
+
+/* An INSERT of gt_sq_tables rewritten in the table's column order, up to its last named
+ * column: "INSERT INTO T (c, a) VALUES (?,0)" on T (a, b, c) becomes
+ * "INSERT INTO T (a, b, c) VALUES (0,NULL,?1)", `rows` tuples, the k-th `?` of row r
+ * numbered r * ncols + k + 1 as the exporter binds it. With its column list a prefix of the
+ * table's, in order, SQLite builds each row straight in the registers of the record; out
+ * of order or with gaps it copies every value once more (an OP_SCopy per column and row:
+ * 3 % of the bench's instructions, docs/performance.md). Columns after the last named one
+ * stay out: their NULL is set once per statement. */
+enum {
+	SQ_MAX_COLS = 64,
+	SQ_NAME_BYTES = 48,
+	SQ_VALUE_BYTES = 8
+};
+
+static bool loads_loose(enum sq_table t);
+
+/* An INSERT of gt_sq_tables: its values, as text, and the columns they go to ("" for each
+ * when it names none: "INSERT INTO T VALUES (...)" gives every column, in order). */
+struct sq_insert {
+	char name[SQ_MAX_COLS][SQ_NAME_BYTES], val[SQ_MAX_COLS][SQ_VALUE_BYTES];
+	int n;
+	bool named;
+};
+
+static bool insert_parse(const char *ins, struct sq_insert *in)
+{
+	const char *cols = strchr(ins, '('), *vals = strstr(ins, " VALUES (");
+
+	if (!cols || !vals)
+		return false;
+	in->named = cols < vals;
+	in->n = 0;
+	for (const char *c = in->named ? cols + 1 : NULL, *v = vals + 9; *v != ')';) {
+		size_t vl = strcspn(v, ",)");
+
+		if (in->n == SQ_MAX_COLS || vl >= SQ_VALUE_BYTES || *v == '\0')
+			return false;
+		in->name[in->n][0] = '\0';
+		if (c) {
+			size_t cl = strcspn(c, ",)");
+
+			if (*c == ')' || cl >= SQ_NAME_BYTES)
+				return false;
+			memcpy(in->name[in->n], c, cl);
+			in->name[in->n][cl] = '\0';
+			c += cl;
+			if (*c == ',')
+				c += 2; /* ", " */
+		}
+		memcpy(in->val[in->n], v, vl);
+		in->val[in->n][vl] = '\0';
+		in->n++;
+		v += vl;
+		if (*v == ',')
+			v++;
+	}
+	return true;
+}
+
+/* Which value of in goes to column col (len bytes); -1: none. */
+static int insert_find(const struct sq_insert *in, const char *col, size_t len)
+{
+	for (int j = 0; j < in->n; j++)
+		if (strlen(in->name[j]) == len && strncmp(in->name[j], col, len) == 0)
+			return j;
+	return -1;
+}
+
+static int prepare_ordered(struct sq *q, enum sq_table t, unsigned rows, sqlite3_stmt **ret)
+{
+	const char *ins = gt_sq_tables[t].insert;
+	struct sq_insert in;
+	char tcol[SQ_MAX_COLS][SQ_NAME_BYTES]; /* the table's columns */
+	int param[SQ_MAX_COLS], of[SQ_MAX_COLS];
+	int nparams = 0, ncols = 0, nfound = 0, last = -1, rc;
+	bool numbered = false;
+	sqlite3_stmt *st;
+	char *sql = NULL;
+	size_t len = 0;
+	bool ok;
+	size_t cap;
+
+	if (!insert_parse(ins, &in))
+		return sq_fail(q, ins, SQLITE_INTERNAL);
+	for (int j = 0; j < in.n; j++)
+		param[j] = strcmp(in.val[j], "?") == 0 ? ++nparams : 0;
+	/* the table's columns, in order: which named one each is (-1: none) */
+	{
+		char pragma[128];
+
+		snprintf(pragma, sizeof(pragma), "SELECT name FROM pragma_table_info('%s')",
+		         gt_sq_tables[t].name);
+		rc = sqlite3_prepare_v2(q->db, pragma, -1, &st, NULL);
+		while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+			const char *n = (const char *)sqlite3_column_text(st, 0);
+			int j;
+
+			if (ncols == SQ_MAX_COLS || !n || strlen(n) >= SQ_NAME_BYTES) {
+				rc = SQLITE_INTERNAL;
+				break;
+			}
+			strcpy(tcol[ncols], n);
+			/* unnamed: the values are the columns in order */
+			j = in.named ? insert_find(&in, n, strlen(n)) : ncols < in.n ? ncols : -1;
+			of[ncols] = j;
+			if (j >= 0) {
+				/* a loose table has the literals after its last parameter as
+				 * defaults (loose_defaults()) */
+				if (!loads_loose(t) || param[j])
+					last = ncols;
+				nfound++;
+			}
+			ncols++;
+		}
+		sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+		if (rc == SQLITE_OK && nfound != in.n)
+			rc = SQLITE_INTERNAL; /* a value for no column of the table */
+		if (rc != SQLITE_OK)
+			return sq_fail(q, ins, rc);
+	}
+	cap = strlen(gt_sq_tables[t].name) + 32 + (size_t)(last + 1) * SQ_NAME_BYTES +
+	      (size_t)rows * ((size_t)(last + 1) * 16 + 4);
+	sql = malloc(cap);
+	if (!sql) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+		return q->err;
+	}
+	ok = put(sql, cap, &len, "INSERT INTO %s (", gt_sq_tables[t].name);
+	for (int i = 0; ok && i <= last; i++)
+		ok = put(sql, cap, &len, "%s\"%s\"", i ? "," : "", tcol[i]);
+	ok = ok && put(sql, cap, &len, ") VALUES ");
+	/* plain `?` where the values keep their order: SQLite looks up the name of every
+	 * numbered one when it compiles it (quadratic in the parameters of the statement) */
+	for (int i = 0, k = 0; i <= last; i++) {
+		if (of[i] >= 0 && param[of[i]] && param[of[i]] != ++k)
+			numbered = true;
+	}
+	for (unsigned r = 0; ok && r < rows; r++) {
+		ok = put(sql, cap, &len, r ? ",(" : "(");
+		for (int i = 0; ok && i <= last; i++) {
+			int j = of[i];
+			const char *sep = i ? "," : "";
+
+			if (j < 0)
+				ok = put(sql, cap, &len, "%sNULL", sep);
+			else if (param[j] && !numbered)
+				ok = put(sql, cap, &len, "%s?", sep);
+			else if (param[j])
+				ok = put(sql, cap, &len, "%s?%u", sep,
+				         r * (unsigned)nparams + (unsigned)param[j]);
+			else
+				ok = put(sql, cap, &len, "%s%s", sep, in.val[j]);
+		}
+		ok = ok && put(sql, cap, &len, ")");
+	}
+	if (!ok) {
+		free(sql);
+		return sq_fail(q, ins, SQLITE_INTERNAL);
+	}
+	rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL);
+	free(sql);
+	return rc == SQLITE_OK ? 0 : sq_fail(q, ins, rc);
+}
+
+/* Tables loaded "loose": created without their columns' declared types and NOT NULL
+ * constraints, then given Nsight Systems' exact CREATE statement once their rows are in
+ * (set_schema()). A declared type and NOT NULL change how SQLite checks and converts a
+ * value on insert, never how the row is stored: these tables get only integers, their
+ * one text column a literal '', and NULL only where the schema allows it, which store the
+ * same bytes either way. Loose, SQLite skips an OP_HaltIfNull per NOT NULL column and the
+ * affinity pass per row: 12 % of the load's instructions (docs/performance.md). */
+static bool loads_loose(enum sq_table t)
+{
+	switch (t) {
+	case SQ_KERNEL:
+	case SQ_MEMCPY:
+	case SQ_MEMSET:
+	case SQ_SYNC:
+	case SQ_GRAPH_TRACE:
+	case SQ_RUNTIME:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The columns of buf (a CREATE TABLE) after the last one that `ins` binds a parameter to
+ * given the literal that `ins` puts there as their DEFAULT, into out (size bytes):
+ * prepare_ordered() leaves them out of a loose table's INSERT, and SQLite then sets them
+ * once per statement instead of once per row (kernels: four NULLs and a ''). */
+static int loose_defaults(const char *buf, const char *ins, char *out, size_t size)
+{
+	const char *start = strchr(buf, '('), *p;
+	const char *last = NULL; /* end of the name of the last column with a parameter */
+	struct sq_insert in;
+	size_t n = 0;
+	int j;
+
+	if (!start || !insert_parse(ins, &in))
+		return -EINVAL;
+	for (p = start + 1; *p;) {
+		size_t len = strcspn(p, " ,)");
+
+		j = insert_find(&in, p, len);
+		if (j >= 0 && strcmp(in.val[j], "?") == 0)
+			last = p + len;
+		p += strcspn(p, ",)");
+		if (*p != ',')
+			break;
+		p += 2; /* ", " */
+	}
+	for (p = buf; *p;) {
+		size_t len, vlen;
+
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		out[n++] = *p;
+		if (!last || p < last || (*p != '(' && *p != ' ') || (*p == ' ' && p[-1] != ',')) {
+			p++;
+			continue;
+		}
+		p++; /* the start of a column after the last with a parameter */
+		len = strcspn(p, " ,)");
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, p, len);
+		n += len;
+		j = insert_find(&in, p, len);
+		if (j >= 0) {
+			vlen = strlen(in.val[j]);
+			if (n + 9 + vlen >= size)
+				return -ENAMETOOLONG;
+			memcpy(out + n, " DEFAULT ", 9);
+			memcpy(out + n + 9, in.val[j], vlen);
+			n += 9 + vlen;
+		}
+		p += len;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* create without " INTEGER", " TEXT" and " NOT NULL" after a column name, into buf */
+static int loose_create(const char *create, char *buf, size_t size)
+{
+	static const char *const drop[] = {" INTEGER", " TEXT", " NOT NULL"};
+	size_t n = 0;
+
+	while (*create) {
+		size_t skip = 0;
+
+		for (unsigned i = 0; i < sizeof(drop) / sizeof(drop[0]) && !skip; i++) {
+			size_t len = strlen(drop[i]);
+
+			if (strncmp(create, drop[i], len) == 0 &&
+			    (create[len] == ',' || create[len] == ')' || create[len] == ' '))
+				skip = len;
+		}
+		if (skip) {
+			create += skip;
+			continue;
+		}
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		buf[n++] = *create++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The loose tables' CREATE statements in sqlite_master replaced by the exact ones, as
+ * SQLite's "ALTER TABLE" page describes for changes that leave the stored rows as they are
+ * (writable_schema, then a new schema_version). The connection keeps the loose
+ * definitions in memory: gt_sql_export's new connection reads the new ones before the
+ * indexes are built. sqlite_master, not sqlite_schema: that name needs SQLite 3.33. */
+static int set_schema(struct sq *q)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t version = -1;
+	char sql[64];
+	int rc, ret;
+
+#ifdef SQLITE_DBCONFIG_DEFENSIVE
+	/* a SQLite built with SQLITE_DEFAULT_DEFENSIVE ignores writable_schema otherwise */
+	rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "setting the tables' schema", rc);
+#endif
+	ret = sq_exec(q, "PRAGMA writable_schema=ON");
+	if (ret < 0)
+		return ret;
+	rc = sqlite3_prepare_v2(
+	        q->db, "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = ?2", -1,
+	        &st, NULL);
+	for (unsigned t = 0; t < SQ_TABLE_MAX && rc == SQLITE_OK; t++) {
+		if (!loads_loose(t))
+			continue;
+		sqlite3_bind_text(st, 1, gt_sq_tables[t].create, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, gt_sq_tables[t].name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			rc = sqlite3_changes(q->db) == 1 ? SQLITE_OK : SQLITE_INTERNAL;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "setting the tables' schema", rc);
+	rc = sqlite3_prepare_v2(q->db, "PRAGMA schema_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (version < 0)
+		return sq_fail(q, "reading the schema version",
+		               rc == SQLITE_OK ? SQLITE_ERROR : rc);
+	snprintf(sql, sizeof(sql), "PRAGMA schema_version=%lld", (long long)version + 1);
+	ret = sq_exec(q, sql);
+	if (ret == 0)
+		ret = sq_exec(q, "PRAGMA writable_schema=OFF");
+	return ret;
+}
+
+/* Open (or create) the database at path with the settings of the export. */
+static int sq_connect(struct sq *q, const char *path, int flags)
+{
+	char sql[128];
+	int rc;
+
+	/* NOMUTEX: one thread uses this connection; its mutexes cost ~7% of the load */
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | flags,
+	                     NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot create the database", rc);
+	/* nothing to roll back to: a failed export is deleted whole */
+	if (sq_exec(q, "PRAGMA journal_mode=OFF") < 0 || sq_exec(q, "PRAGMA synchronous=OFF") < 0 ||
+	    sq_exec(q, "PRAGMA locking_mode=EXCLUSIVE") < 0 ||
+	    sq_exec(q, "PRAGMA page_size=16384") < 0 || sq_exec(q, "PRAGMA secure_delete=OFF") < 0)
+		return q->err;
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
+	         (q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB) * 1024);
+	return sq_exec(q, sql);
+}
+
+/* The connection that builds the indexes: the export's database attached as "gt" to an
+ * empty in-memory main database. SQLite sizes a sort's memory by the main database's
+ * cache_size, and the page cache of the index's own database by that database's: the sorts
+ * get twice the load's cache (32 MiB: the indexes of 2 M records sort almost without
+ * temporary files, those of 10 M in fewer runs) and the pages a quarter of it, all they
+ * need to read the table and append the index. One cache_size for both, 32 or 48 MiB, took
+ * the peak RSS over 64 MB at 10 M records (docs/performance.md). */
+static int sq_connect_indexes(struct sq *q, const char *path)
+{
+	int mib = q->cache_mib > 0 ? q->cache_mib : DEFAULT_CACHE_MB;
+	sqlite3_stmt *st = NULL;
+	char sql[256];
+	int rc;
+
+	/* not SQLITE_OPEN_MEMORY: ATTACH opens with the connection's flags */
+	rc = sqlite3_open_v2(":memory:", &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open a connection", rc);
+	/* the sorts write their runs in blocks of main's page size */
+	snprintf(sql, sizeof(sql), "PRAGMA page_size=16384; PRAGMA cache_size=-%d", mib * 2 * 1024);
+	if (sq_exec(q, sql) < 0)
+		return q->err;
+	rc = sqlite3_prepare_v2(q->db, "ATTACH DATABASE ?1 AS gt", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st); /* pairs with sqlite3_prepare_v2 above */
+	if (rc != SQLITE_OK)
+		return sq_fail(q, "cannot open the database", rc);
+	snprintf(sql, sizeof(sql),
+	         "PRAGMA gt.journal_mode=OFF; PRAGMA gt.synchronous=OFF; "
+	         "PRAGMA gt.locking_mode=EXCLUSIVE; PRAGMA gt.secure_delete=OFF; "
+	         "PRAGMA gt.cache_size=-%d",
+	         (mib >= 4 ? mib / 4 : 1) * 1024);
+	return sq_exec(q, sql);
+}
+
+static int sq_open(struct sq *q, const char *tmp)
+{
+	char loose[4096], dflt[4096];
+	int rc;
+
+	if (sq_connect(q, tmp, SQLITE_OPEN_CREATE) < 0)
+		return q->err;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		const char *create = gt_sq_tables[t].create;
+
+		if (loads_loose(t)) {
+			rc = loose_create(create, loose, sizeof(loose));
+			if (rc == 0)
+				rc = loose_defaults(loose, gt_sq_tables[t].insert, dflt,
+				                    sizeof(dflt));
+			if (rc < 0)
+				return sq_fail(q, create, SQLITE_INTERNAL);
+			create = dflt;
+		}
+		if (sq_exec(q, create) < 0)
+			return q->err;
+	}
+	if (put_enums(q) < 0)
+		return q->err;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct tab *b = &q->tab[t];
+
+		rc = prepare_ordered(q, t, 1, &b->one);
+		if (rc < 0)
+			return rc;
+		b->ncols = sqlite3_bind_parameter_count(b->one);
+		b->batch = batch_of(t);
+		b->nlanes = t == SQ_RUNTIME ? SQ_LANES : 1;
+		if (b->ncols >= 64)
+			return sq_fail(q, gt_sq_tables[t].insert, SQLITE_INTERNAL);
+		b->bound = calloc((size_t)(b->ncols ? b->ncols : 1), sizeof(*b->bound));
+		if (!b->bound)
+			goto nomem;
+		for (unsigned i = 0; i < b->nlanes; i++) {
+			b->lane[i].vals = calloc((size_t)b->batch * (size_t)(b->ncols + 1),
+			                         sizeof(struct val));
+			if (!b->lane[i].vals)
+				goto nomem;
+		}
+	}
+	return 0;
+nomem:
+	q->err = -ENOMEM;
+	q->errmsg = "out of memory";
+	return q->err;
+}
+
+/* The INSERTs finalized and the connection closed; 0 or the close's failure. */
+static int sq_close(struct sq *q)
+{
+	int rc = SQLITE_OK;
+
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		/* pair with sqlite3_prepare_v3 in prepare_ordered() */
+		sqlite3_finalize(q->tab[t].one);
+		q->tab[t].one = NULL;
+		for (unsigned i = 0; i < SQ_LANES; i++) {
+			sqlite3_finalize(q->tab[t].lane[i].many);
+			q->tab[t].lane[i].many = NULL;
+		}
+	}
+	if (q->db)
+		/* pairs with sqlite3_open_v2 in sq_connect or sq_connect_indexes */
+		rc = sqlite3_close(q->db);
+	q->db = NULL;
+	return rc == SQLITE_OK ? 0 : sq_fail(q, "closing the database", rc);
+}
+
+static void sq_free(struct sq *q)
+{
+	sq_close(q);
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		for (unsigned i = 0; i < SQ_LANES; i++)
+			free(q->tab[t].lane[i].vals);
+		free(q->tab[t].bound);
+		memset(&q->tab[t], 0, sizeof(q->tab[t]));
+	}
+	free(q->texts);
+	free(q->arena);
+	free(q->names);
+	free(q->procs);
+	free(q->gpus);
+	free(q->ctxs);
+	map_fini(&q->by_sid);
+	free(q->sid_names);
+	map_fini(&q->by_pid);
+	map_fini(&q->null_stream);
+	map_fini(&q->streams);
+	map_fini(&q->domain_created);
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Indexes after the rows: one sort each instead of a B-tree update per row. Out of line so
+ * that a profile (valgrind --tool=callgrind) shows their cost apart from the load's. */
+static __attribute__((noinline)) int build_indexes(struct sq *q)
+{
+	for (const char *const *ix = gt_sq_indexes; *ix; ix++) {
+		static const char create[] = "CREATE INDEX ";
+		char sql[256];
+		int ret;
+
+		/* "CREATE INDEX name ..." -> "CREATE INDEX gt.name ...": the index goes to the
+		 * attached database of its table (sq_connect_indexes) */
+		if (strncmp(*ix, create, sizeof(create) - 1) != 0 ||
+		    snprintf(sql, sizeof(sql), "%sgt.%s", create, *ix + sizeof(create) - 1) >=
+		            (int)sizeof(sql))
+			return sq_fail(q, *ix, SQLITE_INTERNAL);
+		ret = sq_exec(q, sql);
+		if (ret < 0)
+			return ret;
+	}
+	/* Statistics for the query planner (sqlite_stat1), from the first 400 entries of each
+	 * index (milliseconds). Without them SQLite scans the kernels in the runtime-kernel
+	 * join and builds a throw-away index on the runtime's correlationId for every query,
+	 * rather than scan the calls and search GPUTRACE_IDX_KERNEL_CORRELATION. */
+	if (sq_exec(q, "PRAGMA analysis_limit=400") < 0 || sq_exec(q, "ANALYZE gt") < 0)
+		return q->err;
+	return 0;
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_export_options *opts,
+                  struct gt_sql_export_result *res, const char **errmsg)
+{
+	struct sq q = {0};
+	const union gt_record *rec;
+	char *tmp = NULL;
+	uint64_t t0 = cpu_ns(), t1 = 0, t2 = 0;
+	struct stat st;
+	int ret;
+
+	q.r = r;
+	q.demangle = !opts || opts->demangle;
+	q.first_ns = UINT64_MAX;
+	q.errmsg = "out of memory";
+	if (!r || !path || !*path || strcmp(path, "-") == 0) {
+		ret = -EINVAL;
+		q.errmsg = "a SQLite database is a file: give it a name with -o";
+		goto out;
+	}
+	tmp = malloc(strlen(path) + 32);
+	if (!tmp) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sprintf(tmp, "%s.tmp-%ld", path, (long)getpid());
+	unlink(tmp);
+	ret = gt_reader_rewind(r);
+	if (ret < 0)
+		goto out;
+	q.cache_mib = opts ? opts->cache_mib : 0;
+	ret = sq_open(&q, tmp);
+	if (ret < 0)
+		goto out;
+	ret = sq_exec(&q, "BEGIN");
+	if (ret < 0)
+		goto out;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		q.records++;
+		ret = on_record(&q, rec);
+		if (ret < 0)
+			goto out;
+		if (opts && opts->progress && (q.records & PROGRESS_EVERY) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(r, &done, &total);
+			opts->progress(opts->progress_ctx, done, total);
+		}
+	}
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		q.errmsg = errbuf;
+		goto out;
+	}
+	if (put_processes(&q) < 0 || put_trace(&q) < 0) {
+		ret = q.err;
+		goto out;
+	}
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		ret = flush(&q, t);
+		if (ret < 0)
+			goto out;
+	}
+	ret = set_schema(&q);
+	if (ret < 0)
+		goto out;
+	ret = sq_exec(&q, "COMMIT");
+	if (ret < 0)
+		goto out;
+	/* a new connection reads the exact schema that set_schema() wrote */
+	ret = sq_close(&q);
+#ifdef __GLIBC__
+	/* the load's page cache, freed, back to the system before the sorts take theirs */
+	malloc_trim(0);
+#endif
+	if (ret == 0)
+		ret = sq_connect_indexes(&q, tmp);
+	if (ret < 0)
+		goto out;
+	t1 = cpu_ns();
+	ret = build_indexes(&q);
+	if (ret < 0)
+		goto out;
+	t2 = cpu_ns();
+	ret = sq_close(&q);
+	if (ret < 0)
+		goto out;
+	ret = fsync_path(tmp);
+	if (ret == 0 && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "cannot finish %s: %s", path, strerror(-ret));
+		q.errmsg = errbuf;
+		goto out;
+	}
+	if (res) {
+		const struct gt_reader_status *rs = gt_reader_status(r);
+
+		res->rows = q.rows;
+		res->records = q.records;
+		res->bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+		res->lost_chunks = rs->chunks_skipped;
+		res->lost_records = rs->records_skipped;
+		res->load_cpu_ns = t1 - t0;
+		res->index_cpu_ns = t2 - t1;
+	}
+	ret = 0;
+out:
+	sq_free(&q);
+	if (ret < 0) {
+		if (tmp)
+			unlink(tmp);
+		if (errmsg)
+			*errmsg = q.errmsg;
+	}
+	free(tmp);
+	return ret;
+}
+
+static int sqlite_run(struct gt_reader *r, const struct gt_export_options *opts,
+                      struct gt_export_result *res, const char **errmsg)
+{
+	struct gt_sql_export_options so = {
+	        .demangle = opts->demangle,
+	        .progress = opts->progress,
+	        .progress_ctx = opts->progress_ctx,
+	};
+	struct gt_sql_export_result sr = {0};
+	int ret = gt_sql_export(r, opts->output, &so, &sr, errmsg);
+
+	if (ret < 0)
+		return ret;
+	res->events = sr.rows;
+	res->bytes = sr.bytes;
+	res->files = 1;
+	res->warning = NULL;
+	return 0;
+}
+
+const struct gt_exporter_ops gt_exporter_sqlite = {
+        .name = "sqlite",
+        .extension = ".sqlite",
+        .help = "SQLite database in Nsight Systems' export schema (docs/sql.md)",
+        .run = sqlite_run,
+};

@@ -107,7 +107,7 @@ static int do_export(void *ctx, struct gt_export_result *res)
 		while ((ret = gt_reader_next(r, &rec)) > 0)
 			res->events++;
 	} else {
-		ret = gt_exporter_find(j->format)->run(r, &o, res, &err);
+		ret = gt_export_run(gt_exporter_find(j->format), r, &o, res, &err);
 		if (ret < 0)
 			fprintf(stderr, "bench-export: %s: %s\n", j->format, err);
 	}

@@ -11,9 +11,11 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "common.h"
 #include "exporter.h"
 #include "gputrace/trace.h"
 #include "options.h"
+#include "output.h"
 #include "status-line.h"
 #include "window-opts.h"
 
@@ -134,203 +136,181 @@ static void print_split(const char *dir, const struct gt_export_result *res)
 		        res->left_out == 1 ? "it" : "them");
 }
 
+/* The closing line: what was written; the files of an output of several (csv's tables)
+ * each on a line of its own, which pieces cut by size already have (on_file). */
+static void print_wrote(const char *out, const struct gt_output *o, bool pieces,
+                        const struct gt_export_result *res, const struct gt_cli_trace *t,
+                        const struct gt_window_stats *wst)
+{
+	char count[32], size[32];
+	unsigned n = gt_output_nfiles(o);
+
+	if (n > 1 && !pieces)
+		fprintf(stderr, "gputrace: wrote %u files (%s events, %s", n,
+		        gt_fmt_count(res->events, count, sizeof(count)),
+		        gt_fmt_bytes(res->bytes, size, sizeof(size)));
+	else
+		fprintf(stderr, "gputrace: wrote %s (%s events, %s", out,
+		        gt_fmt_count(res->events, count, sizeof(count)),
+		        gt_fmt_bytes(res->bytes, size, sizeof(size)));
+	if (n > 1 && pieces)
+		fprintf(stderr, " in %u files", n);
+	if (gt_window_any(&t->win.w))
+		fprintf(stderr, "; read %s of %s chunks",
+		        gt_fmt_count(wst->chunks_read, size, sizeof(size)),
+		        gt_fmt_count(wst->chunks_read + wst->chunks_passed, count, sizeof(count)));
+	fputs(n > 1 && !pieces ? "):\n" : ")\n", stderr);
+	for (unsigned i = 0; n > 1 && !pieces && i < n; i++)
+		fprintf(stderr, "gputrace:   %s\n", gt_output_file(o, i));
+}
+
+struct export_ctx {
+	struct gt_export_options eo;
+};
+
+static int export_option(void *ctx, int c, const char *arg)
+{
+	struct export_ctx *x = ctx;
+
+	switch (c) {
+	case 'M':
+		if (gt_opt_size(arg, 1u << 20, UINT64_MAX, &x->eo.max_bytes) < 0) {
+			gt_cli_error("export: --max-size: '%s' is not valid; use a size of at "
+			             "least 1M, e.g. 500M",
+			             arg);
+			return GT_EXIT_USAGE;
+		}
+		return GT_EXIT_OK;
+	case 'S':
+		if (strcmp(arg, "ranks") != 0) {
+			gt_cli_error("export: --split: '%s' is not valid; use --split ranks", arg);
+			return GT_EXIT_USAGE;
+		}
+		x->eo.split = GT_EXPORT_SPLIT_RANKS;
+		return GT_EXIT_OK;
+	case 'N':
+		x->eo.no_steps = 1;
+		return GT_EXIT_OK;
+	default:
+		return GT_EXIT_USAGE;
+	}
+}
+
+static const struct option export_longopts[] = {
+        {"max-size", required_argument, NULL, 'M'},
+        {"split", required_argument, NULL, 'S'},
+        {"no-steps", no_argument, NULL, 'N'},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd export_cmd = {
+        .name = "export",
+        .synopsis = "gputrace export FILE -f FORMAT [-o OUT]",
+        .common = GT_CLI_OUTPUT | GT_CLI_FORMAT | GT_CLI_QUIET | GT_CLI_MANGLED | GT_CLI_STEP |
+                  GT_CLI_WINDOW,
+        .longopts = export_longopts,
+        .option = export_option,
+        .usage = usage,
+        .min_args = 1,
+        .max_args = 1,
+        .args_what = "trace file",
+};
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"format", required_argument, NULL, 'f'},
-	        {"output", required_argument, NULL, 'o'},
-	        {"max-size", required_argument, NULL, 'M'},
-	        {"mangled", no_argument, NULL, 'm'},
-	        {"split", required_argument, NULL, 'S'},
-	        {"step", required_argument, NULL, 'T'},
-	        {"no-steps", no_argument, NULL, 'N'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        GT_CLI_WINDOW_LONGOPTS,
-	        {NULL, 0, NULL, 0},
-	};
+	struct export_ctx x = {.eo = {.demangle = 1}};
+	struct gt_export_options *eo = &x.eo;
 	const struct gt_exporter_ops *exp = NULL;
-	const char *format = NULL, *output = NULL, *in, *msg = NULL;
-	struct gt_export_options eo = {.demangle = 1};
 	struct gt_export_result res = {0};
-	struct gt_cli_window cw = {0};
+	struct gt_output *o = NULL;
+	struct gt_output_error oerr;
 	struct gt_window_stats wst;
-	struct gt_reader *r = NULL;
+	struct gt_cli_trace t = {0};
+	const char *in, *msg = NULL;
 	struct progress prog;
-	char out[PATH_MAX + 16], names[128], count[32], size[32];
-	bool quiet = false;
-	struct stat st;
-	int c, ret;
+	struct gt_cli cli;
+	char out[PATH_MAX + 16], names[128];
+	int ret, status;
 
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
-	while ((c = getopt_long(argc, argv, ":f:o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			format = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'M':
-			if (gt_opt_size(optarg, 1u << 20, UINT64_MAX, &eo.max_bytes) < 0) {
-				gt_cli_error(
-				        "export: --max-size: '%s' is not valid; use a size of at "
-				        "least 1M, e.g. 500M",
-				        optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case 'm':
-			eo.demangle = 0;
-			break;
-		case 'S':
-			if (strcmp(optarg, "ranks") != 0) {
-				gt_cli_error(
-				        "export: --split: '%s' is not valid; use --split ranks",
-				        optarg);
-				return GT_EXIT_USAGE;
-			}
-			eo.split = GT_EXPORT_SPLIT_RANKS;
-			break;
-		case 'T':
-			if (!*optarg) {
-				gt_cli_error("export: --step: give the NVTX range's name, e.g. "
-				             "--step train_step");
-				return GT_EXIT_USAGE;
-			}
-			eo.step_name = optarg;
-			break;
-		case 'N':
-			eo.no_steps = 1;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			ret = gt_cli_window_option(&cw, c, optarg, "export");
-			if (ret < 0)
-				return GT_EXIT_USAGE;
-			if (ret == 0)
-				return gt_cli_bad_option("export", c, argv);
-			break;
-		}
-	}
-	if (optind >= argc) {
-		gt_cli_error("export: no trace file; usage: gputrace export FILE -f FORMAT "
-		             "[-o OUT]");
-		return GT_EXIT_USAGE;
-	}
-	if (optind + 1 < argc) {
-		gt_cli_error("export: one trace file at a time ('%s' is extra)", argv[optind + 1]);
-		return GT_EXIT_USAGE;
-	}
-	in = argv[optind];
+	status = gt_cli_parse(&cli, &export_cmd, &x, argc, argv);
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
+	in = cli.args[0];
+	eo->demangle = !cli.mangled;
+	eo->step_name = cli.step;
 	gt_opt_exporter_names(names, sizeof(names));
-	if (!format) {
+	if (!cli.format) {
 		gt_cli_error("export: which format? add -f with one of: %s", names);
 		return GT_EXIT_USAGE;
 	}
-	exp = gt_exporter_find(format);
+	exp = gt_exporter_find(cli.format);
 	if (!exp) {
-		gt_cli_error("export: -f: '%s' is not valid; use one of: %s", format, names);
+		gt_cli_error("export: -f: '%s' is not valid; use one of: %s", cli.format, names);
 		return GT_EXIT_USAGE;
 	}
-	if (check_chrome_options(exp, &eo, output) < 0)
+	if (check_chrome_options(exp, eo, cli.output) < 0)
 		return GT_EXIT_USAGE;
-	if (stat(in, &st) < 0) {
-		gt_cli_error("%s: %s", in, strerror(errno));
-		return GT_EXIT_NO_INPUT;
-	}
-	ret = gt_reader_open(in, &r, &msg);
-	if (ret < 0) {
-		gt_cli_error("%s: %s", in, msg ? msg : strerror(-ret));
-		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	if (output) {
-		snprintf(out, sizeof(out), "%s", output);
-	} else {
-		gt_opt_derived_name(in, eo.split ? "-ranks" : exp->extension, out, sizeof(out));
-	}
-	if (strcmp(out, in) == 0) {
-		gt_cli_error("export: the output would replace the trace itself; choose another "
-		             "with -o");
-		gt_reader_close(r);
-		return GT_EXIT_USAGE;
-	}
-	eo.output = out;
-	if (eo.max_bytes && strcmp(exp->name, "perfetto") == 0 && strcmp(out, "-") == 0) {
+	if (cli.output)
+		snprintf(out, sizeof(out), "%s", cli.output);
+	else
+		gt_opt_derived_name(in, eo->split ? "-ranks" : exp->extension, out, sizeof(out));
+	eo->output = out;
+	if (eo->max_bytes && strcmp(exp->name, "perfetto") == 0 && strcmp(out, "-") == 0) {
 		gt_cli_error(
 		        "export: --max-size cuts perfetto output into files; give -o, not -o -");
-		gt_reader_close(r);
 		return GT_EXIT_USAGE;
 	}
-	ret = gt_cli_window_resolve(&cw, r, in, "export");
-	if (ret != GT_EXIT_OK) {
-		gt_reader_close(r);
-		return ret;
+	status = gt_cli_trace_open(&cli, in, &t);
+	if (status != GT_EXIT_OK)
+		goto out;
+	/* checked before anything is written, the output last: nothing to undo */
+	ret = gt_export_output_open(exp, eo, (const char *const *)cli.args, 1, &o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("export: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		status = ret == -EEXIST || ret == -EINVAL ? GT_EXIT_USAGE
+		         : ret == -ENOMEM                 ? GT_EXIT_SOFTWARE
+		                                          : GT_EXIT_CANT_CREATE;
+		goto out;
 	}
-	if (cw.what[0] && !quiet)
-		fprintf(stderr, "gputrace: window: %s\n", cw.what);
-	if (!quiet && strcmp(out, "-") != 0)
-		gt_cli_window_too_big(r, &cw, exp->name, eo.max_bytes, in, false);
-	gt_status_init(&prog.line, !quiet);
+	eo->out = o;
+	gt_cli_output_signals();
+	if (!cli.quiet && strcmp(out, "-") != 0)
+		gt_cli_window_too_big(t.r, &t.win, exp->name, eo->max_bytes, in, false);
+	gt_status_init(&prog.line, !cli.quiet);
 	prog.start_ns = gt_now_ns();
-	prog.origin_ns = gt_window_origin(r);
-	prog.quiet = quiet;
-	eo.on_file = on_file;
-	eo.file_ctx = &prog;
+	prog.origin_ns = gt_window_origin(t.r);
+	prog.quiet = cli.quiet;
+	eo->on_file = on_file;
+	eo->file_ctx = &prog;
 	if (prog.line.enabled) {
-		eo.progress = on_progress;
-		eo.progress_ctx = &prog;
+		eo->progress = on_progress;
+		eo->progress_ctx = &prog;
 	}
-	ret = gt_export_window(exp, r, &cw.w, &eo, &res, &msg, &wst);
+	ret = gt_export_window(exp, t.r, &t.win.w, eo, &res, &msg, &wst);
 	gt_status_clear(&prog.line);
+	gt_cli_trace_damage(&cli, &t);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
-		gt_reader_close(r);
-		/* Damage found while reading is the trace's fault, and so is a trace without
-		 * ranks to split by or whose ranks share a pid; anything else is output. */
-		if (ret == -ENOTDIR)
-			return GT_EXIT_CANT_CREATE;
-		if (ret == -ENOENT || ret == -EEXIST)
-			return GT_EXIT_BAD_TRACE;
-		return (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
+		status = gt_cli_export_status(ret);
+		goto out;
 	}
-	if (gt_reader_status(r)->recovered && !quiet) {
-		const struct gt_reader_status *rs = gt_reader_status(r);
-
-		gt_cli_warn("%s has no index (its writer was interrupted): %llu chunk%s recovered, "
-		            "%llu damaged one%s skipped",
-		            in, (unsigned long long)rs->chunks_read,
-		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
-		            rs->chunks_skipped == 1 ? "" : "s");
-	}
-	gt_reader_close(r);
+	status = gt_cli_output_finish(&cli, o, NULL, GT_EXIT_OK);
+	if (status != GT_EXIT_OK)
+		goto out;
 	if (res.warning)
 		gt_cli_warn("%s", res.warning);
-	if (!quiet && eo.split) {
+	if (!cli.quiet && eo->split) {
 		print_split(out, &res);
-	} else if (!quiet && strcmp(out, "-") != 0) {
-		fprintf(stderr, "gputrace: wrote %s (%s events, %s", out,
-		        gt_fmt_count(res.events, count, sizeof(count)),
-		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
-		if (res.files > 1)
-			fprintf(stderr, " in %u files", res.files);
-		if (gt_window_any(&cw.w))
-			fprintf(stderr, "; read %s of %s chunks",
-			        gt_fmt_count(wst.chunks_read, size, sizeof(size)),
-			        gt_fmt_count(wst.chunks_read + wst.chunks_passed, count,
-			                     sizeof(count)));
-		fputs(")\n", stderr);
+	} else if (!cli.quiet && strcmp(out, "-") != 0) {
+		print_wrote(out, o, eo->max_bytes != 0, &res, &t, &wst);
 		if (res.ranks > 1 && exp == gt_exporter_find("chrome"))
 			fprintf(stderr,
 			        "gputrace: the trace holds %u ranks; Holistic Trace Analysis reads "
 			        "one rank per file: add --split ranks\n",
 			        res.ranks);
 	}
-	return GT_EXIT_OK;
+out:
+	gt_output_free(o);
+	gt_cli_trace_close(&t);
+	return status;
 }

@@ -93,7 +93,7 @@ int gt_run_after_trace(struct run *run)
 		eo.output = out;
 		ret = gt_reader_rewind(r);
 		if (ret >= 0)
-			ret = e->run(r, &eo, &res, &msg);
+			ret = gt_export_run(e, r, &eo, &res, &msg);
 		if (ret < 0) {
 			gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
 			gt_reader_close(r);

@@ -46,14 +46,14 @@ expect_err "gputrace: export: unknown option '--bogus'; see 'gputrace export --h
 expect_rc 64 "$gputrace" export run.gtrace -f
 expect_err "gputrace: export: option '-f' needs a value; see 'gputrace export --help'"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome -o run.gtrace
-expect_err "gputrace: export: the output would replace the trace itself; choose another with -o"
+expect_err "gputrace: export: the output run.gtrace is the input run.gtrace (the same file): choose another name with -o"
 
 # ---- input errors: 66 missing, 65 not a trace ----
 expect_rc 66 "$gputrace" export missing.gtrace -f chrome
-expect_err "gputrace: missing.gtrace: No such file or directory"
+expect_err "gputrace: export: missing.gtrace: No such file or directory"
 echo "not a trace" >bogus.gtrace
 expect_rc 65 "$gputrace" export bogus.gtrace -f chrome
-err_matches '^gputrace: bogus\.gtrace: .+$'
+err_matches '^gputrace: export: cannot read bogus\.gtrace: .+$'
 [ ! -e bogus.json ] || fail "an output was left for an unreadable trace"
 
 # ---- default name: FILE with the format's extension; a closing line on stderr ----
@@ -82,7 +82,7 @@ size=$(stat -c %s run.gtrace)
 head -c $((size - 40)) run.gtrace >cut.gtrace
 expect_rc 0 "$gputrace" export cut.gtrace -f chrome
 valid_json cut.json
-err_matches '^gputrace: warning: cut\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks? recovered, [0-9]+ damaged ones? skipped$'
+err_matches '^gputrace: warning: export: cut\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks? recovered, [0-9]+ damaged ones? skipped$'
 
 # ---- a larger synthetic trace: nothing lost on the way, splitting, recovery ----
 if [ -n "$mktrace" ]; then
@@ -101,7 +101,7 @@ if [ -n "$mktrace" ]; then
 	"$mktrace" -o cut2.gtrace --kernels 20000 --api --no-footer --chunk-bytes 65536 >/dev/null ||
 		fail "mktrace could not write cut2.gtrace"
 	expect_rc 0 "$gputrace" export cut2.gtrace -f csv
-	err_matches '^gputrace: warning: cut2\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered, 0 damaged ones skipped$'
+	err_matches '^gputrace: warning: export: cut2\.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered, 0 damaged ones skipped$'
 	[ "$(tail -n +2 cut2-kernel.csv | wc -l)" -eq 20000 ] ||
 		fail "recovered csv: $(tail -n +2 cut2-kernel.csv | wc -l) kernel rows, expected 20000"
 fi
@@ -117,8 +117,9 @@ if [ -n "$mktrace" ]; then
 	from=$((start + 20000000)) to=$((start + 35000000))
 	expect_rc 0 "$gputrace" export w.gtrace -f csv -o win.csv --from 20ms --to +15ms
 	err_has_line "gputrace: window: 0.020 s to 0.035 s"
-	err_matches '^gputrace: wrote win\.csv \([0-9,]+ events, [0-9.]+ KiB in [0-9]+ files; read [0-9]+ of [0-9]+ chunks\)$'
-	chunks=$(sed -n 's/.*; read \([0-9]*\) of \([0-9]*\) chunks)$/\1 \2/p' "$tmp/err")
+	err_matches '^gputrace: wrote [0-9]+ files \([0-9,]+ events, [0-9.]+ KiB; read [0-9]+ of [0-9]+ chunks\):$'
+	err_has_line "gputrace:   win-kernel.csv"
+	chunks=$(sed -n 's/.*; read \([0-9]*\) of \([0-9]*\) chunks):$/\1 \2/p' "$tmp/err")
 	[ "${chunks% *}" -lt "${chunks#* }" ] || fail "the window read every chunk: $chunks"
 	for kind in kernel api nvtx; do
 		want=$(awk -F, -v f="$from" -v t="$to" 'NR > 1 && $2 < t && $3 > f' "all-$kind.csv" | wc -l)
@@ -239,7 +240,7 @@ expect_err "gputrace: export: --no-steps is for -f chrome only"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --step step --no-steps
 expect_err "gputrace: export: --step and --no-steps contradict each other; choose one"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --step ''
-expect_err "gputrace: export: --step: give the NVTX range's name, e.g. --step train_step"
+expect_err "gputrace: export: --step takes the name of an NVTX range, e.g. --step train_step"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks --max-size 1M
 expect_err "gputrace: export: --split ranks and --max-size do not go together: HTA would read the pieces of one rank as several files of that rank"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --split ranks -o -
@@ -289,11 +290,20 @@ PY
 	! grep -q ProfilerStep named.json || fail "--step nothing wrote ProfilerStep"
 	touch plain
 	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o plain
-	expect_err "gputrace: export to plain failed: plain exists and is not a directory: --split ranks writes a directory"
-	# other trace files in the directory would be read by HTA as ranks too
+	expect_err "gputrace: export: plain exists and is a file, not a folder; choose another name with -o"
+	# a folder that holds other files than an earlier export's is never replaced (HTA would
+	# read other .json files as ranks too, and they are the user's)
 	echo '{}' >hta/old.json
+	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
+	expect_err "gputrace: export: hta exists and holds other files than an export's (old.json): choose another name with -o, or empty it"
+	[ -f hta/old.json ] && [ -f hta/rank-1.pt.trace.json ] || fail "hta was changed: $(ls hta)"
+	# an earlier export's folder is replaced whole: a rank it had and this one has not goes
+	rm hta/old.json
+	cp hta/rank-1.pt.trace.json hta/rank-7.pt.trace.json
 	expect_rc 0 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
-	expect_err "gputrace: warning: hta also holds 1 other .json or .gz file, which HTA would read as ranks of this job too: remove it or export to an empty directory"
+	[ ! -e hta/rank-7.pt.trace.json ] || fail "a stale rank-7.pt.trace.json was kept"
+	[ "$(ls hta | grep -c .)" -eq "$(ls hta | grep -c '^rank-[0-9]*\.pt\.trace\.json$')" ] ||
+		fail "hta holds other files: $(ls -a hta)"
 fi
 
 cli_done cli-export

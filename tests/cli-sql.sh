@@ -98,8 +98,8 @@ out_has_line "$(printf 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE,0\r')"
 # ---- export -f sqlite; a trace cut short still exports, with a warning ----
 expect_rc 0 "$gputrace" export run.gtrace -f sqlite -o exported.sqlite
 err_matches '^gputrace: wrote exported\.sqlite \([0-9,]+ events, .+\)$'
-expect_rc 65 "$gputrace" export run.gtrace -f sqlite -o -
-expect_err "gputrace: export to - failed: a SQLite database is a file: give it a name with -o"
+expect_rc 64 "$gputrace" export run.gtrace -f sqlite -o -
+expect_err "gputrace: export: a SQLite database is a file: give it a name with -o"
 "$mktrace" -o cut.gtrace --kernels 20000 --api --chunk-bytes 16384 >/dev/null
 truncate -s $(($(stat -c %s cut.gtrace) / 2)) cut.gtrace
 expect_rc 0 "$gputrace" sql cut.gtrace -f csv "SELECT count, unit FROM GPUTRACE_LOSSES WHERE sourceName = 'damaged_file'"

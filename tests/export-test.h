@@ -52,7 +52,7 @@ static int export(const char *fmt, const char *out, uint64_t max_bytes, int dema
 
 	memset(res, 0, sizeof(*res));
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
+	ret = gt_export_run(gt_exporter_find(fmt), r, &o, res, &err);
 	if (ret < 0)
 		fprintf(stderr, "export failed: %s\n", err);
 	gt_reader_close(r);
@@ -134,7 +134,7 @@ static int export_real(const char *file, const char *fmt, const char *out,
 	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
 	memset(res, 0, sizeof(*res));
 	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
-	ret = gt_exporter_find(fmt)->run(r, &o, res, &err);
+	ret = gt_export_run(gt_exporter_find(fmt), r, &o, res, &err);
 	if (ret < 0)
 		fprintf(stderr, "export failed: %s\n", err);
 	gt_reader_close(r);

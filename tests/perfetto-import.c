@@ -637,7 +637,7 @@ static void check_split(const char *trace, const char *dir, const struct oracle 
 		fail("%s: %s", trace, err ? err : "cannot open");
 		return;
 	}
-	ret = gt_exporter_find("chrome")->run(r, &opts, &res, &err);
+	ret = gt_export_run(gt_exporter_find("chrome"), r, &opts, &res, &err);
 	gt_reader_close(r);
 	if (ret < 0) {
 		fail("export --split ranks: %s", err ? err : strerror(-ret));

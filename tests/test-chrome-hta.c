@@ -74,7 +74,7 @@ static int export_with(const char *in, const char *out, struct gt_export_options
 	o->demangle = 1;
 	memset(res, 0, sizeof(*res));
 	ck_assert_msg(gt_reader_open(in, &r, &err) == 0, "%s: %s", in, err);
-	ret = gt_exporter_find("chrome")->run(r, o, res, &err);
+	ret = gt_export_run(gt_exporter_find("chrome"), r, o, res, &err);
 	if (ret < 0)
 		fprintf(stderr, "export failed: %s\n", err);
 	gt_reader_close(r);

@@ -589,8 +589,8 @@ START_TEST(test_bad_output)
 	struct gt_export_options o = {.output = "/nonexistent-dir/x.json"};
 
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), -ENOENT);
-	ck_assert_str_eq(err, "cannot create /nonexistent-dir/x.json: No such file or directory");
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("chrome"), r, &o, &res, &err), -ENOENT);
+	ck_assert_str_eq(err, "cannot create /nonexistent-dir/x.json: its folder does not exist");
 	gt_reader_close(r);
 	ck_assert_ptr_null(gt_exporter_find("nope"));
 	ck_assert_str_eq(gt_exporter_find("chrome")->extension, ".json");
@@ -627,7 +627,7 @@ static cJSON *synthetic_chrome(const char *name, struct gt_writer *w)
 	snprintf(path, sizeof(path), "%s/%s.gtrace", dir, name);
 	snprintf(out, sizeof(out), "%s/%s.json", dir, name);
 	ck_assert_int_eq(gt_reader_open(path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("chrome"), r, &o, &res, &err), 0);
 	gt_reader_close(r);
 	return load(out);
 }
@@ -836,7 +836,7 @@ START_TEST(test_shape_flows)
 	snprintf(out, sizeof(out), "%s/shape-%s.json", dir, sh->name);
 	ck_assert_int_eq(shp_write(sh, in, &want), 0);
 	ck_assert_int_eq(gt_reader_open(in, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &o, &res, &err), 0);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("chrome"), r, &o, &res, &err), 0);
 	gt_reader_close(r);
 	ck_assert_uint_eq(res.flows, want);
 	text = slurp(out, NULL);

@@ -31,7 +31,7 @@ static void setup_once(void)
 	fx_expect(&fxo, &fxe);
 	snprintf(out, sizeof(out), "%s/run.csv", dir);
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), 0);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("csv"), r, &o, &res, &err), 0);
 	gt_reader_close(r);
 	/* process, process_end, thread, device, context, stream, kernel, memcpy, memset,
 	 * memory, api, nvtx, sync, loss, notice */
@@ -190,7 +190,7 @@ START_TEST(test_stdout_refused)
 	struct gt_export_options o = {.output = "-"};
 
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
-	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), -EINVAL);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("csv"), r, &o, &res, &err), -EINVAL);
 	ck_assert_str_eq(err, "csv writes one file per record kind: give -o NAME.csv "
 	                      "(it writes NAME-kernel.csv, NAME-api.csv, ...)");
 	gt_reader_close(r);
@@ -270,7 +270,7 @@ START_TEST(test_real_trace)
 	snprintf(path, sizeof(path), "%s/%s", data_dir, x->file);
 	snprintf(out, sizeof(out), "%s/real%d.csv", dir, _i);
 	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
-	ck_assert_int_eq(gt_exporter_find("csv")->run(r, &o, &res, &err), 0);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("csv"), r, &o, &res, &err), 0);
 	gt_reader_close(r);
 	ck_assert_uint_eq(res.files, x->files);
 	for (unsigned type = 1; type < GT_REC_MAX; type++) {

@@ -1213,7 +1213,7 @@ START_TEST(test_exporters)
 	gt_catalog_fini(&cat);
 
 	ck_assert_int_eq(gt_reader_rewind(r), 0);
-	ck_assert_int_eq(gt_exporter_find("chrome")->run(r, &eo, &res, &msg), 0);
+	ck_assert_int_eq(gt_export_run(gt_exporter_find("chrome"), r, &eo, &res, &msg), 0);
 	json = slurp(tpath("e.json"), &len);
 	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"python3.11 (rank 0) on node-a\""));
 	ck_assert_ptr_nonnull(strstr(json, "\"name\":\"python3.11 (rank 1) on node-b, pid 4100\""));

@@ -806,7 +806,7 @@ static void export_path(const char *path, const char *fmt, const char *out,
 
 	memset(res, 0, sizeof(*res));
 	ck_assert_msg(gt_reader_open(path, &r, &err) == 0, "%s: %s", path, err);
-	ck_assert_msg(gt_exporter_find(fmt)->run(r, &o, res, &err) == 0, "%s", err);
+	ck_assert_msg(gt_export_run(gt_exporter_find(fmt), r, &o, res, &err) == 0, "%s", err);
 	gt_reader_close(r);
 }
 

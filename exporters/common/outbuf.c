@@ -6,9 +6,15 @@
 #include <unistd.h>
 
 #include "outbuf.h"
+#include "output.h"
 
-int gt_outbuf_open(struct gt_outbuf *o, const char *path)
+static _Thread_local struct gt_output_error output_err;
+
+int gt_outbuf_open(struct gt_outbuf *o, struct gt_output *out, const char *path,
+                   const char **errmsg)
 {
+	int ret;
+
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	o->buf = malloc(GT_OUTBUF_BYTES);
@@ -18,16 +24,26 @@ int gt_outbuf_open(struct gt_outbuf *o, const char *path)
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o->fd < 0) {
-		int ret = -errno;
-
-		free(o->buf);
-		o->buf = NULL;
-		return ret;
+	if (!out) {
+		ret = gt_output_open(path, NULL, 0, 0, &o->own, &output_err);
+		if (ret < 0)
+			goto fail;
+		out = o->own;
 	}
+	ret = gt_output_create(out, o->own ? NULL : path, &o->fd, &output_err);
+	if (ret < 0)
+		goto fail;
 	o->owns_fd = true;
 	return 0;
+fail:
+	if (errmsg && output_err.msg[0])
+		*errmsg = output_err.msg;
+	gt_output_free(o->own);
+	o->own = NULL;
+	o->fd = -1;
+	free(o->buf);
+	o->buf = NULL;
+	return ret;
 }
 
 static void write_all(struct gt_outbuf *o, const char *p, size_t n)
@@ -86,6 +102,24 @@ int gt_outbuf_close(struct gt_outbuf *o)
 	o->owns_fd = false;
 	free(o->buf);
 	o->buf = NULL;
+	if (o->own) {
+		if (!ret)
+			ret = gt_output_commit(o->own, &output_err);
+		gt_output_free(o->own); /* removes the temporary unless committed */
+		o->own = NULL;
+	}
 	o->err = ret;
 	return ret;
+}
+
+void gt_outbuf_abort(struct gt_outbuf *o)
+{
+	if (o->owns_fd && o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	o->owns_fd = false;
+	free(o->buf);
+	o->buf = NULL;
+	gt_output_free(o->own);
+	o->own = NULL;
 }

@@ -10,8 +10,11 @@
 
 #define GT_OUTBUF_BYTES (1u << 20)
 
+struct gt_output;
+
 struct gt_outbuf {
 	int fd;         /* -1 when closed */
+	struct gt_output *own; /* the output of its own when the caller gave none; owned */
 	bool owns_fd;   /* false for stdout */
 	int err;        /* first -errno seen; sticky, every later write is a no-op */
 	char *buf;      /* GT_OUTBUF_BYTES, owned */
@@ -19,15 +22,23 @@ struct gt_outbuf {
 	uint64_t bytes; /* bytes written to this file so far, pending ones included */
 };
 
-/* Create (truncate) path, or use stdout for "-". Returns 0 or -errno. */
-int gt_outbuf_open(struct gt_outbuf *o, const char *path);
+/* Open the file `path` of output `out` (src/output/output.h: written as a temporary, in place
+ * at gt_output_commit), or standard output for "-". out NULL: an output of its own, put in
+ * place by gt_outbuf_close() once everything is written, removed by gt_outbuf_abort().
+ * Returns 0 or -errno, with *errmsg (static, until the next call) when the output refused. */
+int gt_outbuf_open(struct gt_outbuf *o, struct gt_output *out, const char *path,
+                   const char **errmsg);
 
 /* Write out the pending bytes. Returns 0 or the sticky -errno. */
 int gt_outbuf_flush(struct gt_outbuf *o);
 
-/* Flush and close (stdout is flushed, not closed). Returns 0 or the first -errno.
- * Safe on a closed or zeroed struct. */
+/* Flush and close (stdout is flushed, not closed); a file of an output of its own is put in
+ * place. Returns 0 or the first -errno. Safe on a closed or zeroed struct. */
 int gt_outbuf_close(struct gt_outbuf *o);
+
+/* Close without finishing: an output of its own is removed. Safe on a closed or zeroed
+ * struct. */
+void gt_outbuf_abort(struct gt_outbuf *o);
 
 /* Make room for n bytes and return where to write them; commit with gt_outbuf_commit().
  * n must be at most GT_OUTBUF_BYTES. */

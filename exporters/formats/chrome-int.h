@@ -12,6 +12,9 @@
 #include "ranks.h"
 #include "steps.h"
 
+/* The name of a rank's file in the folder of --split ranks: rank-N.pt.trace.json. */
+#define GT_CHROME_SPLIT_SUFFIX ".pt.trace.json"
+
 struct gt_chrome;
 
 struct gt_chrome_setup {

@@ -3,12 +3,10 @@
  * describes them (its distributedInfo first, its processes, threads and GPUs), the layout in
  * which Holistic Trace Analysis and TensorBoard's profiler plugin read a job. Runs in the CLI.
  * Rules: docs/exporters.md, "One file per rank". */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "chrome-int.h"
 #include "lanes.h"
@@ -18,10 +16,9 @@
  * several passes rather than with thousands of files open at once. */
 #define GROUP 32u
 
-#define FILE_SUFFIX ".pt.trace.json"
+#define FILE_SUFFIX GT_CHROME_SPLIT_SUFFIX
 
 static char errbuf[512];
-static char warnbuf[512];
 
 struct split {
 	struct gt_reader *r;
@@ -73,73 +70,6 @@ static int check_clash(struct split *sp)
 		return -EEXIST;
 	}
 	return 0;
-}
-
-/* The directory exists afterwards (made if need be). */
-static int make_dir(struct split *sp)
-{
-	const char *dir = sp->opts->output;
-	struct stat st;
-
-	if (mkdir(dir, 0777) == 0)
-		return 0;
-	if (errno != EEXIST) {
-		int err = errno;
-
-		snprintf(errbuf, sizeof(errbuf), "cannot create the directory %s: %s", dir,
-		         strerror(err));
-		sp->errmsg = errbuf;
-		return -err;
-	}
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(errbuf, sizeof(errbuf),
-		         "%s exists and is not a directory: --split ranks writes a directory", dir);
-		sp->errmsg = errbuf;
-		return -ENOTDIR;
-	}
-	return 0;
-}
-
-/* Whether name is rank-N.pt.trace.json for a rank N of this trace. */
-static bool ours(const struct split *sp, const char *name)
-{
-	char want[64];
-
-	for (size_t i = 0; i < sp->nlist; i++) {
-		snprintf(want, sizeof(want), "rank-%d" FILE_SUFFIX, sp->list[i]);
-		if (strcmp(name, want) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* HTA reads every .json and .gz file of the directory as a rank's trace: say so when the
- * directory holds others than ours. */
-static void check_others(const struct split *sp, struct gt_export_result *res)
-{
-	DIR *d = opendir(sp->opts->output); /* closed below */
-	struct dirent *e;
-	unsigned others = 0;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		size_t len = strlen(e->d_name);
-
-		if (((len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) ||
-		     (len > 3 && strcmp(e->d_name + len - 3, ".gz") == 0)) &&
-		    !ours(sp, e->d_name))
-			others++;
-	}
-	closedir(d);
-	if (others) {
-		snprintf(warnbuf, sizeof(warnbuf),
-		         "%s also holds %u other .json or .gz file%s, which HTA would read as "
-		         "ranks of this job too: remove %s or export to an empty directory",
-		         sp->opts->output, others, others == 1 ? "" : "s",
-		         others == 1 ? "it" : "them");
-		res->warning = warnbuf;
-	}
 }
 
 /* Whether every process of `rank` has a pid of at least min: then its file shows GPU n as
@@ -290,9 +220,6 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	gt_ranks_list(sp.ranks, sp.list, sp.nlist);
-	ret = make_dir(&sp);
-	if (ret < 0)
-		goto out;
 	passes = (sp.nlist + GROUP - 1) / GROUP;
 	for (size_t pass = 0; pass < passes; pass++) {
 		sp.first = pass * GROUP;
@@ -311,7 +238,6 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 			res->left_out_records += p->records;
 		}
 	}
-	check_others(&sp, res);
 out:
 	close_group(&sp);
 	if (ret < 0)

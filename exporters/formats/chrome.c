@@ -11,6 +11,7 @@
 #include "exporter.h"
 #include "labels.h"
 #include "outbuf.h"
+#include "output.h"
 #include "text.h"
 #include "timeline.h"
 
@@ -1092,12 +1093,9 @@ static int open_file(struct chrome *c, unsigned k)
 
 	if (ret < 0)
 		return ret;
-	ret = gt_outbuf_open(&c->out, c->path);
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", c->path, strerror(-ret));
-		c->errmsg = errbuf;
+	ret = gt_outbuf_open(&c->out, c->opts->out, c->path, &c->errmsg);
+	if (ret < 0)
 		return ret;
-	}
 	c->file = k;
 	write_header(c);
 	return 0;
@@ -1311,8 +1309,7 @@ void gt_chrome_free(struct gt_chrome *g)
 {
 	if (!g)
 		return;
-	if (g->c.out.buf)
-		gt_outbuf_close(&g->c.out);
+	gt_outbuf_abort(&g->c.out);
 	free(g->c.path);
 	free(g->c.out_path);
 	if (g->have_timeline)
@@ -1403,9 +1400,35 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+static unsigned chrome_output_flags(const struct gt_export_options *opts)
+{
+	return opts->split == GT_EXPORT_SPLIT_RANKS ? GT_OUTPUT_DIR | GT_OUTPUT_NO_STDOUT : 0;
+}
+
+/* The numbered files of an earlier --max-size export (OUT.1.json ...), or, in the folder of
+ * --split ranks, an earlier export's rank-N.pt.trace.json. */
+static bool chrome_stale(const struct gt_export_options *opts, const char *name)
+{
+	const char *p = name + 5;
+
+	if (opts->split != GT_EXPORT_SPLIT_RANKS)
+		return gt_export_sibling(opts->output, ".json", '.', true, name);
+	if (strncmp(name, "rank-", 5) != 0)
+		return false;
+	p += *p == '-';
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return strcmp(p, GT_CHROME_SPLIT_SUFFIX) == 0;
+}
+
 const struct gt_exporter_ops gt_exporter_chrome = {
         .name = "chrome",
         .extension = ".json",
         .help = "Chrome trace JSON (Perfetto UI, chrome://tracing, Holistic Trace Analysis)",
-        .run = chrome_run,
+        .write = chrome_run,
+        .output_flags = chrome_output_flags,
+        .stdout_refused = "--split ranks writes a directory, not standard output",
+        .stale = chrome_stale,
 };

@@ -9,9 +9,11 @@
 #include "exporter.h"
 #include "names.h"
 #include "outbuf.h"
+#include "output.h"
 #include "text.h"
 
 struct csv {
+	const struct gt_export_options *opts;
 	struct gt_names names;            /* kernel names demangled, every name a CSV field */
 	struct gt_outbuf out[GT_REC_MAX]; /* one open file per kind seen */
 	char *base;                       /* OUT without ".csv"; owned */
@@ -48,14 +50,10 @@ static int open_table(struct csv *c, unsigned type, const char *output)
 	*p++ = '-';
 	strcpy(p, d->name);
 	strcat(p, ".csv");
-	ret = gt_outbuf_open(&c->out[type], path);
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", path, strerror(-ret));
-		c->errmsg = errbuf;
-		free(path);
-		return ret;
-	}
+	ret = gt_outbuf_open(&c->out[type], c->opts->out, path, &c->errmsg);
 	free(path);
+	if (ret < 0)
+		return ret;
 	(void)output;
 	c->files++;
 	p = gt_outbuf_space(&c->out[type], 64 * (d->nfields + 1));
@@ -194,13 +192,8 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 
 	for (unsigned i = 0; i < GT_REC_MAX; i++)
 		c.out[i].fd = -1;
+	c.opts = opts;
 	c.errmsg = "out of memory";
-	if (strcmp(opts->output, "-") == 0) {
-		ret = -EINVAL;
-		c.errmsg = "csv writes one file per record kind: give -o NAME.csv "
-		           "(it writes NAME-kernel.csv, NAME-api.csv, ...)";
-		goto out;
-	}
 	ret = gt_names_init(&c.names, r, opts->demangle != 0, gt_text_csv_field, 7);
 	if (ret < 0)
 		goto out;
@@ -253,8 +246,7 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 	ret = 0;
 out:
 	for (unsigned i = 0; i < GT_REC_MAX; i++)
-		if (c.out[i].buf)
-			gt_outbuf_close(&c.out[i]);
+		gt_outbuf_abort(&c.out[i]);
 	if (ret < 0)
 		*errmsg = c.errmsg;
 	free(c.base);
@@ -262,9 +254,25 @@ out:
 	return ret;
 }
 
+static unsigned csv_output_flags(const struct gt_export_options *opts)
+{
+	(void)opts;
+	return GT_OUTPUT_NO_STDOUT;
+}
+
+/* OUT-<kind>.csv for OUT.csv: the tables of an earlier export of the same name */
+static bool csv_stale(const struct gt_export_options *opts, const char *name)
+{
+	return gt_export_sibling(opts->output, ".csv", '-', false, name);
+}
+
 const struct gt_exporter_ops gt_exporter_csv = {
         .name = "csv",
         .extension = ".csv",
         .help = "CSV, one table per record kind (OUT-kernel.csv, OUT-api.csv, ...)",
-        .run = csv_run,
+        .write = csv_run,
+        .output_flags = csv_output_flags,
+        .stdout_refused = "csv writes one file per record kind: give -o NAME.csv (it writes "
+                          "NAME-kernel.csv, NAME-api.csv, ...)",
+        .stale = csv_stale,
 };

@@ -3,6 +3,7 @@
 #ifndef GPUTRACE_EXPORTER_H
 #define GPUTRACE_EXPORTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,8 +16,15 @@ enum gt_export_split {
 	GT_EXPORT_SPLIT_MAX
 };
 
+struct gt_output;
+struct gt_output_error;
+
 struct gt_export_options {
 	const char *output; /* path, or "-" for stdout; a directory with GT_EXPORT_SPLIT_RANKS */
+	/* the output every file is created through (src/output/output.h), opened on `output`
+	 * and committed by the caller once the export succeeded; NULL: the exporter opens one
+	 * of its own and commits it itself */
+	struct gt_output *out;
 	uint64_t max_bytes; /* split output above this size (0: never); chrome splits its own,
 	                     * perfetto through gt_export_window */
 	int demangle;       /* 1: demangle kernel names */
@@ -52,17 +60,40 @@ struct gt_exporter_ops {
 	const char *name;      /* "chrome", "perfetto", "csv" */
 	const char *extension; /* ".json", ".pftrace", ".csv" */
 	const char *help;      /* one line */
-	/* Read every record from `r` and write the output. Returns 0 or -errno; on failure
-	 * *errmsg (static or owned by the exporter until the next call) says what went wrong. */
-	int (*run)(struct gt_reader *r, const struct gt_export_options *opts,
-	           struct gt_export_result *res, const char **errmsg);
+	/* Read every record from `r` and write the output through opts->out (never NULL here:
+	 * callers go through gt_export_run or gt_export_window). Returns 0 or -errno; on
+	 * failure *errmsg (static or owned by the exporter until the next call) says what went
+	 * wrong. */
+	int (*write)(struct gt_reader *r, const struct gt_export_options *opts,
+	             struct gt_export_result *res, const char **errmsg);
+	/* How the output must be opened (enum gt_output_flags) for these options; NULL: 0. */
+	unsigned (*output_flags)(const struct gt_export_options *opts);
+	/* Why "-" is refused when those flags say GT_OUTPUT_NO_STDOUT. */
+	const char *stdout_refused;
+	/* Which names beside (or, for a folder, inside) the output an earlier export of the same
+	 * output may have left that this one does not write: matched by name; NULL: none. */
+	bool (*stale)(const struct gt_export_options *opts, const char *name);
 };
+
+/* Open the output that opts->output names for exporter e, refusing the inputs[0..n) as
+ * targets, with e's flags and its sweep of stale files (src/output/output.h). Returns 0 and
+ * *ret, or -errno with err. */
+int gt_export_output_open(const struct gt_exporter_ops *e, const struct gt_export_options *opts,
+                          const char *const *inputs, unsigned ninputs, struct gt_output **ret,
+                          struct gt_output_error *err);
+
+/* Run exporter e on every record of r (from where r stands). Its files go through
+ * opts->out; when that is NULL, through an output of its own opened on opts->output and
+ * committed only when the export succeeded. Returns 0 or -errno with *errmsg. */
+int gt_export_run(const struct gt_exporter_ops *e, struct gt_reader *r,
+                  const struct gt_export_options *opts, struct gt_export_result *res,
+                  const char **errmsg);
 
 struct gt_window;
 struct gt_window_stats;
 
-/* Run exporter e on what window w keeps of r (gputrace/window.h; NULL: all of it), from the
- * start of r. With opts->max_bytes, perfetto output is cut by time into pieces that each stay
+/* Run exporter e on what window w keeps of r (window.h; NULL: all of it), from the start of
+ * r, through opts->out as gt_export_run does. With opts->max_bytes, perfetto output is cut by time into pieces that each stay
  * below it, OUT then OUT.1.pftrace, OUT.2.pftrace ..., each a whole trace of its own (every
  * piece is an export of its own window; slices crossing a cut are cut, their arrows left
  * out); res then sums the pieces and res->files counts them. Chrome splits its own output.
@@ -71,6 +102,24 @@ int gt_export_window(const struct gt_exporter_ops *e, struct gt_reader *r,
                      const struct gt_window *w, const struct gt_export_options *opts,
                      struct gt_export_result *res, const char **errmsg,
                      struct gt_window_stats *wst);
+
+/* For gt_export_window and gt_export_run: when opts->out is NULL, open an output of its
+ * own into *own and point *use (a copy of *opts) at it; else *use = *opts, *own = NULL.
+ * gt_export_own_end() then commits *own when ret is 0, removes it otherwise, and frees it.
+ * Both return 0 or -errno with *errmsg. */
+int gt_export_own_begin(const struct gt_exporter_ops *e, const struct gt_export_options *opts,
+                        struct gt_export_options *use, struct gt_output **own,
+                        const char **errmsg);
+int gt_export_own_end(struct gt_output *own, int ret, const char **errmsg);
+
+/* Whether name is "BASE<sep>TAIL<ext>" for the output's file name BASE<ext> (or BASE, when
+ * output does not end in ext): the formats' way to find what an earlier export of the same
+ * output left, with TAIL all digits (numbered pieces: "run.3.json") or any (csv's tables). */
+bool gt_export_sibling(const char *output, const char *ext, char sep, bool digits,
+                       const char *name);
+
+/* stale() of the formats cut into numbered pieces (perfetto by --max-size). */
+bool gt_export_stale_pieces(const struct gt_export_options *opts, const char *name);
 
 /* The exporter named `name`, or NULL. */
 const struct gt_exporter_ops *gt_exporter_find(const char *name);

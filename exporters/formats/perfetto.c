@@ -1178,13 +1178,9 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns < f.base_ns)
 			f.base_ns = fc->first_ts_ns;
 	}
-	ret = gt_outbuf_open(&f.out, opts->output);
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "cannot create %s: %s", opts->output,
-		         strerror(-ret));
-		f.errmsg = errbuf;
+	ret = gt_outbuf_open(&f.out, opts->out, opts->output, &f.errmsg);
+	if (ret < 0)
 		goto out;
-	}
 	write_first_packet(&f);
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		ret = gt_timeline_observe(&f.m, rec);
@@ -1224,8 +1220,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	res->warning = NULL;
 out:
 	if (ret < 0) {
-		if (f.out.buf)
-			gt_outbuf_close(&f.out);
+		gt_outbuf_abort(&f.out);
 		*errmsg = f.errmsg;
 	}
 	gt_timeline_fini(&f.m);
@@ -1236,5 +1231,6 @@ const struct gt_exporter_ops gt_exporter_perfetto = {
         .name = "perfetto",
         .extension = ".pftrace",
         .help = "Perfetto native protobuf (ui.perfetto.dev), smaller and faster to load",
-        .run = perfetto_run,
+        .write = perfetto_run,
+        .stale = gt_export_stale_pieces,
 };

@@ -41,7 +41,7 @@ static int run_one(const struct gt_exporter_ops *e, struct gt_reader *r, const s
 		if (ret < 0)
 			return ret;
 	}
-	ret = e->run(r, opts, res, errmsg);
+	ret = e->write(r, opts, res, errmsg);
 	if (f && wst) {
 		struct gt_window_stats s;
 
@@ -164,7 +164,6 @@ static int split(const struct gt_exporter_ops *e, struct gt_reader *r, const str
 	memset(res, 0, sizeof(*res));
 	while (i < n) {
 		struct gt_export_result pr = {0};
-		struct stat st;
 
 		pw.from_ns = bounds[i];
 		pw.to_ns = bounds[i + 1];
@@ -177,14 +176,14 @@ static int split(const struct gt_exporter_ops *e, struct gt_reader *r, const str
 		ret = run_one(e, r, &pw, &po, &pr, errmsg, wst);
 		if (ret < 0)
 			goto out;
-		if (stat(path, &st) == 0 && (uint64_t)st.st_size > opts->max_bytes) {
+		if (pr.bytes > opts->max_bytes) {
 			uint64_t mid = bounds[i] + (bounds[i + 1] - bounds[i]) / 2;
 
 			if (bounds[i + 1] - bounds[i] < 2 * PIECE_MIN_NS || n == PIECES_MAX) {
 				snprintf(errbuf, sizeof(errbuf),
 				         "%s is %llu bytes, more than --max-size, and covers only "
 				         "%llu ns: it cannot be cut further",
-				         path, (unsigned long long)st.st_size,
+				         path, (unsigned long long)pr.bytes,
 				         (unsigned long long)(bounds[i + 1] - bounds[i]));
 				*errmsg = errbuf;
 				ret = -EFBIG;
@@ -214,23 +213,35 @@ out:
 	return ret;
 }
 
+bool gt_export_stale_pieces(const struct gt_export_options *opts, const char *name)
+{
+	return gt_export_sibling(opts->output, ".pftrace", '.', true, name);
+}
+
 int gt_export_window(const struct gt_exporter_ops *e, struct gt_reader *r,
                      const struct gt_window *w, const struct gt_export_options *opts,
                      struct gt_export_result *res, const char **errmsg, struct gt_window_stats *wst)
 {
 	static const struct gt_window all;
 
+	struct gt_export_options use;
+	struct gt_output *own;
+	int ret;
+
 	if (wst)
 		memset(wst, 0, sizeof(*wst));
 	if (!w)
 		w = &all;
-	if (opts->max_bytes && strcmp(e->name, "perfetto") == 0) {
-		if (strcmp(opts->output, "-") == 0) {
-			*errmsg =
-			        "perfetto output cut into pieces (--max-size) needs files: give -o";
-			return -EINVAL;
-		}
-		return split(e, r, w, opts, res, errmsg, wst);
+	if (opts->max_bytes && strcmp(e->name, "perfetto") == 0 && strcmp(opts->output, "-") == 0) {
+		*errmsg = "perfetto output cut into pieces (--max-size) needs files: give -o";
+		return -EINVAL;
 	}
-	return run_one(e, r, w, opts, res, errmsg, wst);
+	ret = gt_export_own_begin(e, opts, &use, &own, errmsg);
+	if (ret < 0)
+		return ret;
+	if (opts->max_bytes && strcmp(e->name, "perfetto") == 0)
+		ret = split(e, r, w, &use, res, errmsg, wst);
+	else
+		ret = run_one(e, r, w, &use, res, errmsg, wst);
+	return gt_export_own_end(own, ret, errmsg);
 }

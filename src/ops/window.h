@@ -48,6 +48,25 @@ struct gt_window_stats {
 	uint64_t chunks_passed; /* chunks the index let it pass over, never read */
 };
 
+/* What a trace holds that a window's filters can name (select.c): every process (pid), the
+ * ranks of those that have one, CUDA devices and streams, in order of appearance. Lists
+ * longer than GT_WINDOW_SELECTABLE_MAX are cut there, with more_* set. */
+#define GT_WINDOW_SELECTABLE_MAX 1024u
+struct gt_window_selectable {
+	uint32_t pids[GT_WINDOW_SELECTABLE_MAX];
+	uint32_t ranks[GT_WINDOW_SELECTABLE_MAX];
+	uint32_t devices[GT_WINDOW_SELECTABLE_MAX];
+	uint32_t streams[GT_WINDOW_SELECTABLE_MAX];
+	unsigned npids, nranks, ndevices, nstreams;
+	bool more_pids, more_ranks, more_devices, more_streams;
+};
+
+/* Read them from r's definitions (its state chunks when it has an index). Rewinds r.
+ * Returns 0 and *ret (free with gt_window_selectable_free), -ENOMEM or the reader's
+ * -errno. */
+int gt_window_selectable(struct gt_reader *r, struct gt_window_selectable **ret);
+void gt_window_selectable_free(struct gt_window_selectable *s);
+
 struct gt_window_filter;
 
 /* Put window w on reader r: every gt_reader_next of r (an exporter's too) then returns only

@@ -146,7 +146,7 @@ static int export(struct gt_reader *r, unsigned use, const char **msg)
 		return 0;
 	snprintf(path, sizeof(path), "%s/out%s", workdir, e->extension);
 	o.output = path;
-	ret = e->run(r, &o, &res, msg);
+	ret = gt_export_run(e, r, &o, &res, msg);
 	if (ret == 0 && use == USE_CHROME) {
 		load(path);
 		check_json("chrome");

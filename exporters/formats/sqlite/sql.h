@@ -25,6 +25,9 @@ struct gt_sql_export_options {
 	                * sort in twice as much and cache a quarter of it */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
+	/* the output the database is created through (src/output/output.h), opened on path and
+	 * committed by the caller; NULL: one of its own, committed when the export succeeded */
+	struct gt_output *out;
 };
 
 struct gt_sql_export_result {

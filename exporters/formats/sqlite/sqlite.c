@@ -20,6 +20,7 @@
 
 #include "demangle.h"
 #include "exporter.h"
+#include "output.h"
 #include "sql.h"
 #include "sqlite-int.h"
 #include "strtab.h"
@@ -2089,7 +2090,9 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 {
 	struct sq q = {0};
 	const union gt_record *rec;
-	char *tmp = NULL;
+	struct gt_output *own = NULL, *out = opts ? opts->out : NULL;
+	struct gt_output_error oerr;
+	const char *tmp = NULL;
 	uint64_t t0 = cpu_ns(), t1 = 0, t2 = 0;
 	struct stat st;
 	int ret;
@@ -2103,13 +2106,16 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		q.errmsg = "a SQLite database is a file: give it a name with -o";
 		goto out;
 	}
-	tmp = malloc(strlen(path) + 32);
-	if (!tmp) {
-		ret = -ENOMEM;
-		goto out;
+	if (!out) {
+		ret = gt_output_open(path, NULL, 0, GT_OUTPUT_NO_STDOUT, &own, &oerr);
+		if (ret < 0)
+			goto refused;
+		out = own;
 	}
-	sprintf(tmp, "%s.tmp-%ld", path, (long)getpid());
-	unlink(tmp);
+	ret = gt_output_create_path(out, strcmp(gt_output_path(out), path) == 0 ? NULL : path, &tmp,
+	                            &oerr);
+	if (ret < 0)
+		goto refused;
 	ret = gt_reader_rewind(r);
 	if (ret < 0)
 		goto out;
@@ -2171,35 +2177,44 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	if (ret < 0)
 		goto out;
 	ret = fsync_path(tmp);
-	if (ret == 0 && rename(tmp, path) < 0)
-		ret = -errno;
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "cannot finish %s: %s", path, strerror(-ret));
 		q.errmsg = errbuf;
 		goto out;
+	}
+	if (own) {
+		ret = gt_output_commit(own, &oerr);
+		if (ret < 0)
+			goto refused;
 	}
 	if (res) {
 		const struct gt_reader_status *rs = gt_reader_status(r);
 
 		res->rows = q.rows;
 		res->records = q.records;
-		res->bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+		res->bytes = stat(own ? path : tmp, &st) == 0 ? (uint64_t)st.st_size : 0;
 		res->lost_chunks = rs->chunks_skipped;
 		res->lost_records = rs->records_skipped;
 		res->load_cpu_ns = t1 - t0;
 		res->index_cpu_ns = t2 - t1;
 	}
 	ret = 0;
+	goto out;
+refused:
+	snprintf(errbuf, sizeof(errbuf), "%s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+	q.errmsg = errbuf;
 out:
 	sq_free(&q);
-	if (ret < 0) {
-		if (tmp)
-			unlink(tmp);
-		if (errmsg)
-			*errmsg = q.errmsg;
-	}
-	free(tmp);
+	if (ret < 0 && errmsg)
+		*errmsg = q.errmsg;
+	gt_output_free(own); /* removes the temporary unless committed */
 	return ret;
+}
+
+static unsigned sqlite_output_flags(const struct gt_export_options *opts)
+{
+	(void)opts;
+	return GT_OUTPUT_NO_STDOUT;
 }
 
 static int sqlite_run(struct gt_reader *r, const struct gt_export_options *opts,
@@ -2209,6 +2224,7 @@ static int sqlite_run(struct gt_reader *r, const struct gt_export_options *opts,
 	        .demangle = opts->demangle,
 	        .progress = opts->progress,
 	        .progress_ctx = opts->progress_ctx,
+	        .out = opts->out,
 	};
 	struct gt_sql_export_result sr = {0};
 	int ret = gt_sql_export(r, opts->output, &so, &sr, errmsg);
@@ -2226,5 +2242,7 @@ const struct gt_exporter_ops gt_exporter_sqlite = {
         .name = "sqlite",
         .extension = ".sqlite",
         .help = "SQLite database in Nsight Systems' export schema (docs/sql.md)",
-        .run = sqlite_run,
+        .write = sqlite_run,
+        .output_flags = sqlite_output_flags,
+        .stdout_refused = "a SQLite database is a file: give it a name with -o",
 };

@@ -1,0 +1,124 @@
+/* What every command that reads traces or writes files shares: one parsed options struct
+ * (the common options and the window), one way to open a trace (its errors, its damage, its
+ * window) and one way to open, fill and finish an output (src/output/output.h), each
+ * reporting its errors once with the exit status docs/cli.md gives. Runs in the CLI. */
+#ifndef GPUTRACE_CLI_COMMON_H
+#define GPUTRACE_CLI_COMMON_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "window-opts.h"
+
+struct gt_output;
+
+/* The common options a command takes. */
+enum gt_cli_common {
+	GT_CLI_OUTPUT = 1u << 0,  /* -o, --output FILE */
+	GT_CLI_FORMAT = 1u << 1,  /* -f, --format NAME */
+	GT_CLI_QUIET = 1u << 2,   /* -q, --quiet */
+	GT_CLI_LIMIT = 1u << 3,   /* -n, --limit N */
+	GT_CLI_MANGLED = 1u << 4, /* --mangled */
+	GT_CLI_STEP = 1u << 5,    /* --step NAME */
+	GT_CLI_WINDOW = 1u << 6,  /* --from --to --nvtx --pid --rank --device --stream */
+};
+
+/* getopt_long codes of the common long-only options (below the window's, 0x200). */
+enum {
+	GT_CLI_OPT_MANGLED = 0x180,
+	GT_CLI_OPT_STEP,
+};
+
+/* A command, as the common parser sees it. */
+struct gt_cli_cmd {
+	const char *name;      /* "export": the prefix of its messages */
+	const char *synopsis;  /* "gputrace export FILE -f FORMAT [options]" */
+	unsigned common;       /* enum gt_cli_common */
+	const char *shortopts; /* its own short options ("r:"), without ':' first; may be NULL */
+	const struct option *longopts; /* its own, {NULL} terminated; may be NULL */
+	/* Take its own option c (value arg). Returns GT_EXIT_OK, or an exit status with the
+	 * error printed. */
+	int (*option)(void *ctx, int c, const char *arg);
+	void (*usage)(FILE *out);
+	int min_args, max_args; /* positional arguments; max_args -1: any number */
+	const char *args_what;  /* "trace file", for "no trace file" and "one ... at a time" */
+};
+
+/* One command's parsed options. */
+struct gt_cli {
+	const struct gt_cli_cmd *cmd;
+	const char *output; /* -o as given; NULL: not given */
+	const char *format; /* -f as given; NULL: not given */
+	const char *step;   /* --step */
+	bool quiet;
+	bool mangled;
+	bool have_limit;
+	uint64_t limit;
+	struct gt_cli_window win; /* the window options (resolved per trace when opened) */
+	char **args;              /* the positional arguments */
+	int nargs;
+	bool help; /* --help was given and printed: the command returns GT_EXIT_OK */
+};
+
+/* Parse argv (argv[0] the command's name) for cmd: the common options cmd->common names,
+ * then cmd's own through cmd->option(ctx, ...), options and arguments in any order ("--"
+ * ends the options). Returns GT_EXIT_OK (check cli->help) or GT_EXIT_USAGE with the error
+ * printed. */
+int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, int argc,
+                 char **argv);
+
+/* A trace opened by gt_cli_trace_open. */
+struct gt_cli_trace {
+	const char *path;
+	struct gt_reader *r;              /* owned */
+	struct gt_window_filter *filter;  /* the window on r, NULL without one; owned */
+	struct gt_cli_window win;         /* cli->win resolved against this trace */
+	bool damaged;                     /* chunks or records were skipped: see the line */
+};
+
+/* Open the trace `path` for cli's command: it exists (66), reads (65; 66 unreadable), and
+ * the window of cli, when one was given, is resolved against it (t->win) and checked to
+ * select something that exists (64, naming what does). Prints what is wrong; returns a
+ * GT_EXIT_* code. */
+int gt_cli_trace_open(const struct gt_cli *cli, const char *path, struct gt_cli_trace *t);
+
+/* Put t's window on its reader (rewound), for a command that reads the trace itself;
+ * exports hand t->win.w to gt_export_window instead. Returns a GT_EXIT_* code. */
+int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t);
+
+/* After the trace was read: the one line that says what a damaged trace lost (chunks and
+ * bytes skipped, malformed records), the same for every command; nothing for a whole trace.
+ * Sets t->damaged. */
+void gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t);
+
+/* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
+void gt_cli_trace_close(struct gt_cli_trace *t);
+
+/* Open the output `path` (src/output/output.h) with flags, refusing cli's positional
+ * arguments (the inputs) as its target. Prints what is wrong; returns GT_EXIT_OK, 64 (the
+ * output is an input, or "-" where a file is needed) or 73 (cannot be created there). */
+int gt_cli_output_open(const struct gt_cli *cli, const char *path, unsigned flags,
+                       struct gt_output **ret);
+
+/* Standard output, or the output's one file as a stream (closed by gt_cli_output_finish or
+ * fclose). Prints what is wrong; returns GT_EXIT_OK or 73. */
+int gt_cli_output_stream(const struct gt_cli *cli, struct gt_output *o, FILE **ret);
+
+/* Finish an output: close the stream (may be NULL, or stdout, which is flushed), then put
+ * every file in place when status is GT_EXIT_OK (o may be NULL: nothing to commit). Returns
+ * status, or 74 when writing or renaming failed. gt_output_free(o) afterwards removes what
+ * was not put in place. */
+int gt_cli_output_finish(const struct gt_cli *cli, struct gt_output *o, FILE *stream, int status);
+
+/* From here on a SIGINT, SIGTERM, SIGHUP or SIGXFSZ removes every output's temporaries
+ * before the CLI dies of it (signals ignored on entry stay ignored). */
+void gt_cli_output_signals(void);
+
+/* The exit status for an exporter's or reader's -errno: the trace's fault (65: damage, a
+ * trace without what was asked, e.g. ranks to split by) or the output's (74; 73 when a file
+ * could not be created). */
+int gt_cli_export_status(int err);
+
+#endif /* GPUTRACE_CLI_COMMON_H */

@@ -9,6 +9,7 @@ enum gt_exit {
 	GT_EXIT_REGRESSED = 1,        /* diff: NEW regressed beyond --fail-above */
 	GT_EXIT_USAGE = 64,           /* bad option or argument */
 	GT_EXIT_BAD_TRACE = 65,       /* the trace file is unreadable or corrupt */
+	GT_EXIT_DAMAGED = 65,         /* read, but damaged: the output holds what was readable */
 	GT_EXIT_BAD_QUERY = 65,       /* SQLite rejected a query (EX_DATAERR too) */
 	GT_EXIT_NO_INPUT = 66,        /* an input file does not exist */
 	GT_EXIT_UNAVAILABLE = 69,     /* tracing could not start (no injection library, ...) */

@@ -230,7 +230,7 @@ int cmd_export(int argc, char **argv)
 	struct progress prog;
 	struct gt_cli cli;
 	char out[PATH_MAX + 16], names[128];
-	int ret, status;
+	int ret, status, damage;
 
 	status = gt_cli_parse(&cli, &export_cmd, &x, argc, argv);
 	if (status != GT_EXIT_OK || cli.help)
@@ -288,7 +288,7 @@ int cmd_export(int argc, char **argv)
 	}
 	ret = gt_export_window(exp, t.r, &t.win.w, eo, &res, &msg, &wst);
 	gt_status_clear(&prog.line);
-	gt_cli_trace_damage(&cli, &t);
+	damage = gt_cli_trace_damage(&cli, &t);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
 		status = gt_cli_export_status(ret);
@@ -309,6 +309,7 @@ int cmd_export(int argc, char **argv)
 			        "one rank per file: add --split ranks\n",
 			        res.ranks);
 	}
+	status = damage;
 out:
 	gt_output_free(o);
 	gt_cli_trace_close(&t);

@@ -271,16 +271,16 @@ int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t)
 	return GT_EXIT_OK;
 }
 
-void gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)
+int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)
 {
 	const struct gt_reader_status *rs;
 
 	if (!t->r)
-		return;
+		return GT_EXIT_OK;
 	rs = gt_reader_status(t->r);
-	t->damaged = rs->recovered || rs->chunks_skipped || rs->records_skipped;
-	if (!t->damaged)
-		return;
+	t->damaged = rs->chunks_skipped || rs->records_skipped;
+	if (!t->damaged && !rs->recovered)
+		return GT_EXIT_OK;
 	if (rs->recovered)
 		gt_cli_warn("%s: %s has no index (its writer was interrupted): %llu chunk%s "
 		            "recovered, %llu damaged one%s skipped",
@@ -295,6 +295,7 @@ void gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)
 		            (unsigned long long)rs->bytes_skipped,
 		            (unsigned long long)rs->records_skipped,
 		            rs->records_skipped == 1 ? "" : "s");
+	return t->damaged ? GT_EXIT_DAMAGED : GT_EXIT_OK;
 }
 
 void gt_cli_trace_close(struct gt_cli_trace *t)

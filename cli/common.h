@@ -90,8 +90,11 @@ int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t);
 
 /* After the trace was read: the one line that says what a damaged trace lost (chunks and
  * bytes skipped, malformed records), the same for every command; nothing for a whole trace.
- * Sets t->damaged. */
-void gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t);
+ * A trace cut short whose every chunk was read (no footer: its writer was interrupted) is
+ * not damaged: it gets its line and GT_EXIT_OK. Sets t->damaged. Returns GT_EXIT_OK, or
+ * GT_EXIT_DAMAGED when something was skipped: the command finishes its output, then exits
+ * with it (docs/cli.md, "Exit status"). */
+int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t);
 
 /* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
 void gt_cli_trace_close(struct gt_cli_trace *t);

@@ -76,12 +76,13 @@ static void usage(FILE *out)
 	      "as\n"
 	      "                       Holistic Trace Analysis and TensorBoard read a job\n"
 	      "                       (default OUT: FILE without .gtrace, plus -ranks)\n"
-	      "      --step NAME      chrome: the NVTX range that marks a training step, "
-	      "written\n"
-	      "                       as ProfilerStep#N (default: detect ProfilerStep#N, "
+	      "      --step NAME      chrome, perfetto: the NVTX range that marks a training "
 	      "step,\n"
-	      "                       train_step, iteration)\n"
-	      "      --no-steps       chrome: write NVTX ranges under their own names\n"
+	      "                       written as ProfilerStep#N (default: detect "
+	      "ProfilerStep#N,\n"
+	      "                       step, train_step, iteration)\n"
+	      "      --no-steps       chrome, perfetto: write NVTX ranges under their own "
+	      "names\n"
 	      "      --mangled        keep kernel names as the compiler mangled them\n"
 	      "  -q, --quiet          no progress bar, no closing line\n"
 	      "  -h, --help           show this help\n"
@@ -94,11 +95,15 @@ static int check_chrome_options(const struct gt_exporter_ops *exp,
                                 const struct gt_export_options *eo, const char *output)
 {
 	bool chrome = strcmp(exp->name, "chrome") == 0;
+	bool timeline = chrome || strcmp(exp->name, "perfetto") == 0;
 
-	const char *opt = eo->split ? "--split" : eo->step_name ? "--step" : "--no-steps";
-
-	if (!chrome && (eo->split || eo->step_name || eo->no_steps)) {
-		gt_cli_error("export: %s is for -f chrome only", opt);
+	if (!chrome && eo->split) {
+		gt_cli_error("export: --split is for -f chrome only");
+		return -EINVAL;
+	}
+	if (!timeline && (eo->step_name || eo->no_steps)) {
+		gt_cli_error("export: %s is for -f chrome and -f perfetto only",
+		             eo->step_name ? "--step" : "--no-steps");
 		return -EINVAL;
 	}
 	if (eo->step_name && eo->no_steps) {

@@ -234,9 +234,9 @@ expect_err "gputrace: export: --split: 'procs' is not valid; use --split ranks"
 expect_rc 64 "$gputrace" export run.gtrace -f perfetto --split ranks
 expect_err "gputrace: export: --split is for -f chrome only"
 expect_rc 64 "$gputrace" export run.gtrace -f csv --step step
-expect_err "gputrace: export: --step is for -f chrome only"
-expect_rc 64 "$gputrace" export run.gtrace -f perfetto --no-steps
-expect_err "gputrace: export: --no-steps is for -f chrome only"
+expect_err "gputrace: export: --step is for -f chrome and -f perfetto only"
+expect_rc 64 "$gputrace" export run.gtrace -f sqlite --no-steps
+expect_err "gputrace: export: --no-steps is for -f chrome and -f perfetto only"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --step step --no-steps
 expect_err "gputrace: export: --step and --no-steps contradict each other; choose one"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --step ''
@@ -305,5 +305,17 @@ PY
 	[ "$(ls hta | grep -c .)" -eq "$(ls hta | grep -c '^rank-[0-9]*\.pt\.trace\.json$')" ] ||
 		fail "hta holds other files: $(ls -a hta)"
 fi
+
+# ---- steps: one name in every export, numbered as in the whole trace (a window too) ----
+data=$(cd "$(dirname "$0")/data" && pwd)
+cp "$data/pytorch-train.gtrace" train.gtrace
+for f in chrome perfetto; do
+	expect_rc 0 "$gputrace" export train.gtrace -f "$f" --nvtx step:10..15 -o "win-steps.$f" -q
+	got=$(grep -ao 'ProfilerStep#[0-9]*' "win-steps.$f" | sort -u -t'#' -k2n | tr '\n' ' ')
+	[ "$got" = "ProfilerStep#10 ProfilerStep#11 ProfilerStep#12 ProfilerStep#13 ProfilerStep#14 ProfilerStep#15 " ] ||
+		fail "$f window step:10..15: steps named [$got]"
+	expect_rc 0 "$gputrace" export train.gtrace -f "$f" --no-steps --nvtx step:10..15 -o "raw.$f" -q
+	! grep -aq 'ProfilerStep#' "raw.$f" || fail "$f --no-steps wrote ProfilerStep#N"
+done
 
 cli_done cli-export

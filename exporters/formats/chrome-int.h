@@ -57,10 +57,6 @@ int64_t gt_chrome_base(struct gt_reader *r);
 #define GT_CHROME_DIST_MAX 256u
 char *gt_chrome_dist_info(char *buf, const struct gt_rank_info *info);
 
-/* Whether the export looks for steps: not turned off, and the trace may hold NVTX ranges
- * (its footer counts some, or it has none). */
-bool gt_chrome_want_steps(struct gt_reader *r, const struct gt_export_options *opts);
-
 /* --split ranks: one file per rank in the directory opts->output (chrome-split.c), steps
  * found as opts say. Returns 0 or -errno with *errmsg. */
 int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *opts,

@@ -24,7 +24,8 @@ struct split {
 	struct gt_reader *r;
 	const struct gt_export_options *opts;
 	struct gt_ranks *ranks;
-	struct gt_steps *steps; /* NULL: no steps looked for */
+	struct gt_steps *steps; /* found in the prescan; NULL: not looked for */
+	const struct gt_steps *use_steps; /* steps, or the whole trace's (opts->steps) */
 	int32_t *list;          /* the distinct ranks, ascending */
 	size_t nlist;
 	struct gt_chrome *out[GROUP]; /* files of list[first .. first + n) */
@@ -123,7 +124,7 @@ static int write_group(struct split *sp, size_t pass, size_t passes, struct gt_e
 	        .reader = sp->r,
 	        .opts = sp->opts,
 	        .base_ns = gt_chrome_base(sp->r),
-	        .steps = sp->steps,
+	        .steps = sp->use_steps,
 	        .ranks = sp->ranks,
 	};
 	const union gt_record *rec;
@@ -191,7 +192,7 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	ret = gt_ranks_new(&sp.ranks);
-	if (ret >= 0 && gt_chrome_want_steps(r, opts))
+	if (ret >= 0 && !opts->steps && gt_export_want_steps(r, opts))
 		ret = gt_steps_new(opts->step_name, &sp.steps);
 	if (ret < 0)
 		goto out;
@@ -203,6 +204,7 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		}
 		goto out;
 	}
+	sp.use_steps = opts->steps ? opts->steps : sp.steps;
 	ret = check_clash(&sp);
 	if (ret < 0)
 		goto out;

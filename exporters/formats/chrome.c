@@ -1322,21 +1322,14 @@ const char *gt_chrome_errmsg(const struct gt_chrome *g)
 	return g->c.errmsg;
 }
 
-bool gt_chrome_want_steps(struct gt_reader *r, const struct gt_export_options *opts)
-{
-	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-
-	/* a trace without a footer may hold NVTX ranges */
-	return !opts->no_steps && (!fc || fc->records[GT_REC_NVTX] > 0);
-}
-
 static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
                       struct gt_export_result *res, const char **errmsg)
 {
 	struct gt_chrome_setup setup = {
 	        .reader = r, .opts = opts, .path = opts->output, .rank = -1};
 	const union gt_record *rec;
-	struct gt_steps *steps = NULL;
+	const struct gt_steps *steps = NULL;
+	struct gt_steps *own_steps = NULL;
 	struct gt_ranks *ranks = NULL;
 	struct gt_chrome *g = NULL;
 	uint64_t n = 0;
@@ -1346,18 +1339,9 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	*errmsg = "out of memory";
 	if (opts->split == GT_EXPORT_SPLIT_RANKS)
 		return gt_chrome_split_ranks(r, opts, res, errmsg);
-	/* a first pass finds the steps, whose numbers depend on the whole trace */
-	if (gt_chrome_want_steps(r, opts)) {
-		ret = gt_steps_scan(r, opts->step_name, &steps);
-		if (ret < 0) {
-			if (ret != -ENOMEM) {
-				snprintf(errbuf, sizeof(errbuf), "reading the trace: %s",
-				         strerror(-ret));
-				*errmsg = errbuf;
-			}
-			goto out;
-		}
-	}
+	ret = gt_export_steps(r, opts, &steps, &own_steps, errmsg);
+	if (ret < 0)
+		goto out;
 	ret = gt_ranks_new(&ranks);
 	if (ret < 0)
 		goto out;
@@ -1396,7 +1380,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 out:
 	gt_chrome_free(g);
 	gt_ranks_free(ranks);
-	gt_steps_free(steps);
+	gt_steps_free(own_steps);
 	return ret < 0 ? ret : 0;
 }
 

@@ -31,9 +31,13 @@ struct gt_export_options {
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_ctx;
 	unsigned split;        /* enum gt_export_split; chrome only */
-	const char *step_name; /* chrome: the NVTX range that marks a training step; NULL:
-	                        * detect one (docs/exporters.md, "Steps") */
-	int no_steps;          /* chrome: 1: no ProfilerStep#N, NVTX ranges as they are */
+	const char *step_name; /* chrome, perfetto: the NVTX range that marks a training step;
+	                        * NULL: detect one (docs/exporters.md, "Steps") */
+	int no_steps;          /* 1: no ProfilerStep#N, NVTX ranges as they are */
+	/* the training steps of the whole trace (steps.h), found before a window was put on
+	 * the reader, so that a window's steps keep their numbers; NULL: the exporter finds
+	 * them itself (gt_export_window sets it for a window) */
+	const struct gt_steps *steps;
 	/* gt_export_window: each file written, with the time range [from_ns, to_ns) it holds
 	 * (0, 0: the whole window); may be NULL */
 	void (*on_file)(void *ctx, const char *path, uint64_t from_ns, uint64_t to_ns);
@@ -111,6 +115,16 @@ int gt_export_own_begin(const struct gt_exporter_ops *e, const struct gt_export_
                         struct gt_export_options *use, struct gt_output **own,
                         const char **errmsg);
 int gt_export_own_end(struct gt_output *own, int ret, const char **errmsg);
+
+/* Whether an export of r with opts writes steps as ProfilerStep#N (chrome and perfetto): not
+ * with no_steps, nor for a trace whose footer counts no NVTX range. */
+bool gt_export_want_steps(struct gt_reader *r, const struct gt_export_options *opts);
+
+/* The steps an exporter names ProfilerStep#N: opts->steps, or, when that is NULL and it
+ * wants steps, a scan of r into *own (free it). *ret NULL: none. Returns 0 or -errno with
+ * *errmsg. */
+int gt_export_steps(struct gt_reader *r, const struct gt_export_options *opts,
+                    const struct gt_steps **ret, struct gt_steps **own, const char **errmsg);
 
 /* Whether name is "BASE<sep>TAIL<ext>" for the output's file name BASE<ext> (or BASE, when
  * output does not end in ext): the formats' way to find what an earlier export of the same

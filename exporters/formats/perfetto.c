@@ -11,6 +11,7 @@
 #include "labels.h"
 #include "outbuf.h"
 #include "protobuf.h"
+#include "steps.h"
 #include "text.h"
 #include "timeline.h"
 
@@ -153,6 +154,7 @@ enum ann {
 	A_RESERVED,
 	A_RELEASE_THRESHOLD,
 	A_POOL_TYPE,
+	A_NVTX_MESSAGE,
 };
 static const char *const ann_names[] = {
         "device",
@@ -193,6 +195,7 @@ static const char *const ann_names[] = {
         "reserved bytes",
         "release threshold bytes",
         "pool type",
+        "nvtx message",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -202,6 +205,7 @@ static const char *const ann_names[] = {
 #define KEY_OVERHEAD (4ull << 40)
 #define KEY_GRAPH    (5ull << 40)
 #define KEY_END      (6ull << 40)
+#define KEY_STEP     (7ull << 40) /* with gt_names_key2: a step's number, then this */
 
 struct pf {
 	struct gt_timeline m;
@@ -211,6 +215,8 @@ struct pf {
 	uint64_t next_uuid;
 	uint64_t events;
 	uint64_t counters; /* of the events, counter values */
+	const struct gt_steps *steps; /* NVTX ranges to name ProfilerStep#N; NULL: none */
+	uint64_t steps_written;
 	const char *errmsg;
 	struct {
 		uint32_t x, y, z, iid;
@@ -883,12 +889,34 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	struct pf *f = ctx;
 	struct ev e = {0};
 	struct gt_track *t;
-	size_t dlen = 0;
-	const char *dom = NULL;
-	char *p, *pm, *tm;
+	size_t dlen = 0, msglen = 0;
+	const char *dom = NULL, *msg = NULL;
+	const struct gt_step *step = NULL;
+	char *p, *pm, *tm, step_name[48];
+	bool fresh;
 
-	if (name_id(f, &e, r->message_id, false) < 0)
+	if (r->kind != GT_NVTX_MARK && f->steps)
+		step = gt_steps_find(f->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
+	if (step) {
+		/* a training step, named as the chrome export and PyTorch's profiler name it; the
+		 * NVTX message stays in the args when it was another */
+		char *sn = stpcpy(step_name, "ProfilerStep#");
+		size_t mlen;
+
+		sn = gt_fmt_i64(sn, step->number);
+		msg = text(f, r->message_id, &mlen);
+		if (msg && mlen == (size_t)(sn - step_name) && memcmp(msg, step_name, mlen) == 0)
+			msg = NULL;
+		if (gt_names_key2(&f->m.names, (uint64_t)step->number, KEY_STEP, step_name,
+		                  (size_t)(sn - step_name), &e.fresh_len, &e.name_iid, &fresh) == NULL)
+			return -ENOMEM;
+		e.fresh = fresh ? gt_names_text(&f->m.names, e.name_iid, &e.fresh_len) : NULL;
+		if (!fresh)
+			e.fresh_len = 0;
+		f->steps_written++;
+	} else if (name_id(f, &e, r->message_id, false) < 0) {
 		return -ENOMEM;
+	}
 	if (r->domain_id)
 		dom = text(f, r->domain_id, &dlen);
 	if (r->kind == GT_NVTX_MARK) {
@@ -909,7 +937,11 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		if (!t)
 			return -ENOMEM;
 	}
-	p = ev_open(f, &e, 96 + dlen, &pm, &tm);
+	if (msg)
+		msg = text(f, r->message_id, &msglen);
+	p = ev_open(f, &e, 96 + dlen + msglen, &pm, &tm);
+	if (msg)
+		p = ann_str(p, A_NVTX_MESSAGE, msg, msglen);
 	if (dom)
 		p = ann_str(p, A_DOMAIN, dom, dlen);
 	if (r->color)
@@ -1158,6 +1190,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
                         struct gt_export_result *res, const char **errmsg)
 {
 	struct pf f = {0};
+	struct gt_steps *own_steps = NULL;
 	const union gt_record *rec;
 	uint64_t n = 0;
 	int ret;
@@ -1178,6 +1211,9 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns < f.base_ns)
 			f.base_ns = fc->first_ts_ns;
 	}
+	ret = gt_export_steps(r, opts, &f.steps, &own_steps, &f.errmsg);
+	if (ret < 0)
+		goto out;
 	ret = gt_outbuf_open(&f.out, opts->out, opts->output, &f.errmsg);
 	if (ret < 0)
 		goto out;
@@ -1214,6 +1250,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	}
 	res->events = f.events;
 	res->counters = f.counters;
+	res->steps = f.steps_written;
 	res->flows = f.m.flows;
 	res->lanes = gt_lanes_count(&f.m);
 	res->files = 1;
@@ -1224,6 +1261,7 @@ out:
 		*errmsg = f.errmsg;
 	}
 	gt_timeline_fini(&f.m);
+	gt_steps_free(own_steps);
 	return ret < 0 ? ret : 0;
 }
 

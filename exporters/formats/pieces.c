@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "exporter.h"
+#include "steps.h"
 #include "window.h"
 
 /* Bytes of perfetto output per record of a trace, for the first cut: the most measured on the
@@ -225,6 +226,7 @@ int gt_export_window(const struct gt_exporter_ops *e, struct gt_reader *r,
 	static const struct gt_window all;
 
 	struct gt_export_options use;
+	struct gt_steps *steps = NULL;
 	struct gt_output *own;
 	int ret;
 
@@ -239,9 +241,17 @@ int gt_export_window(const struct gt_exporter_ops *e, struct gt_reader *r,
 	ret = gt_export_own_begin(e, opts, &use, &own, errmsg);
 	if (ret < 0)
 		return ret;
-	if (opts->max_bytes && strcmp(e->name, "perfetto") == 0)
+	/* a window's steps keep the numbers they have in the whole trace; so do the pieces' */
+	if ((gt_window_any(w) || opts->max_bytes) &&
+	    (strcmp(e->name, "chrome") == 0 || strcmp(e->name, "perfetto") == 0)) {
+		ret = gt_reader_rewind(r);
+		if (ret == 0)
+			ret = gt_export_steps(r, opts, &use.steps, &steps, errmsg);
+	}
+	if (ret == 0 && opts->max_bytes && strcmp(e->name, "perfetto") == 0)
 		ret = split(e, r, w, &use, res, errmsg, wst);
-	else
+	else if (ret == 0)
 		ret = run_one(e, r, w, &use, res, errmsg, wst);
+	gt_steps_free(steps);
 	return gt_export_own_end(own, ret, errmsg);
 }

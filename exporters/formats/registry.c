@@ -6,6 +6,7 @@
 #include "exporter.h"
 #include "gt-config.h"
 #include "output.h"
+#include "steps.h"
 
 extern const struct gt_exporter_ops gt_exporter_chrome;
 extern const struct gt_exporter_ops gt_exporter_perfetto;
@@ -154,4 +155,34 @@ bool gt_export_sibling(const char *output, const char *ext, char sep, bool digit
 		if (*tail < '0' || *tail > '9')
 			return false;
 	return true;
+}
+
+bool gt_export_want_steps(struct gt_reader *r, const struct gt_export_options *opts)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+
+	/* a trace without a footer may hold NVTX ranges */
+	return !opts->no_steps && (!fc || fc->records[GT_REC_NVTX] > 0);
+}
+
+static _Thread_local char steps_err[256];
+
+int gt_export_steps(struct gt_reader *r, const struct gt_export_options *opts,
+                    const struct gt_steps **ret, struct gt_steps **own, const char **errmsg)
+{
+	int err;
+
+	*own = NULL;
+	*ret = opts->steps;
+	if (opts->steps || !gt_export_want_steps(r, opts))
+		return 0;
+	/* a first pass finds the steps, whose numbers depend on the whole trace */
+	err = gt_steps_scan(r, opts->step_name, own);
+	if (err < 0) {
+		snprintf(steps_err, sizeof(steps_err), "reading the trace: %s", strerror(-err));
+		*errmsg = err == -ENOMEM ? "out of memory" : steps_err;
+		return err;
+	}
+	*ret = *own;
+	return 0;
 }

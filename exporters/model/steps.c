@@ -434,8 +434,15 @@ const struct gt_step *gt_steps_find(const struct gt_steps *s, uint32_t pid, uint
 		else
 			hi = mid;
 	}
-	for (; lo < n && st[lo].start_ns == start_ns; lo++)
-		if (st[lo].end_ns == end_ns && st[lo].message_id == message_id)
-			return &st[lo];
+	for (size_t i = lo; i < n && st[i].start_ns == start_ns; i++)
+		if (st[i].end_ns == end_ns && st[i].message_id == message_id)
+			return &st[i];
+	/* a range cut at a window's edges lies inside its step: the last step that starts
+	 * before it, when that one also ends after it */
+	if (lo > 0 && st[lo - 1].message_id == message_id && st[lo - 1].end_ns >= end_ns)
+		return &st[lo - 1];
+	if (lo < n && st[lo].start_ns == start_ns && st[lo].message_id == message_id &&
+	    st[lo].end_ns >= end_ns)
+		return &st[lo];
 	return NULL;
 }

@@ -80,8 +80,9 @@ const struct gt_step *gt_steps_at(const struct gt_steps *s, size_t i, uint32_t *
 /* After finish: the steps of process pid, sorted by start; NULL and *n = 0 if it has none. */
 const struct gt_step *gt_steps_of(const struct gt_steps *s, uint32_t pid, size_t *n);
 
-/* After finish: the step that the NVTX range (pid, message, start, end) is, or NULL. For
- * exporters meeting the ranges again: O(1) for messages of no step, O(log n) otherwise. */
+/* After finish: the step that the NVTX range (pid, message, start, end) is, or NULL: the same
+ * range, or, for a range a window cut at its edges, the step that holds it. For exporters
+ * meeting the ranges again: O(1) for messages of no step, O(log n) otherwise. */
 const struct gt_step *gt_steps_find(const struct gt_steps *s, uint32_t pid, uint32_t message_id,
                                     uint64_t start_ns, uint64_t end_ns);
 

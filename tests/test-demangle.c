@@ -85,6 +85,36 @@ START_TEST(test_no_buffer)
 }
 END_TEST
 
+START_TEST(test_base_names)
+{
+	char buf[GT_DEMANGLE_BUF_BYTES], small[8], mangled[4096];
+	char *p;
+
+	/* without a demangler a name is its own base only when it is not C++ */
+	ck_assert_str_eq(gt_demangle_base("my_kernel", buf, sizeof(buf)), "my_kernel");
+	NEED_DEMANGLER();
+	ck_assert_str_eq(gt_demangle_base("_Z6kernelPfi", buf, sizeof(buf)), "kernel");
+	ck_assert_str_eq(gt_demangle_base("_Z4gemmIfEvPT_i", buf, sizeof(buf)), "gemm");
+	/* scopes go: at::native::vectorized_elementwise_kernel<4, ...>(int, ...) */
+	ck_assert_str_eq(gt_demangle_base("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"
+	                                  "11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_",
+	                                  buf, sizeof(buf)),
+	                 "vectorized_elementwise_kernel");
+	/* a name whose demangled form is far longer than the buffer: mlir::detail::k(A, A, ...)
+	 * with 201 parameters of ns::AVeryLongTypeName<int> (5,643 characters): the base comes
+	 * from the whole */
+	p = stpcpy(mangled, "_ZN4mlir6detail1kEN2ns17AVeryLongTypeNameIiEE");
+	for (int i = 0; i < 200; i++)
+		p = stpcpy(p, "S3_");
+	ck_assert_ptr_eq(gt_demangle(mangled, buf, sizeof(buf)), buf);
+	ck_assert_uint_eq(strlen(buf), sizeof(buf) - 1); /* cut: ends in "..." */
+	ck_assert_str_eq(buf + sizeof(buf) - 4, "...");
+	ck_assert_str_eq(gt_demangle_base(mangled, buf, sizeof(buf)), "k");
+	/* a base name longer than the buffer is cut and says so */
+	ck_assert_str_eq(gt_demangle_base("_Z16a_long_kernel_xv", small, sizeof(small)), "a_lo...");
+}
+END_TEST
+
 START_TEST(test_truncation)
 {
 	char buf[64];
@@ -115,6 +145,7 @@ static Suite *demangle_suite(void)
 	tcase_add_test(tc, test_broken_names_pass_through);
 	tcase_add_test(tc, test_no_buffer);
 	tcase_add_test(tc, test_truncation);
+	tcase_add_test(tc, test_base_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

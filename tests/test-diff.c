@@ -150,6 +150,7 @@ static const struct {
         {"step-time", 5, true, 10.0},
         {"step-time", 10, false, 10.0}, /* not more than the limit */
         {"gemm(float*)", 49.9, true, 50.0},
+        {"gemm", 49.9, true, 50.0}, /* the base name of one kernel */
         {"relu", 0, false, 0.0},
         {"fused_kernel", 1000, true, NAN}, /* appeared: from nothing */
         {"old_kernel", 0, false, -100.0},  /* vanished */
@@ -310,6 +311,27 @@ START_TEST(test_real_ddp)
 	}
 	ck_assert(d->gate.regressed); /* +193.74 % */
 	ck_assert(d->gate.change_pct > 150 && d->gate.change_pct < 250);
+	gt_diff_free(d);
+
+	/* a base name three kernels have is refused, naming two of them */
+	o.metric = "reduce_kernel";
+	ck_assert_int_eq(gt_diff_new(&o, &d), 0);
+	for (unsigned s = 0; s < 2; s++) {
+		struct gt_reader *r;
+
+		snprintf(p, sizeof(p), "%s/ddp-rank%u.gtrace", data_dir, s);
+		r = tb_reader(p);
+		ck_assert_int_eq(gt_diff_add(d, s, r, p, &msg), 0);
+		gt_reader_close(r);
+	}
+	ck_assert_int_eq(gt_diff_finish(d, &msg), -ENOENT);
+	{
+		const char *want = "3 kernels have the base name reduce_kernel (e.g. void "
+		                   "at::native::reduce_kernel<";
+
+		ck_assert_int_eq(strncmp(msg, want, strlen(want)), 0);
+	}
+	ck_assert_ptr_nonnull(strstr(msg, "): give the whole name"));
 	gt_diff_free(d);
 }
 END_TEST

@@ -254,6 +254,49 @@ START_TEST(test_kernels_csv)
 }
 END_TEST
 
+/* --base-names: gemm<float> and gemm<double> are one row "gemm", as Nsight Systems' :base
+ * reports them; and in table format a name of kilobytes is cut at 160 characters */
+START_TEST(test_kernels_base_names)
+{
+	struct gt_stats_options o = {.reports = GT_STATS_REPORT_KERNELS,
+	                             .format = GT_STATS_FORMAT_CSV,
+	                             .base_names = true};
+	char *buf = NULL, name[400], *line;
+	size_t len = 0;
+	struct tw t;
+	struct gt_reader *r;
+	FILE *f;
+
+	tw_open(&t);
+	str(&t, 1, "_Z4gemmIfEvPT_i");
+	str(&t, 2, "_Z4gemmIdEvPT_i");
+	str(&t, 3, "_Z6kernelPfi");
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	str(&t, 4, name);
+	kernel(&t, 1, 1000, 1000);
+	kernel(&t, 2, 3000, 3000);
+	kernel(&t, 3, 7000, 100);
+	kernel(&t, 4, 8000, 10);
+	r = tw_close(&t);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(gt_stats_report(r, f, &o, NULL), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, ",4000,2,2000.0,"));
+	ck_assert_ptr_nonnull(strstr(buf, ",3000,gemm\n"));
+	ck_assert_ptr_nonnull(strstr(buf, ",100,kernel\n"));
+	ck_assert_ptr_nonnull(strstr(buf, name)); /* CSV: whole */
+	free(buf);
+	buf = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_TABLE, false);
+	line = strstr(buf, "xxx");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(strcspn(line, "\n"), GT_STATS_TABLE_TEXT_MAX);
+	ck_assert_int_eq(strncmp(line + GT_STATS_TABLE_TEXT_MAX - 4, "x...\n", 5), 0);
+	free(buf);
+	gt_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_kernels_table)
 {
 	struct gt_reader *r = kernel_trace();
@@ -680,6 +723,12 @@ START_TEST(test_empty_trace_reports)
 	             false);
 	ck_assert_str_eq(out, "GPU kernels\n  no GPU kernels in this trace\n"
 	                      "\nFailed API calls\n  no API call returned an error\n");
+	free(out);
+	/* nothing allocated: not "every allocation was freed" */
+	out = report(r, GT_STATS_REPORT_MEMORY, GT_STATS_FORMAT_TABLE, false);
+	ck_assert_ptr_null(strstr(out, "every allocation was freed"));
+	ck_assert_ptr_nonnull(strstr(out, "Largest allocations never freed\n  no allocations in "
+	                                  "this trace\n"));
 	free(out);
 	out = report(r, GT_STATS_REPORT_KERNELS, GT_STATS_FORMAT_CSV, false);
 	ck_assert_str_eq(out, "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,"
@@ -1325,6 +1374,7 @@ static Suite *stats_suite(void)
 	TCase *tc = tcase_create("reports");
 
 	tcase_add_test(tc, test_kernels_csv);
+	tcase_add_test(tc, test_kernels_base_names);
 	tcase_add_test(tc, test_kernels_table);
 	tcase_add_test(tc, test_table_limit);
 	tcase_add_test(tc, test_kernels_json);

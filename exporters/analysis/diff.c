@@ -313,6 +313,47 @@ static int total_cmp(const void *a, const void *b)
 	return key_cmp(x, y);
 }
 
+static _Thread_local char gate_err[512];
+
+/* The kernel row whose base name ("k" of "void ns::k<int>(float*)", demangle.h) is m, when
+ * exactly one row has it. Returns 0 (*found NULL: none has it), or -ENOENT with *errmsg when
+ * several do. */
+static int by_base_name(const struct gt_diff *d, const char *m, const struct gt_diff_row **found,
+                        const char **errmsg)
+{
+	const struct gt_diff_row *lists[] = {d->changed, d->appeared, d->vanished};
+	const size_t counts[] = {d->nchanged, d->nappeared, d->nvanished};
+	const struct gt_diff_row *first = NULL, *second = NULL;
+	size_t n = 0, b, e;
+
+	for (size_t l = 0; l < 3; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const char *name = lists[l][i].name;
+
+			if (lists[l][i].category != GT_DIFF_KERNEL)
+				continue;
+			gt_demangle_base_range(name, strlen(name), &b, &e);
+			if (e - b != strlen(m) || strncmp(name + b, m, e - b) != 0)
+				continue;
+			if (n == 0)
+				first = &lists[l][i];
+			else if (n == 1)
+				second = &lists[l][i];
+			n++;
+		}
+	}
+	if (n > 1) {
+		snprintf(gate_err, sizeof(gate_err),
+		         "%zu kernels have the base name %s (e.g. %.180s and %.180s): give the "
+		         "whole name",
+		         n, m, first->name, second->name);
+		*errmsg = gate_err;
+		return -ENOENT;
+	}
+	*found = first;
+	return 0;
+}
+
 /* The gate's metric on both sides. Returns 0 or -ENOENT with *errmsg. */
 static int gate(struct gt_diff *d, const char **errmsg)
 {
@@ -343,6 +384,12 @@ static int gate(struct gt_diff *d, const char **errmsg)
 				if (strcmp(lists[l][i].name, m) == 0 &&
 				    (!found || lists[l][i].category < found->category))
 					found = &lists[l][i];
+		if (!found) {
+			int r = by_base_name(d, m, &found, errmsg);
+
+			if (r < 0)
+				return g->enabled ? r : 0;
+		}
 		if (!found) {
 			*errmsg = "no kernel, API function, copy or memset kind or NVTX range of "
 			          "either trace has that name";

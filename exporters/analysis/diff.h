@@ -38,7 +38,8 @@ struct gt_diff_options {
 	/* the gate: fail when NEW's metric is more than fail_above_pct percent above BASE's;
 	 * negative = no gate */
 	double fail_above_pct;
-	const char *metric; /* "gpu-time" (NULL too), "step-time", or a row's name; borrowed */
+	const char *metric; /* "gpu-time" (NULL too), "step-time", a row's name, or the base name
+	                     * of one kernel (demangle.h); borrowed */
 };
 
 /* One trace's headline. */

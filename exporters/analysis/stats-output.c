@@ -73,13 +73,22 @@ static char *table_cell(const struct gt_col *c, const struct gt_cell *v)
 	if (v->null)
 		return strdup("-");
 	switch (c->type) {
-	case GT_COL_STR:
+	case GT_COL_STR: {
+		size_t w = 0;
+
 		s = strdup(v->v.s ? v->v.s : "");
-		/* control characters would break the alignment (or the terminal) */
-		for (char *p = s; p && *p; p++)
+		/* control characters would break the alignment (or the terminal); a name of
+		 * kilobytes (a C++ kernel's templates) would bury the table: cut, and say so */
+		for (char *p = s; p && *p; p++) {
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '?';
+			if (((unsigned char)*p & 0xc0) != 0x80 && ++w > GT_STATS_TABLE_TEXT_MAX - 3) {
+				strcpy(p, "...");
+				break;
+			}
+		}
 		return s;
+	}
 	case GT_COL_U64:
 		gt_fmt_count(v->v.u, buf, sizeof(buf));
 		break;

@@ -208,6 +208,23 @@ static uint64_t table_total(const struct gt_stat_table *t)
 
 /* ---- reports ---- */
 
+/* The kernels by base name: the instantiations of one function (templates, overloads) as one
+ * row. Returns 0 or -ENOMEM; *out is freed by gt_stats_table_fini. */
+static int kernels_by_base(const struct gt_stat_table *t, struct gt_stat_table *out)
+{
+	char buf[GT_DEMANGLE_BUF_BYTES];
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < t->n; i++) {
+		const char *b = gt_demangle_base(t->entries[i]->key, buf, sizeof(buf));
+		struct gt_stat_entry *e = gt_stats_table_get(out, b, strlen(b), 0, 0);
+
+		if (!e || gt_stats_series_merge(&e->time, &t->entries[i]->time) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int report_named(struct gt_emit *e, const struct gt_stat_table *t, const char *name,
                         const char *title, const struct gt_col *cols, size_t ncols, bool demangle,
                         const char *empty)
@@ -430,7 +447,8 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 	                    alloc_cols, NCOLS(alloc_cols), 0);
 	for (size_t i = 0; i < nleaks && ret == 0; i++)
 		ret = alloc_row(e, st, &leaks[i], false, origin);
-	if (ret || (ret = gt_stats_emit_end(e, "every allocation was freed")))
+	if (ret || (ret = gt_stats_emit_end(e, st->nmem ? "every allocation was freed"
+	                                                : "no allocations in this trace")))
 		return ret;
 
 	gt_stats_emit_begin(e, "memory_largest", "Largest allocations", alloc_cols,
@@ -568,10 +586,23 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 		goto out_nomem;
 	if (opts->format == GT_STATS_FORMAT_JSON && (ret = section_trace(e, &st)))
 		goto out_nomem;
-	if ((reports & GT_STATS_REPORT_KERNELS) &&
-	    (ret = report_named(e, &st.kernels, "kernels", "GPU kernels", kernel_cols,
-	                        NCOLS(kernel_cols), demangle, "no GPU kernels in this trace")))
+	if ((reports & GT_STATS_REPORT_KERNELS) && opts->base_names) {
+		struct gt_stat_table base;
+
+		ret = kernels_by_base(&st.kernels, &base);
+		if (ret == 0)
+			ret = report_named(e, &base, "kernels", "GPU kernels (base names)",
+			                   kernel_cols, NCOLS(kernel_cols), false,
+			                   "no GPU kernels in this trace");
+		gt_stats_table_fini(&base);
+		if (ret)
+			goto out_nomem;
+	} else if ((reports & GT_STATS_REPORT_KERNELS) &&
+	           (ret = report_named(e, &st.kernels, "kernels", "GPU kernels", kernel_cols,
+	                               NCOLS(kernel_cols), demangle,
+	                               "no GPU kernels in this trace"))) {
 		goto out_nomem;
+	}
 	if ((reports & GT_STATS_REPORT_API) &&
 	    (ret = report_named(e, &st.api, "api", "CUDA API calls", api_cols, NCOLS(api_cols),
 	                        false, "no API calls in this trace")))

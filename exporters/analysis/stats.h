@@ -33,8 +33,15 @@ struct gt_stats_options {
 	unsigned reports; /* enum gt_stats_report bits; 0 means all */
 	unsigned format;  /* enum gt_stats_format */
 	bool mangled;     /* keep kernel names as CUPTI reported them (no demangling) */
+	bool base_names;  /* kernels by base name ("k" of "void ns::k<int>(float*)"), the
+	                   * instantiations of one function as one row, as Nsight Systems'
+	                   * ":base" reports */
 	unsigned limit;   /* rows per report in table format, 0 = all; csv/json list all */
 };
+
+/* Names longer than this many characters are cut (ending in "...") in table format; CSV and
+ * JSON hold them whole. */
+#define GT_STATS_TABLE_TEXT_MAX 160u
 
 /* The short summary `gputrace run` prints when the program ends: top kernels by GPU time,
  * copies by kind, API calls, peak memory per device, losses, and the traced processes with

@@ -6,6 +6,10 @@
 #               hundred runtime API calls per step
 #   loop-graph  the same training step captured once as a CUDA graph and replayed
 #   xfmr        a transformer training step: bf16 autocast, backward, AdamW
+#   eltwise     many tiny element-wise ops on 256-element tensors, eager: about 100 kernels,
+#               a few runtime API calls each, and two host synchronizations (.item()) per
+#               step; the shape of the loop on which gputrace cost 1.4-2.0 times the
+#               floor's added time (issue "Small-op PyTorch loops")
 # Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE] [--nvtx]
 #                      [--ab BLOCK]
 #   --torch-profiler  run under torch.profiler with CUDA activities only
@@ -128,6 +132,22 @@ def xfmr_step():
     return marked_step if NVTX else step
 
 
+def eltwise_step():
+    """Many tiny element-wise ops: 24 rounds of five (mul, add, sigmoid, mul, sub) on four
+    256-element tensors, then two reductions read back with .item() (a copy to the host and a
+    synchronization each): 122 kernels, two device-to-host copies."""
+    xs = [torch.randn(256, device="cuda") for _ in range(4)]
+
+    def step():
+        a, b, c, d = xs
+        for _ in range(24):
+            a = a * 1.0001 + b
+            c = torch.sigmoid(c) - d * 0.5
+        if a.sum().item() > 1e30 or c.sum().item() > 1e30:
+            raise RuntimeError("eltwise diverged")
+    return step
+
+
 def with_steps(step):
     """Each call of step inside an NVTX range ProfilerStep#N, N counting from 0."""
     count = [0]
@@ -141,7 +161,7 @@ def with_steps(step):
 
 
 WORKLOADS = {"loop": (loop_step, 600), "loop-graph": (loop_graph_step, 600),
-             "xfmr": (xfmr_step, 200)}
+             "xfmr": (xfmr_step, 200), "eltwise": (eltwise_step, 2000)}
 
 
 def timed(name, step, steps, on_start=None, on_stop=None):

@@ -15,6 +15,7 @@
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
+#include "hash.h"
 
 #define GT_MAX_DEVICES    64
 #define GT_MAX_CONTEXTS   1024
@@ -136,10 +137,8 @@ static enum comm_result read_comm(uint32_t tid, char *name, size_t bytes)
 /* FNV-1a, never NAME_UNSET or NAME_GONE */
 static uint64_t name_hash(const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = gt_hash_fnv1a(GT_HASH_FNV_OFFSET, name, strlen(name));
 
-	for (; *name; name++)
-		h = (h ^ (uint8_t)*name) * 0x100000001b3ull;
 	return h < 2 ? h + 2 : h;
 }
 

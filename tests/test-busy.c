@@ -1,7 +1,7 @@
 /* Check suite for GPU busy time by kind (exporters/analysis/busy.c): unions and overlaps to the
  * nanosecond, in any arrival order within the merge window, windows (steps) split at their
- * edges, late arrivals counted, and a long stream summed exactly in bounded memory. Runs as a
- * unit test. */
+ * edges, late arrivals counted, a long stream summed exactly in bounded memory, and the live
+ * view's fold. Runs as a unit test. */
 #include <check.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -233,6 +233,86 @@ START_TEST(test_late)
 }
 END_TEST
 
+/* gt_busy_fold, as the live view uses it: the union of what came since the last fold,
+ * whatever the order (streams interleaved, runs delivered in turn, one run reversed), time
+ * shared with what an earlier fold summed counted again, and a long stream summed in bounded
+ * memory before the fold that sums the rest. */
+START_TEST(test_fold)
+{
+	struct gt_busy_window w = {.start_ns = 0, .end_ns = 200};
+	struct gt_busy *b = busy(NULL, 0);
+	const struct gt_busy_totals *t = gt_busy_totals(b);
+	const uint64_t n = GT_BUSY_PENDING * 16;
+
+	/* two streams, their kernels interleaved in time and in arrival, and a third */
+	add(b, 0, 10, C);
+	add(b, 5, 25, C);
+	add(b, 20, 30, C);
+	add(b, 45, 60, C);
+	add(b, 40, 50, C);
+	add(b, 58, 70, C);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	ck_assert_uint_eq(gt_busy_any_ns(t), 30 + 30); /* [0, 30] and [40, 70] */
+	/* out of order; [50, 80] overlaps what the last fold summed, and counts whole */
+	add(b, 100, 110, C);
+	add(b, 50, 60, C);
+	add(b, 55, 80, C);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	ck_assert_uint_eq(gt_busy_any_ns(t), 60 + 10 + 30);
+	ck_assert_uint_eq(t->late_ns, 0);
+	/* 70 disjoint intervals in reverse order */
+	for (uint64_t i = 0; i < 70; i++)
+		add(b, 1000 + 10 * (69 - i), 1005 + 10 * (69 - i), C);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	ck_assert_uint_eq(gt_busy_any_ns(t), 100 + 70 * 5);
+	gt_busy_free(b);
+
+	/* many more than wait to be merged: all but the newest GT_BUSY_KEEP segments are
+	 * summed as they come, the fold sums the rest */
+	b = busy(NULL, 0);
+	t = gt_busy_totals(b);
+	for (uint64_t i = 0; i <= n; i++)
+		add(b, 2 * i, 2 * i + 1, C);
+	ck_assert_uint_eq(gt_busy_any_ns(t), n - GT_BUSY_KEEP);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	ck_assert_uint_eq(gt_busy_any_ns(t), n + 1);
+	gt_busy_free(b);
+
+	/* a window gets its share again after a fold */
+	b = busy(&w, 1);
+	add(b, 0, 10, C);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	add(b, 5, 15, C);
+	ck_assert_int_eq(gt_busy_fold(b), 0);
+	ck_assert_uint_eq(w.compute_ns, 20);
+	gt_busy_free(b);
+}
+END_TEST
+
+/* Runs delivered in turn (three streams, 300 kernels each, in blocks of 100): merged run by
+ * run, exact. */
+START_TEST(test_runs)
+{
+	struct gt_busy *b = busy(NULL, 0);
+	const struct gt_busy_totals *t;
+
+	for (uint64_t blk = 0; blk < 3; blk++)
+		for (uint64_t s = 0; s < 3; s++)
+			for (uint64_t k = blk * 100; k < (blk + 1) * 100; k++)
+				add(b, k * 100 + s * 20, k * 100 + s * 20 + 30, s == 2 ? N : C);
+	ck_assert_int_eq(gt_busy_finish(b), 0);
+	t = gt_busy_totals(b);
+	/* each 100 ns: compute [0, 50], communication [40, 70], so 40 of compute alone, 10
+	 * together, 20 of communication alone, 30 idle */
+	ck_assert_uint_eq(t->by_mask[1u << C], 300 * 40);
+	ck_assert_uint_eq(t->by_mask[(1u << C) | (1u << N)], 300 * 10);
+	ck_assert_uint_eq(t->by_mask[1u << N], 300 * 20);
+	ck_assert_uint_eq(gt_busy_idle_ns(t), 299 * 30);
+	ck_assert_uint_eq(t->late_ns, 0);
+	gt_busy_free(b);
+}
+END_TEST
+
 static Suite *busy_suite(void)
 {
 	Suite *s = suite_create("busy");
@@ -245,6 +325,8 @@ static Suite *busy_suite(void)
 	tcase_add_test(tc, test_windows_shared);
 	tcase_add_loop_test(tc, test_long_stream, 0, 2);
 	tcase_add_test(tc, test_late);
+	tcase_add_test(tc, test_fold);
+	tcase_add_test(tc, test_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }

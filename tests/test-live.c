@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live-busy.h"
 #include "live.h"
 
 #define PID 10u
@@ -680,59 +679,6 @@ START_TEST(test_handover)
 }
 END_TEST
 
-/* The busy union on its own: streams interleaved, a stream's kernels out of order, an
- * interval that only extends the last, more streams than are kept apart, a forced fold. */
-START_TEST(test_busy)
-{
-	struct gt_live_busy b = {0};
-
-	/* two streams, their kernels interleaved in time and in arrival */
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 0, 10), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 8, 5, 25), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 20, 30), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 8, 45, 60), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 40, 50), 0);
-	/* the same stream number in another process is another stream */
-	ck_assert_int_eq(gt_live_busy_add(&b, 2, 7, 58, 70), 0);
-	ck_assert_uint_eq(b.nstreams, 3);
-	gt_live_busy_fold(&b);
-	ck_assert_uint_eq(b.busy_ns, 30 + 30); /* [0, 30] and [40, 70] */
-	ck_assert_uint_eq(b.pending, 0);
-	/* out of order within a stream; an overlapping one only extends the last */
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 100, 110), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 50, 60), 0);
-	ck_assert_int_eq(gt_live_busy_add(&b, 1, 7, 55, 80), 0);
-	ck_assert_uint_eq(b.pending, 2);
-	ck_assert(b.streams[0].unsorted);
-	gt_live_busy_fold(&b);
-	ck_assert_uint_eq(b.busy_ns, 60 + 10 + 30);
-	ck_assert(!b.streams[0].unsorted);
-	/* more streams than are kept apart: the rest share the last list */
-	for (uint32_t i = 0; i < 70; i++)
-		ck_assert_int_eq(gt_live_busy_add(&b, 3, 100 + i, 1000 + 10 * (69 - i),
-		                                  1005 + 10 * (69 - i)),
-		                 0);
-	ck_assert_uint_eq(b.nstreams, GT_LIVE_BUSY_STREAMS);
-	gt_live_busy_fold(&b);
-	ck_assert_uint_eq(b.busy_ns, 100 + 70 * 5);
-	gt_live_busy_fini(&b);
-	ck_assert_uint_eq(b.busy_ns, 0);
-
-	/* a full set of waiting intervals folds before the next is added */
-	for (uint64_t i = 0; i < GT_LIVE_BUSY_PENDING; i++)
-		ck_assert_int_eq(gt_live_busy_add(&b, 1, 1, 2 * i, 2 * i + 1), 0);
-	ck_assert_uint_eq(b.busy_ns, 0);
-	ck_assert_int_eq(
-	        gt_live_busy_add(&b, 1, 1, 2 * GT_LIVE_BUSY_PENDING, 2 * GT_LIVE_BUSY_PENDING + 1),
-	        0);
-	ck_assert_uint_eq(b.busy_ns, GT_LIVE_BUSY_PENDING);
-	ck_assert_uint_eq(b.pending, 1);
-	gt_live_busy_fold(&b);
-	ck_assert_uint_eq(b.busy_ns, GT_LIVE_BUSY_PENDING + 1);
-	gt_live_busy_fini(&b);
-}
-END_TEST
-
 /* Two threads as in gputrace run --live: the drain feeds and publishes when asked, the
  * reader asks and checks each snapshot is whole (its GPU's kernel count equals the sum of
  * the per-name counts, which one record changes together). */
@@ -838,7 +784,6 @@ static Suite *live_suite(void)
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_publish_without_pass);
 	tcase_add_test(tc, test_handover);
-	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_shorten);
 	suite_add_tcase(s, tc);

@@ -208,38 +208,109 @@ static int reserve(void **p, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* Runs of intervals in start order up to which the pending ones are merged run by run;
+ * more, and they are sorted whole. */
+#define MAX_RUNS 32u
+
+/* Sort v[0, n) by start into v, with tmp (n long) to work in. Intervals mostly come as a few
+ * runs already in order (streams, or processes, delivered in turn): those are merged pairwise,
+ * in log2(runs) passes; any order of equal starts gives the same segments. */
+static void sort_by_start(struct seg *v, size_t n, struct seg *tmp)
+{
+	size_t end[MAX_RUNS], nruns = 0; /* end[r]: where run r ends */
+	struct seg *src = v, *dst = tmp;
+
+	for (size_t k = 1; k < n; k++) {
+		if (v[k].start >= v[k - 1].start)
+			continue;
+		if (nruns == MAX_RUNS - 1) {
+			qsort(v, n, sizeof(*v), seg_cmp);
+			return;
+		}
+		end[nruns++] = k;
+	}
+	if (!nruns)
+		return;
+	end[nruns++] = n;
+	while (nruns > 1) {
+		size_t r = 0, lo = 0, kept = 0;
+
+		for (; r < nruns; r += 2) {
+			size_t mid = end[r], hi = r + 1 < nruns ? end[r + 1] : mid;
+			size_t x = lo, y = mid, o = lo;
+
+			while (x < mid && y < hi)
+				dst[o++] = src[y].start < src[x].start ? src[y++] : src[x++];
+			memcpy(dst + o, src + x, (mid - x) * sizeof(*v));
+			memcpy(dst + o + mid - x, src + y, (hi - y) * sizeof(*v));
+			end[kept++] = hi;
+			lo = hi;
+		}
+		nruns = kept;
+		src = dst;
+		dst = dst == v ? tmp : v;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+}
+
+/* How many open segments end before t: they are disjoint and sorted, so their ends are too. */
+static size_t ending_before(const struct gt_busy *b, uint64_t t)
+{
+	size_t lo = 0, hi = b->nlive;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->live[mid].end < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The next of the open segments from i and the pending intervals from j, in start order;
+ * NULL when both are done. *live: whether it is an open segment. */
+static const struct seg *next_of(const struct gt_busy *b, size_t i, size_t j, bool *live)
+{
+	*live = i < b->nlive && (j == b->npend || b->live[i].start <= b->pend[j].start);
+	if (*live)
+		return &b->live[i];
+	return j < b->npend ? &b->pend[j] : NULL;
+}
+
 /* Merge the pending intervals with the open segments into disjoint labelled segments
- * (a sweep in start order with a heap of open ends), then sum all but the newest `keep`. */
+ * (a sweep in start order with a heap of open ends), then sum all but the newest `keep`.
+ * The open segments that end before the first pending interval starts would come out of the
+ * sweep as they went in (disjoint, and never joined to what follows, which starts later or
+ * differs in kinds): they stay where they are, and the sweep begins after them. */
 static int merge(struct gt_busy *b, size_t keep)
 {
-	size_t i = 0, j = 0, nout = 0, nheap = 0, need = b->nlive + b->npend;
+	size_t i, j = 0, nout = 0, nheap = 0, need = b->nlive + b->npend, skip, nsum, from_live,
+	          from_out;
 	struct gt_busy_scratch *sc = b->scratch;
 	uint32_t count[GT_BUSY_KIND_MAX] = {0};
 	uint64_t now = 0;
-	bool sorted = true;
+	const struct seg *next;
+	bool next_live;
 	struct active *heap;
 	struct seg *out;
 
-	/* n intervals and k segments make at most 2 (n + k) - 1 segments */
+	/* n intervals and k segments make at most 2 (n + k) - 1 segments; out is also where
+	 * the pending intervals are sorted */
 	if (reserve((void **)&sc->heap, &sc->capheap, need, sizeof(*sc->heap)) < 0 ||
 	    reserve((void **)&sc->out, &sc->capout, 2 * need, sizeof(*sc->out)) < 0)
 		return -ENOMEM;
 	heap = sc->heap;
 	out = sc->out;
-	for (size_t k = 1; k < b->npend && sorted; k++)
-		sorted = b->pend[k - 1].start <= b->pend[k].start;
-	if (!sorted)
-		qsort(b->pend, b->npend, sizeof(*b->pend), seg_cmp);
+	sort_by_start(b->pend, b->npend, out);
+	skip = b->npend ? ending_before(b, b->pend[0].start) : b->nlive;
+	i = skip;
+	next = next_of(b, i, j, &next_live);
 	for (;;) {
-		const struct seg *next = NULL;
-		bool from_live = false; /* which list next is in (b->live may be NULL) */
+		const struct seg *cur;
 
-		if (i < b->nlive && (j == b->npend || b->live[i].start <= b->pend[j].start)) {
-			next = &b->live[i];
-			from_live = true;
-		} else if (j < b->npend) {
-			next = &b->pend[j];
-		}
 		if (nheap && (!next || heap[0].end <= next->start)) {
 			/* the earliest end comes first: close everything ending then */
 			uint64_t t = heap[0].end;
@@ -257,28 +328,43 @@ static int merge(struct gt_busy *b, size_t keep)
 		}
 		if (!next)
 			break;
+		cur = next;
+		i += next_live;
+		j += !next_live;
+		next = next_of(b, i, j, &next_live);
+		if (!nheap && (!next || cur->end <= next->start)) {
+			/* nothing open and nothing starts before it ends: the sweep would push it
+			 * and close it at once */
+			emit(out, &nout, cur->start, cur->end, cur->mask);
+			continue;
+		}
 		if (nheap)
-			emit(out, &nout, now, next->start, mask_of(count));
-		now = next->start;
-		heap_push(heap, &nheap, (struct active){next->end, next->mask, 0});
+			emit(out, &nout, now, cur->start, mask_of(count));
+		now = cur->start;
+		heap_push(heap, &nheap, (struct active){cur->end, cur->mask, 0});
 		for (unsigned k = 0; k < GT_BUSY_KIND_MAX; k++)
-			if (next->mask & (1u << k))
+			if (cur->mask & (1u << k))
 				count[k]++;
-		if (from_live)
-			i++;
-		else
-			j++;
 	}
 	b->npend = 0;
-	/* the oldest segments are final; the newest `keep` stay open */
-	i = nout > keep ? nout - keep : 0;
-	for (size_t k = 0; k < i; k++)
+	/* the segments in time order are live[0, skip) then out[0, nout): the oldest are
+	 * final, the newest `keep` stay open */
+	nsum = skip + nout > keep ? skip + nout - keep : 0;
+	from_live = nsum < skip ? nsum : skip;
+	from_out = nsum - from_live;
+	for (size_t k = 0; k < from_live; k++)
+		retire(b, &b->live[k]);
+	for (size_t k = 0; k < from_out; k++)
 		retire(b, &out[k]);
-	if (reserve((void **)&b->live, &b->caplive, nout - i, sizeof(*b->live)) < 0)
+	if (reserve((void **)&b->live, &b->caplive, skip - from_live + nout - from_out,
+	            sizeof(*b->live)) < 0)
 		return -ENOMEM;
-	b->nlive = nout - i;
-	if (b->nlive)
-		memcpy(b->live, out + i, b->nlive * sizeof(*b->live));
+	if (from_live && skip > from_live)
+		memmove(b->live, b->live + from_live, (skip - from_live) * sizeof(*b->live));
+	if (nout > from_out)
+		memcpy(b->live + skip - from_live, out + from_out,
+		       (nout - from_out) * sizeof(*b->live));
+	b->nlive = skip - from_live + nout - from_out;
 	return 0;
 }
 
@@ -311,6 +397,16 @@ int gt_busy_add(struct gt_busy *b, uint64_t start_ns, uint64_t end_ns, unsigned 
 int gt_busy_finish(struct gt_busy *b)
 {
 	return merge(b, 0);
+}
+
+int gt_busy_fold(struct gt_busy *b)
+{
+	int ret = merge(b, 0);
+
+	/* nothing is summed any more: what comes next starts afresh, windows included */
+	b->floor = 0;
+	b->wfirst = 0;
+	return ret;
 }
 
 const struct gt_busy_totals *gt_busy_totals(const struct gt_busy *b)

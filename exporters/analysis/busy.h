@@ -3,10 +3,10 @@
  * order, and summed as it goes. Gives the time during which each combination of kinds ran
  * (so compute, exposed communication, copies only, idle, and communication overlapped by
  * compute), over the whole trace and within given windows (training steps). Runs in the CLI
- * (stats across ranks). Memory is bounded: at most GT_BUSY_PENDING intervals wait to be
- * merged and GT_BUSY_KEEP merged segments stay open, whatever the trace's length (about
- * 75 KiB per GPU, and the merge's scratch); rules and precision: docs/stats.md, "Across
- * ranks". */
+ * (stats across ranks; the live view's busy time, through gt_busy_fold). Memory is bounded: at
+ * most GT_BUSY_PENDING intervals wait to be merged and GT_BUSY_KEEP merged segments stay open,
+ * whatever the trace's length (about 75 KiB per GPU, and the merge's scratch); rules and
+ * precision: docs/stats.md, "Across ranks". */
 #ifndef GPUTRACE_EXPORTERS_BUSY_H
 #define GPUTRACE_EXPORTERS_BUSY_H
 
@@ -74,6 +74,12 @@ int gt_busy_add(struct gt_busy *b, uint64_t start_ns, uint64_t end_ns, unsigned 
 
 /* Merge and sum everything still open; later intervals count as late. Returns 0 or -ENOMEM. */
 int gt_busy_finish(struct gt_busy *b);
+
+/* Merge and sum everything still open, and forget it: later intervals are summed on their own
+ * (none is late for what was summed before, and time they share with it counts again), and
+ * windows take their share from them again: the live view's union since its last publication.
+ * Returns 0 or -ENOMEM. */
+int gt_busy_fold(struct gt_busy *b);
 
 /* The sums so far (complete after gt_busy_finish). */
 const struct gt_busy_totals *gt_busy_totals(const struct gt_busy *b);

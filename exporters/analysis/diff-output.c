@@ -11,31 +11,6 @@
 #include "steps.h"
 #include "text.h"
 
-static struct gt_cell c_u(uint64_t u)
-{
-	return (struct gt_cell){.v.u = u};
-}
-static struct gt_cell c_i(int64_t i)
-{
-	return (struct gt_cell){.v.i = i};
-}
-static struct gt_cell c_d(double d)
-{
-	return (struct gt_cell){.v.d = d};
-}
-static struct gt_cell c_s(const char *s)
-{
-	return (struct gt_cell){.null = !s, .v.s = s};
-}
-static struct gt_cell c_b(bool b)
-{
-	return (struct gt_cell){.v.b = b};
-}
-static struct gt_cell c_null(void)
-{
-	return (struct gt_cell){.null = true};
-}
-
 static const char *const side_names[GT_DIFF_SIDE_MAX] = {"BASE", "NEW"};
 
 /* A trace that lost records (or whose file lost chunks) makes the comparison incomplete. */
@@ -79,14 +54,14 @@ static int section_comparison(const struct gt_diff *d, struct gt_emit *e)
 	struct gt_cell c[7];
 
 	gt_stats_emit_begin(e, "comparison", "Comparison", cols, 7, GT_EMIT_SINGLE);
-	c[0] = c_b(incomplete(&d->t[GT_DIFF_BASE]) || incomplete(&d->t[GT_DIFF_NEW]));
-	c[1] = c_u(d->t[GT_DIFF_BASE].lost);
-	c[2] = c_u(d->t[GT_DIFF_NEW].lost);
-	c[3] = g->enabled ? c_s(g->metric) : c_null();
-	c[4] = g->enabled ? c_d(d->opts.fail_above_pct) : c_null();
+	c[0] = gt_cell_b(incomplete(&d->t[GT_DIFF_BASE]) || incomplete(&d->t[GT_DIFF_NEW]));
+	c[1] = gt_cell_u(d->t[GT_DIFF_BASE].lost);
+	c[2] = gt_cell_u(d->t[GT_DIFF_NEW].lost);
+	c[3] = g->enabled ? gt_cell_s(g->metric) : gt_cell_null();
+	c[4] = g->enabled ? gt_cell_d(d->opts.fail_above_pct) : gt_cell_null();
 	/* +inf (from nothing to something) has no number: null, and "regressed" says it */
-	c[5] = g->enabled && isfinite(g->change_pct) ? c_d(g->change_pct) : c_null();
-	c[6] = g->enabled ? c_b(g->regressed) : c_null();
+	c[5] = g->enabled && isfinite(g->change_pct) ? gt_cell_d(g->change_pct) : gt_cell_null();
+	c[6] = g->enabled ? gt_cell_b(g->regressed) : gt_cell_null();
 	gt_stats_emit_row(e, c);
 	return gt_stats_emit_end(e, NULL);
 }
@@ -110,16 +85,16 @@ static int section_traces(const struct gt_diff *d, struct gt_emit *e)
 	for (unsigned s = 0; s < GT_DIFF_SIDE_MAX && ret == 0; s++) {
 		const struct gt_diff_totals *t = &d->t[s];
 
-		c[0] = c_s(side_names[s]);
-		c[1] = c_s(t->name);
-		c[2] = c_s(t->host);
-		c[3] = c_s(t->command);
-		c[4] = c_u(t->lost);
-		c[5] = c_u(t->chunks_skipped);
-		c[6] = c_b(t->recovered);
-		c[7] = t->step_family
-		               ? c_s(gt_steps_family_name((enum gt_steps_family)t->step_family))
-		               : c_null();
+		c[0] = gt_cell_s(side_names[s]);
+		c[1] = gt_cell_s(t->name);
+		c[2] = gt_cell_s(t->host);
+		c[3] = gt_cell_s(t->command);
+		c[4] = gt_cell_u(t->lost);
+		c[5] = gt_cell_u(t->chunks_skipped);
+		c[6] = gt_cell_b(t->recovered);
+		c[7] = t->step_family ? gt_cell_s(gt_steps_family_name(
+		                                (enum gt_steps_family)t->step_family))
+		                      : gt_cell_null();
 		ret = gt_stats_emit_row(e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(e, NULL);
@@ -189,27 +164,29 @@ static int section_headline(const struct gt_diff *d, struct gt_emit *e, bool tab
 		const struct line *l = &lines[i];
 		bool both = l->have[0] && l->have[1];
 		int64_t delta = (int64_t)(l->v[1] - l->v[0]);
-		struct gt_cell pct =
-		        both && l->v[0] ? c_d(100.0 * (double)delta / (double)l->v[0]) : c_null();
+		struct gt_cell pct = both && l->v[0]
+		                             ? gt_cell_d(100.0 * (double)delta / (double)l->v[0])
+		                             : gt_cell_null();
 		size_t j = 0;
 
 		if (table) {
-			c[j++] = c_s(l->title);
+			c[j++] = gt_cell_s(l->title);
 			for (unsigned k = 0; k < 2; k++)
-				c[j++] = l->have[k] ? c_s(human(l->unit, (double)l->v[k], s[k], 48))
-				                    : c_null();
+				c[j++] = l->have[k] ? gt_cell_s(human(l->unit, (double)l->v[k],
+				                                      s[k], 48))
+				                    : gt_cell_null();
 			if (both) {
 				s[2][0] = delta < 0 ? '-' : '+';
 				human(l->unit, delta < 0 ? -(double)delta : (double)delta, s[2] + 1,
 				      47);
 			}
-			c[j++] = both ? c_s(s[2]) : c_null();
+			c[j++] = both ? gt_cell_s(s[2]) : gt_cell_null();
 		} else {
-			c[j++] = c_s(l->key);
-			c[j++] = c_s(l->unit == U_NS ? "ns" : "count");
-			c[j++] = l->have[0] ? c_u(l->v[0]) : c_null();
-			c[j++] = l->have[1] ? c_u(l->v[1]) : c_null();
-			c[j++] = both ? c_i(delta) : c_null();
+			c[j++] = gt_cell_s(l->key);
+			c[j++] = gt_cell_s(l->unit == U_NS ? "ns" : "count");
+			c[j++] = l->have[0] ? gt_cell_u(l->v[0]) : gt_cell_null();
+			c[j++] = l->have[1] ? gt_cell_u(l->v[1]) : gt_cell_null();
+			c[j++] = both ? gt_cell_i(delta) : gt_cell_null();
 		}
 		c[j++] = pct;
 		ret = gt_stats_emit_row(e, c);
@@ -246,19 +223,20 @@ static int section_changed(const struct gt_diff *d, struct gt_emit *e)
 		const struct gt_series *b = r->side[GT_DIFF_BASE], *n = r->side[GT_DIFF_NEW];
 		double mb = gt_stats_series_avg(b), mn = gt_stats_series_avg(n);
 
-		c[0] = c_i(r->delta_ns);
-		c[1] = b->total ? c_d(100.0 * (double)r->delta_ns / (double)b->total) : c_null();
-		c[2] = c_u(b->total);
-		c[3] = c_u(n->total);
-		c[4] = c_u(b->count);
-		c[5] = c_u(n->count);
-		c[6] = c_d(mb);
-		c[7] = c_d(mn);
-		c[8] = c_d(gt_stats_series_median(b));
-		c[9] = c_d(gt_stats_series_median(n));
-		c[10] = mb > 0 ? c_d(100.0 * (mn - mb) / mb) : c_null();
-		c[11] = c_s(gt_diff_category_name(r->category));
-		c[12] = c_s(r->name);
+		c[0] = gt_cell_i(r->delta_ns);
+		c[1] = b->total ? gt_cell_d(100.0 * (double)r->delta_ns / (double)b->total)
+		                : gt_cell_null();
+		c[2] = gt_cell_u(b->total);
+		c[3] = gt_cell_u(n->total);
+		c[4] = gt_cell_u(b->count);
+		c[5] = gt_cell_u(n->count);
+		c[6] = gt_cell_d(mb);
+		c[7] = gt_cell_d(mn);
+		c[8] = gt_cell_d(gt_stats_series_median(b));
+		c[9] = gt_cell_d(gt_stats_series_median(n));
+		c[10] = mb > 0 ? gt_cell_d(100.0 * (mn - mb) / mb) : gt_cell_null();
+		c[11] = gt_cell_s(gt_diff_category_name(r->category));
+		c[12] = gt_cell_s(r->name);
 		ret = gt_stats_emit_row(e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(e, "nothing in common");
@@ -279,12 +257,12 @@ static int section_only(struct gt_emit *e, const char *name, const char *title,
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		const struct gt_series *s = rows[i].side[side];
 
-		c[0] = c_u(s->total);
-		c[1] = c_u(s->count);
-		c[2] = c_d(gt_stats_series_avg(s));
-		c[3] = c_d(gt_stats_series_median(s));
-		c[4] = c_s(gt_diff_category_name(rows[i].category));
-		c[5] = c_s(rows[i].name);
+		c[0] = gt_cell_u(s->total);
+		c[1] = gt_cell_u(s->count);
+		c[2] = gt_cell_d(gt_stats_series_avg(s));
+		c[3] = gt_cell_d(gt_stats_series_median(s));
+		c[4] = gt_cell_s(gt_diff_category_name(rows[i].category));
+		c[5] = gt_cell_s(rows[i].name);
 		ret = gt_stats_emit_row(e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(e, empty);

@@ -13,36 +13,6 @@
 
 #define MAXCOLS 32
 
-static struct gt_cell c_u(uint64_t u)
-{
-	return (struct gt_cell){.v.u = u};
-}
-static struct gt_cell c_i(int64_t i)
-{
-	return (struct gt_cell){.v.i = i};
-}
-static struct gt_cell c_d(double d)
-{
-	return (struct gt_cell){.v.d = d};
-}
-static struct gt_cell c_s(const char *s)
-{
-	return (struct gt_cell){.null = !s, .v.s = s};
-}
-static struct gt_cell c_b(bool b)
-{
-	return (struct gt_cell){.v.b = b};
-}
-static struct gt_cell c_null(void)
-{
-	return (struct gt_cell){.null = true};
-}
-
-static struct gt_cell c_pct(uint64_t part, uint64_t whole)
-{
-	return whole ? c_d(100.0 * (double)part / (double)whole) : c_null();
-}
-
 struct out {
 	struct gt_rankstats *rs;
 	struct gt_emit *e;
@@ -160,25 +130,25 @@ static size_t group_cols(const struct out *o, struct gt_col *c, const char *pref
 static size_t group_cells(const struct out *o, const struct gt_rankstats_group *g,
                           struct gt_cell *c, char *buf, size_t bytes)
 {
-	struct gt_cell rank = g->rank >= 0 ? c_i(g->rank) : c_null();
+	struct gt_cell rank = g->rank >= 0 ? gt_cell_i(g->rank) : gt_cell_null();
 
 	if (o->table) {
-		c[0] = c_s(label(o, g, buf, bytes));
+		c[0] = gt_cell_s(label(o, g, buf, bytes));
 		return 1;
 	}
 	switch (o->by) {
 	case GT_RANKSTATS_BY_RANK:
-		c[0] = rank, c[1] = c_u(g->pid), c[2] = c_s(g->host);
+		c[0] = rank, c[1] = gt_cell_u(g->pid), c[2] = gt_cell_s(g->host);
 		return 3;
 	case GT_RANKSTATS_BY_PROCESS:
-		c[0] = c_u(g->pid), c[1] = c_s(g->host), c[2] = rank;
+		c[0] = gt_cell_u(g->pid), c[1] = gt_cell_s(g->host), c[2] = rank;
 		return 3;
 	case GT_RANKSTATS_BY_DEVICE:
-		c[0] = c_i(g->gpu), c[1] = g->uuid[0] ? c_s(g->uuid) : c_null(),
-		c[2] = c_s(g->host);
+		c[0] = gt_cell_i(g->gpu), c[1] = g->uuid[0] ? gt_cell_s(g->uuid) : gt_cell_null(),
+		c[2] = gt_cell_s(g->host);
 		return 3;
 	default:
-		c[0] = c_s(g->host);
+		c[0] = gt_cell_s(g->host);
 		return 1;
 	}
 }
@@ -203,12 +173,13 @@ static int section_analysis(struct out *o)
 		if (rs->inputs[i].step_family && (!family || rs->inputs[i].step_family < family))
 			family = rs->inputs[i].step_family;
 	gt_stats_emit_begin(o->e, "analysis", "Across ranks", cols, 6, GT_EMIT_SINGLE);
-	c[0] = c_s(gt_rankstats_by_name(o->by));
-	c[1] = c_u(rs->ninputs);
-	c[2] = c_u(o->n);
-	c[3] = family ? c_s(gt_steps_family_name((enum gt_steps_family)family)) : c_null();
-	c[4] = c_u(rs->nsteps);
-	c[5] = c_b(rs->split_gpu);
+	c[0] = gt_cell_s(gt_rankstats_by_name(o->by));
+	c[1] = gt_cell_u(rs->ninputs);
+	c[2] = gt_cell_u(o->n);
+	c[3] = family ? gt_cell_s(gt_steps_family_name((enum gt_steps_family)family))
+	              : gt_cell_null();
+	c[4] = gt_cell_u(rs->nsteps);
+	c[5] = gt_cell_b(rs->split_gpu);
 	gt_stats_emit_row(o->e, c);
 	return gt_stats_emit_end(o->e, NULL);
 }
@@ -232,14 +203,14 @@ static int section_inputs(struct out *o)
 	for (size_t i = 0; i < o->rs->ninputs && ret == 0; i++) {
 		const struct gt_rankstats_input *in = &o->rs->inputs[i];
 
-		c[0] = c_s(in->name);
-		c[1] = c_s(in->host);
-		c[2] = c_s(in->command);
-		c[3] = c_s(in->version);
-		c[4] = c_u(in->span_ns);
-		c[5] = c_u(in->lost);
-		c[6] = c_u(in->chunks_skipped);
-		c[7] = c_b(in->recovered);
+		c[0] = gt_cell_s(in->name);
+		c[1] = gt_cell_s(in->host);
+		c[2] = gt_cell_s(in->command);
+		c[3] = gt_cell_s(in->version);
+		c[4] = gt_cell_u(in->span_ns);
+		c[5] = gt_cell_u(in->lost);
+		c[6] = gt_cell_u(in->chunks_skipped);
+		c[7] = gt_cell_b(in->recovered);
 		ret = gt_stats_emit_row(o->e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(o->e, "no trace");
@@ -281,20 +252,20 @@ static int section_breakdown(struct out *o)
 		uint64_t span = t->span_ns, comm = gt_busy_comm_all_ns(t);
 
 		group_cells(o, g, c, buf, sizeof(buf));
-		c[k] = c_u(g->gpus);
-		c[k + 1] = c_u(span);
-		c[k + 2] = c_u(gt_busy_compute_ns(t));
-		c[k + 3] = c_pct(gt_busy_compute_ns(t), span);
-		c[k + 4] = c_u(gt_busy_comm_ns(t));
-		c[k + 5] = c_pct(gt_busy_comm_ns(t), span);
-		c[k + 6] = c_u(gt_busy_memory_ns(t));
-		c[k + 7] = c_pct(gt_busy_memory_ns(t), span);
-		c[k + 8] = c_u(gt_busy_idle_ns(t));
-		c[k + 9] = c_pct(gt_busy_idle_ns(t), span);
-		c[k + 10] = c_pct(gt_busy_overlap_ns(t), comm);
-		c[k + 11] = c_u(g->kernels);
-		c[k + 12] = c_u(g->lost);
-		c[k + 13] = c_u(t->late_ns);
+		c[k] = gt_cell_u(g->gpus);
+		c[k + 1] = gt_cell_u(span);
+		c[k + 2] = gt_cell_u(gt_busy_compute_ns(t));
+		c[k + 3] = gt_cell_pct(gt_busy_compute_ns(t), span);
+		c[k + 4] = gt_cell_u(gt_busy_comm_ns(t));
+		c[k + 5] = gt_cell_pct(gt_busy_comm_ns(t), span);
+		c[k + 6] = gt_cell_u(gt_busy_memory_ns(t));
+		c[k + 7] = gt_cell_pct(gt_busy_memory_ns(t), span);
+		c[k + 8] = gt_cell_u(gt_busy_idle_ns(t));
+		c[k + 9] = gt_cell_pct(gt_busy_idle_ns(t), span);
+		c[k + 10] = gt_cell_pct(gt_busy_overlap_ns(t), comm);
+		c[k + 11] = gt_cell_u(g->kernels);
+		c[k + 12] = gt_cell_u(g->lost);
+		c[k + 13] = gt_cell_u(t->late_ns);
 		ret = gt_stats_emit_row(o->e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(o->e, "no GPU activity in these traces");
@@ -324,15 +295,15 @@ static size_t ref_cells(const struct out *o, const struct gt_rankstats_group *g,
                         char *buf, size_t bytes)
 {
 	if (o->table) {
-		c[0] = c_s(label(o, g, buf, bytes));
+		c[0] = gt_cell_s(label(o, g, buf, bytes));
 		return 1;
 	}
 	if (o->by == GT_RANKSTATS_BY_RANK) {
-		c[0] = g->rank >= 0 ? c_i(g->rank) : c_null();
-		c[1] = c_u(g->pid);
+		c[0] = g->rank >= 0 ? gt_cell_i(g->rank) : gt_cell_null();
+		c[1] = gt_cell_u(g->pid);
 	} else {
-		c[0] = c_u(g->pid);
-		c[1] = c_s(g->host);
+		c[0] = gt_cell_u(g->pid);
+		c[1] = gt_cell_s(g->host);
 	}
 	return 2;
 }
@@ -368,19 +339,20 @@ static int section_steps(struct out *o)
 		const struct gt_rankstats_step_row *s = &o->rs->steps[i];
 		size_t j = 0;
 
-		c[j++] = c_i(s->number);
-		c[j++] = c_u(s->ranks);
+		c[j++] = gt_cell_i(s->number);
+		c[j++] = gt_cell_u(s->ranks);
 		j = ks + ref_cells(o, o->rs->groups[s->slowest], c + ks, b1, sizeof(b1));
-		c[j++] = c_u(s->slowest_compute_ns);
+		c[j++] = gt_cell_u(s->slowest_compute_ns);
 		j = kf + ref_cells(o, o->rs->groups[s->fastest], c + kf, b2, sizeof(b2));
-		c[j++] = c_u(s->fastest_compute_ns);
-		c[j++] = c_u(s->spread_ns);
-		c[j++] = s->ranks >= 2 ? c_u(s->lag_ns) : c_null();
+		c[j++] = gt_cell_u(s->fastest_compute_ns);
+		c[j++] = gt_cell_u(s->spread_ns);
+		c[j++] = s->ranks >= 2 ? gt_cell_u(s->lag_ns) : gt_cell_null();
 		/* infinite when the others did no compute: null */
-		c[j++] = s->ranks >= 2 && s->lag_pct < HUGE_VAL ? c_d(s->lag_pct) : c_null();
-		c[j++] = c_b(s->straggler);
-		c[j++] = c_u(s->dur_min_ns);
-		c[j++] = c_u(s->dur_max_ns);
+		c[j++] = s->ranks >= 2 && s->lag_pct < HUGE_VAL ? gt_cell_d(s->lag_pct)
+		                                                : gt_cell_null();
+		c[j++] = gt_cell_b(s->straggler);
+		c[j++] = gt_cell_u(s->dur_min_ns);
+		c[j++] = gt_cell_u(s->dur_max_ns);
 		ret = gt_stats_emit_row(o->e, c);
 	}
 	return ret ? ret
@@ -447,15 +419,15 @@ static int section_step_ranks(struct out *o)
 			row++;
 		if (i > 0 && v[i - 1].number == v[i].number && v[i - 1].pos == v[i].pos)
 			continue; /* a second step of one number: only the first counts */
-		c[j++] = c_i(v[i].number);
+		c[j++] = gt_cell_i(v[i].number);
 		j += group_cells(o, g, c + j, buf, sizeof(buf));
-		c[j++] = c_u(w->end_ns - w->start_ns);
-		c[j++] = c_u(w->compute_ns);
-		c[j++] = c_u(w->memory_ns);
-		c[j++] = c_u(w->comm_ns);
-		c[j++] = c_u(w->overlap_ns);
-		c[j++] = c_pct(w->overlap_ns, w->comm_ns);
-		c[j++] = c_b(row < o->rs->nsteps && o->rs->steps[row].straggler &&
+		c[j++] = gt_cell_u(w->end_ns - w->start_ns);
+		c[j++] = gt_cell_u(w->compute_ns);
+		c[j++] = gt_cell_u(w->memory_ns);
+		c[j++] = gt_cell_u(w->comm_ns);
+		c[j++] = gt_cell_u(w->overlap_ns);
+		c[j++] = gt_cell_pct(w->overlap_ns, w->comm_ns);
+		c[j++] = gt_cell_b(row < o->rs->nsteps && o->rs->steps[row].straggler &&
 		             o->rs->steps[row].slowest == g->index);
 		ret = gt_stats_emit_row(o->e, c);
 	}
@@ -505,16 +477,16 @@ static int section_stragglers(struct out *o)
 		const struct gt_rankstats_group *g = o->rs->groups[s->group];
 		size_t j = group_cells(o, g, c, buf, sizeof(buf));
 
-		c[j++] = c_u(s->slowest);
-		c[j++] = s->slowest ? c_s(step_list(s, list, sizeof(list))) : c_null();
-		c[j++] = c_u(s->compared);
-		c[j++] = c_u(s->lag_ns);
-		c[j++] = c_u(s->max_lag_ns);
-		c[j++] = s->worst_step >= 0 ? c_i(s->worst_step) : c_null();
-		c[j++] = c_u(s->most);
-		c[j++] = c_u(s->compute_ns);
-		c[j++] = c_u(s->dur_ns);
-		c[j++] = c_pct(gt_busy_overlap_ns(&g->busy), gt_busy_comm_all_ns(&g->busy));
+		c[j++] = gt_cell_u(s->slowest);
+		c[j++] = s->slowest ? gt_cell_s(step_list(s, list, sizeof(list))) : gt_cell_null();
+		c[j++] = gt_cell_u(s->compared);
+		c[j++] = gt_cell_u(s->lag_ns);
+		c[j++] = gt_cell_u(s->max_lag_ns);
+		c[j++] = s->worst_step >= 0 ? gt_cell_i(s->worst_step) : gt_cell_null();
+		c[j++] = gt_cell_u(s->most);
+		c[j++] = gt_cell_u(s->compute_ns);
+		c[j++] = gt_cell_u(s->dur_ns);
+		c[j++] = gt_cell_pct(gt_busy_overlap_ns(&g->busy), gt_busy_comm_all_ns(&g->busy));
 		ret = gt_stats_emit_row(o->e, c);
 	}
 	return ret ? ret : gt_stats_emit_end(o->e, "no steps found");
@@ -593,13 +565,14 @@ static int section_named(struct out *o, enum named what)
 			gt_stats_time_cells(c + j, &x->time, all);
 			j += GT_STATS_NTIME;
 			if (what == NAMED_NVTX) {
-				c[j++] = c_s(x->tag == GT_NVTX_START_END ? "StartEnd" : "PushPop");
-				c[j++] = x->split ? c_s(x->key) : c_null();
-				c[j++] = c_s(x->key + x->split + 1);
+				c[j++] = gt_cell_s(x->tag == GT_NVTX_START_END ? "StartEnd"
+				                                               : "PushPop");
+				c[j++] = x->split ? gt_cell_s(x->key) : gt_cell_null();
+				c[j++] = gt_cell_s(x->key + x->split + 1);
 			} else if (what == NAMED_KERNELS && !o->rs->opts.mangled) {
-				c[j++] = c_s(gt_demangle(x->key, dm, sizeof(dm)));
+				c[j++] = gt_cell_s(gt_demangle(x->key, dm, sizeof(dm)));
 			} else {
-				c[j++] = c_s(x->key);
+				c[j++] = gt_cell_s(x->key);
 			}
 			ret = gt_stats_emit_row(o->e, c);
 		}
@@ -655,7 +628,7 @@ static int section_xfer(struct out *o, bool copies)
 
 			gt_stats_xfer_cells(c + j, &x[order[r]], all);
 			j += GT_STATS_NXFER;
-			c[j] = c_s(copies ? gt_memcpy_kind_name(order[r])
+			c[j] = gt_cell_s(copies ? gt_memcpy_kind_name(order[r])
 			                  : gt_mem_kind_name(order[r]));
 			ret = gt_stats_emit_row(o->e, c);
 		}

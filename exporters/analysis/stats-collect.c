@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "stats-int.h"
 #include "strtab.h"
 
@@ -169,13 +170,7 @@ void gt_stats_series_fini(struct gt_series *s)
 
 static uint64_t hash_key(const char *key, size_t len, int64_t tag)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
-	h ^= (uint64_t)tag;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	return gt_hash_bytes(key, len) ^ (uint64_t)tag * 0x9e3779b97f4a7c15ull;
 }
 
 static int table_grow(struct gt_stat_table *t)

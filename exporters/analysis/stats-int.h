@@ -220,6 +220,44 @@ struct gt_cell {
 	} v;
 };
 
+/* A cell of each type, for the reports of stats, stats across ranks and diff. */
+static inline struct gt_cell gt_cell_u(uint64_t u)
+{
+	return (struct gt_cell){.v.u = u};
+}
+
+static inline struct gt_cell gt_cell_i(int64_t i)
+{
+	return (struct gt_cell){.v.i = i};
+}
+
+static inline struct gt_cell gt_cell_d(double d)
+{
+	return (struct gt_cell){.v.d = d};
+}
+
+/* NULL: a null cell. */
+static inline struct gt_cell gt_cell_s(const char *s)
+{
+	return (struct gt_cell){.null = !s, .v.s = s};
+}
+
+static inline struct gt_cell gt_cell_b(bool b)
+{
+	return (struct gt_cell){.v.b = b};
+}
+
+static inline struct gt_cell gt_cell_null(void)
+{
+	return (struct gt_cell){.null = true};
+}
+
+/* part as a percentage of whole; null when whole is 0. */
+static inline struct gt_cell gt_cell_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? gt_cell_d(100.0 * (double)part / (double)whole) : gt_cell_null();
+}
+
 struct gt_emit;
 
 /* The time columns of every per-name report (count_key and count_title name the count:

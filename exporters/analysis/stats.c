@@ -157,44 +157,17 @@ static const struct gt_col trace_cols[] = {
 
 #define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
 
-/* ---- cells ---- */
-
-static struct gt_cell c_u(uint64_t u)
-{
-	return (struct gt_cell){.v.u = u};
-}
-static struct gt_cell c_i(int64_t i)
-{
-	return (struct gt_cell){.v.i = i};
-}
-static struct gt_cell c_d(double d)
-{
-	return (struct gt_cell){.v.d = d};
-}
-static struct gt_cell c_s(const char *s)
-{
-	return (struct gt_cell){.null = !s, .v.s = s};
-}
-static struct gt_cell c_b(bool b)
-{
-	return (struct gt_cell){.v.b = b};
-}
-static struct gt_cell c_null(void)
-{
-	return (struct gt_cell){.null = true};
-}
-
 void gt_stats_time_cells(struct gt_cell *c, const struct gt_series *s, uint64_t all_total)
 {
-	c[0] = c_d(all_total ? 100.0 * (double)s->total / (double)all_total : 0);
-	c[1] = c_u(s->total);
-	c[2] = c_u(s->count);
-	c[3] = c_d(gt_stats_series_avg(s));
-	c[4] = c_d(gt_stats_series_median(s));
-	c[5] = c_u(s->count ? s->min : 0);
-	c[6] = c_u(s->max);
-	c[7] = c_d(gt_stats_series_stddev(s));
-	c[8] = c_u(gt_stats_series_p99(s));
+	c[0] = gt_cell_d(all_total ? 100.0 * (double)s->total / (double)all_total : 0);
+	c[1] = gt_cell_u(s->total);
+	c[2] = gt_cell_u(s->count);
+	c[3] = gt_cell_d(gt_stats_series_avg(s));
+	c[4] = gt_cell_d(gt_stats_series_median(s));
+	c[5] = gt_cell_u(s->count ? s->min : 0);
+	c[6] = gt_cell_u(s->max);
+	c[7] = gt_cell_d(gt_stats_series_stddev(s));
+	c[8] = gt_cell_u(gt_stats_series_p99(s));
 }
 
 static uint64_t table_total(const struct gt_stat_table *t)
@@ -240,7 +213,8 @@ static int report_named(struct gt_emit *e, const struct gt_stat_table *t, const 
 	gt_stats_emit_begin(e, name, title, cols, ncols, GT_EMIT_LIMITED);
 	for (size_t i = 0; i < t->n && ret == 0; i++) {
 		gt_stats_time_cells(c, &v[i]->time, all);
-		c[NTIME] = c_s(demangle ? gt_demangle(v[i]->key, buf, sizeof(buf)) : v[i]->key);
+		c[NTIME] =
+		        gt_cell_s(demangle ? gt_demangle(v[i]->key, buf, sizeof(buf)) : v[i]->key);
 		ret = gt_stats_emit_row(e, c);
 	}
 	free(v);
@@ -261,10 +235,10 @@ static int report_nvtx(struct gt_emit *e, const struct gt_stats *st)
 		const struct gt_stat_entry *x = v[i];
 
 		gt_stats_time_cells(c, &x->time, all);
-		c[NTIME] = c_s(x->tag == GT_NVTX_START_END ? "StartEnd" : "PushPop");
+		c[NTIME] = gt_cell_s(x->tag == GT_NVTX_START_END ? "StartEnd" : "PushPop");
 		/* the default domain has no name: null, not an empty string */
-		c[NTIME + 1] = x->split ? c_s(x->key) : c_null();
-		c[NTIME + 2] = c_s(x->key + x->split + 1);
+		c[NTIME + 1] = x->split ? gt_cell_s(x->key) : gt_cell_null();
+		c[NTIME + 2] = gt_cell_s(x->key + x->split + 1);
 		ret = gt_stats_emit_row(e, c);
 	}
 	free(v);
@@ -274,13 +248,14 @@ static int report_nvtx(struct gt_emit *e, const struct gt_stats *st)
 void gt_stats_xfer_cells(struct gt_cell *c, const struct gt_xfer_stats *x, uint64_t all)
 {
 	gt_stats_time_cells(c, &x->time, all);
-	c[NTIME] = c_u(x->bytes_total);
-	c[NTIME + 1] = c_d(x->time.count ? (double)x->bytes_total / (double)x->time.count : 0);
-	c[NTIME + 2] = c_u(x->time.count ? x->bytes_min : 0);
-	c[NTIME + 3] = c_u(x->bytes_max);
+	c[NTIME] = gt_cell_u(x->bytes_total);
+	c[NTIME + 1] =
+	        gt_cell_d(x->time.count ? (double)x->bytes_total / (double)x->time.count : 0);
+	c[NTIME + 2] = gt_cell_u(x->time.count ? x->bytes_min : 0);
+	c[NTIME + 3] = gt_cell_u(x->bytes_max);
 	/* bytes per ns is GB/s; a copy too short to time has no meaningful bandwidth */
-	c[NTIME + 4] =
-	        x->time.total ? c_d((double)x->bytes_total / (double)x->time.total) : c_null();
+	c[NTIME + 4] = x->time.total ? gt_cell_d((double)x->bytes_total / (double)x->time.total)
+	                             : gt_cell_null();
 }
 
 static int xfer_row(struct gt_emit *e, const struct gt_xfer_stats *x, uint64_t all,
@@ -289,7 +264,7 @@ static int xfer_row(struct gt_emit *e, const struct gt_xfer_stats *x, uint64_t a
 	struct gt_cell c[NTIME + 6];
 
 	gt_stats_xfer_cells(c, x, all);
-	c[NTIME + 5] = c_s(name);
+	c[NTIME + 5] = gt_cell_s(name);
 	return gt_stats_emit_row(e, c);
 }
 
@@ -354,7 +329,7 @@ static struct gt_cell gpu_cell(const struct gt_stats *st, uint32_t gpu)
 {
 	const struct gt_catalog_gpu *g = gt_stats_gpu(st, gpu);
 
-	return g ? c_i(g->number) : c_null();
+	return g ? gt_cell_i(g->number) : gt_cell_null();
 }
 
 /* Times in the memory tables count from the start of the trace. */
@@ -375,13 +350,13 @@ static int alloc_row(struct gt_emit *e, const struct gt_stats *st, const struct 
 	char addr[24];
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, a->address);
-	c[0] = c_u(a->bytes);
-	c[1] = c_u(a->pid);
+	c[0] = gt_cell_u(a->bytes);
+	c[1] = gt_cell_u(a->pid);
 	c[2] = gpu_cell(st, a->gpu);
-	c[3] = c_s(gt_mem_kind_name(a->mem_kind));
-	c[4] = c_u(a->ts_ns > origin ? a->ts_ns - origin : 0);
-	c[5] = c_b(freed);
-	c[6] = c_s(addr);
+	c[3] = gt_cell_s(gt_mem_kind_name(a->mem_kind));
+	c[4] = gt_cell_u(a->ts_ns > origin ? a->ts_ns - origin : 0);
+	c[5] = gt_cell_b(freed);
+	c[6] = gt_cell_s(addr);
 	return gt_stats_emit_row(e, c);
 }
 
@@ -403,13 +378,13 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 		const struct gt_catalog_gpu *g = gt_stats_gpu(st, m->gpu);
 
 		c[0] = gpu_cell(st, m->gpu);
-		c[1] = c_u(m->peak);
-		c[2] = c_u(m->in_use);
-		c[3] = c_u(m->allocs);
-		c[4] = c_u(m->frees);
-		c[5] = c_u(m->alloc_bytes);
-		c[6] = c_s(gpu_name(st, m->gpu, name, sizeof(name)));
-		c[7] = g && g->have_uuid ? c_s(gt_catalog_uuid(g, uuid)) : c_null();
+		c[1] = gt_cell_u(m->peak);
+		c[2] = gt_cell_u(m->in_use);
+		c[3] = gt_cell_u(m->allocs);
+		c[4] = gt_cell_u(m->frees);
+		c[5] = gt_cell_u(m->alloc_bytes);
+		c[6] = gt_cell_s(gpu_name(st, m->gpu, name, sizeof(name)));
+		c[7] = g && g->have_uuid ? gt_cell_s(gt_catalog_uuid(g, uuid)) : gt_cell_null();
 		ret = gt_stats_emit_row(e, c);
 	}
 	if (ret || (ret = gt_stats_emit_end(e, "no allocations in this trace")))
@@ -437,9 +412,9 @@ static int report_memory(struct gt_emit *e, struct gt_stats *st)
 	}
 	gt_stats_emit_begin(e, "memory_never_freed", "Allocations never freed", leak_total_cols,
 	                    NCOLS(leak_total_cols), GT_EMIT_SINGLE);
-	c[0] = c_u(leak_count);
-	c[1] = c_u(leak_bytes);
-	c[2] = c_u(st->frees_unmatched);
+	c[0] = gt_cell_u(leak_count);
+	c[1] = gt_cell_u(leak_bytes);
+	c[2] = gt_cell_u(st->frees_unmatched);
 	if ((ret = gt_stats_emit_row(e, c)) || (ret = gt_stats_emit_end(e, NULL)))
 		return ret;
 
@@ -470,11 +445,11 @@ static int report_errors(struct gt_emit *e, const struct gt_stats *st)
 	gt_stats_emit_begin(e, "errors", "Failed API calls", error_cols, NCOLS(error_cols),
 	                    GT_EMIT_LIMITED);
 	for (size_t i = 0; i < st->errors.n && ret == 0; i++) {
-		c[0] = c_u(v[i]->count);
-		c[1] = c_i(v[i]->tag);
-		c[2] = c_s(gt_stats_error_name(v[i]->domain, (int32_t)v[i]->tag));
-		c[3] = c_s(v[i]->domain == GT_API_DRIVER ? "driver" : "runtime");
-		c[4] = c_s(v[i]->key);
+		c[0] = gt_cell_u(v[i]->count);
+		c[1] = gt_cell_i(v[i]->tag);
+		c[2] = gt_cell_s(gt_stats_error_name(v[i]->domain, (int32_t)v[i]->tag));
+		c[3] = gt_cell_s(v[i]->domain == GT_API_DRIVER ? "driver" : "runtime");
+		c[4] = gt_cell_s(v[i]->key);
 		ret = gt_stats_emit_row(e, c);
 	}
 	free(v);
@@ -508,9 +483,9 @@ static int report_losses(struct gt_emit *e, const struct gt_stats *st)
 		}
 		if (src == GT_LOSS_SOURCE_MAX && total == 0)
 			break; /* the catch-all row for unknown sources only when used */
-		c[0] = c_s(src < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(src) : "unknown");
-		c[1] = c_u(total);
-		c[2] = total ? c_s(detail) : c_null();
+		c[0] = gt_cell_s(src < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(src) : "unknown");
+		c[1] = gt_cell_u(total);
+		c[2] = total ? gt_cell_s(detail) : gt_cell_null();
 		ret = gt_stats_emit_row(e, c);
 	}
 	if (ret || (ret = gt_stats_emit_end(e, NULL)))
@@ -518,11 +493,11 @@ static int report_losses(struct gt_emit *e, const struct gt_stats *st)
 
 	gt_stats_emit_begin(e, "reader", "Reading the trace file", reader_cols, NCOLS(reader_cols),
 	                    GT_EMIT_SINGLE);
-	c[0] = c_b(st->status.recovered);
-	c[1] = c_u(st->status.chunks_read);
-	c[2] = c_u(st->status.chunks_skipped);
-	c[3] = c_u(st->status.bytes_skipped);
-	c[4] = c_u(st->status.records_skipped);
+	c[0] = gt_cell_b(st->status.recovered);
+	c[1] = gt_cell_u(st->status.chunks_read);
+	c[2] = gt_cell_u(st->status.chunks_skipped);
+	c[3] = gt_cell_u(st->status.bytes_skipped);
+	c[4] = gt_cell_u(st->status.records_skipped);
 	if ((ret = gt_stats_emit_row(e, c)))
 		return ret;
 	return gt_stats_emit_end(e, NULL);
@@ -534,12 +509,12 @@ static int section_trace(struct gt_emit *e, const struct gt_stats *st)
 	struct gt_cell c[NCOLS(trace_cols)];
 
 	gt_stats_emit_begin(e, "trace", "Trace", trace_cols, NCOLS(trace_cols), GT_EMIT_SINGLE);
-	c[0] = c_s(h ? h->info.hostname : NULL);
-	c[1] = c_s(h ? h->info.cmdline : NULL);
-	c[2] = c_s(h ? h->info.tool_version : NULL);
-	c[3] = c_s(h && h->info.cuda_version && *h->info.cuda_version ? h->info.cuda_version
+	c[0] = gt_cell_s(h ? h->info.hostname : NULL);
+	c[1] = gt_cell_s(h ? h->info.cmdline : NULL);
+	c[2] = gt_cell_s(h ? h->info.tool_version : NULL);
+	c[3] = gt_cell_s(h && h->info.cuda_version && *h->info.cuda_version ? h->info.cuda_version
 	                                                              : NULL);
-	c[4] = c_u(st->first_ns == UINT64_MAX ? 0 : st->last_ns - st->first_ns);
+	c[4] = gt_cell_u(st->first_ns == UINT64_MAX ? 0 : st->last_ns - st->first_ns);
 	gt_stats_emit_row(e, c);
 	return gt_stats_emit_end(e, NULL);
 }

@@ -11,10 +11,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "busy.h"
 #include "catalog.h"
 #include "clock.h"
 #include "idmap.h"
-#include "live-busy.h"
 #include "live.h"
 #include "stats-int.h"
 
@@ -24,7 +24,7 @@
 /* What happened on a GPU, by the catalog's GPU index. */
 struct live_gpu {
 	uint64_t kernels, kernel_ns;
-	struct gt_live_busy busy; /* the union of the kernels' intervals */
+	struct gt_busy *busy; /* the union of the kernels' intervals; owned, made with the first */
 	uint64_t copies[GT_LIVE_COPY_MAX], copy_bytes[GT_LIVE_COPY_MAX];
 	uint64_t memsets, memset_bytes;
 };
@@ -64,6 +64,7 @@ struct gt_live {
 	size_t cap_strs;
 	struct live_gpu *gpus; /* by the catalog's GPU index */
 	size_t cap_gpus;
+	struct gt_busy_scratch *busy_scratch; /* the GPUs' busy unions merge in it */
 	/* the last (pid << 32 | CUDA ordinal) looked up and its GPU index; forgotten at every
 	 * record that may change what a device is (all but kernels, API calls, NVTX) */
 	uint64_t gpu_key;
@@ -147,7 +148,8 @@ int gt_live_new(uint64_t start_ns, bool wake, struct gt_live **ret)
 	l->start_ns = start_ns;
 	l->wake_fd = -1;
 	/* no reader: host names compare by string id, and one session is one host */
-	if (gt_catalog_init(&l->cat, NULL) < 0 || gt_idmap_init(&l->thread_map, 64) < 0) {
+	if (gt_catalog_init(&l->cat, NULL) < 0 || gt_idmap_init(&l->thread_map, 64) < 0 ||
+	    gt_busy_scratch_new(&l->busy_scratch) < 0) {
 		gt_live_free(l);
 		return -ENOMEM;
 	}
@@ -180,8 +182,9 @@ void gt_live_free(struct gt_live *l)
 		free(l->strs[i]);
 	free(l->strs);
 	for (size_t i = 0; i < l->cap_gpus; i++)
-		gt_live_busy_fini(&l->gpus[i].busy);
+		gt_busy_free(l->gpus[i].busy);
 	free(l->gpus);
+	gt_busy_scratch_free(l->busy_scratch);
 	free(l->ring_dropped);
 	free(l->kernels);
 	for (size_t i = 0; i < l->nranges; i++)
@@ -320,8 +323,8 @@ static __attribute__((noinline)) void on_kernel(struct gt_live *l, const struct 
 		return;
 	g->kernels++;
 	g->kernel_ns += dur;
-	if (dur && gt_live_busy_add(&g->busy, k->hdr.pid, k->span.stream_id, k->span.start_ns,
-	                            k->span.end_ns) < 0)
+	if (dur && ((!g->busy && gt_busy_new(NULL, 0, l->busy_scratch, &g->busy) < 0) ||
+	            gt_busy_add(g->busy, k->span.start_ns, k->span.end_ns, GT_BUSY_COMPUTE) < 0))
 		l->incomplete = true;
 	if (id >= l->cap_kernel_of && GROW(l, kernel_of, id, cap_kernel_of) < 0) {
 		l->incomplete = true;
@@ -672,10 +675,11 @@ static void gpu_row(struct gt_live *l, uint32_t i, struct gt_live_gpu *o)
 	o->mem_peak_bytes = g->mem_peak > 0 ? (uint64_t)g->mem_peak : 0;
 	if (!a)
 		return;
-	gt_live_busy_fold(&a->busy);
+	if (a->busy && gt_busy_fold(a->busy) < 0)
+		l->incomplete = true;
 	o->kernels = a->kernels;
 	o->kernel_ns = a->kernel_ns;
-	o->busy_ns = a->busy.busy_ns;
+	o->busy_ns = a->busy ? gt_busy_any_ns(gt_busy_totals(a->busy)) : 0;
 	memcpy(o->copies, a->copies, sizeof(o->copies));
 	memcpy(o->copy_bytes, a->copy_bytes, sizeof(o->copy_bytes));
 	o->memsets = a->memsets;

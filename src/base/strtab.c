@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "strtab.h"
 
 /* One interned string. The bytes follow the struct, NUL-terminated, in the same allocation. */
@@ -25,31 +26,6 @@ struct gt_strtab {
 };
 
 #define INITIAL_SLOTS 64u
-
-/* FNV-1a over 8-byte words with a final mix: fast enough for kernel names (tens to hundreds
- * of bytes) and well distributed after the avalanche step. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)len;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	for (; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	/* murmur3's finalizer: spreads the bits the low-mask indexing relies on */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
 
 int gt_strtab_new(struct gt_strtab **ret)
 {
@@ -101,7 +77,7 @@ static int grow_slots(struct gt_strtab *t)
 
 int gt_strtab_intern(struct gt_strtab *t, const char *s, size_t len, uint32_t *id)
 {
-	uint64_t h = hash_bytes(s, len);
+	uint64_t h = gt_hash_bytes(s, len);
 	size_t i = (size_t)h & t->mask;
 	struct gt_str *str;
 	int r;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hash.h"
 #include "merge-int.h"
 
 int gt_merge_fail(struct gt_merge_error *err, size_t input, const char *msg, int ret)
@@ -49,15 +50,6 @@ const struct gt_trace_counts *gt_merge_counts(const struct gt_merge *m)
 
 /* ---- opening --------------------------------------------------------------------------- */
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* Copy the header's strings (they live in the reader, which closes before the merge ends). */
 static int copy_header(struct input *in)
 {
@@ -76,23 +68,23 @@ static int copy_header(struct input *in)
 	if (!in->strs)
 		return -ENOMEM;
 	p = in->strs;
-	in->ident = 0xcbf29ce484222325ull;
+	in->ident = GT_HASH_FNV_OFFSET;
 	for (unsigned i = 0; i < 6; i++) {
 		size_t n = src[i] ? strlen(src[i]) : 0;
 
 		memcpy(p, src[i] ? src[i] : "", n);
 		p[n] = '\0';
 		*dst[i] = p;
-		in->ident = hash_bytes(in->ident, p, n + 1);
+		in->ident = gt_hash_fnv1a(in->ident, p, n + 1);
 		p += n + 1;
 	}
 	in->info.clock_id = h->info.clock_id;
 	in->info.start_realtime_ns = h->info.start_realtime_ns;
 	in->info.start_trace_ns = h->info.start_trace_ns;
-	in->ident = hash_bytes(in->ident, &h->version, sizeof(h->version));
-	in->ident = hash_bytes(in->ident, &h->info.clock_id, sizeof(h->info.clock_id));
-	in->ident = hash_bytes(in->ident, &h->info.start_realtime_ns, 8);
-	in->ident = hash_bytes(in->ident, &h->info.start_trace_ns, 8);
+	in->ident = gt_hash_fnv1a(in->ident, &h->version, sizeof(h->version));
+	in->ident = gt_hash_fnv1a(in->ident, &h->info.clock_id, sizeof(h->info.clock_id));
+	in->ident = gt_hash_fnv1a(in->ident, &h->info.start_realtime_ns, 8);
+	in->ident = gt_hash_fnv1a(in->ident, &h->info.start_trace_ns, 8);
 	in->pub.version = h->version;
 	in->pub.clock_id = h->info.clock_id;
 	in->pub.start_realtime_ns = h->info.start_realtime_ns;

@@ -5,15 +5,15 @@
 #include <string.h>
 
 #include "client-int.h"
+#include "hash.h"
 
-static uint64_t hash_bytes(const char *s, size_t len)
+/* FNV-1a, then a final mix of its own so that the low bits (the slot) depend on every byte. The
+ * slot is the string's local id, and which strings find their probe path full depends on it:
+ * these values stay as they are. */
+static inline uint64_t hash_bytes(const char *s, size_t len)
 {
-	/* FNV-1a, then a final mix so that the low bits (the slot) depend on every byte. */
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
+	uint64_t h = gt_hash_fnv1a(GT_HASH_FNV_OFFSET, s, len);
 
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 32;

@@ -20,6 +20,7 @@
 
 #include "demangle.h"
 #include "exporter.h"
+#include "hash.h"
 #include "output.h"
 #include "sql.h"
 #include "sqlite-int.h"
@@ -458,11 +459,7 @@ static inline int row_end(struct sq *q, enum sq_table t)
 
 static uint64_t text_hash(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h | 1; /* never 0, the empty-slot mark */
+	return gt_hash_bytes(s, len) | 1; /* never 0, the empty-slot mark */
 }
 
 static int texts_grow(struct sq *q)

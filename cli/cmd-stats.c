@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "common.h"
 #include "gputrace/trace.h"
 #include "options.h"
+#include "output.h"
 #include "rankstats.h"
 #include "stats.h"
 
@@ -43,77 +46,36 @@ static void usage(FILE *out)
 	      "  -f, --format FORMAT  table (the default), csv or json; -o FILE.csv or FILE.json\n"
 	      "                       picks the format too\n"
 	      "  -o, --output FILE    write there instead of standard output\n"
-	      "  -n, --limit N        at most N rows per table (table format; 0 = all)\n"
+	      "  -n, --limit N        at most N rows per table (table format; 0 = all); names\n"
+	      "                       longer than 160 characters are cut in tables\n"
 	      "      --mangled        keep kernel names as the compiler mangled them\n"
+	      "      --base-names     kernels by base name (\"k\" of \"void ns::k<int>(float*)\"):\n"
+	      "                       a function's instantiations as one row\n"
+	      "  -q, --quiet          no line about the window\n"
 	      "  -h, --help           show this help\n"
+	      "\n" GT_CLI_WINDOW_HELP
 	      "\n"
-	      "Exit status: 0 ok, 64 bad option (or one file given twice), 65 unreadable trace,\n"
-	      "66 no such file, 73 output cannot be created, 74 write error.\n",
+	      "Exit status: 0 ok, 64 bad option (one file given twice, the output one of the\n"
+	      "traces, a window that selects nothing), 65 unreadable or damaged trace (a damaged\n"
+	      "one's report is written first), 66 no such file, 73 output cannot be created,\n"
+	      "74 write error.\n",
 	      out);
 }
 
-/* The format an output name implies, or -1. */
+/* The format an output name implies (any case: "x.JSON"), or -1. */
 static int format_from_name(const char *path)
 {
 	const char *dot = strrchr(path, '.');
 
-	if (dot && strcmp(dot, ".csv") == 0)
+	if (dot && strcasecmp(dot, ".csv") == 0)
 		return GT_STATS_FORMAT_CSV;
-	if (dot && strcmp(dot, ".json") == 0)
+	if (dot && strcasecmp(dot, ".json") == 0)
 		return GT_STATS_FORMAT_JSON;
 	return -1;
 }
 
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
                                   "breakdown, steps, stragglers, all";
-
-/* Open output (NULL or "-": stdout). Returns the stream or NULL with the exit status. */
-static FILE *open_output(const char *output, int *status)
-{
-	FILE *out;
-
-	if (!output || strcmp(output, "-") == 0)
-		return stdout;
-	out = fopen(output, "w");
-	if (!out) {
-		gt_cli_error("stats: cannot create %s: %s", output, strerror(errno));
-		*status = GT_EXIT_CANT_CREATE;
-	}
-	return out;
-}
-
-/* The reports of one trace. */
-static int stats_one(const char *path, const char *output, const struct gt_stats_options *opts)
-{
-	const char *errmsg = NULL;
-	struct gt_reader *r = NULL;
-	FILE *out;
-	int ret, status = GT_EXIT_OK;
-
-	ret = gt_reader_open(path, &r, &errmsg);
-	if (ret < 0) {
-		gt_cli_error("stats: cannot read %s: %s", path, errmsg ? errmsg : strerror(-ret));
-		return ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	out = open_output(output, &status);
-	if (!out)
-		goto out;
-	ret = gt_stats_report(r, out, opts, &errmsg);
-	if (out != stdout && fclose(out) != 0 && ret == 0) {
-		ret = -EIO;
-		errmsg = "could not write the report";
-	}
-	if (ret < 0) {
-		gt_cli_error("stats: %s: %s", output && strcmp(output, "-") ? output : path,
-		             errmsg ? errmsg : strerror(-ret));
-		status = ret == -EIO      ? GT_EXIT_IO
-		         : ret == -ENOMEM ? GT_EXIT_SOFTWARE
-		                          : GT_EXIT_BAD_TRACE;
-	}
-out:
-	gt_reader_close(r);
-	return status;
-}
 
 /* Refuse a file given twice (by device and inode: two names of one file too). */
 static int check_distinct(char **paths, int n)
@@ -141,14 +103,76 @@ static int check_distinct(char **paths, int n)
 	return status;
 }
 
-/* The reports across ranks, over the traces paths[0..n). */
-static int stats_ranks(char **paths, int n, const char *output,
-                       const struct gt_rankstats_options *opts)
+/* The output: -o, or standard output. */
+static int open_report(const struct gt_cli *cli, struct gt_output **o, FILE **out)
 {
-	struct gt_rankstats *rs = NULL;
+	int status = gt_cli_output_open(cli, cli->output ? cli->output : "-", 0, o);
+
+	if (status == GT_EXIT_OK)
+		status = gt_cli_output_stream(cli, *o, out);
+	if (status == GT_EXIT_OK)
+		gt_cli_output_signals();
+	return status;
+}
+
+/* The reports of one trace. */
+static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
+{
+	struct gt_cli_trace t;
+	struct gt_output *o = NULL;
 	const char *errmsg = NULL;
 	FILE *out = NULL;
-	int ret, status = check_distinct(paths, n);
+	int ret, status, damage;
+
+	status = gt_cli_trace_open(cli, cli->args[0], &t);
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_filter(cli, &t);
+	if (status == GT_EXIT_OK)
+		status = open_report(cli, &o, &out);
+	if (status != GT_EXIT_OK)
+		goto out;
+	ret = gt_stats_report(t.r, out, opts, &errmsg);
+	damage = gt_cli_trace_damage(cli, &t);
+	if (ret < 0) {
+		gt_cli_error("stats: %s: %s", ret == -EIO ? gt_output_path(o) : t.path,
+		             errmsg ? errmsg : strerror(-ret));
+		status = ret == -EIO      ? GT_EXIT_IO
+		         : ret == -ENOMEM ? GT_EXIT_SOFTWARE
+		                          : GT_EXIT_BAD_TRACE;
+	}
+	status = gt_cli_output_finish(cli, o, out, status);
+	if (status == GT_EXIT_OK)
+		status = damage;
+out:
+	gt_output_free(o);
+	gt_cli_trace_close(&t);
+	return status;
+}
+
+/* --step NAME named no range of the trace: an error that lists the ranges there are. */
+static int no_such_step(const struct gt_cli *cli, const char *path, const char *name)
+{
+	struct gt_cli_trace t;
+	char names[1024];
+	int status = gt_cli_trace_open(cli, path, &t);
+
+	if (status == GT_EXIT_OK && gt_window_nvtx_names(t.r, names, sizeof(names), 12) > 0)
+		gt_cli_error("stats: --step %s: no NVTX range of %s has that name; its ranges: %s",
+		             name, path, names);
+	else if (status == GT_EXIT_OK)
+		gt_cli_error("stats: --step %s: %s has no NVTX ranges", name, path);
+	gt_cli_trace_close(&t);
+	return GT_EXIT_USAGE;
+}
+
+/* The reports across ranks, over every trace of cli. */
+static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_options *opts)
+{
+	struct gt_rankstats *rs = NULL;
+	struct gt_output *o = NULL;
+	const char *errmsg = NULL;
+	FILE *out = NULL;
+	int ret, damage = GT_EXIT_OK, status = check_distinct(cli->args, cli->nargs);
 
 	if (status != GT_EXIT_OK)
 		return status;
@@ -157,215 +181,214 @@ static int stats_ranks(char **paths, int n, const char *output,
 		gt_cli_error("stats: out of memory");
 		return GT_EXIT_SOFTWARE;
 	}
-	for (int i = 0; i < n; i++) {
-		struct gt_reader *r = NULL;
+	for (int i = 0; i < cli->nargs && status == GT_EXIT_OK; i++) {
+		struct gt_cli_trace t;
 
-		ret = gt_reader_open(paths[i], &r, &errmsg);
-		if (ret < 0) {
-			gt_cli_error("stats: cannot read %s: %s", paths[i],
-			             errmsg ? errmsg : strerror(-ret));
-			status = ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-			goto out;
+		status = gt_cli_trace_open(cli, cli->args[i], &t);
+		if (status == GT_EXIT_OK)
+			status = gt_cli_trace_filter(cli, &t);
+		if (status == GT_EXIT_OK) {
+			ret = gt_rankstats_add(rs, t.r, t.path, &errmsg);
+			if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
+				damage = GT_EXIT_DAMAGED;
+			if (ret < 0) {
+				gt_cli_error("stats: %s: %s", t.path, errmsg);
+				status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
+			}
 		}
-		ret = gt_rankstats_add(rs, r, paths[i], &errmsg);
-		gt_reader_close(r);
-		if (ret < 0) {
-			gt_cli_error("stats: %s: %s", paths[i], errmsg);
-			status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
-			goto out;
-		}
+		gt_cli_trace_close(&t);
 	}
+	if (status != GT_EXIT_OK)
+		goto out;
 	if (gt_rankstats_finish(rs) < 0) {
 		gt_cli_error("stats: out of memory");
 		status = GT_EXIT_SOFTWARE;
+		goto out;
+	}
+	if (opts->step_name && rs->nsteps == 0) {
+		status = no_such_step(cli, cli->args[0], opts->step_name);
 		goto out;
 	}
 	if (rs->split_gpu)
 		gt_cli_warn(
 		        "stats: a GPU's activity is in several of these traces; its busy and "
 		        "idle time are each trace's, added up (merge the traces for one union)");
-	out = open_output(output, &status);
-	if (!out)
+	status = open_report(cli, &o, &out);
+	if (status != GT_EXIT_OK)
 		goto out;
 	ret = gt_rankstats_write(rs, out, &errmsg);
-	if (out != stdout && fclose(out) != 0 && ret == 0) {
-		ret = -EIO;
-		errmsg = "could not write the report";
-	}
 	if (ret < 0) {
-		gt_cli_error("stats: %s: %s", output && strcmp(output, "-") ? output : "output",
-		             errmsg);
+		gt_cli_error("stats: %s: %s", gt_output_path(o), errmsg);
 		status = ret == -EIO ? GT_EXIT_IO : GT_EXIT_SOFTWARE;
 	}
+	status = gt_cli_output_finish(cli, o, out, status);
+	if (status == GT_EXIT_OK)
+		status = damage;
 out:
+	gt_output_free(o);
 	gt_rankstats_free(rs);
 	return status;
 }
 
-int cmd_stats(int argc, char **argv)
+enum {
+	OPT_BY = 0x100,
+	OPT_MIN_LAG,
+	OPT_BASE_NAMES,
+};
+
+struct stats_ctx {
+	struct gt_stats_options opts;
+	struct gt_rankstats_options ro;
+	const char **reports; /* -r as given, in order */
+	int nreports;
+	const char *by;
+	bool min_lag;
+};
+
+static int stats_option(void *ctx, int c, const char *arg)
 {
-	enum {
-		OPT_MANGLED = 256,
-		OPT_BY,
-		OPT_STEP,
-		OPT_MIN_LAG,
-	};
-	static const struct option longopts[] = {
-	        {"report", required_argument, NULL, 'r'},
-	        {"format", required_argument, NULL, 'f'},
-	        {"output", required_argument, NULL, 'o'},
-	        {"limit", required_argument, NULL, 'n'},
-	        {"mangled", no_argument, NULL, OPT_MANGLED},
-	        {"by", required_argument, NULL, OPT_BY},
-	        {"step", required_argument, NULL, OPT_STEP},
-	        {"min-lag", required_argument, NULL, OPT_MIN_LAG},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	struct gt_stats_options opts = {0};
-	struct gt_rankstats_options ro = {.min_lag_pct = GT_RANKSTATS_MIN_LAG_PCT};
-	const char *output = NULL, *by = NULL;
-	char *end;
-	bool have_format = false, min_lag = false, ranks;
-	char **reports;
-	int nreports = 0;
+	struct stats_ctx *x = ctx;
 	unsigned bits;
-	uint64_t n;
-	int c, status;
+	char *end;
 
-	reports = calloc((size_t)argc + 1, sizeof(*reports));
-	if (!reports)
-		return GT_EXIT_SOFTWARE;
-	/* options may follow the file name ("gputrace stats run.gtrace -r kernels") */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:f:o:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (gt_stats_parse_reports(optarg, &bits) < 0 &&
-			    gt_rankstats_parse_reports(optarg, &bits) < 0) {
-				gt_cli_error("stats: unknown report '%s'; choose from %s", optarg,
-				             report_list);
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			reports[nreports++] = optarg;
-			break;
-		case 'f':
-			if (gt_stats_parse_format(optarg, &opts.format) < 0) {
-				gt_cli_error(
-				        "stats: unknown format '%s'; choose table, csv or json",
-				        optarg);
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			have_format = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'n':
-			if (gt_opt_uint(optarg, 0, UINT32_MAX, &n) < 0) {
-				gt_cli_error("stats: --limit takes a number of rows, not '%s'",
-				             optarg);
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			opts.limit = (unsigned)n;
-			break;
-		case OPT_MANGLED:
-			opts.mangled = true;
-			break;
-		case OPT_BY:
-			if (gt_rankstats_parse_by(optarg, &ro.by) < 0) {
-				gt_cli_error("stats: --by takes rank, process, device or host, not "
-				             "'%s'",
-				             optarg);
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			by = optarg;
-			break;
-		case OPT_STEP:
-			if (!*optarg) {
-				gt_cli_error("stats: --step takes the name of an NVTX range");
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			ro.step_name = optarg;
-			break;
-		case OPT_MIN_LAG:
-			errno = 0;
-			ro.min_lag_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(ro.min_lag_pct >= 0) ||
-			    ro.min_lag_pct > 1e9) {
-				gt_cli_error("stats: --min-lag takes a percentage (0 or more), not "
-				             "'%s'",
-				             optarg);
-				status = GT_EXIT_USAGE;
-				goto out;
-			}
-			min_lag = true;
-			break;
-		case 'h':
-			usage(stdout);
-			status = GT_EXIT_OK;
-			goto out;
-		default:
-			status = gt_cli_bad_option("stats", c, argv);
-			goto out;
+	switch (c) {
+	case 'r':
+		if (gt_stats_parse_reports(arg, &bits) < 0 &&
+		    gt_rankstats_parse_reports(arg, &bits) < 0) {
+			gt_cli_error("stats: unknown report '%s'; choose from %s", arg, report_list);
+			return GT_EXIT_USAGE;
 		}
+		x->reports[x->nreports++] = arg;
+		return GT_EXIT_OK;
+	case OPT_BY:
+		if (gt_rankstats_parse_by(arg, &x->ro.by) < 0) {
+			gt_cli_error("stats: --by takes rank, process, device or host, not '%s'",
+			             arg);
+			return GT_EXIT_USAGE;
+		}
+		x->by = arg;
+		return GT_EXIT_OK;
+	case OPT_MIN_LAG:
+		errno = 0;
+		x->ro.min_lag_pct = strtod(arg, &end);
+		if (errno || end == arg || *end || !(x->ro.min_lag_pct >= 0) ||
+		    x->ro.min_lag_pct > 1e9) {
+			gt_cli_error("stats: --min-lag takes a percentage (0 or more), not '%s'",
+			             arg);
+			return GT_EXIT_USAGE;
+		}
+		x->min_lag = true;
+		return GT_EXIT_OK;
+	case OPT_BASE_NAMES:
+		x->opts.base_names = true;
+		return GT_EXIT_OK;
+	default:
+		return GT_EXIT_USAGE;
 	}
-	if (optind >= argc) {
-		gt_cli_error("stats: which trace? usage: gputrace stats [options] FILE...");
-		status = GT_EXIT_USAGE;
-		goto out;
-	}
-	if (!have_format && output && format_from_name(output) >= 0)
-		opts.format = (unsigned)format_from_name(output);
+}
 
-	/* one trace, unless several are given or something only the analysis across ranks has
-	 * is asked for */
-	ranks = argc - optind > 1 || by || ro.step_name || min_lag;
-	for (int i = 0; i < nreports && !ranks; i++)
-		ranks = gt_stats_parse_reports(reports[i], &bits) < 0;
-	if (!ranks) {
-		for (int i = 0; i < nreports; i++) {
-			gt_stats_parse_reports(reports[i], &bits);
-			opts.reports |= bits;
-		}
-		status = stats_one(argv[optind], output, &opts);
-		goto out;
-	}
-	for (int i = 0; i < nreports; i++) {
-		if (gt_rankstats_parse_reports(reports[i], &bits) < 0) {
+static const struct option stats_longopts[] = {
+        {"report", required_argument, NULL, 'r'},
+        {"by", required_argument, NULL, OPT_BY},
+        {"min-lag", required_argument, NULL, OPT_MIN_LAG},
+        {"base-names", no_argument, NULL, OPT_BASE_NAMES},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd stats_cmd = {
+        .name = "stats",
+        .synopsis = "gputrace stats [options] FILE...",
+        .common = GT_CLI_OUTPUT | GT_CLI_FORMAT | GT_CLI_QUIET | GT_CLI_LIMIT | GT_CLI_MANGLED |
+                  GT_CLI_STEP | GT_CLI_WINDOW,
+        .shortopts = "r:",
+        .longopts = stats_longopts,
+        .option = stats_option,
+        .usage = usage,
+        .min_args = 1,
+        .max_args = -1,
+        .args_what = "trace",
+};
+
+/* Across ranks the reports are the per-name ones and those that compare ranks. */
+static int rank_reports(struct stats_ctx *x)
+{
+	unsigned bits;
+
+	for (int i = 0; i < x->nreports; i++) {
+		if (gt_rankstats_parse_reports(x->reports[i], &bits) < 0) {
 			gt_cli_error("stats: '%s': across ranks the reports are breakdown, steps, "
 			             "stragglers, kernels, api, memcpy, memset, nvtx and all; "
 			             "memory, errors and losses are of one trace",
-			             reports[i]);
-			status = GT_EXIT_USAGE;
-			goto out;
+			             x->reports[i]);
+			return GT_EXIT_USAGE;
 		}
-		ro.reports |= bits;
+		x->ro.reports |= bits;
 	}
-	if ((ro.by == GT_RANKSTATS_BY_DEVICE || ro.by == GT_RANKSTATS_BY_HOST) &&
-	    ro.reports != GT_RANKSTATS_REPORT_ALL &&
-	    (ro.reports & (GT_RANKSTATS_REPORT_STEPS | GT_RANKSTATS_REPORT_STRAGGLERS))) {
+	if ((x->ro.by == GT_RANKSTATS_BY_DEVICE || x->ro.by == GT_RANKSTATS_BY_HOST) &&
+	    x->ro.reports != GT_RANKSTATS_REPORT_ALL &&
+	    (x->ro.reports & (GT_RANKSTATS_REPORT_STEPS | GT_RANKSTATS_REPORT_STRAGGLERS))) {
 		gt_cli_error("stats: steps and stragglers are per rank or process, not --by %s",
-		             by);
-		status = GT_EXIT_USAGE;
-		goto out;
+		             x->by);
+		return GT_EXIT_USAGE;
 	}
-	if (ro.by == GT_RANKSTATS_BY_DEVICE && ro.reports != GT_RANKSTATS_REPORT_ALL &&
-	    (ro.reports & (GT_RANKSTATS_REPORT_API | GT_RANKSTATS_REPORT_NVTX))) {
+	if (x->ro.by == GT_RANKSTATS_BY_DEVICE && x->ro.reports != GT_RANKSTATS_REPORT_ALL &&
+	    (x->ro.reports & (GT_RANKSTATS_REPORT_API | GT_RANKSTATS_REPORT_NVTX))) {
 		gt_cli_error("stats: API calls and NVTX ranges belong to no GPU: not --by device");
+		return GT_EXIT_USAGE;
+	}
+	if (x->opts.base_names) {
+		gt_cli_error("stats: --base-names is for the reports of one trace");
+		return GT_EXIT_USAGE;
+	}
+	return GT_EXIT_OK;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_ctx x = {.ro = {.min_lag_pct = GT_RANKSTATS_MIN_LAG_PCT}};
+	struct gt_cli cli;
+	unsigned bits;
+	bool ranks;
+	int status;
+
+	x.reports = calloc((size_t)argc + 1, sizeof(*x.reports));
+	if (!x.reports)
+		return GT_EXIT_SOFTWARE;
+	status = gt_cli_parse(&cli, &stats_cmd, &x, argc, argv);
+	if (status != GT_EXIT_OK || cli.help)
+		goto out;
+	if (cli.format && gt_stats_parse_format(cli.format, &x.opts.format) < 0) {
+		gt_cli_error("stats: unknown format '%s'; choose table, csv or json", cli.format);
 		status = GT_EXIT_USAGE;
 		goto out;
 	}
-	ro.format = opts.format;
-	ro.limit = opts.limit;
-	ro.mangled = opts.mangled;
-	status = stats_ranks(argv + optind, argc - optind, output, &ro);
+	if (!cli.format && cli.output && format_from_name(cli.output) >= 0)
+		x.opts.format = (unsigned)format_from_name(cli.output);
+	x.opts.limit = (unsigned)cli.limit;
+	x.opts.mangled = cli.mangled;
+	x.ro.step_name = cli.step;
+
+	/* one trace, unless several are given or something only the analysis across ranks has
+	 * is asked for */
+	ranks = cli.nargs > 1 || x.by || cli.step || x.min_lag;
+	for (int i = 0; i < x.nreports && !ranks; i++)
+		ranks = gt_stats_parse_reports(x.reports[i], &bits) < 0;
+	if (!ranks) {
+		for (int i = 0; i < x.nreports; i++) {
+			gt_stats_parse_reports(x.reports[i], &bits);
+			x.opts.reports |= bits;
+		}
+		status = stats_one(&cli, &x.opts);
+		goto out;
+	}
+	status = rank_reports(&x);
+	if (status != GT_EXIT_OK)
+		goto out;
+	x.ro.format = x.opts.format;
+	x.ro.limit = x.opts.limit;
+	x.ro.mangled = x.opts.mangled;
+	status = stats_ranks(&cli, &x.ro);
 out:
-	free(reports);
+	free(x.reports);
 	return status;
 }

@@ -17,7 +17,7 @@ expect_empty_out() {
 expect_rc 0 "$gputrace" stats --help
 out_has_line "Usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats
-expect_err "gputrace: stats: which trace? usage: gputrace stats [options] FILE..."
+expect_err "gputrace: stats: no trace; usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
 expect_err "gputrace: stats: unknown option '--bogus'; see 'gputrace stats --help'"
 expect_rc 64 "$gputrace" stats --report kernel x.gtrace
@@ -33,7 +33,7 @@ expect_err "gputrace: stats: --by takes rank, process, device or host, not 'rack
 expect_rc 64 "$gputrace" stats --min-lag -1 x.gtrace
 expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
 expect_rc 64 "$gputrace" stats --step '' x.gtrace
-expect_err "gputrace: stats: --step takes the name of an NVTX range"
+expect_err "gputrace: stats: --step takes the name of an NVTX range, e.g. --step train_step"
 expect_rc 64 "$gputrace" stats -r memory,steps x.gtrace
 expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r memory a.gtrace b.gtrace
@@ -48,7 +48,7 @@ expect_empty_out
 
 # Missing and unreadable traces.
 expect_rc 66 "$gputrace" stats "$tmp/none.gtrace"
-grep -q "^gputrace: stats: cannot read $tmp/none.gtrace: " "$tmp/err" ||
+grep -q "^gputrace: stats: $tmp/none.gtrace: No such file or directory$" "$tmp/err" ||
 	fail "missing file: stderr was [$(cat "$tmp/err")]"
 printf 'this is not a trace, just text long enough to hold a header and more...\n%.0s' \
 	$(seq 20) >"$tmp/text.gtrace"
@@ -159,7 +159,7 @@ if [ -n "$mktrace" ]; then
 	expect_rc 64 "$gputrace" stats "$tmp/job.gtrace" "$tmp/job.gtrace"
 	expect_err "gputrace: stats: $tmp/job.gtrace is given twice (as $tmp/job.gtrace and $tmp/job.gtrace)"
 	expect_rc 66 "$gputrace" stats "$tmp/job.gtrace" "$tmp/none.gtrace"
-	err_matches "^gputrace: stats: cannot read $tmp/none.gtrace: "
+	err_matches "^gputrace: stats: $tmp/none.gtrace: No such file or directory$"
 	# JSON is one valid document
 	expect_rc 0 "$gputrace" stats -o "$tmp/job.json" --by rank "$tmp/job.gtrace"
 	if command -v python3 >/dev/null; then
@@ -219,5 +219,29 @@ if [ -f "$tmp/t.gtrace" ]; then
 	out_has_line "source,records,detail"
 	expect_rc 73 "$gputrace" stats -o "$tmp/no/such/dir/x.csv" "$tmp/t.gtrace"
 fi
+
+# The output contract: never the trace itself; a name's extension in any case picks the format
+expect_rc 64 "$gputrace" stats "$data/example.gtrace" -o "$data/example.gtrace"
+expect_err "gputrace: stats: the output $data/example.gtrace is the input $data/example.gtrace (the same file): choose another name with -o"
+expect_rc 0 "$gputrace" stats -q -r losses "$data/example.gtrace" -o "$tmp/x.JSON"
+grep -q '^{' "$tmp/x.JSON" || fail "-o x.JSON did not write JSON: $(head -c 80 "$tmp/x.JSON")"
+
+# --base-names: the instantiations of one function as one row; a window, as export takes it
+expect_rc 0 "$gputrace" stats -r kernels -f csv --base-names "$data/pytorch-train.gtrace"
+grep -q ',vectorized_elementwise_kernel$' "$tmp/out" ||
+	fail "--base-names: no vectorized_elementwise_kernel row: $(cat "$tmp/out")"
+[ "$(grep -c ',vectorized_elementwise_kernel$' "$tmp/out")" -eq 1 ] ||
+	fail "--base-names: several vectorized_elementwise_kernel rows"
+expect_rc 0 "$gputrace" stats -r kernels -f csv --nvtx step:10..15 "$data/pytorch-train.gtrace"
+err_has_line "gputrace: window: step 10..15 (6 ranges in 1 process), 10.801 s to 10.808 s (--from @37171025755 --to @37177450936)"
+cp "$tmp/out" "$tmp/win-stats.csv"
+expect_rc 0 "$gputrace" export "$data/pytorch-train.gtrace" -f csv --nvtx step:10..15 -o "$tmp/w.csv" -q
+want=$(tail -n +2 "$tmp/w-kernel.csv" | wc -l)
+got=$(tail -n +2 "$tmp/win-stats.csv" | awk -F, '{ n += $3 } END { print n }')
+[ "$got" = "$want" ] || fail "stats in a window counts $got kernels, the window's export $want"
+expect_rc 64 "$gputrace" stats --pid 1234 "$data/example.gtrace"
+err_matches "^gputrace: stats: --pid 1234: .*example.gtrace has no such one; its processes: [0-9]+$"
+expect_rc 64 "$gputrace" stats --step nosuch "$data/pytorch-train.gtrace"
+err_matches "^gputrace: stats: --step nosuch: no NVTX range of .*pytorch-train.gtrace has that name; its ranges: step \(20\)"
 
 cli_done cli-stats

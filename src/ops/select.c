@@ -2,6 +2,8 @@
  * devices and streams - read from its state chunks, so that a command can refuse a window
  * that selects nothing and say what there is instead. Runs in the CLI. */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "window.h"
@@ -74,4 +76,82 @@ int gt_window_selectable(struct gt_reader *r, struct gt_window_selectable **ret)
 void gt_window_selectable_free(struct gt_window_selectable *s)
 {
 	free(s);
+}
+
+/* ---- the NVTX range names a trace holds ------------------------------------------------- */
+
+struct name_count {
+	uint32_t id; /* string id in the reader */
+	uint64_t count;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static bool nvtx_chunks(void *ctx, const struct gt_chunk_info *c)
+{
+	(void)ctx;
+	return !c->have_types || (c->types & ((1ull << GT_REC_NVTX) | (1ull << GT_REC_STRING)));
+}
+
+int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned max)
+{
+	struct gt_reader_filter only = {.chunk = nvtx_chunks};
+	struct name_count *v = NULL;
+	const union gt_record *rec;
+	size_t n = 0, cap = 0, len = 0;
+	int err;
+
+	buf[0] = '\0';
+	err = gt_reader_set_filter(r, &only);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	while (err == 0 && (err = gt_reader_next(r, &rec)) > 0) {
+		size_t i;
+
+		err = 0;
+		if (rec->hdr.type != GT_REC_NVTX || rec->nvtx.kind == GT_NVTX_MARK)
+			continue;
+		/* a few hundred distinct names at most in a real trace: a linear look-up */
+		for (i = 0; i < n && v[i].id != rec->nvtx.message_id; i++)
+			;
+		if (i == n) {
+			if (n == cap) {
+				struct name_count *nv;
+
+				cap = cap ? cap * 2 : 64;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					err = -ENOMEM;
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = (struct name_count){rec->nvtx.message_id, 0};
+		}
+		v[i].count++;
+	}
+	gt_reader_set_filter(r, NULL);
+	if (err == 0)
+		qsort(v, n, sizeof(*v), by_count);
+	for (size_t i = 0; err == 0 && i < n && i < max && len + 1 < bytes; i++) {
+		size_t slen = 0;
+		const char *s = gt_reader_string(r, v[i].id, &slen);
+
+		len += (size_t)snprintf(buf + len, bytes - len, "%s%.*s (%llu)", i ? ", " : "",
+		                        (int)(slen > 80 ? 80 : slen), s ? s : "?",
+		                        (unsigned long long)v[i].count);
+	}
+	if (err == 0 && n > max && len + 1 < bytes)
+		snprintf(buf + len, bytes - len, " and %zu more", n - max);
+	free(v);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	return err < 0 ? err : (int)(n > INT32_MAX ? INT32_MAX : n);
 }

@@ -67,6 +67,11 @@ struct gt_window_selectable {
 int gt_window_selectable(struct gt_reader *r, struct gt_window_selectable **ret);
 void gt_window_selectable_free(struct gt_window_selectable *s);
 
+/* The names of r's NVTX ranges (push/pop and start/end), the most frequent first, at most max
+ * of them, as "forward (240), step (20) and 3 more" into buf (empty when none). Rewinds r.
+ * Returns the number of distinct names, or -errno. */
+int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned max);
+
 struct gt_window_filter;
 
 /* Put window w on reader r: every gt_reader_next of r (an exporter's too) then returns only

@@ -10,9 +10,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "common.h"
 #include "diff.h"
 #include "gputrace/trace.h"
 #include "options.h"
+#include "output.h"
 #include "stats.h"
 
 static void usage(FILE *out)
@@ -38,45 +40,43 @@ static void usage(FILE *out)
 	      "      --metric M        gpu-time (the default), step-time (the median step), or "
 	      "the\n"
 	      "                        name of a kernel, API function, copy kind, memset kind or\n"
-	      "                        NVTX range (its total time)\n"
+	      "                        NVTX range (its total time); a kernel's base name when\n"
+	      "                        one kernel has it\n"
+	      "  -q, --quiet           no line about the window\n"
 	      "  -h, --help            show this help\n"
+	      "\n" GT_CLI_WINDOW_HELP
+	      "  The window is resolved in each trace on its own.\n"
 	      "\n"
 	      "Exit status: 0 ok (no regression beyond --fail-above), 1 NEW regressed beyond it,\n"
-	      "64 bad option (or a --metric neither trace has), 65 unreadable trace, 66 no such\n"
-	      "file, 70 out of memory, 73 output cannot be created, 74 write error.\n",
+	      "64 bad option (a --metric neither trace has, the output one of the traces, a\n"
+	      "window that selects nothing), 65 unreadable or damaged trace (a damaged one's\n"
+	      "comparison is written first), 66 no such file, 70 out of memory, 73 output cannot\n"
+	      "be created, 74 write error.\n",
 	      out);
 }
 
-static int format_from_name(const char *path)
+/* Read one side, through the window when one was given. Returns an exit status; *damage
+ * becomes GT_EXIT_DAMAGED when the trace was damaged. */
+static int read_side(const struct gt_cli *cli, struct gt_diff *d, unsigned side, const char *path,
+                     int *damage)
 {
-	const char *dot = strrchr(path, '.');
-
-	if (dot && strcmp(dot, ".csv") == 0)
-		return GT_STATS_FORMAT_CSV;
-	if (dot && strcmp(dot, ".json") == 0)
-		return GT_STATS_FORMAT_JSON;
-	return -1;
-}
-
-/* Read one side. Returns an exit status. */
-static int read_side(struct gt_diff *d, unsigned side, const char *path)
-{
-	struct gt_reader *r = NULL;
+	struct gt_cli_trace t;
 	const char *errmsg = NULL;
-	int ret;
+	int ret, status = gt_cli_trace_open(cli, path, &t);
 
-	ret = gt_reader_open(path, &r, &errmsg);
-	if (ret < 0) {
-		gt_cli_error("diff: cannot read %s: %s", path, errmsg ? errmsg : strerror(-ret));
-		return ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_filter(cli, &t);
+	if (status == GT_EXIT_OK) {
+		ret = gt_diff_add(d, side, t.r, path, &errmsg);
+		if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
+			*damage = GT_EXIT_DAMAGED;
+		if (ret < 0) {
+			gt_cli_error("diff: %s: %s", path, errmsg);
+			status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
+		}
 	}
-	ret = gt_diff_add(d, side, r, path, &errmsg);
-	gt_reader_close(r);
-	if (ret < 0) {
-		gt_cli_error("diff: %s: %s", path, errmsg);
-		return ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
-	}
-	return GT_EXIT_OK;
+	gt_cli_trace_close(&t);
+	return status;
 }
 
 /* What the gate found, on standard error: CI logs show why a job failed (or passed). */
@@ -99,120 +99,101 @@ static void report_gate(const struct gt_diff *d)
 		        change, d->opts.fail_above_pct);
 }
 
-int cmd_diff(int argc, char **argv)
-{
-	enum {
-		OPT_MANGLED = 256,
-		OPT_STEP,
-		OPT_FAIL_ABOVE,
-		OPT_METRIC,
-	};
-	static const struct option longopts[] = {
-	        {"format", required_argument, NULL, 'f'},
-	        {"output", required_argument, NULL, 'o'},
-	        {"limit", required_argument, NULL, 'n'},
-	        {"mangled", no_argument, NULL, OPT_MANGLED},
-	        {"step", required_argument, NULL, OPT_STEP},
-	        {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
-	        {"metric", required_argument, NULL, OPT_METRIC},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	struct gt_diff_options opts = {.fail_above_pct = -1};
-	const char *output = NULL, *errmsg = NULL;
-	struct gt_diff *d = NULL;
-	bool have_format = false;
-	struct stat sb, sn;
-	FILE *out = stdout;
-	char *end;
-	uint64_t n;
-	int c, ret, status = GT_EXIT_OK;
+enum {
+	OPT_FAIL_ABOVE = 0x100,
+	OPT_METRIC,
+};
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (gt_stats_parse_format(optarg, &opts.format) < 0) {
-				gt_cli_error("diff: unknown format '%s'; choose table, csv or json",
-				             optarg);
-				return GT_EXIT_USAGE;
-			}
-			have_format = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'n':
-			if (gt_opt_uint(optarg, 0, UINT32_MAX, &n) < 0) {
-				gt_cli_error("diff: --limit takes a number of rows, not '%s'",
-				             optarg);
-				return GT_EXIT_USAGE;
-			}
-			opts.limit = (unsigned)n;
-			break;
-		case OPT_MANGLED:
-			opts.mangled = true;
-			break;
-		case OPT_STEP:
-			if (!*optarg) {
-				gt_cli_error("diff: --step takes the name of an NVTX range");
-				return GT_EXIT_USAGE;
-			}
-			opts.step_name = optarg;
-			break;
-		case OPT_FAIL_ABOVE:
-			errno = 0;
-			opts.fail_above_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(opts.fail_above_pct >= 0) ||
-			    !isfinite(opts.fail_above_pct)) {
-				gt_cli_error(
-				        "diff: --fail-above takes a percentage (0 or more), not "
-				        "'%s'",
-				        optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case OPT_METRIC:
-			if (!*optarg) {
-				gt_cli_error("diff: --metric takes gpu-time, step-time or a name");
-				return GT_EXIT_USAGE;
-			}
-			opts.metric = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			return gt_cli_bad_option("diff", c, argv);
+static int diff_option(void *ctx, int c, const char *arg)
+{
+	struct gt_diff_options *o = ctx;
+	char *end;
+
+	switch (c) {
+	case OPT_FAIL_ABOVE:
+		errno = 0;
+		o->fail_above_pct = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->fail_above_pct >= 0) ||
+		    !isfinite(o->fail_above_pct)) {
+			gt_cli_error("diff: --fail-above takes a percentage (0 or more), not '%s'",
+			             arg);
+			return GT_EXIT_USAGE;
 		}
-	}
-	if (argc - optind != 2) {
-		if (argc - optind > 2)
-			gt_cli_error("diff: unexpected argument '%s'; it compares two traces",
-			             argv[optind + 2]);
-		else
-			gt_cli_error("diff: which traces? usage: gputrace diff [options] BASE NEW");
+		return GT_EXIT_OK;
+	case OPT_METRIC:
+		if (!*arg) {
+			gt_cli_error("diff: --metric takes gpu-time, step-time or a name");
+			return GT_EXIT_USAGE;
+		}
+		o->metric = arg;
+		return GT_EXIT_OK;
+	default:
 		return GT_EXIT_USAGE;
 	}
+}
+
+static const struct option diff_longopts[] = {
+        {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
+        {"metric", required_argument, NULL, OPT_METRIC},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd diff_cmd = {
+        .name = "diff",
+        .synopsis = "gputrace diff [options] BASE NEW",
+        .common = GT_CLI_OUTPUT | GT_CLI_FORMAT | GT_CLI_QUIET | GT_CLI_LIMIT | GT_CLI_MANGLED |
+                  GT_CLI_STEP | GT_CLI_WINDOW,
+        .longopts = diff_longopts,
+        .option = diff_option,
+        .usage = usage,
+        .min_args = 2,
+        .max_args = 2,
+        .args_what = "trace",
+        .args_missing = "which traces?",
+        .args_extra = "it compares two traces",
+};
+
+int cmd_diff(int argc, char **argv)
+{
+	struct gt_diff_options opts = {.fail_above_pct = -1};
+	struct gt_output *o = NULL;
+	const char *errmsg = NULL;
+	struct gt_diff *d = NULL;
+	struct stat sb, sn;
+	struct gt_cli cli;
+	FILE *out = NULL;
+	int ret, status, damage = GT_EXIT_OK;
+
+	status = gt_cli_parse(&cli, &diff_cmd, &opts, argc, argv);
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
 	if (opts.metric && opts.fail_above_pct < 0) {
 		gt_cli_error("diff: --metric is what --fail-above checks; give --fail-above PCT");
 		return GT_EXIT_USAGE;
 	}
-	if (stat(argv[optind], &sb) == 0 && stat(argv[optind + 1], &sn) == 0 &&
+	if (stat(cli.args[0], &sb) == 0 && stat(cli.args[1], &sn) == 0 &&
 	    sb.st_dev == sn.st_dev && sb.st_ino == sn.st_ino) {
-		gt_cli_error("diff: BASE and NEW are one file (%s and %s)", argv[optind],
-		             argv[optind + 1]);
+		gt_cli_error("diff: BASE and NEW are one file (%s and %s)", cli.args[0],
+		             cli.args[1]);
 		return GT_EXIT_USAGE;
 	}
-	if (!have_format && output && format_from_name(output) >= 0)
-		opts.format = (unsigned)format_from_name(output);
-
+	status = gt_cli_report_format(&cli, &opts.format);
+	if (status != GT_EXIT_OK)
+		return status;
+	opts.limit = (unsigned)cli.limit;
+	opts.mangled = cli.mangled;
+	opts.step_name = cli.step;
+	/* the output is checked before a trace is read: nothing is lost to a refused -o */
+	status = gt_cli_output_open(&cli, cli.output ? cli.output : "-", 0, &o);
+	if (status != GT_EXIT_OK)
+		return status;
 	if (gt_diff_new(&opts, &d) < 0) {
 		gt_cli_error("diff: out of memory");
-		return GT_EXIT_SOFTWARE;
+		status = GT_EXIT_SOFTWARE;
+		goto out;
 	}
-	if ((status = read_side(d, GT_DIFF_BASE, argv[optind])) != GT_EXIT_OK ||
-	    (status = read_side(d, GT_DIFF_NEW, argv[optind + 1])) != GT_EXIT_OK)
+	if ((status = read_side(&cli, d, GT_DIFF_BASE, cli.args[0], &damage)) != GT_EXIT_OK ||
+	    (status = read_side(&cli, d, GT_DIFF_NEW, cli.args[1], &damage)) != GT_EXIT_OK)
 		goto out;
 	ret = gt_diff_finish(d, &errmsg);
 	if (ret < 0) {
@@ -224,29 +205,25 @@ int cmd_diff(int argc, char **argv)
 		status = ret == -ENOENT ? GT_EXIT_USAGE : GT_EXIT_SOFTWARE;
 		goto out;
 	}
-	if (output && strcmp(output, "-") != 0) {
-		out = fopen(output, "w");
-		if (!out) {
-			gt_cli_error("diff: cannot create %s: %s", output, strerror(errno));
-			status = GT_EXIT_CANT_CREATE;
-			goto out;
-		}
-	}
-	ret = gt_diff_write(d, out, &errmsg);
-	if (out != stdout && fclose(out) != 0 && ret == 0) {
-		ret = -EIO;
-		errmsg = "could not write the comparison";
-	}
-	if (ret < 0) {
-		gt_cli_error("diff: %s: %s", output && strcmp(output, "-") ? output : "output",
-		             errmsg);
-		status = ret == -EIO ? GT_EXIT_IO : GT_EXIT_SOFTWARE;
+	status = gt_cli_output_stream(&cli, o, &out);
+	if (status != GT_EXIT_OK)
 		goto out;
+	gt_cli_output_signals();
+	ret = gt_diff_write(d, out, &errmsg);
+	if (ret < 0) {
+		gt_cli_error("diff: %s: %s", gt_output_path(o), errmsg);
+		status = ret == -EIO ? GT_EXIT_IO : GT_EXIT_SOFTWARE;
 	}
+	status = gt_cli_output_finish(&cli, o, out, status);
+	if (status != GT_EXIT_OK)
+		goto out;
 	report_gate(d);
 	if (d->gate.regressed)
 		status = GT_EXIT_REGRESSED;
+	else if (damage != GT_EXIT_OK)
+		status = damage;
 out:
+	gt_output_free(o);
 	gt_diff_free(d);
 	return status;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -60,18 +59,6 @@ static void usage(FILE *out)
 	      "one's report is written first), 66 no such file, 73 output cannot be created,\n"
 	      "74 write error.\n",
 	      out);
-}
-
-/* The format an output name implies (any case: "x.JSON"), or -1. */
-static int format_from_name(const char *path)
-{
-	const char *dot = strrchr(path, '.');
-
-	if (dot && strcasecmp(dot, ".csv") == 0)
-		return GT_STATS_FORMAT_CSV;
-	if (dot && strcasecmp(dot, ".json") == 0)
-		return GT_STATS_FORMAT_JSON;
-	return -1;
 }
 
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
@@ -357,13 +344,9 @@ int cmd_stats(int argc, char **argv)
 	status = gt_cli_parse(&cli, &stats_cmd, &x, argc, argv);
 	if (status != GT_EXIT_OK || cli.help)
 		goto out;
-	if (cli.format && gt_stats_parse_format(cli.format, &x.opts.format) < 0) {
-		gt_cli_error("stats: unknown format '%s'; choose table, csv or json", cli.format);
-		status = GT_EXIT_USAGE;
+	status = gt_cli_report_format(&cli, &x.opts.format);
+	if (status != GT_EXIT_OK)
 		goto out;
-	}
-	if (!cli.format && cli.output && format_from_name(cli.output) >= 0)
-		x.opts.format = (unsigned)format_from_name(cli.output);
 	x.opts.limit = (unsigned)cli.limit;
 	x.opts.mangled = cli.mangled;
 	x.ro.step_name = cli.step;

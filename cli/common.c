@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "common.h"
 #include "options.h"
 #include "output.h"
+#include "stats.h"
 
 #define MAX_LONGOPTS 64
 
@@ -135,12 +137,19 @@ int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, in
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
 	if (cli->nargs < cmd->min_args) {
-		gt_cli_error("%s: no %s; usage: %s", cmd->name, cmd->args_what, cmd->synopsis);
+		if (cmd->args_missing)
+			gt_cli_error("%s: %s usage: %s", cmd->name, cmd->args_missing, cmd->synopsis);
+		else
+			gt_cli_error("%s: no %s; usage: %s", cmd->name, cmd->args_what, cmd->synopsis);
 		return GT_EXIT_USAGE;
 	}
 	if (cmd->max_args >= 0 && cli->nargs > cmd->max_args) {
-		gt_cli_error("%s: one %s at a time ('%s' is extra)", cmd->name, cmd->args_what,
-		             cli->args[cmd->max_args]);
+		if (cmd->args_extra)
+			gt_cli_error("%s: unexpected argument '%s'; %s", cmd->name,
+			             cli->args[cmd->max_args], cmd->args_extra);
+		else
+			gt_cli_error("%s: one %s at a time ('%s' is extra)", cmd->name,
+			             cmd->args_what, cli->args[cmd->max_args]);
 		return GT_EXIT_USAGE;
 	}
 	return GT_EXIT_OK;
@@ -390,6 +399,25 @@ void gt_cli_output_signals(void)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
+}
+
+int gt_cli_report_format(const struct gt_cli *cli, unsigned *format)
+{
+	const char *dot = cli->output ? strrchr(cli->output, '.') : NULL;
+
+	*format = GT_STATS_FORMAT_TABLE;
+	if (cli->format) {
+		if (gt_stats_parse_format(cli->format, format) == 0)
+			return GT_EXIT_OK;
+		gt_cli_error("%s: unknown format '%s'; choose table, csv or json", cli->cmd->name,
+		             cli->format);
+		return GT_EXIT_USAGE;
+	}
+	if (dot && strcasecmp(dot, ".csv") == 0)
+		*format = GT_STATS_FORMAT_CSV;
+	else if (dot && strcasecmp(dot, ".json") == 0)
+		*format = GT_STATS_FORMAT_JSON;
+	return GT_EXIT_OK;
 }
 
 int gt_cli_export_status(int err)

@@ -44,6 +44,9 @@ struct gt_cli_cmd {
 	void (*usage)(FILE *out);
 	int min_args, max_args; /* positional arguments; max_args -1: any number */
 	const char *args_what;  /* "trace file", for "no trace file" and "one ... at a time" */
+	const char *args_missing; /* instead of "no <args_what>": "which traces?" */
+	const char *args_extra;   /* instead of "one <args_what> at a time": why the first
+	                           * argument too many is refused ("it compares two traces") */
 };
 
 /* One command's parsed options. */
@@ -118,6 +121,10 @@ int gt_cli_output_finish(const struct gt_cli *cli, struct gt_output *o, FILE *st
 /* From here on a SIGINT, SIGTERM, SIGHUP or SIGXFSZ removes every output's temporaries
  * before the CLI dies of it (signals ignored on entry stay ignored). */
 void gt_cli_output_signals(void);
+
+/* The format of a report (stats, diff): -f table|csv|json, else what -o's extension says
+ * (.csv, .json, any case), else a table. Prints what is wrong; returns a GT_EXIT_* code. */
+int gt_cli_report_format(const struct gt_cli *cli, unsigned *format);
 
 /* The exit status for an exporter's or reader's -errno: the trace's fault (65: damage, a
  * trace without what was asked, e.g. ranks to split by) or the output's (74; 73 when a file

@@ -37,7 +37,7 @@ expect_err "gputrace: diff: option '--limit' needs a value; see 'gputrace diff -
 
 # Missing and unreadable traces.
 expect_rc 66 "$gputrace" diff "$tmp/none.gtrace" "$tmp/none2.gtrace"
-err_matches "^gputrace: diff: cannot read $tmp/none.gtrace: "
+err_matches "^gputrace: diff: $tmp/none.gtrace: No such file or directory$"
 printf 'this is not a trace, just text long enough to hold a header and more...\n%.0s' \
 	$(seq 20) >"$tmp/text.gtrace"
 expect_rc 65 "$gputrace" diff "$tmp/text.gtrace" "$tmp/text.gtrace.2"
@@ -128,5 +128,19 @@ expect_rc 0 "$gputrace" diff -f csv "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gt
 out_has_line "kernel_launches,count,292,412,120,41.10"
 [ "$(sed -n '/^# appeared/,/^$/p' "$tmp/out" | grep -c ',40,')" -eq 3 ] ||
 	fail "ddp appeared: $(sed -n '/^# appeared/,/^$/p' "$tmp/out")"
+
+# The output contract, a window, a base name
+data=$(cd "$(dirname "$0")/data" && pwd)
+cp "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace" "$tmp/"
+expect_rc 64 "$gputrace" diff "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -o "$tmp/ddp-rank1.gtrace"
+expect_err "gputrace: diff: the output $tmp/ddp-rank1.gtrace is the input $tmp/ddp-rank1.gtrace (the same file): choose another name with -o"
+cmp -s "$tmp/ddp-rank1.gtrace" "$data/ddp-rank1.gtrace" || fail "diff -o NEW changed NEW"
+expect_rc 0 "$gputrace" diff -q --nvtx ProfilerStep:2..3 "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -f csv
+out_has_line "kernel_launches,count,48,48,0,0.00"
+out_has_line "steps,count,2,2,0,0.00"
+expect_rc 64 "$gputrace" diff --rank 7 "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace"
+err_matches "^gputrace: diff: --rank 7: .*ddp-rank0.gtrace has no such one; its ranks: 0$"
+expect_rc 0 "$gputrace" diff "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" --metric softmax_warp_forward --fail-above 50
+err_matches "^gputrace: diff: softmax_warp_forward: [+-][0-9.]+%, within the 50% allowed$"
 
 cli_done cli-diff

@@ -234,7 +234,7 @@ int cmd_export(int argc, char **argv)
 	const char *in, *msg = NULL;
 	struct progress prog;
 	struct gt_cli cli;
-	char out[PATH_MAX + 16], names[128];
+	char out[PATH_MAX + 16], names[128], identity[1024];
 	int ret, status, damage;
 
 	status = gt_cli_parse(&cli, &export_cmd, &x, argc, argv);
@@ -278,6 +278,9 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	eo->out = o;
+	/* what the export is of, recorded in it: view and sql reuse it only for this */
+	if (gt_export_identity(in, &t.win.w, identity, sizeof(identity)) == 0)
+		eo->identity = identity;
 	gt_cli_output_signals();
 	if (!cli.quiet && strcmp(out, "-") != 0)
 		gt_cli_window_too_big(t.r, &t.win, exp->name, eo->max_bytes, in, false);

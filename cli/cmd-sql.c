@@ -12,12 +12,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common.h"
 #include "gt-config.h"
 #include "options.h"
 
 #if GT_HAVE_SQLITE
 #include "clock.h"
+#include "exporter.h"
 #include "gputrace/trace.h"
+#include "output.h"
 #include "sql.h"
 #include "status-line.h"
 
@@ -44,8 +47,9 @@ static void usage(FILE *out)
 	      "Run SQL on a trace. The first use exports TRACE into a SQLite database next to\n"
 	      "it (run.gtrace -> run.sqlite) in Nsight Systems' export schema, so queries\n"
 	      "written for Nsight Systems' SQLite export run unchanged (docs/sql.md); later\n"
-	      "uses reuse it while it is newer than the trace. TRACE may also be such a\n"
-	      "database.\n"
+	      "uses reuse it while it records that it is an export of this very trace (the\n"
+	      "same file, unchanged, the same window, the same gputrace). TRACE may also be\n"
+	      "such a database.\n"
 	      "The words of QUERY are joined by spaces; several statements may follow each other.\n"
 	      "Without a QUERY: the sqlite3 shell on the database when one is installed,\n"
 	      "otherwise the list of tables with their row counts.\n"
@@ -57,9 +61,13 @@ static void usage(FILE *out)
 	      "      --rebuild        export again even when the database is up to date\n"
 	      "  -q, --quiet          no progress bar, no line about the export\n"
 	      "  -h, --help           show this help\n"
+	      "\n" GT_CLI_WINDOW_HELP
+	      "  A window's database is made under --db's name and records its window.\n"
 	      "\n"
-	      "Exit status: 0, 64 bad usage, 65 a query SQLite rejected (its message and\n"
-	      "where) or an unreadable trace, 66 no such trace, 74 output failed.\n",
+	      "Exit status: 0, 64 bad usage (the database one of the traces, a window that\n"
+	      "selects nothing), 65 a query SQLite rejected (its message and where), an\n"
+	      "unreadable trace, or a damaged one (after the query, run on what was read),\n"
+	      "66 no such trace, 73 the database cannot be created, 74 output failed.\n",
 	      out);
 }
 
@@ -134,179 +142,206 @@ static char *join_words(int n, char **words)
 	return s;
 }
 
-/* Export `trace` into `db`. Returns an exit status. */
-static int export_trace(const char *trace, const char *db, bool quiet)
+/* Export what cli's window keeps of the trace t into db, recording `identity`. Returns an
+ * exit status. */
+static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const char *db,
+                        const char *identity, int *damage)
 {
-	struct gt_sql_export_options so = {.demangle = 1};
+	struct gt_sql_export_options so = {.demangle = 1, .identity = identity};
 	struct gt_sql_export_result res = {0};
-	struct gt_reader *r = NULL;
+	struct gt_output *o = NULL;
 	const char *msg = NULL;
 	struct progress prog;
 	char count[32], size[32];
-	int ret;
+	int ret, status;
 
-	ret = gt_reader_open(trace, &r, &msg);
-	if (ret < 0) {
-		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
-		return ret == -ENOENT || ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	gt_status_init(&prog.line, !quiet);
+	status = gt_cli_output_open(cli, db, GT_OUTPUT_NO_STDOUT, &o);
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_filter(cli, t);
+	if (status != GT_EXIT_OK)
+		goto out;
+	gt_cli_output_signals();
+	so.out = o;
+	gt_status_init(&prog.line, !cli->quiet);
 	prog.start_ns = gt_now_ns();
 	if (prog.line.enabled) {
 		so.progress = on_progress;
 		so.progress_ctx = &prog;
 	}
-	ret = gt_sql_export(r, db, &so, &res, &msg);
+	ret = gt_sql_export(t->r, db, &so, &res, &msg);
 	gt_status_clear(&prog.line);
+	*damage = gt_cli_trace_damage(cli, t);
 	if (ret < 0) {
-		gt_cli_error("export to %s failed: %s", db, msg ? msg : strerror(-ret));
-		gt_reader_close(r);
-		return ret == -EINVAL || ret == -EBADMSG ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
+		gt_cli_error("sql: export to %s failed: %s", db, msg ? msg : strerror(-ret));
+		status = gt_cli_export_status(ret);
+		goto out;
 	}
-	if (gt_reader_status(r)->recovered || res.lost_chunks)
-		gt_cli_warn("%s is damaged or was cut short: %llu chunk%s skipped (see "
-		            "GPUTRACE_LOSSES)",
-		            trace, (unsigned long long)res.lost_chunks,
-		            res.lost_chunks == 1 ? "" : "s");
-	gt_reader_close(r);
-	if (!quiet)
+	status = gt_cli_output_finish(cli, o, NULL, GT_EXIT_OK);
+	if (status != GT_EXIT_OK)
+		goto out;
+	if (!cli->quiet)
 		fprintf(stderr, "gputrace: wrote %s (%s rows, %s)\n", db,
 		        gt_fmt_count(res.rows, count, sizeof(count)),
 		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
+out:
+	gt_output_free(o);
+	return status;
+}
+
+/* The database to query: TRACE itself when it is one, else its export (--db, or TRACE with
+ * .sqlite), made again unless it records that it is an export of this very trace and
+ * window. Returns an exit status. */
+static int database_of(const struct gt_cli *cli, const char *trace, const char *dbopt, bool rebuild,
+                       char *db, size_t bytes, int *damage)
+{
+	struct gt_cli_trace t;
+	char identity[1024];
+	int status, fresh;
+
+	if (gt_sql_is_database(trace)) {
+		if (dbopt || rebuild || gt_cli_window_given(&cli->win)) {
+			gt_cli_error("sql: %s is already a database: --db, --rebuild and windows "
+			             "apply to traces",
+			             trace);
+			return GT_EXIT_USAGE;
+		}
+		snprintf(db, bytes, "%s", trace);
+		return GT_EXIT_OK;
+	}
+	if (dbopt)
+		snprintf(db, bytes, "%s", dbopt);
+	else
+		gt_opt_derived_name(trace, ".sqlite", db, bytes);
+	status = gt_cli_trace_open(cli, trace, &t);
+	if (status == GT_EXIT_OK && gt_export_identity(trace, &t.win.w, identity,
+	                                               sizeof(identity)) < 0) {
+		gt_cli_error("sql: %s: %s", trace, strerror(errno));
+		status = GT_EXIT_NO_INPUT;
+	}
+	if (status == GT_EXIT_OK) {
+		fresh = rebuild ? 0 : gt_sql_db_fresh(trace, db, identity);
+		if (fresh != 1)
+			status = export_trace(cli, &t, db, identity, damage);
+	}
+	gt_cli_trace_close(&t);
+	return status;
+}
+
+/* The query's words, run on db; none: the sqlite3 shell, or the list of tables. */
+static int run_query(char **words, int nwords, const char *db, unsigned format)
+{
+	struct gt_sql_error err;
+	char *query = NULL;
+	int ret;
+
+	if (nwords == 0) {
+		if (have_shell()) {
+			fflush(NULL);
+			execlp("sqlite3", "sqlite3", db, (char *)NULL);
+			gt_cli_warn("cannot run sqlite3: %s; listing the tables instead",
+			            strerror(errno));
+		}
+		ret = gt_sql_tables(db, stdout, format, &err);
+	} else {
+		query = join_words(nwords, words);
+		if (!query) {
+			gt_cli_error("sql: out of memory");
+			return GT_EXIT_SOFTWARE;
+		}
+		ret = gt_sql_query(db, query, stdout, format, &err);
+	}
+	if (ret == -EBADMSG) {
+		gt_cli_error("sql: %s", err.message);
+		if (query)
+			show_position(query, err.offset);
+		free(query);
+		return GT_EXIT_BAD_QUERY;
+	}
+	free(query);
+	if (ret == -ENOENT) {
+		gt_cli_error("%s: %s", db, strerror(-ret));
+		return GT_EXIT_NO_INPUT;
+	}
+	if (ret == -EIO) {
+		gt_cli_error("sql: writing the results failed");
+		return GT_EXIT_IO;
+	}
+	if (ret < 0) {
+		gt_cli_error("sql: %s", strerror(-ret));
+		return GT_EXIT_SOFTWARE;
+	}
 	return GT_EXIT_OK;
 }
 #endif
 
+struct sql_ctx {
+	const char *db;
+	bool rebuild;
+};
+
+static int sql_option(void *ctx, int c, const char *arg)
+{
+	struct sql_ctx *x = ctx;
+
+	if (c == 'D') {
+		x->db = arg;
+		return GT_EXIT_OK;
+	}
+	if (c == 'R') {
+		x->rebuild = true;
+		return GT_EXIT_OK;
+	}
+	return GT_EXIT_USAGE;
+}
+
+static const struct option sql_longopts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"rebuild", no_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd sql_cmd = {
+        .name = "sql",
+        .synopsis = "gputrace sql TRACE [QUERY...]",
+        .common = GT_CLI_FORMAT | GT_CLI_QUIET | GT_CLI_WINDOW,
+        .longopts = sql_longopts,
+        .option = sql_option,
+        .usage = usage,
+        .min_args = 1,
+        .max_args = -1,
+        .args_what = "trace file",
+};
+
 int cmd_sql(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"format", required_argument, NULL, 'f'}, {"db", required_argument, NULL, 'D'},
-	        {"rebuild", no_argument, NULL, 'R'},      {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
-	};
-	const char *trace, *dbopt = NULL;
-	bool rebuild = false, quiet = false;
-	unsigned format = 0;
-	char db[PATH_MAX + 16];
-	int c;
+	struct sql_ctx x = {0};
+	struct gt_cli cli;
+	int status = gt_cli_parse(&cli, &sql_cmd, &x, argc, argv);
 
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
-	/* options may follow the trace and the query; "--" ends them */
-	while ((c = getopt_long(argc, argv, ":f:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-#if GT_HAVE_SQLITE
-			if (gt_sql_parse_format(optarg, &format) < 0) {
-				gt_cli_error("sql: -f: '%s' is not valid; use table, csv or json",
-				             optarg);
-				return GT_EXIT_USAGE;
-			}
-#endif
-			break;
-		case 'D':
-			dbopt = optarg;
-			break;
-		case 'R':
-			rebuild = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			return gt_cli_bad_option("sql", c, argv);
-		}
-	}
-	if (optind >= argc) {
-		gt_cli_error("sql: no trace file; usage: gputrace sql TRACE [QUERY...]");
-		return GT_EXIT_USAGE;
-	}
-	trace = argv[optind];
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
 #if !GT_HAVE_SQLITE
-	(void)dbopt;
-	(void)rebuild;
-	(void)quiet;
-	(void)format;
-	(void)db;
-	(void)trace;
 	gt_cli_error("sql: this gputrace was built without SQLite; install libsqlite3-dev and "
 	             "rebuild (meson setup --reconfigure)");
 	return GT_EXIT_UNAVAILABLE;
 #else
 	{
-		struct gt_sql_error err;
-		struct stat st;
-		char *query = NULL;
-		int ret;
+		unsigned format = 0;
+		char db[PATH_MAX + 16];
+		int damage = GT_EXIT_OK;
 
-		if (stat(trace, &st) < 0) {
-			gt_cli_error("%s: %s", trace, strerror(errno));
-			return GT_EXIT_NO_INPUT;
+		if (cli.format && gt_sql_parse_format(cli.format, &format) < 0) {
+			gt_cli_error("sql: -f: '%s' is not valid; use table, csv or json",
+			             cli.format);
+			return GT_EXIT_USAGE;
 		}
-		if (gt_sql_is_database(trace)) {
-			if (dbopt || rebuild) {
-				gt_cli_error("sql: %s is already a database: --db and --rebuild "
-				             "apply to traces",
-				             trace);
-				return GT_EXIT_USAGE;
-			}
-			snprintf(db, sizeof(db), "%s", trace);
-		} else {
-			if (dbopt)
-				snprintf(db, sizeof(db), "%s", dbopt);
-			else
-				gt_opt_derived_name(trace, ".sqlite", db, sizeof(db));
-			if (strcmp(db, trace) == 0) {
-				gt_cli_error("sql: the database would replace the trace itself; "
-				             "choose another with --db");
-				return GT_EXIT_USAGE;
-			}
-			if (rebuild || gt_sql_db_fresh(trace, db) != 1) {
-				ret = export_trace(trace, db, quiet);
-				if (ret != GT_EXIT_OK)
-					return ret;
-			}
-		}
-		if (optind + 1 >= argc) {
-			if (have_shell()) {
-				fflush(NULL);
-				execlp("sqlite3", "sqlite3", db, (char *)NULL);
-				gt_cli_warn("cannot run sqlite3: %s; listing the tables instead",
-				            strerror(errno));
-			}
-			ret = gt_sql_tables(db, stdout, format, &err);
-		} else {
-			query = join_words(argc - optind - 1, argv + optind + 1);
-			if (!query) {
-				gt_cli_error("sql: out of memory");
-				return GT_EXIT_SOFTWARE;
-			}
-			ret = gt_sql_query(db, query, stdout, format, &err);
-		}
-		if (ret == -EBADMSG) {
-			gt_cli_error("sql: %s", err.message);
-			if (query)
-				show_position(query, err.offset);
-			free(query);
-			return GT_EXIT_BAD_QUERY;
-		}
-		free(query);
-		if (ret == -ENOENT) {
-			gt_cli_error("%s: %s", db, strerror(-ret));
-			return GT_EXIT_NO_INPUT;
-		}
-		if (ret == -EIO) {
-			gt_cli_error("sql: writing the results failed");
-			return GT_EXIT_IO;
-		}
-		if (ret < 0) {
-			gt_cli_error("sql: %s", strerror(-ret));
-			return GT_EXIT_SOFTWARE;
-		}
-		return GT_EXIT_OK;
+		status = database_of(&cli, cli.args[0], x.db, x.rebuild, db, sizeof(db), &damage);
+		if (status != GT_EXIT_OK)
+			return status;
+		/* a damaged trace's database holds what could be read (and GPUTRACE_LOSSES says
+		 * what could not): the query runs on it, then the exit status says so */
+		status = run_query(cli.args + 1, cli.nargs - 1, db, format);
+		return status == GT_EXIT_OK ? damage : status;
 	}
 #endif
 }

@@ -133,7 +133,7 @@ out_has_line "kernel_launches,count,292,412,120,41.10"
 data=$(cd "$(dirname "$0")/data" && pwd)
 cp "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace" "$tmp/"
 expect_rc 64 "$gputrace" diff "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -o "$tmp/ddp-rank1.gtrace"
-expect_err "gputrace: diff: the output $tmp/ddp-rank1.gtrace is the input $tmp/ddp-rank1.gtrace (the same file): choose another name with -o"
+expect_err "gputrace: diff: the output $tmp/ddp-rank1.gtrace is the input $tmp/ddp-rank1.gtrace (the same file): choose another output name"
 cmp -s "$tmp/ddp-rank1.gtrace" "$data/ddp-rank1.gtrace" || fail "diff -o NEW changed NEW"
 expect_rc 0 "$gputrace" diff -q --nvtx ProfilerStep:2..3 "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -f csv
 out_has_line "kernel_launches,count,48,48,0,0.00"

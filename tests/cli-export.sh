@@ -46,7 +46,7 @@ expect_err "gputrace: export: unknown option '--bogus'; see 'gputrace export --h
 expect_rc 64 "$gputrace" export run.gtrace -f
 expect_err "gputrace: export: option '-f' needs a value; see 'gputrace export --help'"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome -o run.gtrace
-expect_err "gputrace: export: the output run.gtrace is the input run.gtrace (the same file): choose another name with -o"
+expect_err "gputrace: export: the output run.gtrace is the input run.gtrace (the same file): choose another output name"
 
 # ---- input errors: 66 missing, 65 not a trace ----
 expect_rc 66 "$gputrace" export missing.gtrace -f chrome
@@ -290,12 +290,12 @@ PY
 	! grep -q ProfilerStep named.json || fail "--step nothing wrote ProfilerStep"
 	touch plain
 	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o plain
-	expect_err "gputrace: export: plain exists and is a file, not a folder; choose another name with -o"
+	expect_err "gputrace: export: plain exists and is a file, not a folder; choose another output name"
 	# a folder that holds other files than an earlier export's is never replaced (HTA would
 	# read other .json files as ranks too, and they are the user's)
 	echo '{}' >hta/old.json
 	expect_rc 73 "$gputrace" export job.gtrace -f chrome --split ranks -o hta -q
-	expect_err "gputrace: export: hta exists and holds other files than an export's (old.json): choose another name with -o, or empty it"
+	expect_err "gputrace: export: hta exists and holds other files than an export's (old.json): choose another output name, or empty it"
 	[ -f hta/old.json ] && [ -f hta/rank-1.pt.trace.json ] || fail "hta was changed: $(ls hta)"
 	# an earlier export's folder is replaced whole: a rank it had and this one has not goes
 	rm hta/old.json

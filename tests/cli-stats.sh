@@ -222,7 +222,7 @@ fi
 
 # The output contract: never the trace itself; a name's extension in any case picks the format
 expect_rc 64 "$gputrace" stats "$data/example.gtrace" -o "$data/example.gtrace"
-expect_err "gputrace: stats: the output $data/example.gtrace is the input $data/example.gtrace (the same file): choose another name with -o"
+expect_err "gputrace: stats: the output $data/example.gtrace is the input $data/example.gtrace (the same file): choose another output name"
 expect_rc 0 "$gputrace" stats -q -r losses "$data/example.gtrace" -o "$tmp/x.JSON"
 grep -q '^{' "$tmp/x.JSON" || fail "-o x.JSON did not write JSON: $(head -c 80 "$tmp/x.JSON")"
 

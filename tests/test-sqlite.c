@@ -854,19 +854,19 @@ START_TEST(tables_listing_and_reuse)
 	/* reuse: newer than the trace and of this schema version; stale after the trace moves */
 	ck_assert(gt_sql_is_database(fx_db));
 	ck_assert(!gt_sql_is_database(fx_trace));
-	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db), 1);
+	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db, NULL), 1);
 	path_in(other, sizeof(other), "none.sqlite");
-	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, other), 0);
-	ck_assert_int_eq(gt_sql_db_fresh(other, fx_db), -ENOENT);
+	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, other, NULL), 0);
+	ck_assert_int_eq(gt_sql_db_fresh(other, fx_db, NULL), -ENOENT);
 	clock_gettime(CLOCK_REALTIME, &later[1]);
 	later[1].tv_sec += 100;
 	ck_assert_int_eq(utimensat(AT_FDCWD, fx_trace, later, 0), 0);
-	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db), 0);
+	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db, NULL), 0);
 	ck_assert_int_eq(export_db(fx_trace, fx_db, &res), 0);
-	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db), 0); /* the trace is in the future */
+	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db, NULL), 0); /* the trace is in the future */
 	later[1].tv_sec -= 200;
 	ck_assert_int_eq(utimensat(AT_FDCWD, fx_trace, later, 0), 0);
-	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db), 1);
+	ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db, NULL), 1);
 	/* a database of another schema version is not reused */
 	{
 		sqlite3 *db;
@@ -879,7 +879,7 @@ START_TEST(tables_listing_and_reuse)
 		                     NULL, NULL, NULL),
 		        SQLITE_OK);
 		sqlite3_close(db);
-		ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db), 0);
+		ck_assert_int_eq(gt_sql_db_fresh(fx_trace, fx_db, NULL), 0);
 		ck_assert_int_eq(export_db(fx_trace, fx_db, &res), 0);
 	}
 }

@@ -38,6 +38,10 @@ struct gt_export_options {
 	 * the reader, so that a window's steps keep their numbers; NULL: the exporter finds
 	 * them itself (gt_export_window sets it for a window) */
 	const struct gt_steps *steps;
+	/* what the export is of (gt_export_identity), recorded in it so that a cache of it is
+	 * reused only for this very trace and window (perfetto: the trace's uuid; sqlite:
+	 * META_DATA_EXPORT's GPUTRACE_SOURCE); NULL: nothing recorded */
+	const char *identity;
 	/* gt_export_window: each file written, with the time range [from_ns, to_ns) it holds
 	 * (0, 0: the whole window); may be NULL */
 	void (*on_file)(void *ctx, const char *path, uint64_t from_ns, uint64_t to_ns);
@@ -134,6 +138,15 @@ bool gt_export_sibling(const char *output, const char *ext, char sep, bool digit
 
 /* stale() of the formats cut into numbered pieces (perfetto by --max-size). */
 bool gt_export_stale_pieces(const struct gt_export_options *opts, const char *name);
+
+/* What an export of the trace at path through window w (NULL: all of it) is of: this build's
+ * version, the trace file's device, inode, size and modification time, and the window
+ * (gt_window_describe), as one line into buf. Returns 0 or -errno from stat. */
+int gt_export_identity(const char *path, const struct gt_window *w, char *buf, size_t bytes);
+
+/* Whether the .pftrace at path is a complete export whose identity is `identity` (the uuid its
+ * first packet carries; a file cut short has no valid end and is not). */
+bool gt_perfetto_is_export_of(const char *path, const char *identity);
 
 /* The exporter named `name`, or NULL. */
 const struct gt_exporter_ops *gt_exporter_find(const char *name);

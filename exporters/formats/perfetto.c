@@ -10,6 +10,7 @@
 #include "exporter.h"
 #include "labels.h"
 #include "outbuf.h"
+#include "hash.h"
 #include "protobuf.h"
 #include "steps.h"
 #include "text.h"
@@ -28,6 +29,9 @@ enum {
 	PKT_CLOCK_SNAPSHOT = 6,
 	PKT_TIMESTAMP_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
+	PKT_TRACE_UUID = 89, /* TraceUuid: trace_processor's metadata.trace_uuid */
+	UUID_MSB = 1,
+	UUID_LSB = 2,
 
 	DEFAULTS_TIMESTAMP_CLOCK_ID = 58, /* TracePacketDefaults */
 	SNAPSHOT_CLOCKS = 1,              /* ClockSnapshot */
@@ -309,6 +313,78 @@ static char *put_ts(const struct pf *f, char *p, uint64_t ts)
 }
 
 /* The first packet: clears incremental state and interns the fixed tables. */
+/* The trace's uuid from what the export is of (opts->identity): first in the file, where
+ * gt_perfetto_is_export_of looks for it. */
+static void uuid_of(const char *identity, uint64_t *msb, uint64_t *lsb)
+{
+	size_t len = strlen(identity);
+
+	*msb = gt_hash_fmix64(gt_hash_fnv1a(GT_HASH_FNV_OFFSET, identity, len));
+	*lsb = gt_hash_fmix64(gt_hash_fnv1a(*msb, identity, len));
+}
+
+static void write_uuid_packet(struct pf *f, const char *identity)
+{
+	uint64_t msb, lsb;
+	char *p, *pm, *um;
+
+	uuid_of(identity, &msb, &lsb);
+	p = gt_outbuf_space(&f->out, 64);
+	p = gt_pb_open(p, TRACE_PACKET, &pm);
+	p = gt_pb_open(p, PKT_TRACE_UUID, &um);
+	p = gt_pb_uint(p, UUID_MSB, msb);
+	p = gt_pb_uint(p, UUID_LSB, lsb);
+	p = gt_pb_close(p, um);
+	gt_outbuf_commit(&f->out, gt_pb_close(p, pm));
+}
+
+/* A varint at p (at most end); NULL when it does not fit. */
+static const unsigned char *get_varint(const unsigned char *p, const unsigned char *end,
+                                       uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; p < end && shift < 64; shift += 7, p++) {
+		*v |= (uint64_t)(*p & 0x7f) << shift;
+		if (!(*p & 0x80))
+			return p + 1;
+	}
+	return NULL;
+}
+
+bool gt_perfetto_is_export_of(const char *path, const char *identity)
+{
+	unsigned char buf[64];
+	const unsigned char *p = buf, *end;
+	uint64_t v, len, msb = 0, lsb = 0, want_msb, want_lsb;
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	end = buf + n;
+	/* Trace.packet { trace_uuid { msb, lsb } }, exactly as write_uuid_packet writes it */
+	if (!(p = get_varint(p, end, &v)) || v != ((uint64_t)TRACE_PACKET << 3 | 2) ||
+	    !(p = get_varint(p, end, &len)) || len > (uint64_t)(end - p))
+		return false;
+	end = p + len;
+	if (!(p = get_varint(p, end, &v)) || v != ((uint64_t)PKT_TRACE_UUID << 3 | 2) ||
+	    !(p = get_varint(p, end, &len)) || len != (uint64_t)(end - p))
+		return false;
+	while (p < end) {
+		if (!(p = get_varint(p, end, &v)))
+			return false;
+		if (v == (UUID_MSB << 3 | 0) && (p = get_varint(p, end, &msb)))
+			continue;
+		if (v == (UUID_LSB << 3 | 0) && (p = get_varint(p, end, &lsb)))
+			continue;
+		return false;
+	}
+	uuid_of(identity, &want_msb, &want_lsb);
+	return msb == want_msb && lsb == want_lsb;
+}
+
 static void write_first_packet(struct pf *f)
 {
 	char *pm, *im, *em;
@@ -1217,6 +1293,8 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	ret = gt_outbuf_open(&f.out, opts->out, opts->output, &f.errmsg);
 	if (ret < 0)
 		goto out;
+	if (opts->identity)
+		write_uuid_packet(&f, opts->identity);
 	write_first_packet(&f);
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		ret = gt_timeline_observe(&f.m, rec);

@@ -2,11 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exporter.h"
 #include "gt-config.h"
 #include "output.h"
 #include "steps.h"
+#include "window.h"
 
 extern const struct gt_exporter_ops gt_exporter_chrome;
 extern const struct gt_exporter_ops gt_exporter_perfetto;
@@ -184,5 +186,20 @@ int gt_export_steps(struct gt_reader *r, const struct gt_export_options *opts,
 		return err;
 	}
 	*ret = *own;
+	return 0;
+}
+
+int gt_export_identity(const char *path, const struct gt_window *w, char *buf, size_t bytes)
+{
+	char window[512];
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	gt_window_describe(w, window, sizeof(window));
+	snprintf(buf, bytes, "gputrace %s; trace %llu:%llu %lld %lld.%09ld; window %s", GT_VERSION,
+	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	         (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+	         window[0] ? window : "all");
 	return 0;
 }

@@ -155,3 +155,34 @@ int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned 
 		err = gt_reader_rewind(r);
 	return err < 0 ? err : (int)(n > INT32_MAX ? INT32_MAX : n);
 }
+
+/* ---- a window, written down ------------------------------------------------------------ */
+
+static size_t list_ids(char *buf, size_t len, size_t bytes, const char *what, const void *ids,
+                       unsigned n, bool is_signed)
+{
+	for (unsigned i = 0; i < n && len < bytes; i++) {
+		long long v = is_signed ? (long long)((const int32_t *)ids)[i]
+		                        : (long long)((const uint32_t *)ids)[i];
+
+		len += (size_t)snprintf(buf + len, bytes - len, "%s%s%lld", i ? "," : " ",
+		                        i ? "" : what, v);
+	}
+	return len;
+}
+
+void gt_window_describe(const struct gt_window *w, char *buf, size_t bytes)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!w || !gt_window_any(w))
+		return;
+	if (gt_window_timed(w))
+		len = (size_t)snprintf(buf, bytes, "@%llu..@%llu", (unsigned long long)w->from_ns,
+		                       (unsigned long long)w->to_ns);
+	len = list_ids(buf, len, bytes, "pid=", w->pids, w->npids, false);
+	len = list_ids(buf, len, bytes, "rank=", w->ranks, w->nranks, true);
+	len = list_ids(buf, len, bytes, "device=", w->devices, w->ndevices, false);
+	list_ids(buf, len, bytes, "stream=", w->streams, w->nstreams, false);
+}

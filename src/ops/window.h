@@ -67,6 +67,11 @@ struct gt_window_selectable {
 int gt_window_selectable(struct gt_reader *r, struct gt_window_selectable **ret);
 void gt_window_selectable_free(struct gt_window_selectable *s);
 
+/* What window w keeps, written down the same way every time (for an export that records
+ * which window it holds): "@FROM..@TO pid=1,2 rank=0 device=0 stream=7", the time range on the
+ * trace clock; empty for the whole trace. */
+void gt_window_describe(const struct gt_window *w, char *buf, size_t bytes);
+
 /* The names of r's NVTX ranges (push/pop and start/end), the most frequent first, at most max
  * of them, as "forward (240), step (20) and 3 more" into buf (empty when none). Rewinds r.
  * Returns the number of distinct names, or -errno. */

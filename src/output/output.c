@@ -236,7 +236,7 @@ static int resolve(const char *name, bool want_dir, char **ret, struct stat *st_
 		free(*ret);
 		*ret = NULL;
 		return fail(err, -ENOTDIR,
-		            "%s exists and is %s, not a folder; choose another name with -o", name,
+		            "%s exists and is %s, not a folder; choose another output name", name,
 		            S_ISREG(st.st_mode) ? "a file" : kind_of(st.st_mode));
 	}
 	if (!want_dir && !S_ISREG(st.st_mode)) {
@@ -263,7 +263,7 @@ static int check_inputs(const struct gt_output *o, const char *name, const struc
 				err->input = (int)i;
 			return fail(err, -EEXIST,
 			            "the output %s is the input %s (the same file): choose another "
-			            "name with -o",
+			            "output name",
 			            name, o->input_names[i]);
 		}
 	}
@@ -333,7 +333,7 @@ int gt_output_open(const char *path, const char *const *inputs, unsigned ninputs
 					err->input = (int)i;
 				r = fail(err, -EEXIST,
 				         "the output folder %s holds the input %s, which replacing "
-				         "it would remove: choose another name with -o",
+				         "it would remove: choose another output name",
 				         path, inputs[i]);
 				free(real);
 				goto out;
@@ -640,7 +640,7 @@ int gt_output_sweep(struct gt_output *o, const char *dir,
 			if (e->d_type != DT_REG || !match(e->d_name, ctx)) {
 				r = fail(err, -ENOTEMPTY,
 				         "%s exists and holds other files than an export's (%s): "
-				         "choose another name with -o, or empty it",
+				         "choose another output name, or empty it",
 				         o->path, e->d_name);
 				break;
 			}

@@ -28,6 +28,9 @@ struct gt_sql_export_options {
 	/* the output the database is created through (src/output/output.h), opened on path and
 	 * committed by the caller; NULL: one of its own, committed when the export succeeded */
 	struct gt_output *out;
+	/* what the database is an export of (exporter.h, gt_export_identity), stored as
+	 * META_DATA_EXPORT's GPUTRACE_SOURCE for gt_sql_db_fresh; NULL: none */
+	const char *identity;
 };
 
 struct gt_sql_export_result {
@@ -87,9 +90,11 @@ int gt_sql_query(const char *db_path, const char *sql, FILE *out, unsigned forma
 int gt_sql_tables(const char *db_path, FILE *out, unsigned format, struct gt_sql_error *err);
 
 /* Whether db_path holds an export of trace_path that `gputrace sql` may reuse: it exists,
- * was modified after the trace, and was written by this schema version.
+ * was modified after the trace, was written by this schema version and, with identity
+ * non-NULL, records that it is an export of exactly that (GPUTRACE_SOURCE: this trace file,
+ * this window, this gputrace; a window's export is not the whole trace's).
  * Returns 1 (reuse), 0 (export again), or -errno from stat() of the trace. */
-int gt_sql_db_fresh(const char *trace_path, const char *db_path);
+int gt_sql_db_fresh(const char *trace_path, const char *db_path, const char *identity);
 
 /* True when `path` starts with SQLite's file header ("SQLite format 3"). */
 bool gt_sql_is_database(const char *path);

@@ -529,28 +529,37 @@ static bool newer(const struct stat *a, const struct stat *b)
 	return a->st_mtim.tv_nsec > b->st_mtim.tv_nsec;
 }
 
-int gt_sql_db_fresh(const char *trace_path, const char *db_path)
+/* The value of META_DATA_EXPORT's row `name` equals want. */
+static bool meta_is(sqlite3 *db, const char *name, const char *want)
+{
+	sqlite3_stmt *st = NULL;
+	bool same = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM META_DATA_EXPORT WHERE name = ?", -1, &st,
+	                       NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		same = v && strcmp(v, want) == 0;
+	}
+	sqlite3_finalize(st); /* pairs with the prepare above */
+	return same;
+}
+
+int gt_sql_db_fresh(const char *trace_path, const char *db_path, const char *identity)
 {
 	struct stat ts, ds;
 	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
 	int fresh = 0;
 
 	if (stat(trace_path, &ts) < 0)
 		return -errno;
 	if (stat(db_path, &ds) < 0 || !newer(&ds, &ts) || !gt_sql_is_database(db_path))
 		return 0;
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db,
-	                       "SELECT value FROM META_DATA_EXPORT WHERE name = "
-	                       "'GPUTRACE_SCHEMA_VERSION'",
-	                       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(st, 0);
-
-		fresh = v && strcmp(v, GT_SQL_SCHEMA_VERSION) == 0;
-	}
-	sqlite3_finalize(st); /* pairs with the prepare above */
-	sqlite3_close(db);    /* pairs with sqlite3_open_v2 */
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		fresh = meta_is(db, "GPUTRACE_SCHEMA_VERSION", GT_SQL_SCHEMA_VERSION) &&
+		        (!identity || meta_is(db, "GPUTRACE_SOURCE", identity));
+	sqlite3_close(db); /* pairs with sqlite3_open_v2 */
 	return fresh;
 }

@@ -173,6 +173,7 @@ struct tab {
 
 struct sq {
 	sqlite3 *db;
+	const char *identity; /* GPUTRACE_SOURCE, or NULL; borrowed */
 	int cache_mib; /* page cache, MiB; 0: DEFAULT_CACHE_MB */
 	struct tab tab[SQ_TABLE_MAX];
 	struct gt_reader *r;
@@ -1514,7 +1515,8 @@ static int put_trace(struct sq *q)
 	if (put_meta(q, "EXPORT_PRODUCT_NAME", "gputrace") < 0 ||
 	    put_meta(q, "EXPORT_PRODUCT_VERSION", GT_VERSION) < 0 ||
 	    put_meta(q, "EXPORT_SCHEMA_VERSION", GT_SQL_NSYS_SCHEMA_VERSION) < 0 ||
-	    put_meta(q, "GPUTRACE_SCHEMA_VERSION", GT_SQL_SCHEMA_VERSION) < 0)
+	    put_meta(q, "GPUTRACE_SCHEMA_VERSION", GT_SQL_SCHEMA_VERSION) < 0 ||
+	    (q->identity && put_meta(q, "GPUTRACE_SOURCE", q->identity) < 0))
 		return q->err;
 	return 0;
 }
@@ -2096,6 +2098,7 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 
 	q.r = r;
 	q.demangle = !opts || opts->demangle;
+	q.identity = opts ? opts->identity : NULL;
 	q.first_ns = UINT64_MAX;
 	q.errmsg = "out of memory";
 	if (!r || !path || !*path || strcmp(path, "-") == 0) {
@@ -2222,6 +2225,7 @@ static int sqlite_run(struct gt_reader *r, const struct gt_export_options *opts,
 	        .progress = opts->progress,
 	        .progress_ctx = opts->progress_ctx,
 	        .out = opts->out,
+	        .identity = opts->identity,
 	};
 	struct gt_sql_export_result sr = {0};
 	int ret = gt_sql_export(r, opts->output, &so, &sr, errmsg);

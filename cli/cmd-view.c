@@ -19,7 +19,9 @@
 #include "exporter.h"
 #include "gputrace/trace.h"
 #include "httpd.h"
+#include "common.h"
 #include "options.h"
+#include "output.h"
 #include "status-line.h"
 #include "view.h"
 
@@ -33,18 +35,15 @@ extern char **environ;
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-/* The export's temporary name, for the handler that removes it if we are stopped. */
-static char export_tmp[PATH_MAX + 32];
-
 static void usage(FILE *out)
 {
 	fputs("Usage: gputrace view TRACE [options]\n"
 	      "\n"
 	      "Open a trace in the Perfetto UI (ui.perfetto.dev): export it to Perfetto "
 	      "protobuf\n"
-	      "next to the trace (TRACE.pftrace, reused while it is newer than the trace; a "
-	      ".pftrace\n"
-	      "is served as it is), serve that file once on 127.0.0.1 and open the UI on it.\n"
+	      "next to the trace (TRACE.pftrace, reused only while it records that it is the\n"
+	      "export of this very trace, whole; a .pftrace is served as it is), serve that\n"
+	      "file once on 127.0.0.1 and open the UI on it.\n"
 	      "Exits when the file has been fetched once, on Ctrl-C, or after --timeout.\n"
 	      "\n"
 	      "Options:\n"
@@ -81,13 +80,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* a was modified strictly after b. */
-static bool newer(const struct stat *a, const struct stat *b)
-{
-	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
-	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
-}
-
 struct progress {
 	struct gt_status_line line;
 	uint64_t start_ns;
@@ -101,31 +93,23 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 		gt_status_progress(&p->line, "exporting", done, total);
 }
 
-/* Stopped while exporting: remove the half-written file, then die of the signal. */
-static void on_stop_while_exporting(int sig)
-{
-	if (export_tmp[0])
-		unlink(export_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Export what window w keeps of `trace` to `out` through a temporary file renamed into place,
- * so an interrupted export never passes for a fresh one. Returns a GT_EXIT_* code. */
+/* Export what window w keeps of `trace` to `out` through the output path (a temporary renamed
+ * into place, removed if we are stopped: an interrupted export never passes for a fresh one),
+ * recording what it is an export of (`identity`). Returns a GT_EXIT_* code. */
 static int export_trace(const char *trace, const char *out, const char *cmd,
-                        const struct gt_window *w)
+                        const struct gt_window *w, const char *identity)
 {
 	const struct gt_exporter_ops *exp = gt_exporter_find("perfetto");
-	struct gt_export_options eo = {.demangle = 1};
+	struct gt_export_options eo = {.demangle = 1, .output = out, .identity = identity};
+	const char *const inputs[] = {trace};
 	struct gt_export_result res = {0};
-	struct sigaction old[3], sa = {.sa_handler = on_stop_while_exporting};
-	bool handled[3] = {false, false, false};
+	struct gt_output_error oerr;
+	struct gt_output *o = NULL;
 	struct gt_reader *r = NULL;
 	char count[32], size[32];
 	const char *msg = NULL;
 	struct progress prog;
-	mode_t mask;
-	int fd, ret, code;
+	int ret, code;
 
 	if (!exp) {
 		gt_cli_error("%s: this build has no perfetto exporter", cmd);
@@ -136,32 +120,16 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
 		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
 	}
-	/* A signal from here to the rename removes the temporary file; restored at out. */
-	for (int i = 0; i < 3; i++) {
-		if (sigaction(stop_signals[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-			handled[i] = sigaction(stop_signals[i], &sa, NULL) == 0;
-	}
-	if (strlen(out) + 8 > sizeof(export_tmp)) {
-		gt_cli_error("%s: %s: %s", cmd, out, strerror(ENAMETOOLONG));
-		code = GT_EXIT_CANT_CREATE;
+	ret = gt_output_open(out, inputs, 1, 0, &o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("%s: cannot write %s next to the trace (%s); export it elsewhere with "
+		             "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
+		             cmd, out, oerr.msg[0] ? oerr.msg : strerror(-ret), trace);
+		code = ret == -EEXIST ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
 		goto out;
 	}
-	snprintf(export_tmp, sizeof(export_tmp), "%.*s.XXXXXX", PATH_MAX + 16, out);
-	fd = mkstemp(export_tmp);
-	if (fd < 0) {
-		gt_cli_error(
-		        "%s: cannot write %s next to the trace (%s); export it elsewhere with "
-		        "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
-		        cmd, out, strerror(errno), trace);
-		export_tmp[0] = '\0';
-		code = GT_EXIT_CANT_CREATE;
-		goto out;
-	}
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 is not what an export gets */
-	close(fd);                /* the exporter opens it again by name */
-	eo.output = export_tmp;
+	gt_cli_output_signals();
+	eo.out = o;
 	gt_status_init(&prog.line, true);
 	prog.start_ns = gt_now_ns();
 	if (prog.line.enabled) {
@@ -172,21 +140,21 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 	gt_status_clear(&prog.line);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
-		code = (ret == -EINVAL || ret == -EBADMSG) ? GT_EXIT_BAD_TRACE : GT_EXIT_IO;
+		code = gt_cli_export_status(ret);
 		goto out;
 	}
-	if (rename(export_tmp, out) < 0) {
-		gt_cli_error("%s: cannot rename the export to %s: %s", cmd, out, strerror(errno));
+	ret = gt_output_commit(o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("%s: %s", cmd, oerr.msg[0] ? oerr.msg : strerror(-ret));
 		code = GT_EXIT_IO;
 		goto out;
 	}
-	export_tmp[0] = '\0';
-	if (gt_reader_status(r)->recovered) {
+	if (gt_reader_status(r)->recovered || gt_reader_status(r)->chunks_skipped) {
 		const struct gt_reader_status *rs = gt_reader_status(r);
 
-		gt_cli_warn("%s has no index (its writer was interrupted): %llu chunk%s recovered, "
-		            "%llu damaged one%s skipped",
-		            trace, (unsigned long long)rs->chunks_read,
+		gt_cli_warn("%s: %s is damaged or was cut short: %llu chunk%s read, %llu damaged "
+		            "one%s skipped",
+		            cmd, trace, (unsigned long long)rs->chunks_read,
 		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
 		            rs->chunks_skipped == 1 ? "" : "s");
 	}
@@ -197,12 +165,7 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 	        gt_fmt_bytes(res.bytes, size, sizeof(size)));
 	code = GT_EXIT_OK;
 out:
-	if (export_tmp[0])
-		unlink(export_tmp);
-	export_tmp[0] = '\0';
-	for (int i = 0; i < 3; i++)
-		if (handled[i])
-			sigaction(stop_signals[i], &old[i], NULL);
+	gt_output_free(o);
 	gt_reader_close(r);
 	return code;
 }
@@ -384,10 +347,42 @@ static int window_of(const char *trace, const struct gt_view_opts *o, struct gt_
 		ret = gt_cli_window_first_steps(cw, r, o->first_steps, trace, cmd);
 	else
 		ret = gt_cli_window_resolve(cw, r, trace, cmd);
+	if (ret == GT_EXIT_OK)
+		ret = gt_cli_window_check(cmd, r, trace, &cw->w);
 	if (ret == GT_EXIT_OK && cw->what[0])
 		fprintf(stderr, "gputrace: window: %s\n", cw->what);
 	gt_reader_close(r);
 	return ret;
+}
+
+/* A trace with nothing to show (no GPU work, API call or NVTX range recorded: no CUDA, no
+ * GPU, a CUPTI that refused us) is not served: an empty timeline would wait for a fetch that
+ * shows nothing. Traces without a footer are not checked. Returns a GT_EXIT_* code. */
+static int has_events(const char *trace, const char *cmd)
+{
+	const struct gt_trace_counts *fc;
+	struct gt_reader *r = NULL;
+	const char *msg = NULL;
+	uint64_t events = 0;
+	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
+
+	if (ret < 0) {
+		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
+		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+	}
+	fc = gt_reader_footer_counts(r);
+	for (unsigned t = 0; fc && t < GT_REC_MAX; t++)
+		if (!(GT_TRACE_STATE_TYPES >> t & 1) && t != GT_REC_PROCESS_END &&
+		    t != GT_REC_NOTICE && t != GT_REC_THREAD)
+			events += fc->records[t];
+	gt_reader_close(r);
+	if (!fc || events)
+		return GT_EXIT_OK;
+	gt_cli_error("%s: nothing to view: %s holds no GPU work, API call or NVTX range ('gputrace "
+	             "info %s' shows what it holds; 'gputrace doctor' why tracing may not work "
+	             "here)",
+	             cmd, trace, trace);
+	return GT_EXIT_UNAVAILABLE;
 }
 
 /* Before exporting the whole trace: whether it fits the UI, by the chunk index's estimate; if
@@ -416,7 +411,7 @@ static int fits_ui(const char *trace, const char *cmd)
 int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd)
 {
 	char served[PATH_MAX + 16], url_path[VIEW_URL_NAME_MAX + 2], url[512], size[32];
-	char limit[32], used[256], host[256];
+	char limit[32], used[256], host[256], identity[1024];
 	struct gt_httpd_options ho = {
 	        .allow_origin = GT_VIEW_ORIGIN,
 	        .port = o->port,
@@ -450,19 +445,33 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 		if (code)
 			return code;
 		gt_opt_derived_name(trace, ".window" VIEW_EXT, served, sizeof(served));
-		code = export_trace(trace, served, cmd, &cw.w);
+		if (gt_export_identity(trace, &cw.w, identity, sizeof(identity)) < 0) {
+			gt_cli_error("%s: %s", trace, strerror(errno));
+			return GT_EXIT_NO_INPUT;
+		}
+		code = export_trace(trace, served, cmd, &cw.w, identity);
 		if (code)
 			return code;
 	} else {
 		gt_opt_derived_name(trace, VIEW_EXT, served, sizeof(served));
-		if (stat(served, &ps) == 0 && S_ISREG(ps.st_mode) && newer(&ps, &ts)) {
-			fprintf(stderr, "gputrace: %s is newer than %s: serving it as it is\n",
+		if (gt_export_identity(trace, NULL, identity, sizeof(identity)) < 0) {
+			gt_cli_error("%s: %s", trace, strerror(errno));
+			return GT_EXIT_NO_INPUT;
+		}
+		code = has_events(trace, cmd);
+		if (code)
+			return code;
+		/* reused only when it says it is a complete export of this very trace, whole:
+		 * not a window's, not an earlier trace's of the same name */
+		if (stat(served, &ps) == 0 && S_ISREG(ps.st_mode) &&
+		    gt_perfetto_is_export_of(served, identity)) {
+			fprintf(stderr, "gputrace: %s is the export of %s: serving it as it is\n",
 			        served, trace);
 		} else {
 			code = fits_ui(trace, cmd);
 			if (code)
 				return code;
-			code = export_trace(trace, served, cmd, NULL);
+			code = export_trace(trace, served, cmd, NULL, identity);
 			if (code)
 				return code;
 		}

@@ -180,10 +180,8 @@ static const char *list_u32(const uint32_t *ids, unsigned n, bool more, char *bu
 	return buf;
 }
 
-/* The filters of w name processes, ranks, devices and streams that r holds; else print
- * which one it does not, and what it does hold. Returns a GT_EXIT_* code. */
-static int check_selection(const struct gt_cli *cli, struct gt_reader *r, const char *path,
-                           const struct gt_window *w)
+int gt_cli_window_check(const char *cmd, struct gt_reader *r, const char *path,
+                        const struct gt_window *w)
 {
 	struct gt_window_selectable *s = NULL;
 	const char *opt = NULL, *what = NULL;
@@ -198,7 +196,7 @@ static int check_selection(const struct gt_cli *cli, struct gt_reader *r, const 
 		return GT_EXIT_OK;
 	ret = gt_window_selectable(r, &s);
 	if (ret < 0) {
-		gt_cli_error("%s: reading %s: %s", cli->cmd->name, path, strerror(-ret));
+		gt_cli_error("%s: reading %s: %s", cmd, path, strerror(-ret));
 		return ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
 	}
 	for (unsigned i = 0; i < w->npids && !opt; i++)
@@ -223,12 +221,12 @@ static int check_selection(const struct gt_cli *cli, struct gt_reader *r, const 
 		}
 	if (opt) {
 		if (nhave)
-			gt_cli_error("%s: %s %lld: %s has no such one; its %s: %s", cli->cmd->name,
-			             opt, (long long)value, path, what,
+			gt_cli_error("%s: %s %lld: %s has no such one; its %s: %s", cmd, opt,
+			             (long long)value, path, what,
 			             list_u32(have, nhave, more, list, sizeof(list)));
 		else
-			gt_cli_error("%s: %s %lld: %s has no %s", cli->cmd->name, opt,
-			             (long long)value, path, what);
+			gt_cli_error("%s: %s %lld: %s has no %s", cmd, opt, (long long)value, path,
+			             what);
 	}
 	gt_window_selectable_free(s);
 	return opt ? GT_EXIT_USAGE : GT_EXIT_OK;
@@ -260,7 +258,7 @@ int gt_cli_trace_open(const struct gt_cli *cli, const char *path, struct gt_cli_
 		return GT_EXIT_OK;
 	status = gt_cli_window_resolve(&t->win, t->r, path, name);
 	if (status == GT_EXIT_OK)
-		status = check_selection(cli, t->r, path, &t->win.w);
+		status = gt_cli_window_check(name, t->r, path, &t->win.w);
 	if (status == GT_EXIT_OK && t->win.what[0] && !cli->quiet)
 		fprintf(stderr, "gputrace: window: %s\n", t->win.what);
 	return status;

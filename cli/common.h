@@ -87,6 +87,12 @@ struct gt_cli_trace {
  * GT_EXIT_* code. */
 int gt_cli_trace_open(const struct gt_cli *cli, const char *path, struct gt_cli_trace *t);
 
+/* The filters of window w name processes, ranks, devices and streams that r (the trace at
+ * path) holds; else print which one it does not, and what it does hold, naming cmd. Rewinds
+ * r. Returns a GT_EXIT_* code (64 for a filter that selects nothing). */
+int gt_cli_window_check(const char *cmd, struct gt_reader *r, const char *path,
+                        const struct gt_window *w);
+
 /* Put t's window on its reader (rewound), for a command that reads the trace itself;
  * exports hand t->win.w to gt_export_window instead. Returns a GT_EXIT_* code. */
 int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t);

@@ -147,10 +147,11 @@ grep -qxF "gputrace: POST /run.pftrace from no origin: 405, 0 body bytes" v1.err
 	fail "no verbose line for the POST: $(cat v1.err)"
 [ ! -s v1.err.out ] || fail "view wrote on stdout: $(cat v1.err.out)"
 
-# ---- the export is reused while it is newer than the trace, redone when it is not ----
+# ---- the export is reused while it records that it is the export of this very trace,
+# whole; redone when the trace changed or when it is a window's ----
 before=$(stat -c '%i %Y.%y' run.pftrace)
 start_view v2.err run.gtrace --port 0 --no-open
-grep -qxF "gputrace: run.pftrace is newer than run.gtrace: serving it as it is" v2.err ||
+grep -qxF "gputrace: run.pftrace is the export of run.gtrace: serving it as it is" v2.err ||
 	fail "not reused: $(cat v2.err)"
 curl -sS -o /dev/null "$url"
 finish "$pid" 0
@@ -160,7 +161,16 @@ start_view v3.err run.gtrace --port 0 --no-open
 grep -qE '^gputrace: exported run\.pftrace ' v3.err || fail "not exported again: $(cat v3.err)"
 curl -sS -o /dev/null "$url"
 finish "$pid" 0
-[ -z "$(ls run.pftrace.* 2>/dev/null)" ] || fail "temporary files left: $(ls run.pftrace.*)"
+[ -z "$(ls run.pftrace.* .run.pftrace.* 2>/dev/null)" ] ||
+	fail "temporary files left: $(ls run.pftrace.* .run.pftrace.* 2>/dev/null)"
+# a window's export under the name view uses is not the whole trace: exported again
+expect_rc 0 "$gputrace" export run.gtrace -f perfetto --from 0 --to 1ms -o run.pftrace -q
+window_size=$(stat -c %s run.pftrace)
+start_view v3w.err run.gtrace --port 0 --no-open
+grep -qE '^gputrace: exported run\.pftrace ' v3w.err || fail "a window's export was served: $(cat v3w.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+[ "$(stat -c %s run.pftrace)" != "$window_size" ] || fail "run.pftrace is still the window's"
 # A .pftrace is served as it is.
 start_view v4.err run.pftrace --port 0 --no-open
 grep -q 'exported' v4.err && fail "a .pftrace was exported: $(cat v4.err)"

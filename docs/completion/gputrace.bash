@@ -72,11 +72,14 @@ _gputrace() {
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--by) COMPREPLY=($(compgen -W "rank process device host" -- "$cur")); return ;;
-		-n | --limit | --step | --min-lag) return ;;
+		-n | --limit | --step | --min-lag | --from | --to | --pid | --rank | --device | --stream)
+			return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --by
-				--step --min-lag --mangled -h --help" -- "$cur"))
+				--step --min-lag --mangled --base-names -q --quiet --from --to --nvtx --pid --rank
+				--device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi
@@ -86,11 +89,14 @@ _gputrace() {
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--metric) COMPREPLY=($(compgen -W "gpu-time step-time" -- "$cur")); return ;;
-		-n | --limit | --step | --fail-above) return ;;
+		-n | --limit | --step | --fail-above | --from | --to | --pid | --rank | --device | --stream)
+			return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-f --format -o --output -n --limit --mangled --step
-				--fail-above --metric -h --help" -- "$cur"))
+				--fail-above --metric -q --quiet --from --to --nvtx --pid --rank --device
+				--stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi
@@ -114,9 +120,12 @@ _gputrace() {
 		case $prev in
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--from | --to | --pid | --rank | --device | --stream) return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-f --format --db --rebuild -q --quiet -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-f --format --db --rebuild -q --quiet --from --to --nvtx
+				--pid --rank --device --stream -h --help" -- "$cur"))
 		elif ((COMP_CWORD == 2)); then
 			COMPREPLY=($(compgen -f -X '!*.@(gtrace|sqlite)' -- "$cur") $(compgen -d -- "$cur"))
 		fi

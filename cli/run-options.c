@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "exporter.h"
 #include "live-view.h"
+#include "output.h"
 #include "options.h"
 #include "pattern.h"
 #include "run.h"
@@ -68,12 +69,15 @@ static void usage(FILE *out)
 	      "default) or one\n"
 	      "                           record per node (node)\n"
 	      "      --export FORMAT      also export next to the trace: chrome, "
-	      "perfetto, csv\n"
+	      "perfetto, csv, sqlite\n"
 	      "      --stats              print the full statistics report at the end\n"
 	      "      --view[=PORT]        then open the trace in the Perfetto UI as 'gputrace "
 	      "view'\n"
 	      "                           does, served once on 127.0.0.1:PORT (default "
-	      "9001)\n"
+	      "9001;\n"
+	      "                           the port in the same word: --view=8080); a trace "
+	      "with\n"
+	      "                           nothing recorded is not served (exit 69)\n"
 	      "      --live               a full-screen live view of the GPU work while the "
 	      "program\n"
 	      "                           runs (keys: q leave, p pause, s sort, arrows "
@@ -220,6 +224,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_VIEW:
 			if (gt_cli_view_option(optarg, &o->view) < 0)
 				return -EINVAL;
+			o->view_port_given = optarg != NULL;
 			break;
 		case OPT_LIVE_INTERVAL:
 			if (gt_opt_duration(optarg, GT_LIVE_INTERVAL_MAX_NS, &o->live_interval_ns) <
@@ -258,6 +263,15 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	value = getenv(GT_ENV_WRITE_TIMEOUT);
 	if (value && *value && gt_envconf_set(&o->cfg, GT_ENVCONF_WRITE_TIMEOUT, value, &hint) < 0)
 		return bad_value(GT_ENV_WRITE_TIMEOUT, value, hint);
+	/* "--view 9001": getopt leaves an optional value apart, so 9001 would be run as the
+	 * program; a program named by digits alone is that mistake far more often than not */
+	if (o->view.requested && !o->view_port_given && !strchr(argv[optind], '/') &&
+	    strspn(argv[optind], "0123456789") == strlen(argv[optind])) {
+		gt_cli_error("run: --view takes its port as --view=%s (one word); '%s' would be run "
+		             "as the program",
+		             argv[optind], argv[optind]);
+		return -EINVAL;
+	}
 	o->argv = argv + optind;
 	return 0;
 }
@@ -328,6 +342,20 @@ int gt_run_resolve_output(struct run *run, pid_t pid)
 			             run->pattern, RUN_MAX_SEQ);
 			return GT_EXIT_CANT_CREATE;
 		}
+	}
+	{
+		/* the one output path's checks (src/output/output.h): never over a device, FIFO
+		 * or folder; through a symlink to its target, never replacing the link */
+		struct gt_output_error err;
+		struct gt_output *o;
+		int r = gt_output_open(run->path, NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err);
+
+		if (r < 0) {
+			gt_cli_error("run: %s", err.msg[0] ? err.msg : strerror(-r));
+			return r == -EINVAL ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
+		}
+		snprintf(run->path, sizeof(run->path), "%s", gt_output_target(o));
+		gt_output_free(o);
 	}
 	snprintf(run->tmp_path, sizeof(run->tmp_path), "%s.tmp-%d", run->path, (int)getpid());
 	return 0;

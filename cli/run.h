@@ -41,6 +41,7 @@ struct run_opts {
 	uint64_t delay_ns, duration_ns;
 	char **argv;              /* the program and its arguments */
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
+	bool view_port_given;     /* --view=PORT rather than a bare --view */
 	bool live;                /* --live: the live view while the program runs */
 	uint64_t live_interval_ns;
 };

@@ -106,7 +106,15 @@ expect_rc 0 run -q -o 'pid-%p' -- /bin/sh -c 'echo $$ > pid.txt'
 expect_rc 0 env GT_TEST_RANK=5 "$gputrace" run -q -o 'rank%q{GT_TEST_RANK}' -- true
 [ -f rank5.gtrace ] || fail "%q{GT_TEST_RANK}: $(ls)"
 expect_rc 73 run -q -o nodir/x -- true
-expect_err "gputrace: cannot create nodir/x.gtrace: No such file or directory; check that the directory exists and is writable, or choose another with -o"
+expect_err "gputrace: run: cannot create nodir/x.gtrace: its folder does not exist"
+# -o: never a FIFO or a folder; through a symlink to its target, the link kept
+mkfifo fifo.gtrace
+expect_rc 73 run -q -f -o fifo.gtrace -- true
+expect_err "gputrace: run: fifo.gtrace is a FIFO; an output is written only as a regular file (or - for standard output)"
+[ -p fifo.gtrace ] || fail "the FIFO was replaced"
+mkdir -p real && ln -sf real/target.gtrace link.gtrace && : >real/target.gtrace
+expect_rc 0 run -q -f -o link.gtrace -- true
+[ -L link.gtrace ] && [ -s real/target.gtrace ] || fail "-o link: $(ls -l link.gtrace real)"
 
 # ---- the environment the program gets ----
 show='echo "$CUDA_INJECTION64_PATH|$NVTX_INJECTION64_PATH|$GPUTRACE_TRACE|$GPUTRACE_API|$GPUTRACE_BUFFER_SIZE|$GPUTRACE_FLUSH_MS|$GPUTRACE_CAPTURE_RANGE|$GPUTRACE_GRAPH|${GPUTRACE_CLI_PID:+pid}|${GPUTRACE_SESSION:+session}"'

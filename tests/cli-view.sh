@@ -318,4 +318,10 @@ err_has_line "gputrace: run: port $port on 127.0.0.1 is in use (another gputrace
 curl -sS -o /dev/null "$url"
 finish "$pid" 0
 
+# ---- run --view: the port in one word; nothing recorded, nothing served ----
+expect_rc 64 "$gputrace" run --view 9001
+expect_err "gputrace: run: --view takes its port as --view=9001 (one word); '9001' would be run as the program"
+expect_rc 69 "$gputrace" run --view=0 -q -f -o nothing -- /bin/true
+expect_err "gputrace: run: nothing to view: nothing.gtrace holds no GPU work, API call or NVTX range ('gputrace info nothing.gtrace' shows what it holds; 'gputrace doctor' why tracing may not work here)"
+
 cli_done cli-view

@@ -2,6 +2,7 @@
  * one, on one timeline, through the library's streaming merge (src/ops/merge.c); reports each
  * input's clock offset. Runs in the CLI process. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,8 +13,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common.h"
 #include "merge.h"
 #include "options.h"
+#include "output.h"
 #include "status-line.h"
 
 /* Files a merge keeps open besides its inputs: standard streams, the output, slack. */
@@ -224,7 +227,9 @@ int cmd_merge(int argc, char **argv)
 	const struct gt_trace_counts *cnt;
 	char **paths, count[32], *cmdline = NULL;
 	bool quiet = false;
-	struct stat ost;
+	struct gt_output_error oerr;
+	struct gt_output *o = NULL;
+	char tmp[PATH_MAX + 32];
 	size_t n, renamed = 0, procs = 0;
 	rlim_t limit, hard;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -274,20 +279,23 @@ int cmd_merge(int argc, char **argv)
 	}
 	paths = argv + optind;
 	n = (size_t)(argc - optind);
-	if (stat(output, &ost) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			struct stat st;
-
-			if (stat(paths[i], &st) == 0 && st.st_dev == ost.st_dev &&
-			    st.st_ino == ost.st_ino) {
-				gt_cli_error(
-				        "merge: the output %s is input %zu (%s); choose another "
-				        "with -o",
-				        output, i + 1, paths[i]);
-				return GT_EXIT_USAGE;
-			}
-		}
+	/* the one output path's checks: not an input (through any name), not a device, FIFO
+	 * or folder; a symlink written through. The trace writer renames its own temporary
+	 * (PATH.tmp-PID) into place; a signal removes it. */
+	ret = gt_output_open(output, (const char *const *)paths, (unsigned)n, GT_OUTPUT_NO_STDOUT,
+	                     &o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("merge: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		return ret == -EEXIST || ret == -EINVAL ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
 	}
+	output = gt_output_target(o);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", output, (long)getpid());
+	if (gt_output_adopt(o, tmp) < 0) {
+		gt_cli_error("merge: out of memory");
+		status = GT_EXIT_SOFTWARE;
+		goto out;
+	}
+	gt_cli_output_signals();
 	limit = raise_nofile(&hard);
 	if (limit != RLIM_INFINITY && limit && n + FDS_BESIDES_INPUTS > limit) {
 		too_many_files(n, limit, hard);
@@ -345,6 +353,7 @@ int cmd_merge(int argc, char **argv)
 	}
 out:
 	gt_merge_free(m);
+	gt_output_free(o);
 	free(cmdline);
 	return status;
 }

@@ -47,9 +47,9 @@ cp "$tmp/b.gtrace" "$tmp/b-copy.gtrace"
 expect_rc 64 "$gputrace" merge -o "$tmp/m.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace" "$tmp/b-copy.gtrace"
 expect_err "gputrace: merge: $tmp/b-copy.gtrace (input 3) is $tmp/b.gtrace (input 2) again: a copy of it (the same header and size); give each trace once"
 expect_rc 64 "$gputrace" merge -o "$tmp/b.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace"
-expect_err "gputrace: merge: the output $tmp/b.gtrace is input 2 ($tmp/b.gtrace); choose another with -o"
+expect_err "gputrace: merge: the output $tmp/b.gtrace is the input $tmp/b.gtrace (the same file): choose another output name"
 expect_rc 73 "$gputrace" merge -o "$tmp/no/such/dir/m.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace"
-err_matches "^gputrace: merge: $tmp/no/such/dir/m.gtrace: No such file or directory$"
+err_matches "^gputrace: merge: cannot create $tmp/no/such/dir/m.gtrace: its folder does not exist$"
 [ ! -e "$tmp/m.gtrace" ] || fail "a refused merge left $tmp/m.gtrace"
 
 # ---- two hosts, the same pid; their clocks by the wall clock, then by NCCL ----

@@ -1,0 +1,320 @@
+/* Check suite for src/output/output.c, the one output path: an input refused under every name
+ * (itself, ./, an absolute path, a hard link, a symlink), devices, FIFOs and folders refused,
+ * a symlink written through, nothing under the final name before the commit, temporaries
+ * removed on failure and by the signal clean-up, stale files swept, folders replaced whole or
+ * refused. Runs as a unit test, in a scratch folder. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "output.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/gt-output-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chdir(dir), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	ck_assert_int_eq(chdir("/"), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Entries of the scratch folder (hidden ones too), "." and ".." aside. */
+static unsigned entries(void)
+{
+	DIR *d = opendir(".");
+	struct dirent *e;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+static void write_str(int fd, const char *s)
+{
+	ck_assert_int_eq(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+	ck_assert_int_eq(close(fd), 0);
+}
+
+START_TEST(test_input_under_every_name)
+{
+	char abs[PATH_MAX], in_abs[PATH_MAX];
+	const char *const names[] = {"in.gtrace", "./in.gtrace", abs, "hard.gtrace", "soft.gtrace"};
+	const char *inputs[] = {"other.gtrace", in_abs};
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+
+	put("in.gtrace", "trace");
+	put("other.gtrace", "other");
+	ck_assert_int_eq(link("in.gtrace", "hard.gtrace"), 0);
+	ck_assert_int_eq(symlink("in.gtrace", "soft.gtrace"), 0);
+	snprintf(abs, sizeof(abs), "%s/in.gtrace", dir);
+	snprintf(in_abs, sizeof(in_abs), "%s/./in.gtrace", dir);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_assert_int_eq(gt_output_open(names[i], inputs, 2, 0, &o, &err), -EEXIST);
+		ck_assert_int_eq(err.input, 1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "is the input"));
+		ck_assert_ptr_nonnull(strstr(err.msg, in_abs));
+	}
+	ck_assert_str_eq(slurp("in.gtrace"), "trace");
+	ck_assert_uint_eq(entries(), 4); /* nothing created */
+}
+END_TEST
+
+START_TEST(test_not_regular)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(mkfifo("fifo", 0644), 0);
+	ck_assert_int_eq(gt_output_open("fifo", NULL, 0, 0, &o, &err), -EPERM);
+	ck_assert_str_eq(err.msg, "fifo is a FIFO; an output is written only as a regular file (or "
+	                          "- for standard output)");
+	ck_assert_int_eq(mkdir("folder", 0755), 0);
+	ck_assert_int_eq(gt_output_open("folder", NULL, 0, 0, &o, &err), -EISDIR);
+	ck_assert_int_eq(gt_output_open("/dev/null", NULL, 0, 0, &o, &err), -EPERM);
+	ck_assert_str_eq(err.msg, "/dev/null is a character device; an output is written only as "
+	                          "a regular file (or - for standard output)");
+	/* a device node of our own, when we may make one (root) */
+	if (mknod("dev", S_IFCHR | 0644, makedev(1, 3)) == 0) {
+		ck_assert_int_eq(gt_output_open("dev", NULL, 0, 0, &o, &err), -EPERM);
+		ck_assert_int_eq(lstat("dev", &st), 0);
+		ck_assert(S_ISCHR(st.st_mode));
+	}
+	ck_assert_int_eq(symlink("nowhere", "dangling"), 0);
+	ck_assert_int_eq(gt_output_open("dangling", NULL, 0, 0, &o, &err), -ENOENT);
+	ck_assert_int_eq(gt_output_open("no/such/x", NULL, 0, 0, &o, &err), -ENOENT);
+	ck_assert_str_eq(err.msg, "cannot create no/such/x: its folder does not exist");
+	ck_assert_int_eq(gt_output_open("-", NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err), -EINVAL);
+	ck_assert_int_eq(lstat("fifo", &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+}
+END_TEST
+
+START_TEST(test_whole_or_nothing)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	put("out.json", "old");
+	ck_assert_int_eq(gt_output_open("out.json", NULL, 0, 0, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), 0);
+	write_str(fd, "new");
+	ck_assert_str_eq(slurp("out.json"), "old"); /* nothing under the final name yet */
+	ck_assert_uint_eq(entries(), 2);            /* and a temporary beside it */
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	ck_assert_str_eq(slurp("out.json"), "new");
+	ck_assert_uint_eq(gt_output_nfiles(o), 1);
+	ck_assert_str_eq(gt_output_file(o, 0), "out.json");
+	gt_output_free(o);
+	ck_assert_uint_eq(entries(), 1);
+
+	/* a failed export: freed without a commit, nothing left but the old file */
+	ck_assert_int_eq(gt_output_open("out.json", NULL, 0, 0, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), 0);
+	write_str(fd, "partial");
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("out.json"), "new");
+	ck_assert_uint_eq(entries(), 1);
+
+	/* a signal: the handler's clean-up removes every temporary */
+	ck_assert_int_eq(gt_output_open("sig.json", NULL, 0, 0, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), 0);
+	write_str(fd, "partial");
+	ck_assert_uint_eq(entries(), 2);
+	gt_output_signal_cleanup();
+	ck_assert_uint_eq(entries(), 1);
+	ck_assert_int_eq(access("sig.json", F_OK), -1);
+	gt_output_free(o);
+}
+END_TEST
+
+START_TEST(test_symlink_written_through)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(mkdir("real", 0755), 0);
+	put("real/target.sqlite", "old");
+	ck_assert_int_eq(symlink("real/target.sqlite", "link.sqlite"), 0);
+	ck_assert_int_eq(gt_output_open("link.sqlite", NULL, 0, 0, &o, &err), 0);
+	ck_assert_ptr_nonnull(strstr(gt_output_target(o), "/real/target.sqlite"));
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), 0);
+	write_str(fd, "new");
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	gt_output_free(o);
+	ck_assert_int_eq(lstat("link.sqlite", &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_str_eq(slurp("real/target.sqlite"), "new");
+}
+END_TEST
+
+static bool csv_table(const char *name, void *ctx)
+{
+	(void)ctx;
+	return strncmp(name, "u-", 2) == 0 && strstr(name, ".csv") != NULL;
+}
+
+START_TEST(test_several_files_and_the_sweep)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	put("u-kernel.csv", "stale kernels");
+	put("u-api.csv", "old api");
+	put("keep.csv", "not ours");
+	ck_assert_int_eq(gt_output_open("u.csv", NULL, 0, 0, &o, &err), 0);
+	ck_assert_int_eq(gt_output_sweep(o, ".", csv_table, NULL, NULL, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, "u-api.csv", &fd, &err), 0);
+	write_str(fd, "api");
+	ck_assert_int_eq(gt_output_create(o, "u-memcpy.csv", &fd, &err), 0);
+	write_str(fd, "memcpy");
+	ck_assert_str_eq(slurp("u-kernel.csv"), "stale kernels");
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	ck_assert_uint_eq(gt_output_nfiles(o), 2);
+	gt_output_free(o);
+	ck_assert_int_eq(access("u-kernel.csv", F_OK), -1); /* the earlier export's, swept */
+	ck_assert_str_eq(slurp("u-api.csv"), "api");
+	ck_assert_str_eq(slurp("u-memcpy.csv"), "memcpy");
+	ck_assert_str_eq(slurp("keep.csv"), "not ours");
+	ck_assert_uint_eq(entries(), 3);
+}
+END_TEST
+
+static bool rank_file(const char *name, void *ctx)
+{
+	(void)ctx;
+	return strncmp(name, "rank-", 5) == 0;
+}
+
+START_TEST(test_folder_replaced_whole_or_refused)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	ck_assert_int_eq(mkdir("ranks", 0755), 0);
+	put("ranks/rank-7.json", "stale");
+	ck_assert_int_eq(gt_output_open("ranks", NULL, 0, GT_OUTPUT_DIR, &o, &err), 0);
+	ck_assert_int_eq(gt_output_sweep(o, NULL, rank_file, NULL, NULL, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, "ranks/rank-0.json", &fd, &err), 0);
+	write_str(fd, "zero");
+	ck_assert_int_eq(access("ranks/rank-0.json", F_OK), -1); /* not before the commit */
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("ranks/rank-0.json"), "zero");
+	ck_assert_int_eq(access("ranks/rank-7.json", F_OK), -1);
+	ck_assert_uint_eq(entries(), 1); /* no temporary folder left */
+
+	/* a folder that holds the user's own files is never replaced */
+	put("ranks/notes.txt", "mine");
+	ck_assert_int_eq(gt_output_open("ranks", NULL, 0, GT_OUTPUT_DIR, &o, &err), 0);
+	ck_assert_int_eq(gt_output_sweep(o, NULL, rank_file, NULL, NULL, &err), -ENOTEMPTY);
+	ck_assert_str_eq(err.msg, "ranks exists and holds other files than an export's "
+	                          "(notes.txt): choose another output name, or empty it");
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("ranks/notes.txt"), "mine");
+
+	/* nor a folder that holds one of the inputs */
+	{
+		char in[PATH_MAX];
+		const char *inputs[] = {in};
+
+		snprintf(in, sizeof(in), "%s/ranks/rank-0.json", dir);
+		ck_assert_int_eq(gt_output_open("ranks", inputs, 1, GT_OUTPUT_DIR, &o, &err),
+		                 -EEXIST);
+	}
+}
+END_TEST
+
+START_TEST(test_stdout)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd = -1;
+
+	ck_assert_int_eq(gt_output_open("-", NULL, 0, 0, &o, &err), 0);
+	ck_assert(gt_output_is_stdout(o));
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), 0);
+	ck_assert_int_eq(fd, STDOUT_FILENO);
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	ck_assert_uint_eq(gt_output_nfiles(o), 0);
+	gt_output_free(o);
+	ck_assert_uint_eq(entries(), 0);
+}
+END_TEST
+
+static Suite *output_suite(void)
+{
+	Suite *s = suite_create("output");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_input_under_every_name);
+	tcase_add_test(tc, test_not_regular);
+	tcase_add_test(tc, test_whole_or_nothing);
+	tcase_add_test(tc, test_symlink_written_through);
+	tcase_add_test(tc, test_several_files_and_the_sweep);
+	tcase_add_test(tc, test_folder_replaced_whole_or_refused);
+	tcase_add_test(tc, test_stdout);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(output_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -424,8 +424,9 @@ int gt_cli_export_status(int err)
 	case -EINVAL:
 	case -EBADMSG:
 	case -ENOENT:
-	case -EEXIST:
 		return GT_EXIT_BAD_TRACE;
+	case -EEXIST: /* a file of the output is an input (output.h) */
+		return GT_EXIT_USAGE;
 	case -ENOMEM:
 		return GT_EXIT_SOFTWARE;
 	case -ENOTDIR:

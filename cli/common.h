@@ -133,8 +133,8 @@ void gt_cli_output_signals(void);
 int gt_cli_report_format(const struct gt_cli *cli, unsigned *format);
 
 /* The exit status for an exporter's or reader's -errno: the trace's fault (65: damage, a
- * trace without what was asked, e.g. ranks to split by) or the output's (74; 73 when a file
- * could not be created). */
+ * trace without what was asked, e.g. ranks to split by), a file of the output that is an
+ * input (64), or the output's (74; 73 when a file could not be created). */
 int gt_cli_export_status(int err);
 
 #endif /* GPUTRACE_CLI_COMMON_H */

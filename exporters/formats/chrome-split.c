@@ -54,7 +54,8 @@ static int prescan(struct split *sp)
 }
 
 /* Records carry only a pid: a merged trace in which two processes (of two hosts) share one
- * cannot be split by rank without mixing them. Returns 0 or -EEXIST with the message. */
+ * cannot be split by rank without mixing them. Returns 0 or -EINVAL (the trace's fault) with
+ * the message. */
 static int check_clash(struct split *sp)
 {
 	for (size_t i = 0; i < gt_ranks_nprocs(sp->ranks); i++) {
@@ -68,7 +69,7 @@ static int check_clash(struct split *sp)
 		         "apart",
 		         p->pid);
 		sp->errmsg = errbuf;
-		return -EEXIST;
+		return -EINVAL;
 	}
 	return 0;
 }

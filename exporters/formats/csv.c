@@ -208,7 +208,9 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		ret = write_row(&c, rec, opts->output);
 		if (ret < 0) {
-			if (ret != -ENOMEM && c.errmsg != errbuf) {
+			/* a file the output refused says so itself (output.h's message) */
+			if (ret != -ENOMEM && c.errmsg != errbuf && ret != -EEXIST &&
+			    ret != -EPERM && ret != -EISDIR) {
 				snprintf(errbuf, sizeof(errbuf), "writing %s-%s.csv: %s", c.base,
 				         gt_record_name(rec->hdr.type), strerror(-ret));
 				c.errmsg = errbuf;

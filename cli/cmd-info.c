@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "common.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
 #include "text.h"
@@ -361,68 +362,69 @@ static void print_info(const char *path, struct gt_reader *r, const struct gt_ca
 	print_index(r);
 }
 
+static int info_option(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	if (c != 'R')
+		return GT_EXIT_USAGE;
+	*(bool *)ctx = true;
+	return GT_EXIT_OK;
+}
+
+static const struct option info_longopts[] = {
+        {"reindex", no_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd info_cmd = {
+        .name = "info",
+        .synopsis = "gputrace info FILE",
+        .longopts = info_longopts,
+        .option = info_option,
+        .usage = usage,
+        .min_args = 1,
+        .max_args = 1,
+        .args_what = "trace file",
+        .args_missing = "which trace?",
+        .args_extra = "it takes one trace file",
+};
+
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"help", no_argument, NULL, 'h'},
-	        {"reindex", no_argument, NULL, 'R'},
-	        {NULL, 0, NULL, 0},
-	};
 	struct gt_catalog cat;
+	struct gt_cli_trace t = {0};
 	bool do_reindex = false;
-	struct gt_reader *r = NULL;
-	const char *path, *errmsg = NULL;
-	int c, ret, status;
+	const char *errmsg = NULL;
+	struct gt_cli cli;
+	int ret, status;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		case 'R':
-			do_reindex = true;
-			break;
-		default:
-			gt_cli_error("info: unknown option '%s'; see 'gputrace info --help'",
-			             argv[optind - 1]);
-			return GT_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		gt_cli_error("info: which trace? usage: gputrace info FILE");
-		return GT_EXIT_USAGE;
-	}
-	if (optind + 1 < argc) {
-		gt_cli_error("info: unexpected argument '%s'; it takes one trace file",
-		             argv[optind + 1]);
-		return GT_EXIT_USAGE;
-	}
-	path = argv[optind];
+	status = gt_cli_parse(&cli, &info_cmd, &do_reindex, argc, argv);
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
 	if (do_reindex)
-		return reindex(path);
-	ret = gt_reader_open(path, &r, &errmsg);
+		return reindex(cli.args[0]);
+	status = gt_cli_trace_open(&cli, cli.args[0], &t);
+	if (status != GT_EXIT_OK)
+		goto out_trace;
+	ret = gt_catalog_init(&cat, t.r);
 	if (ret < 0) {
-		gt_cli_error("%s: %s", path, errmsg ? errmsg : strerror(-ret));
-		return ret == -ENOENT ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
+		gt_cli_error("%s: out of memory", t.path);
+		status = GT_EXIT_SOFTWARE;
+		goto out_trace;
 	}
-	ret = gt_catalog_init(&cat, r);
+	ret = gt_catalog_read(&cat, t.r, &errmsg);
 	if (ret < 0) {
-		gt_cli_error("%s: out of memory", path);
-		gt_reader_close(r);
-		return GT_EXIT_SOFTWARE;
-	}
-	ret = gt_catalog_read(&cat, r, &errmsg);
-	if (ret < 0) {
-		gt_cli_error("%s: %s", path, ret == -ENOMEM ? "out of memory" : strerror(-ret));
+		gt_cli_error("%s: %s", t.path, ret == -ENOMEM ? "out of memory" : strerror(-ret));
 		status = GT_EXIT_BAD_TRACE;
 		goto out;
 	}
-	print_info(path, r, &cat);
+	print_info(t.path, t.r, &cat);
 	status = fflush(stdout) == 0 ? GT_EXIT_OK : GT_EXIT_IO;
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_damage(&cli, &t);
 out:
 	gt_catalog_fini(&cat);
-	gt_reader_close(r);
+out_trace:
+	gt_cli_trace_close(&t);
 	return status;
 }

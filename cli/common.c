@@ -247,7 +247,7 @@ int gt_cli_trace_open(const struct gt_cli *cli, const char *path, struct gt_cli_
 	}
 	if (S_ISDIR(st.st_mode)) {
 		gt_cli_error("%s: %s is a folder, not a trace", name, path);
-		return GT_EXIT_NO_INPUT;
+		return GT_EXIT_BAD_TRACE;
 	}
 	ret = gt_reader_open(path, &t->r, &msg);
 	if (ret < 0) {

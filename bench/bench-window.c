@@ -352,7 +352,11 @@ int main(int argc, char **argv)
 	}
 	{
 		const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-		uint64_t n = 0, origin = gt_window_origin(r);
+		struct gt_trace_times tt = {0};
+		uint64_t n = 0, origin;
+
+		gt_reader_times(r, &tt);
+		origin = tt.zero_ns;
 
 		for (unsigned i = 0; fc && i < GT_REC_MAX; i++)
 			n += fc->records[i];

@@ -25,7 +25,7 @@
 struct progress {
 	struct gt_status_line line;
 	uint64_t start_ns;
-	uint64_t origin_ns; /* the trace's start, for the files' time ranges */
+	uint64_t origin_ns; /* the trace's zero (docs/cli.md, "Time"), for the files' time ranges */
 	bool quiet;
 };
 
@@ -286,7 +286,11 @@ int cmd_export(int argc, char **argv)
 		gt_cli_window_too_big(t.r, &t.win, exp->name, eo->max_bytes, in, false);
 	gt_status_init(&prog.line, !cli.quiet);
 	prog.start_ns = gt_now_ns();
-	prog.origin_ns = gt_window_origin(t.r);
+	{
+		struct gt_trace_times tt;
+
+		prog.origin_ns = gt_reader_times(t.r, &tt) == 0 ? tt.zero_ns : 0;
+	}
 	prog.quiet = cli.quiet;
 	eo->on_file = on_file;
 	eo->file_ctx = &prog;

@@ -79,7 +79,8 @@ static void usage(FILE *out)
 	      "line, versions), a merged trace's inputs, the traced processes and how they\n"
 	      "ended (in a merged trace with their hosts and the pids they had), the GPUs\n"
 	      "(each once by uuid, with its peak memory in use and the processes that used\n"
-	      "it), record counts per kind, every loss counter, the time span, and whether the\n"
+	      "it), record counts per kind, every loss counter, the time span (from the\n"
+	      "trace's zero to the end of its last record, docs/cli.md \"Time\"), and whether the\n"
 	      "file was recovered (a trace whose writer was killed has no footer; its complete\n"
 	      "chunks are still read).\n"
 	      "\n"
@@ -122,19 +123,6 @@ static const char *clock_name(uint32_t id)
 }
 
 /* "2024-05-01T12:00:00.123456789Z", or "unknown" for 0. */
-static void iso_time(uint64_t ns, char *buf, size_t size)
-{
-	time_t sec = (time_t)(ns / 1000000000u);
-	struct tm tm;
-
-	if (!ns || !gmtime_r(&sec, &tm)) {
-		snprintf(buf, size, "unknown");
-		return;
-	}
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u));
-}
-
 static const char *or_unknown(const char *s)
 {
 	return s && *s ? s : "unknown";
@@ -301,9 +289,13 @@ static void print_info(const char *path, struct gt_reader *r, const struct gt_ca
 	const struct gt_trace_header *h = gt_reader_header(r);
 	const struct gt_reader_status *st = gt_reader_status(r);
 	uint64_t records = 0;
+	struct gt_trace_times tt;
+	bool have_times = gt_reader_times(r, &tt) == 0;
 	char when[64];
 
-	iso_time(h->info.start_realtime_ns, when, sizeof(when));
+	/* the trace's zero (docs/cli.md, "Time"): the header's start unless a record is older */
+	gt_fmt_date(have_times ? tt.zero_realtime_ns : h->info.start_realtime_ns, when,
+	            sizeof(when));
 	printf("file:        %s\n", path);
 	printf("format:      %" PRIu32 "\n", h->version);
 	printf("clock:       %s\n", clock_name(h->info.clock_id));
@@ -345,11 +337,16 @@ static void print_info(const char *path, struct gt_reader *r, const struct gt_ca
 			printf("  ... and %" PRIu64 " more\n", c->more_notices);
 	}
 
-	if (c->last_ns) {
-		uint64_t span = c->last_ns - c->first_ns;
+	/* the span (docs/cli.md, "Time"): from the zero to the end of the last record */
+	if (!have_times) {
+		printf("time span:   unknown (the chunk headers could not be read)\n");
+	} else if (tt.first_ns != UINT64_MAX) {
+		uint64_t rec = tt.first_ns - tt.zero_ns;
 
-		printf("time span:   %" PRIu64 ".%09" PRIu64 " s (%" PRIu64 " .. %" PRIu64 " ns)\n",
-		       span / 1000000000u, span % 1000000000u, c->first_ns, c->last_ns);
+		printf("time span:   %" PRIu64 ".%09" PRIu64 " s (%" PRIu64 " .. %" PRIu64
+		       " ns), records from %" PRIu64 ".%09" PRIu64 " s\n",
+		       tt.span_ns / 1000000000u, tt.span_ns % 1000000000u, tt.zero_ns, tt.last_ns,
+		       rec / 1000000000u, rec % 1000000000u);
 	} else {
 		printf("time span:   none (no timestamps)\n");
 	}

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "status-line.h"
 #include "steps.h"
+#include "text.h"
 #include "window-opts.h"
 
 #define NS_PER_S 1000000000ull
@@ -93,25 +94,93 @@ bool gt_cli_window_given(const struct gt_cli_window *cw)
 	return cw->from || cw->to || cw->nvtx || gt_window_any(&cw->w);
 }
 
-/* "12.345 s" after the origin, into buf. */
-static const char *rel(uint64_t t, uint64_t origin, char *buf, size_t bytes)
+/* "12.345 s" after the trace's zero (docs/cli.md, "Time"), into buf. */
+static const char *rel(uint64_t t, uint64_t zero, char *buf, size_t bytes)
 {
-	if (t < origin)
-		snprintf(buf, bytes, "-%.3f s", (double)(origin - t) / NS_PER_S);
+	if (t < zero)
+		snprintf(buf, bytes, "-%.3f s", (double)(zero - t) / NS_PER_S);
 	else
-		snprintf(buf, bytes, "%.3f s", (double)(t - origin) / NS_PER_S);
+		snprintf(buf, bytes, "%.3f s", (double)(t - zero) / NS_PER_S);
 	return buf;
 }
 
-static int time_option(const char *opt, const char *arg, struct gt_reader *r, uint64_t origin,
+/* The trace's time base; prints what went wrong. Returns a GT_EXIT_* code. */
+static int times_of(struct gt_reader *r, const char *trace, const char *cmd,
+                    struct gt_trace_times *tt)
+{
+	int ret = gt_reader_times(r, tt);
+
+	if (ret < 0) {
+		gt_cli_error("%s: reading %s: %s", cmd, trace, strerror(-ret));
+		return GT_EXIT_BAD_TRACE;
+	}
+	return GT_EXIT_OK;
+}
+
+/* "from DATE (0.000 s) to DATE (13.601 s)": where the trace's records lie, on both clocks. */
+static const char *trace_extent(const struct gt_trace_times *tt, char *buf, size_t bytes)
+{
+	char a[48], b[48];
+
+	snprintf(buf, bytes, "from %s (0.000 s) to %s (%.3f s)",
+	         gt_fmt_date(tt->zero_realtime_ns, a, sizeof(a)),
+	         gt_fmt_date(tt->zero_realtime_ns ? tt->zero_realtime_ns + tt->span_ns : 0, b,
+	                     sizeof(b)),
+	         (double)tt->span_ns / NS_PER_S);
+	return buf;
+}
+
+/* --from/--to against the trace: a window that ends before it starts (`after` false) or
+ * starts after it ends (`after` true) selects nothing: an error that says where the trace is.
+ * Returns a GT_EXIT_* code. */
+static int check_outside(const struct gt_cli_window *cw, const struct gt_trace_times *tt,
+                         bool after, const char *trace, const char *cmd)
+{
+	bool before = !after && cw->to && cw->w.to_ns <= tt->zero_ns;
+	char ext[160];
+
+	if (tt->first_ns == UINT64_MAX)
+		return GT_EXIT_OK; /* nothing in the trace has a time */
+	if (!before && !(after && cw->from && cw->w.from_ns > tt->last_ns))
+		return GT_EXIT_OK;
+	gt_cli_error("%s: %s%s%s%s%s selects nothing: it is %s %s, which runs %s", cmd,
+	             cw->from ? "--from " : "", cw->from ? cw->from : "",
+	             cw->from && cw->to ? " " : "", cw->to ? "--to " : "", cw->to ? cw->to : "",
+	             before ? "before" : "after", trace, trace_extent(tt, ext, sizeof(ext)));
+	return GT_EXIT_USAGE;
+}
+
+/* A window that reaches past an edge of the trace is cut there, and said. */
+static void clamp_to_trace(struct gt_cli_window *cw, const struct gt_trace_times *tt,
+                           const char *trace, const char *cmd)
+{
+	char t[48];
+
+	if (tt->first_ns == UINT64_MAX)
+		return;
+	if (cw->from && cw->w.from_ns < tt->zero_ns) {
+		gt_cli_warn(
+		        "%s: --from %s is before %s starts; the window starts with it (0.000 s, "
+		        "%s)",
+		        cmd, cw->from, trace, gt_fmt_date(tt->zero_realtime_ns, t, sizeof(t)));
+		cw->w.from_ns = tt->zero_ns;
+	}
+	if (cw->to && cw->w.to_ns > tt->last_ns + 1) {
+		gt_cli_warn("%s: --to %s is after %s ends; the window ends with it (%.3f s)", cmd,
+		            cw->to, trace, (double)tt->span_ns / NS_PER_S);
+		cw->w.to_ns = tt->last_ns + 1;
+	}
+}
+
+static int time_option(const char *opt, const char *arg, struct gt_reader *r, uint64_t zero,
                        uint64_t base, uint64_t *ns, const char *cmd)
 {
-	int ret = gt_window_parse_time(arg, gt_reader_header(r), origin, base, ns);
+	int ret = gt_window_parse_time(arg, gt_reader_header(r), zero, base, ns);
 
 	if (ret == -ERANGE)
 		gt_cli_error("%s: %s: '%s' is too large", cmd, opt, arg);
 	else if (ret < 0)
-		gt_cli_error("%s: %s: '%s' is not a time; use seconds from the trace's start (2.5, "
+		gt_cli_error("%s: %s: '%s' is not a time; use seconds from the trace's zero (2.5, "
 		             "90s, 1m30s, 250ms), @NS on the trace clock, or a date "
 		             "(2024-05-01T12:00:03Z)",
 		             cmd, opt, arg);
@@ -184,20 +253,28 @@ static bool first_steps_of(const struct gt_steps *st, uint64_t n, struct first_s
 int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const char *trace,
                           const char *cmd)
 {
-	uint64_t origin = gt_window_origin(r);
+	struct gt_trace_times tt;
+	uint64_t zero;
 	char a[40], b[40];
 	int ret;
 
 	cw->what[0] = '\0';
+	ret = times_of(r, trace, cmd, &tt);
+	if (ret != GT_EXIT_OK)
+		return ret;
+	zero = tt.zero_ns;
 	if (cw->nvtx && (cw->from || cw->to)) {
 		gt_cli_error("%s: --nvtx and --from/--to both choose the time; give one of them",
 		             cmd);
 		return GT_EXIT_USAGE;
 	}
-	if (cw->from && time_option("--from", cw->from, r, origin, 0, &cw->w.from_ns, cmd) < 0)
+	if (cw->from && time_option("--from", cw->from, r, zero, 0, &cw->w.from_ns, cmd) < 0)
 		return GT_EXIT_USAGE;
-	if (cw->to && time_option("--to", cw->to, r, origin, cw->w.from_ns, &cw->w.to_ns, cmd) < 0)
+	if (cw->to && time_option("--to", cw->to, r, zero, cw->w.from_ns, &cw->w.to_ns, cmd) < 0)
 		return GT_EXIT_USAGE;
+	/* dates before the trace all come to its clock's 0: say so before comparing them */
+	if ((ret = check_outside(cw, &tt, false, trace, cmd)) != GT_EXIT_OK)
+		return ret;
 	if (cw->to && cw->w.to_ns <= cw->w.from_ns) {
 		gt_cli_error("%s: --to %s is not after --from %s", cmd, cw->to,
 		             cw->from ? cw->from : "(the start)");
@@ -205,6 +282,9 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 	}
 	if (cw->to && cw->w.to_ns == 0)
 		cw->w.to_ns = 1; /* 0 means "to the end": a time before the trace keeps nothing */
+	if ((ret = check_outside(cw, &tt, true, trace, cmd)) != GT_EXIT_OK)
+		return ret;
+	clamp_to_trace(cw, &tt, trace, cmd);
 	if (cw->nvtx) {
 		struct gt_nvtx_spec spec;
 		struct gt_nvtx_found f;
@@ -247,13 +327,13 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 		         "--to @%llu)",
 		         spec.name, (unsigned long long)f.first, (unsigned long long)f.last,
 		         (unsigned long long)f.ranges, f.ranges == 1 ? "" : "s", f.processes,
-		         f.processes == 1 ? "" : "es", rel(f.from_ns, origin, a, sizeof(a)),
-		         rel(cw->w.to_ns, origin, b, sizeof(b)), (unsigned long long)cw->w.from_ns,
+		         f.processes == 1 ? "" : "es", rel(f.from_ns, zero, a, sizeof(a)),
+		         rel(cw->w.to_ns, zero, b, sizeof(b)), (unsigned long long)cw->w.from_ns,
 		         (unsigned long long)cw->w.to_ns);
 	} else if (cw->from || cw->to) {
 		snprintf(cw->what, sizeof(cw->what), "%s to %s",
-		         cw->from ? rel(cw->w.from_ns, origin, a, sizeof(a)) : "the start",
-		         cw->to ? rel(cw->w.to_ns, origin, b, sizeof(b)) : "the end");
+		         cw->from ? rel(cw->w.from_ns, zero, a, sizeof(a)) : "the start",
+		         cw->to ? rel(cw->w.to_ns, zero, b, sizeof(b)) : "the end");
 	}
 	return GT_EXIT_OK;
 }
@@ -298,8 +378,8 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 	bool json = strcmp(format, "chrome") == 0;
 	uint64_t limit = json ? UI_JSON_BYTES : UI_PERFETTO_BYTES;
 	uint64_t per = json ? JSON_BYTES_PER_RECORD : PERFETTO_BYTES_PER_RECORD;
-	uint64_t records, fit, origin = gt_window_origin(r), end;
-	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	uint64_t records, fit, zero, end;
+	struct gt_trace_times tt;
 	struct gt_steps *st = NULL;
 	char a[32], b[32], c[32];
 	uint64_t piece_mib;
@@ -307,6 +387,9 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 
 	if (!json && strcmp(format, "perfetto") != 0)
 		return false;
+	if (gt_reader_times(r, &tt) < 0)
+		return false;
+	zero = tt.zero_ns;
 	if (env && *env && gt_opt_size(env, 1, UINT64_MAX, &limit) < 0)
 		gt_cli_warn("%s: '%s' is not a size (e.g. 4G); using %llu bytes", UI_LIMIT_ENV, env,
 		            (unsigned long long)(json ? UI_JSON_BYTES : UI_PERFETTO_BYTES));
@@ -362,9 +445,9 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 		}
 	}
 	gt_steps_free(st);
-	end = fc && fc->last_ts_ns ? fc->last_ts_ns : origin;
+	end = tt.last_ns ? tt.last_ns : zero;
 	{
-		uint64_t from = cw->w.from_ns ? cw->w.from_ns : origin;
+		uint64_t from = cw->w.from_ns ? cw->w.from_ns : zero;
 		uint64_t t = longest_fit(r, from, cw->w.to_ns ? cw->w.to_ns : end, fit);
 		struct gt_window w = cw->w;
 		uint64_t in = 0;
@@ -432,12 +515,15 @@ bool gt_cli_window_too_big(struct gt_reader *r, const struct gt_cli_window *cw, 
 int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uint64_t n,
                               const char *trace, const char *cmd)
 {
-	uint64_t origin = gt_window_origin(r);
+	struct gt_trace_times tt;
 	struct gt_steps *st = NULL;
 	struct first_steps fs;
 	char a[40], b[40];
 	int ret;
 
+	ret = times_of(r, trace, cmd, &tt);
+	if (ret != GT_EXIT_OK)
+		return ret;
 	ret = scan_steps(r, &st);
 	if (ret < 0) {
 		gt_cli_error("%s: reading %s: %s", cmd, trace, strerror(-ret));
@@ -460,7 +546,7 @@ int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uin
 	         (unsigned long long)(fs.last - fs.first + 1),
 	         gt_steps_family_name(gt_steps_family(st)), (long long)fs.first, (long long)fs.last,
 	         fs.ranges, fs.ranges == 1 ? "" : "s", fs.processes, fs.processes == 1 ? "" : "es",
-	         rel(fs.from_ns, origin, a, sizeof(a)), rel(fs.to_ns, origin, b, sizeof(b)),
+	         rel(fs.from_ns, tt.zero_ns, a, sizeof(a)), rel(fs.to_ns, tt.zero_ns, b, sizeof(b)),
 	         (unsigned long long)fs.from_ns, (unsigned long long)fs.to_ns);
 	gt_steps_free(st);
 	return GT_EXIT_OK;

@@ -36,7 +36,7 @@ enum {
 /* The lines of --help that describe them. */
 #define GT_CLI_WINDOW_HELP                                                                         \
 	"Window (docs/cli.md, \"Windows\"):\n"                                                     \
-	"      --from T         start at T: seconds from the trace's start (2.5, 90s, "            \
+	"      --from T         start at T: seconds from the trace's zero (2.5, 90s, "             \
 	"1m30s),\n"                                                                                \
 	"                       @NS on the trace clock, or a date (2024-05-01T12:00:03Z)\n"        \
 	"      --to T           end at T (same forms; +DURATION: after --from)\n"                  \

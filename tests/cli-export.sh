@@ -173,7 +173,7 @@ if [ -n "$mktrace" ]; then
 
 	# usage errors
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 1x
-	expect_err "gputrace: export: --from: '1x' is not a time; use seconds from the trace's start (2.5, 90s, 1m30s, 250ms), @NS on the trace clock, or a date (2024-05-01T12:00:03Z)"
+	expect_err "gputrace: export: --from: '1x' is not a time; use seconds from the trace's zero (2.5, 90s, 1m30s, 250ms), @NS on the trace clock, or a date (2024-05-01T12:00:03Z)"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --to 1
 	expect_err "gputrace: export: --to 1 is not after --from 2"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --from 2 --nvtx step
@@ -228,6 +228,31 @@ if [ -n "$mktrace" ]; then
 	expect_err "gputrace: export: --max-size cuts perfetto output into files; give -o, not -o -"
 fi
 
+# ---- times outside the trace (docs/cli.md, "Time") ----
+# pytorch-train runs from 2026-12-01T14:30:09.701000799Z (its zero) for 11.554 s: a window
+# wholly before or after it selects nothing, an error that says where the trace is, and
+# nothing is written; one that reaches past an edge is cut there, and says so; a date inside
+# is on the same ruler as seconds.
+cp "$(dirname "$0")/data/pytorch-train.gtrace" pt.gtrace
+where="pt.gtrace, which runs from 2026-12-01T14:30:09.701000799Z (0.000 s) to 2026-12-01T14:30:21.254886001Z (11.554 s)"
+expect_rc 64 "$gputrace" export pt.gtrace -f perfetto -o d.pftrace --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z
+expect_err "gputrace: export: --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z selects nothing: it is before $where"
+expect_rc 64 "$gputrace" export pt.gtrace -f perfetto -o d.pftrace --from 2026-12-02T00:00:00Z
+expect_err "gputrace: export: --from 2026-12-02T00:00:00Z selects nothing: it is after $where"
+expect_rc 64 "$gputrace" export pt.gtrace -f chrome -o d.json --from 12
+expect_err "gputrace: export: --from 12 selects nothing: it is after $where"
+[ ! -e d.pftrace ] && [ ! -e d.json ] || fail "a window that selects nothing was written"
+expect_rc 0 "$gputrace" export pt.gtrace -f perfetto -o d.pftrace --from 2026-12-01T10:00:00Z --to 12
+err_has_line "gputrace: warning: export: --from 2026-12-01T10:00:00Z is before pt.gtrace starts; the window starts with it (0.000 s, 2026-12-01T14:30:09.701000799Z)"
+err_has_line "gputrace: warning: export: --to 12 is after pt.gtrace ends; the window ends with it (11.554 s)"
+err_has_line "gputrace: window: 0.000 s to 11.554 s"
+err_matches '^gputrace: wrote d\.pftrace \(1,692 events, '
+[ "$(wc -l <"$tmp/err")" -eq 4 ] || fail "more than the window's lines: $(cat "$tmp/err")"
+expect_rc 0 "$gputrace" export pt.gtrace -f perfetto -o d.pftrace --from 2026-12-01T14:30:19.701000799Z --to +500ms -q
+expect_rc 0 "$gputrace" export pt.gtrace -f perfetto -o s.pftrace --from 10 --to 10.5
+err_has_line "gputrace: window: 10.000 s to 10.500 s"
+cmp -s d.pftrace s.pftrace || fail "a date and the seconds of the same moment gave other windows"
+
 # ---- --split ranks (one file per rank, for HTA and TensorBoard), --step, --no-steps ----
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --split procs
 expect_err "gputrace: export: --split: 'procs' is not valid; use --split ranks"
@@ -272,7 +297,9 @@ if [ -n "$mktrace" ]; then
 import json, sys
 j = json.load(open(sys.argv[1]))
 r = int(sys.argv[2])
-pids = sorted({e["pid"] for e in j["traceEvents"]})
+# the first event is the instant at the trace's zero (docs/cli.md, "Time"), on no process
+assert j["traceEvents"][0]["name"] == "trace start" and j["traceEvents"][0]["ts"] == 0
+pids = sorted({e["pid"] for e in j["traceEvents"][1:]})
 assert j["distributedInfo"] == {"backend": "nccl", "rank": r, "world_size": 2, "local_rank": r}, j["distributedInfo"]
 assert pids == [r, 4100 + 7 * r], pids  # its GPU (device r) as pid r, as Kineto writes it
 assert j["gputrace"]["rank_file"] == r and j["gputrace"]["split"] == "ranks"

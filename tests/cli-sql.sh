@@ -128,4 +128,12 @@ expect_err "gputrace: sql: the output pt.gtrace is the input pt.gtrace (the same
 expect_rc 64 "$gputrace" sql pt.gtrace --pid 1 "SELECT 1"
 err_matches "^gputrace: sql: --pid 1: pt.gtrace has no such one; its processes: [0-9]+$"
 
+# ---- the trace's zero (docs/cli.md, "Time"): relative times as Perfetto's ruler shows them ----
+# pytorch-train's eleventh step starts 10.801093719 s after the zero, where Perfetto's
+# importer puts it on both exports (tests/perfetto-ruler.sh) and `export --from` counts
+expect_rc 0 "$gputrace" sql pt.gtrace -q -f csv "SELECT zeroNs, startTraceNs FROM GPUTRACE_TRACE"
+out_has_line "$(printf '26369932036,26369932036\r')"
+expect_rc 0 "$gputrace" sql pt.gtrace -q -f csv "SELECT start - (SELECT zeroNs FROM GPUTRACE_TRACE) FROM NVTX_EVENTS WHERE text = 'step' ORDER BY start LIMIT 1 OFFSET 10"
+out_has_line "$(printf '10801093719\r')"
+
 cli_done cli-sql

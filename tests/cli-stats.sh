@@ -149,7 +149,7 @@ if [ -n "$mktrace" ]; then
 		fail "steps table: $(grep -E ' yes ' "$tmp/out")"
 	# by process, device and host
 	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by device "$tmp/job.gtrace"
-	out_has_line "gpu,uuid,host,gpus,span_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,memory_pct,idle_ns,idle_pct,comm_overlap_pct,kernels,lost_records,late_ns"
+	out_has_line "gpu,uuid,host,gpus,active_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,memory_pct,idle_ns,idle_pct,comm_overlap_pct,kernels,lost_records,late_ns"
 	[ "$(grep -c ',GPU-a' "$tmp/out")" -eq 4 ] || fail "--by device: $(cat "$tmp/out")"
 	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by host "$tmp/job.gtrace"
 	out_has_line "gpu-node-17,4,211371273,173865591,82.26,28313630,13.40,0,0.00,9192052,4.35,0.00,4000,0,0"
@@ -195,6 +195,24 @@ out_has_line "device,1,1,ProfilerStep,0,false"
 [ -z "$(cat "$tmp/err")" ] || fail "merged trace by device: stderr [$(cat "$tmp/err")]"
 grep -q '^0,GPU-235d247a-6f02-b0d7-2711-5675cff2c3d4,vm,1,7019781042,4199870,0.06,0,0.00,1118122,0.02,7014463050,99.92,,704,0,0$' "$tmp/out" ||
 	fail "merged trace by device: $(cat "$tmp/out")"
+
+# One time base and one span (docs/cli.md, "Time"). The span is the trace's, from its zero
+# to the end of its last record, as `gputrace info` prints it (tests/test-info.sh), the same
+# by rank and by device (7.017 s and 7.015 s before: each counted other records); the GPUs'
+# own first-to-last time is "Active". An "At" counts from the zero: pytorch-train's largest
+# block is allocated at 36735378865 ns on the trace clock, 26369932036 + 10365446829.
+for by in rank device; do
+	expect_rc 0 "$gputrace" stats -f csv -r breakdown --by $by "$data/ddp-2rank.gtrace"
+	out_has_line "$data/ddp-2rank.gtrace,vm,python3 -m torch.distributed.run --nproc-per-node 2 /work/main/tests/gpu/torch_ddp.py,0.1.0,17482918430,0,0,false"
+done
+expect_rc 0 "$gputrace" stats -f json -r memory "$data/pytorch-train.gtrace"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["trace"]["span_ns"] == 11553885202, d["trace"]
+big = d["memory_largest"][0]
+assert (big["address"], big["at_ns"]) == ("0x7f7258000000", 10365446829), big' "$tmp/out" \
+	2>"$tmp/err" || fail "stats -f json on pytorch-train: $(cat "$tmp/err")"
 
 # The example program's trace recorded on an H200 (tests/data/example.gtrace).
 expect_rc 0 "$gputrace" stats -r kernels,errors "$data/example.gtrace"

@@ -284,6 +284,11 @@ GPUTRACE_UI_LIMIT=400K start_view v10.err steps.gtrace --from 5ms --to +2ms --ra
 grep -qxF "gputrace: window: 0.005 s to 0.007 s" v10.err || fail "window: $(cat v10.err)"
 curl -sS -o /dev/null "$url"
 finish "$pid" 0
+# a window after the trace's end selects nothing: 64, and where the trace lies (cli.md, "Time")
+rm -f steps.window.pftrace
+expect_rc 64 "$gputrace" view steps.gtrace --from 1s --port 0 --no-open
+expect_err "gputrace: view: --from 1s selects nothing: it is after steps.gtrace, which runs from 2024-05-01T12:00:00.000000000Z (0.000 s) to 2024-05-01T12:00:00.662858760Z (0.663 s)"
+[ ! -e steps.window.pftrace ] || fail "a window that selects nothing was exported"
 expect_rc 64 "$gputrace" view steps.gtrace --first-steps 0
 expect_err "gputrace: view: --first-steps: '0' is not valid; use a number of steps, e.g. 10"
 expect_rc 64 "$gputrace" view steps.gtrace --first-steps 3 --from 1

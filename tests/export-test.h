@@ -12,6 +12,7 @@
 
 #include "export-fixture.h"
 #include "exporter.h"
+#include "window.h"
 
 static char dir[64];
 static char trace_path[128];
@@ -53,6 +54,25 @@ static int export(const char *fmt, const char *out, uint64_t max_bytes, int dema
 	memset(res, 0, sizeof(*res));
 	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
 	ret = gt_export_run(gt_exporter_find(fmt), r, &o, res, &err);
+	if (ret < 0)
+		fprintf(stderr, "export failed: %s\n", err);
+	gt_reader_close(r);
+	return ret;
+}
+
+/* Export the window [from_ns, to_ns) of the synthetic trace with `fmt` to `out`. */
+static inline int export_window(const char *fmt, const char *out, uint64_t from_ns, uint64_t to_ns,
+                                struct gt_export_result *res)
+{
+	struct gt_window w = {.from_ns = from_ns, .to_ns = to_ns};
+	struct gt_export_options o = {.output = out, .demangle = 1};
+	const char *err = NULL;
+	struct gt_reader *r;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_int_eq(gt_reader_open(trace_path, &r, &err), 0);
+	ret = gt_export_window(gt_exporter_find(fmt), r, &w, &o, res, &err, NULL);
 	if (ret < 0)
 		fprintf(stderr, "export failed: %s\n", err);
 	gt_reader_close(r);

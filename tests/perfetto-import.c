@@ -407,8 +407,11 @@ static bool plain(const char *s, size_t len)
 /* ------------------------------------------------------------------------------------ */
 /* The checks                                                                            */
 
+/* NOT_ZERO: every slice but the exporters' "trace start" at the trace's zero (check_zero). */
+#define NOT_ZERO "coalesce(category, '') != 'trace'"
+
 static const char *scalars_sql =
-        "select (select count(*) from slice), (select count(*) from flow),"
+        "select (select count(*) from slice where " NOT_ZERO "), (select count(*) from flow),"
         " (select count(*) from counter), (select count(*) from thread_track),"
         " (select count(*) from thread where name glob 'stream *'"
         "   and name not glob '*(overlap *'),"
@@ -429,8 +432,9 @@ static const char *scalars_sql =
  * are since the first slice (the JSON's are relative to its base time, perfetto's not). */
 static const char *const same_sql[] = {
         "select pid, name from process where pid != 0 order by pid",
+        /* pid 0: the thread the JSON importer makes for global instants */
         "select p.pid, t.tid, t.name from thread t join process p using (upid)"
-        " where t.utid != 0 order by 1, 2",
+        " where t.utid != 0 and p.pid != 0 order by 1, 2",
         "select category, count(*) from slice group by 1 order by 1",
         /* track names differ: the JSON importer appends the arg's name ("... bytes") */
         "select p.pid, count(*), sum(c.value) from counter c join process_counter_track t"
@@ -453,18 +457,41 @@ struct exported {
 	char *same[NSAME];
 };
 
+/* The trace's zero (docs/cli.md, "Time"), read here through the library. */
+static uint64_t zero_of(struct gt_reader *r)
+{
+	struct gt_trace_times tt;
+
+	if (gt_reader_times(r, &tt) < 0) {
+		fail("gt_reader_times failed");
+		return 0;
+	}
+	return tt.zero_ns;
+}
+
 /* Time 0 of a file's timestamps as the importer shows them: the JSON's are relative to the
- * exporter's base time (the footer's first timestamp, else the header's start), the
- * protobuf's are the trace clock's. */
+ * trace's zero, the protobuf's are the trace clock's. */
 static uint64_t base_of(const char *fmt, struct gt_reader *r)
 {
-	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	return strcmp(fmt, "chrome") == 0 ? zero_of(r) : 0;
+}
 
-	if (strcmp(fmt, "chrome") != 0)
-		return 0;
-	if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns)
-		return fc->first_ts_ns;
-	return gt_reader_header(r)->info.start_trace_ns;
+/* Perfetto's ruler starts at the trace's zero: the importer's trace bounds start there, where
+ * the one "trace start" instant is, whatever part of the trace the file holds. */
+static void check_zero(const char *fmt, const char *path, struct gt_reader *r, bool json)
+{
+	char sql[256];
+	uint64_t zero = json ? 0 : zero_of(r);
+
+	check_u64(fmt, "trace_bounds.start_ts = the trace's zero",
+	          query_u64(path, "select start_ts from trace_bounds"), zero);
+	snprintf(sql, sizeof(sql),
+	         "select count(*) from slice where category = 'trace' and name = 'trace start'"
+	         " and ts = %llu and dur = 0",
+	         (unsigned long long)zero);
+	check_u64(fmt, "one 'trace start' at the zero", query_u64(path, sql), 1);
+	check_u64(fmt, "nothing else in category 'trace'",
+	          query_u64(path, "select count(*) from slice where category = 'trace'"), 1);
 }
 
 /* Every slice, instant and counter value of `path` lies in [from, to], and no flow was left
@@ -476,8 +503,8 @@ static void check_inside(const char *fmt, const char *path, struct gt_reader *r,
 	uint64_t base = base_of(fmt, r);
 
 	snprintf(sql, sizeof(sql),
-	         "select count(*) from slice where ts + %llu < %llu or ts + dur + %llu > %llu"
-	         " or dur < 0",
+	         "select count(*) from slice where " NOT_ZERO
+	         " and (ts + %llu < %llu or ts + dur + %llu > %llu or dur < 0)",
 	         (unsigned long long)base, (unsigned long long)from, (unsigned long long)base,
 	         (unsigned long long)to);
 	check_u64(fmt, "slices outside the window", query_u64(path, sql), 0);
@@ -507,6 +534,7 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 	}
 	free(rows);
 	check_u64(x->fmt, "import errors and data losses (stats)", v[7], 0);
+	check_zero(x->fmt, x->path, r, strcmp(x->fmt, "chrome") == 0);
 	if (v[7]) {
 		char *s = query(x->path, "select name, idx, severity, value from stats where"
 		                         " severity in ('error', 'data_loss') and value > 0");
@@ -638,9 +666,9 @@ static void check_split(const char *trace, const char *dir, const struct oracle 
 		return;
 	}
 	ret = gt_export_run(gt_exporter_find("chrome"), r, &opts, &res, &err);
-	gt_reader_close(r);
 	if (ret < 0) {
 		fail("export --split ranks: %s", err ? err : strerror(-ret));
+		gt_reader_close(r);
 		return;
 	}
 	for (unsigned i = 0; i < o->nprocs; i++) {
@@ -679,12 +707,14 @@ static void check_split(const char *trace, const char *dir, const struct oracle 
 		free(rows);
 		snprintf(what, sizeof(what), "rank-%d.pt.trace.json", ranks[k]);
 		check_u64(what, "import errors and data losses (stats)", v[7], 0);
+		check_zero(what, path, r, true);
 		check_u64(what, "slices = drawn records of its processes", v[0], slices);
 		check_u64(what, "flows = its launches with both ends", v[1], flows);
 		check_u64(what, "counter values = its memory and pool records", v[2], counters);
 		unlink(path);
 	}
 	rmdir(out);
+	gt_reader_close(r);
 }
 
 /* The importer is there and runs (it needs libprotobuf32 and AVX2). */
@@ -906,7 +936,8 @@ static void check_pieces(const char *trace, const char *dir, uint64_t bytes)
 		if (oracle_read(trace, o, &pr) < 0)
 			break;
 		rows = query(p->path,
-		             "select (select count(*) from slice), (select count(*) from"
+		             "select (select count(*) from slice where " NOT_ZERO "), (select"
+		             " count(*) from"
 		             " flow), (select count(*) from counter), (select count(*) from"
 		             " stats where severity in ('error', 'data_loss') and value > 0)");
 		c = rows;
@@ -920,6 +951,7 @@ static void check_pieces(const char *trace, const char *dir, uint64_t bytes)
 		check_u64(what, "flows = launches with both ends in it", v[1], o->flows);
 		check_u64(what, "counter values = memory and pool records", v[2], o->counters);
 		check_inside(what, p->path, pr, p->from, p->to);
+		check_zero(what, p->path, pr, false);
 		snprintf(sql, sizeof(sql), "select count(*) from process where pid != 0");
 		if (query_u64(p->path, sql) == 0)
 			fail("%s: no process names", what);
@@ -1035,8 +1067,13 @@ int main(int argc, char **argv)
 			fail("%s: cannot open", trace);
 			goto out;
 		}
-		origin = gt_window_origin(wr);
-		if (from)
+		{
+			struct gt_trace_times tt = {0};
+
+			ret = gt_reader_times(wr, &tt);
+			origin = tt.zero_ns;
+		}
+		if (ret == 0 && from)
 			ret = gt_window_parse_time(from, gt_reader_header(wr), origin, 0,
 			                           &window.from_ns);
 		if (ret == 0 && to)

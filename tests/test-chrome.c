@@ -105,8 +105,10 @@ START_TEST(test_counts)
 	ck_assert_uint_eq(count(ev, "i", "process"), fxe.ends);
 	ck_assert_uint_eq(count(ev, "s", "ac2g"), fxe.flows);
 	ck_assert_uint_eq(count(ev, "f", "ac2g"), fxe.flows);
-	/* every event but metadata and flows is counted in the result */
-	ck_assert_uint_eq(cJSON_GetArraySize(ev) - count(ev, "M", NULL) - 2 * fxe.flows,
+	/* the instant at the trace's zero opens the file (docs/cli.md, "Time") */
+	ck_assert_uint_eq(count(ev, "i", "trace"), 1);
+	/* every event but metadata, flows and that instant is counted in the result */
+	ck_assert_uint_eq(cJSON_GetArraySize(ev) - count(ev, "M", NULL) - 2 * fxe.flows - 1,
 	                  fxe.events);
 	cJSON_Delete(j);
 }
@@ -352,11 +354,54 @@ START_TEST(test_names_and_metadata)
 	ck_assert_str_eq(str(a, "hostname"), "fixture-host");
 	ck_assert_str_eq(str(a, "cmdline"), "python3 train.py --say \"hi\"");
 	ck_assert_double_eq(num(a, "overlapping_slices"), 0);
+	/* timestamps count from the trace's zero, the fixture's header start */
 	ck_assert_double_eq(num(j, "baseTimeNanoseconds"), (double)FX_T0);
+	ck_assert_double_eq(num(a, "base_time_ns"), (double)FX_T0);
+	ck_assert_double_eq(num(a, "base_realtime_ns"), 1700000000000000000.0);
+	ck_assert_str_eq(str(a, "base_date"), "2023-11-14T22:13:20.000000000Z");
+	e = cJSON_GetArrayItem(ev, 0);
+	ck_assert_str_eq(str(e, "ph"), "i");
+	ck_assert_str_eq(str(e, "s"), "g");
+	ck_assert_str_eq(str(e, "cat"), "trace");
+	ck_assert_str_eq(str(e, "name"), "trace start");
+	ck_assert_double_eq(num(e, "ts"), 0);
+	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "args"), "date"),
+	                 "2023-11-14T22:13:20.000000000Z");
+	ck_assert_double_eq(num(cJSON_GetObjectItemCaseSensitive(e, "args"), "trace clock ns"),
+	                    (double)FX_T0);
 	ck_assert_int_eq(
 	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "deviceProperties")), 2);
 	cJSON_Delete(j);
 	free(longname);
+}
+END_TEST
+
+/* A window counts from the trace's zero too (docs/cli.md, "Time"): its file opens with the
+ * instant at ts 0 and its events keep the times they have in the whole export. */
+START_TEST(test_window_zero)
+{
+	char out[160];
+	struct gt_export_result res;
+	cJSON *j, *ev, *e;
+	uint64_t timed = 0;
+
+	snprintf(out, sizeof(out), "%s/window.json", dir);
+	ck_assert_int_eq(export_window("chrome", out, FX_T0 + 2000000, FX_T0 + 3000000, &res), 0);
+	j = load(out);
+	ck_assert_double_eq(num(j, "baseTimeNanoseconds"), (double)FX_T0);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	ck_assert_str_eq(str(cJSON_GetArrayItem(ev, 0), "name"), "trace start");
+	ck_assert_double_eq(num(cJSON_GetArrayItem(ev, 0), "ts"), 0);
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (strcmp(str(e, "ph"), "M") == 0 || e == cJSON_GetArrayItem(ev, 0))
+			continue;
+		ck_assert_double_ge(num(e, "ts"), 2000.0);
+		ck_assert_double_lt(num(e, "ts"), 3000.0);
+		timed++;
+	}
+	ck_assert_uint_gt(timed, 100);
+	cJSON_Delete(j);
 }
 END_TEST
 
@@ -455,9 +500,15 @@ START_TEST(test_split)
 		kernels += count(ev, "X", "kernel");
 		events += (uint64_t)num(meta, "events");
 		/* each file names every process and GPU it shows */
+		/* and opens with the instant at the trace's zero, so that every file's ruler
+		 * starts there */
+		ck_assert_uint_eq(count(ev, "i", "trace"), 1);
+		ck_assert_str_eq(str(cJSON_GetArrayItem(ev, 0), "name"), "trace start");
+		ck_assert_double_eq(num(cJSON_GetArrayItem(ev, 0), "ts"), 0);
 		cJSON_ArrayForEach(e, ev)
 		{
-			if (strcmp(str(e, "ph"), "M") == 0)
+			if (strcmp(str(e, "ph"), "M") == 0 ||
+			    strcmp(str(e, "name"), "trace start") == 0)
 				continue;
 			ck_assert_msg(find_meta(ev, "process_name", num(e, "pid"), -1) != NULL,
 			              "file %u lacks process_name for pid %.0f", k, num(e, "pid"));
@@ -1030,7 +1081,8 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(res.events, x->events);
 	ck_assert_ptr_null(res.warning);
 	text = slurp(out, NULL);
-	ck_assert_uint_eq(check_ts_format(text), xc->ts_fields);
+	/* and the instant at the trace's zero */
+	ck_assert_uint_eq(check_ts_format(text), xc->ts_fields + 1);
 	j = cJSON_Parse(text);
 	ck_assert_msg(j != NULL, "%s is not valid JSON", x->file);
 	free(text);
@@ -1062,7 +1114,9 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(count(ev, "M", NULL), xc->meta);
 	ck_assert_uint_eq(count(ev, "X", NULL),
 	                  x->kernel + x->memcpy + x->memset + x->runtime + x->sync + x->nvtx);
-	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev), x->events + xc->meta + 2 * x->flows);
+	ck_assert_uint_eq(count(ev, "i", "trace"), 1);
+	ck_assert_uint_eq((uint64_t)cJSON_GetArraySize(ev),
+	                  x->events + xc->meta + 2 * x->flows + 1);
 	ck_assert_uint_eq(check_flows(ev), x->flows);
 	ck_assert_uint_eq(check_nesting(ev), xc->tracks);
 
@@ -1174,6 +1228,7 @@ static Suite *chrome_suite(void)
 	tcase_add_test(tc, test_nesting);
 	tcase_add_test(tc, test_names_and_metadata);
 	tcase_add_test(tc, test_mangled_when_asked);
+	tcase_add_test(tc, test_window_zero);
 	tcase_add_test(tc, test_timestamp_format);
 	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_bad_output);

@@ -73,7 +73,7 @@ records:     6083
 losses:
   cupti_dropped    7
   ring_full        5
-time span:   0.079702802 s (1000000000000 .. 1000079702802 ns)
+time span:   0.079702802 s (1000000000000 .. 1000079702802 ns), records from 0.000000000 s
 recovered:   no
 index:       2 chunks, with their record types"
 
@@ -111,13 +111,16 @@ out_has_line "records:     4034"
 out_has_line "  kernel       2000"
 out_has_line "losses:      none"
 out_has_line "recovered:   yes (7 chunks read, 0 skipped, 0 bytes)"
+out_has_line "time span:   0.107829190 s (1000000000000 .. 1000107829190 ns), records from 0.000000000 s"
 
-# ... killed in the middle of a chunk: the chunks before it, and the loss, are reported.
+# ... killed in the middle of a chunk: the chunks before it, and the loss, are reported; its
+# time span is the whole trace's still, from the header of the chunk cut short.
 size=$(stat -c %s "$tmp/r.gtrace")
 head -c $((size - 3000)) "$tmp/r.gtrace" >"$tmp/cut.gtrace"
 # (what it holds on standard output; the line every reading command gives damage, and 65)
 expect_rc 65 "$gputrace" info "$tmp/cut.gtrace"
 err_matches "^gputrace: warning: info: $tmp/cut.gtrace has no index \(its writer was interrupted\): 6 chunks recovered, 1 damaged one skipped$"
+out_has_line "time span:   0.107829190 s (1000000000000 .. 1000107829190 ns), records from 0.000000000 s"
 out_has_line "losses:"
 out_has_line "  damaged file     1 chunk, 1197 bytes unreadable"
 out_has_line "recovered:   yes (6 chunks read, 1 skipped, 1197 bytes)"
@@ -159,5 +162,30 @@ out_has_line "  cupti_dropped    7"
 grep -qE '^  damaged file     1 chunk, [0-9]+ bytes unreadable$' "$tmp/out" ||
 	fail "no damaged-file line: $(cat "$tmp/out")"
 out_has_line "recovered:   no"
+
+# The time base (docs/cli.md, "Time") of a recorded trace: its zero is the header's start,
+# 4.63 s of Python start-up before the first record; the span runs from there to the end of
+# the last record, as stats, windows and both exports count it. A copy without its footer (a
+# writer killed after its last chunk) counts from the same zero.
+data=$(dirname "$0")/data
+expect_rc 0 "$gputrace" info "$data/pytorch-train.gtrace"
+out_has_line "started:     2026-12-01T14:30:09.701000799Z"
+out_has_line "time span:   11.553885202 s (26369932036 .. 37923817238 ns), records from 4.628877628 s"
+size=$(stat -c %s "$data/pytorch-train.gtrace")
+head -c "$(od -An -tu8 -j $((size - 24)) -N8 "$data/pytorch-train.gtrace" | tr -d ' ')" \
+	"$data/pytorch-train.gtrace" >"$tmp/bare.gtrace"
+expect_rc 0 "$gputrace" info "$tmp/bare.gtrace"
+out_has_line "recovered:   yes (3 chunks read, 0 skipped, 0 bytes)"
+out_has_line "started:     2026-12-01T14:30:09.701000799Z"
+out_has_line "time span:   11.553885202 s (26369932036 .. 37923817238 ns), records from 4.628877628 s"
+# A merged trace counts from its own zero: the earlier start of its inputs (rank 1's, whose
+# clock the merge moved by 20 ns), on the same date, and its span ends with rank 1's too.
+expect_rc 0 "$gputrace" merge -q -o "$tmp/ddp.gtrace" "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+expect_rc 0 "$gputrace" info "$data/ddp-rank1.gtrace"
+out_has_line "started:     2026-12-01T14:30:46.964149048Z"
+out_has_line "time span:   9.281453818 s (63633080255 .. 72914534073 ns), records from 0.015212951 s"
+expect_rc 0 "$gputrace" info "$tmp/ddp.gtrace"
+out_has_line "started:     2026-12-01T14:30:46.964149048Z"
+out_has_line "time span:   9.281453818 s (63633080275 .. 72914534093 ns), records from 0.015212951 s"
 
 cli_done cli-info

@@ -76,6 +76,7 @@ struct decoded {
 	size_t nliteral;
 	size_t packets;
 	uint64_t rel_base; /* BOOTTIME of the relative clock's 0 */
+	uint64_t snap_boot, snap_mono, snap_real; /* the snapshot's other clocks (0: absent) */
 	bool have_snapshot;
 	uint64_t default_clock;
 };
@@ -356,7 +357,16 @@ static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 						rel = v;
 					else if (id == 6)
 						boot = v;
+					else if (id == 3)
+						d->snap_mono = v;
+					else if (id == 1)
+						d->snap_real = v;
+					else
+						ck_abort_msg(
+						        "unexpected clock %llu in the snapshot",
+						        (unsigned long long)id);
 				}
+				d->snap_boot = boot;
 				d->rel_base = boot - rel;
 				d->have_snapshot = true;
 				break;
@@ -653,6 +663,7 @@ START_TEST(test_tracks)
 	uint8_t *buf;
 	size_t len;
 	unsigned procs = 0, gpus = 0, mains = 0, syncs = 0, streams = 0, counters = 0, nvtx = 0;
+	unsigned zero_tracks = 0;
 
 	snprintf(out, sizeof(out), "%s/tracks.pftrace", dir);
 	ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
@@ -676,6 +687,11 @@ START_TEST(test_tracks)
 			counters++;
 			ck_assert_str_eq(t->name, "memory in use");
 			ck_assert(parent && parent->process && parent->pid >= GT_GPU_PID_BASE);
+		} else if (!t->thread) {
+			/* the track of the instant at the trace's zero, on its own */
+			zero_tracks++;
+			ck_assert_ptr_null(parent);
+			ck_assert_str_eq(t->name, "trace");
 		} else {
 			/* a lane: a thread of the process its parent track describes */
 			ck_assert(t->thread);
@@ -707,9 +723,49 @@ START_TEST(test_tracks)
 	ck_assert_uint_eq(streams, fxo.procs);
 	ck_assert_uint_eq(counters, fxo.procs);
 	ck_assert_uint_eq(nvtx, 2 * fxo.procs); /* load and prefetch cross: two lanes */
+	ck_assert_uint_eq(zero_tracks, 1);
 	ck_assert_uint_eq(res.lanes, mains + syncs + streams + nvtx);
 	decoded_free(&d);
 	free(buf);
+}
+END_TEST
+
+/* The time base (docs/cli.md, "Time"): the fixture's zero is its header's start, FX_T0, at
+ * 1,700,000,000 s on the wall clock. The first event is the instant "trace start" there, on
+ * a track of its own, and the clock snapshot ties the trace clock (MONOTONIC, shown as
+ * BOOTTIME) to REALTIME at that moment; a window starts its file at the same zero. */
+START_TEST(test_zero)
+{
+	char out[160];
+	struct gt_export_result res;
+	struct decoded d;
+	uint8_t *buf;
+	size_t len;
+
+	for (int windowed = 0; windowed < 2; windowed++) {
+		snprintf(out, sizeof(out), "%s/zero-%d.pftrace", dir, windowed);
+		if (windowed)
+			ck_assert_int_eq(export_window("perfetto", out, FX_T0 + 2000000,
+			                               FX_T0 + 3000000, &res),
+			                 0);
+		else
+			ck_assert_int_eq(export("perfetto", out, 0, 1, &res), 0);
+		buf = slurp(out, &len);
+		decode(&d, buf, len);
+		ck_assert_uint_eq(d.snap_boot, FX_T0);
+		ck_assert_uint_eq(d.snap_mono, FX_T0);
+		ck_assert_uint_eq(d.snap_real, 1700000000000000000ull);
+		ck_assert_uint_ge(d.nev, 2);
+		ck_assert_uint_eq(d.ev[0].type, 3); /* TYPE_INSTANT */
+		ck_assert_str_eq(d.ev[0].name, "trace start");
+		ck_assert_str_eq(d.cats[d.ev[0].cat], "trace");
+		ck_assert_uint_eq(d.ev[0].ts, FX_T0);
+		ck_assert_str_eq(find_track(&d, d.ev[0].uuid)->name, "trace");
+		for (size_t i = 1; i < d.nev; i++)
+			ck_assert_uint_ge(d.ev[i].ts, windowed ? FX_T0 + 2000000 : FX_T0);
+		decoded_free(&d);
+		free(buf);
+	}
 }
 END_TEST
 
@@ -1021,6 +1077,7 @@ START_TEST(test_real_trace)
 	uint64_t uuid_memory = 0, uuid_pool = 0;
 	int64_t pool_first = -1, pool_last = -1;
 	unsigned procs = 0, threads = 0, gpus = 0, streams = 0, memory = 0, pools = 0, syncs = 0;
+	unsigned zero_tracks = 0;
 	uint8_t *buf;
 	size_t len;
 
@@ -1065,6 +1122,10 @@ START_TEST(test_real_trace)
 			snprintf(name, sizeof(name), "stream %lld", (long long)t->tid);
 			ck_assert_str_eq(t->name, name);
 			ck_assert(parent && parent->process && parent->pid == GT_GPU_PID_BASE);
+		} else if (!t->thread) {
+			zero_tracks++;
+			ck_assert_str_eq(t->name, "trace");
+			ck_assert_ptr_null(parent);
 		} else if (strcmp(t->name, "thread 0 sync") == 0) {
 			syncs++;
 			ck_assert(t->thread);
@@ -1084,6 +1145,7 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(memory, 1);
 	ck_assert_uint_eq(pools, x->pools ? 1 : 0);
 	ck_assert_uint_eq(syncs, 1);
+	ck_assert_uint_eq(zero_tracks, 1);
 	ck_assert_uint_eq(res.lanes, threads + streams + syncs);
 
 	/* counter values: on the memory track, and a value per pool record on the pools' */
@@ -1118,7 +1180,9 @@ START_TEST(test_real_trace)
 	ck_assert_uint_eq(cat_count(&d, counts, "process"), 1);
 	ck_assert_uint_eq(cat_count(&d, counts, "memory_pool"), x->pools);
 	ck_assert_uint_eq(counters, x->counters);
-	ck_assert_uint_eq(slices + counters + pool_values, x->events);
+	/* and the instant at the trace's zero, which is not among the events */
+	ck_assert_uint_eq(cat_count(&d, counts, "trace"), 1);
+	ck_assert_uint_eq(slices - 1 + counters + pool_values, x->events);
 
 	/* flows: every API call with a correlation id opens one; every GPU activity ends
 	 * exactly one that some API call opened */
@@ -1208,6 +1272,7 @@ static Suite *perfetto_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_structure_and_counts);
 	tcase_add_test(tc, test_tracks);
+	tcase_add_test(tc, test_zero);
 	tcase_add_test(tc, test_flows);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_protoc_decode_raw);

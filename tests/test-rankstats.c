@@ -266,10 +266,12 @@ START_TEST(test_csv)
 	        "# traces\n"
 	        "trace,host,command,gputrace_version,span_ns,lost_records,chunks_skipped,"
 	        "recovered\n"
-	        "job.gtrace,node-a,python train.py,0.1.0,3100,7,0,false\n"
+	        /* the trace's span: from its zero (the processes' start at 1,000 ns; the header
+	         * has none) to the end of step 2 (T0 + 3,000) */
+	        "job.gtrace,node-a,python train.py,0.1.0,1002000,7,0,false\n"
 	        "\n"
 	        "# breakdown\n"
-	        "rank,pid,host,gpus,span_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,"
+	        "rank,pid,host,gpus,active_ns,compute_ns,compute_pct,comm_ns,comm_pct,memory_ns,"
 	        "memory_pct,idle_ns,idle_pct,comm_overlap_pct,kernels,lost_records,late_ns\n"
 	        "0,200,node-a,1,2750,1210,44.00,590,21.45,150,5.45,800,29.09,34.44,6,0,0\n"
 	        "1,100,node-a,1,2750,1600,58.18,400,14.55,100,3.64,650,23.64,55.56,6,7,0\n"

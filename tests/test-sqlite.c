@@ -247,7 +247,8 @@ static const struct {
          "formatVersion INTEGER,clockId INTEGER,clockName TEXT,startRealtimeNs INTEGER,"
          "startTraceNs INTEGER,hostname TEXT,cmdline TEXT,toolVersion TEXT,cudaVersion TEXT,"
          "cuptiVersion TEXT,driverVersion TEXT,recovered INTEGER,chunksRead INTEGER,"
-         "chunksSkipped INTEGER,bytesSkipped INTEGER,recordsSkipped INTEGER,records INTEGER"},
+         "chunksSkipped INTEGER,bytesSkipped INTEGER,recordsSkipped INTEGER,records INTEGER,"
+         "zeroNs INTEGER"},
         {"GPUTRACE_PROCESSES",
          "globalPid INTEGER,pid INTEGER,ppid INTEGER,host TEXT,exe TEXT,cmdline TEXT,start "
          "INTEGER,end INTEGER,endHow TEXT,endCode INTEGER,standalone INTEGER"},
@@ -677,17 +678,26 @@ END_TEST
 START_TEST(real_and_synthetic_traces)
 {
 	static const char *const real[] = {"example.gtrace", "multistream.gtrace"};
+	/* their zeros (docs/cli.md, "Time"): the headers' starts, 85 and 79 us before the
+	 * first records, as `gputrace info` prints them */
+	static const int64_t zero[] = {49680517237, 26835747308};
 	char trace[512], db[128];
 	struct gt_sql_export_result res;
 
 	mkdir_tmp();
 	for (unsigned i = 0; i < 2; i++) {
+		sqlite3 *h;
+
 		snprintf(trace, sizeof(trace), "%s/%s", data_dir, real[i]);
 		path_in(db, sizeof(db), "real.sqlite");
 		ck_assert_int_eq(export_db(trace, db, &res), 0);
 		check_stats(trace, db);
 		check_join(trace, db);
 		check_nesting(trace, db);
+		h = open_db(db);
+		ck_assert_int_eq(q1(h, "SELECT zeroNs FROM GPUTRACE_TRACE"), zero[i]);
+		ck_assert_int_eq(q1(h, "SELECT zeroNs = startTraceNs FROM GPUTRACE_TRACE"), 1);
+		sqlite3_close(h);
 	}
 	for (unsigned procs = 1; procs <= 4; procs += 3) {
 		struct synth_opts o = {.kernels = 20000,

@@ -676,6 +676,81 @@ START_TEST(test_parse_time)
 }
 END_TEST
 
+/* The time base (gt_reader_times, docs/cli.md "Time"): the same zero and span from the
+ * footer, with a window on the reader, without the footer (the chunk headers), and cut in the
+ * middle of its last chunk; the earlier of the header's start and the first record. */
+static void expect_times(const char *path, uint64_t zero, uint64_t first, uint64_t last,
+                         uint64_t realtime)
+{
+	struct gt_trace_times tt;
+	struct gt_window_filter *f;
+	struct gt_window w = {.from_ns = first + 1, .to_ns = first + 2};
+	const union gt_record *rec;
+	struct gt_reader *r;
+
+	ck_assert_int_eq(gt_reader_open(path, &r, NULL), 0);
+	ck_assert_int_eq(gt_reader_times(r, &tt), 0);
+	ck_assert_uint_eq(tt.zero_ns, zero);
+	ck_assert_uint_eq(tt.first_ns, first);
+	ck_assert_uint_eq(tt.last_ns, last);
+	ck_assert_uint_eq(tt.span_ns, last - zero);
+	ck_assert_uint_eq(tt.zero_realtime_ns, realtime);
+	/* a window on the reader, half read: the whole trace's times still */
+	ck_assert_int_eq(gt_window_open(r, &w, &f), 0);
+	ck_assert_int_eq(gt_reader_next(r, &rec), 1);
+	ck_assert_int_eq(gt_reader_times(r, &tt), 0);
+	ck_assert_uint_eq(tt.zero_ns, zero);
+	ck_assert_uint_eq(tt.last_ns, last);
+	gt_window_close(f);
+	gt_reader_close(r);
+}
+
+START_TEST(test_times)
+{
+	struct synth s = {0};
+	const char *whole = path_in("times.gtrace"), *bare = path_in("times-bare.gtrace");
+	const char *cut = path_in("times-cut.gtrace"), *late = path_in("times-late.gtrace");
+	struct gt_trace_info info = synth_info;
+	struct gt_writer *w;
+	char path[512], cmd[1200];
+	struct stat st;
+
+	/* the synthetic trace: its header starts at T0 with the processes; the last NVTX range
+	 * of process 1 ends at T0 + 200 ms */
+	synth_build(&s);
+	synth_write(&s, whole, 16384);
+	expect_times(whole, T0, T0, T0 + 200 * MS, synth_info.start_realtime_ns);
+	strip_footer(whole, bare);
+	expect_times(bare, T0, T0, T0 + 200 * MS, synth_info.start_realtime_ns);
+	ck_assert_int_eq(stat(bare, &st), 0);
+	snprintf(cmd, sizeof(cmd), "head -c %lld '%s' > '%s'", (long long)st.st_size - 100, bare,
+	         cut);
+	ck_assert_int_eq(system(cmd), 0);
+	expect_times(cut, T0, T0, T0 + 200 * MS, synth_info.start_realtime_ns);
+
+	/* a header that starts 5 ms after the first record (the NVTX range at T0 + 191 ms):
+	 * the zero is the record, and the wall clock there 5 ms before the header's */
+	ck_assert_uint_eq(s.recs[s.n - 1].hdr.type, GT_REC_NVTX); /* [T0 + 191, + 200] ms */
+	info.start_trace_ns = T0 + 196 * MS;
+	ck_assert_int_eq(gt_writer_open(late, &info, NULL, &w), 0);
+	ck_assert_int_eq(gt_writer_write(w, &s.recs[s.n - 1].hdr), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	expect_times(late, T0 + 191 * MS, T0 + 191 * MS, T0 + 200 * MS,
+	             synth_info.start_realtime_ns - 5 * MS);
+	free(s.recs);
+
+	/* recorded traces: the header starts before the first record (the program's start-up,
+	 * 4.63 s of Python imports in pytorch-train), and a copy without its footer counts from
+	 * the same zero */
+	snprintf(path, sizeof(path), "%s/pytorch-train.gtrace", data_dir);
+	expect_times(path, 26369932036ull, 30998809664ull, 37923817238ull, 1796135409701000799ull);
+	strip_footer(path, bare);
+	expect_times(bare, 26369932036ull, 30998809664ull, 37923817238ull, 1796135409701000799ull);
+	snprintf(path, sizeof(path), "%s/ddp-2rank.gtrace", data_dir);
+	expect_times(path, 38443017005ull, 42324756481ull, 55925935435ull, 1796135421774085737ull);
+}
+END_TEST
+
 START_TEST(test_parse_nvtx_and_ids)
 {
 	struct gt_nvtx_spec sp;
@@ -788,6 +863,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_nvtx_ranks);
 	tcase_add_test(tc, test_nvtx_only);
 	tcase_add_test(tc, test_parse_time);
+	tcase_add_test(tc, test_times);
 	tcase_add_test(tc, test_parse_nvtx_and_ids);
 	tcase_add_test(tc, test_estimate_and_cut);
 	suite_add_tcase(s, tc);

@@ -220,7 +220,8 @@ static int section_breakdown(struct out *o)
 {
 	static const struct gt_col tail[] = {
 	        {"gpus", "GPUs", GT_COL_U64},
-	        {"span_ns", "Span", GT_COL_NS},
+	        /* each GPU's first to last activity, summed: not the trace's span */
+	        {"active_ns", "Active", GT_COL_NS},
 	        {"compute_ns", "Compute", GT_COL_NS},
 	        {"compute_pct", "%", GT_COL_PCT},
 	        {"comm_ns", "Comm (exposed)", GT_COL_NS},
@@ -242,10 +243,10 @@ static int section_breakdown(struct out *o)
 	int ret = 0;
 
 	memcpy(cols + k, tail, sizeof(tail));
-	gt_stats_emit_begin(
-	        o->e, "breakdown",
-	        "GPU time (per GPU: compute, else communication, else copies, else idle)", cols,
-	        k + ntail, 0);
+	gt_stats_emit_begin(o->e, "breakdown",
+	                    "GPU time (per GPU, from its first to its last activity: compute, else "
+	                    "communication, else copies, else idle)",
+	                    cols, k + ntail, 0);
 	for (size_t i = 0; i < o->n && ret == 0; i++) {
 		const struct gt_rankstats_group *g = o->order[i];
 		const struct gt_busy_totals *t = &g->busy;

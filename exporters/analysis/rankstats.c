@@ -44,7 +44,6 @@ struct pass {
 	struct gt_busy **sets;
 	uint32_t *set_group, *set_gpu;
 	size_t nsets, capsets;
-	uint64_t first_ns, last_ns;
 };
 
 /* ---- options ---- */
@@ -464,14 +463,6 @@ static bool is_nccl(struct pass *ps, uint32_t id)
 	return v;
 }
 
-static void see(struct pass *ps, uint64_t a, uint64_t b)
-{
-	if (a && a < ps->first_ns)
-		ps->first_ns = a;
-	if (b > ps->last_ns)
-		ps->last_ns = b;
-}
-
 /* A GPU activity: its group's busy time. *gout: the group (for its tables). */
 static int on_gpu(struct pass *ps, uint32_t pid, const struct gt_gpu_span *span, unsigned kind,
                   struct gt_rankstats_group **gout)
@@ -495,7 +486,6 @@ static int on_gpu(struct pass *ps, uint32_t pid, const struct gt_gpu_span *span,
 	if (!b)
 		return -ENOMEM;
 	g->active = true;
-	see(ps, span->start_ns, span->end_ns);
 	*gout = g;
 	return gt_busy_add(b, span->start_ns, span->end_ns, kind);
 }
@@ -559,7 +549,6 @@ static int on_record(struct pass *ps, const union gt_record *rec)
 		if (!g)
 			return -ENOMEM;
 		g->active = true;
-		see(ps, rec->api.start_ns, rec->api.end_ns);
 		t = g->priv;
 		e = gt_stats_table_get_id(&t->api, ps->r, rec->api.name_id);
 		if (!e)
@@ -573,7 +562,6 @@ static int on_record(struct pass *ps, const union gt_record *rec)
 		if (!g)
 			return -ENOMEM;
 		g->active = true;
-		see(ps, rec->nvtx.start_ns, rec->nvtx.end_ns);
 		if (rec->nvtx.kind == GT_NVTX_MARK)
 			return 0;
 		t = g->priv;
@@ -688,7 +676,6 @@ int gt_rankstats_add(struct gt_rankstats *rs, struct gt_reader *r, const char *n
 	ps.pv = rs->priv;
 	ps.r = r;
 	ps.input = (uint32_t)rs->ninputs;
-	ps.first_ns = UINT64_MAX;
 	*errmsg = "out of memory while summarizing the traces";
 	ret = input_add(rs, r, name, &in);
 	if (ret < 0)
@@ -732,7 +719,12 @@ int gt_rankstats_add(struct gt_rankstats *rs, struct gt_reader *r, const char *n
 		in->chunks_skipped = status->chunks_skipped;
 		in->records_skipped = status->records_skipped;
 	}
-	in->span_ns = ps.first_ns == UINT64_MAX ? 0 : ps.last_ns - ps.first_ns;
+	{
+		/* the trace's span (docs/cli.md, "Time"), the same whatever the grouping */
+		struct gt_trace_times tt;
+
+		in->span_ns = gt_reader_times(r, &tt) == 0 ? tt.span_ns : 0;
+	}
 out:
 	pass_fini(&ps);
 	return ret;

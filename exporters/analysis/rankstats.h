@@ -111,8 +111,8 @@ struct gt_rankstats_straggler {
 struct gt_rankstats_input {
 	char *name;                     /* owned: the path given */
 	char *host, *command, *version; /* owned, from the header ("" when absent) */
-	uint64_t span_ns;
-	uint64_t lost; /* records lost, all sources */
+	uint64_t span_ns;               /* the trace's span (gt_reader_times, docs/cli.md "Time") */
+	uint64_t lost;                  /* records lost, all sources */
 	uint64_t chunks_skipped, records_skipped;
 	bool recovered;
 	int step_family; /* enum gt_steps_family found in it */

@@ -332,15 +332,12 @@ static struct gt_cell gpu_cell(const struct gt_stats *st, uint32_t gpu)
 	return g ? gt_cell_i(g->number) : gt_cell_null();
 }
 
-/* Times in the memory tables count from the start of the trace. */
+/* Times in the memory tables count from the trace's zero (docs/cli.md, "Time"). */
 static uint64_t trace_origin(const struct gt_stats *st)
 {
-	const struct gt_trace_header *h = gt_reader_header(st->r);
-	uint64_t origin = st->first_ns == UINT64_MAX ? 0 : st->first_ns;
+	struct gt_trace_times tt;
 
-	if (h && h->info.start_trace_ns && h->info.start_trace_ns < origin)
-		origin = h->info.start_trace_ns;
-	return origin;
+	return gt_reader_times(st->r, &tt) == 0 ? tt.zero_ns : 0;
 }
 
 static int alloc_row(struct gt_emit *e, const struct gt_stats *st, const struct gt_mem_live *a,
@@ -507,6 +504,7 @@ static int section_trace(struct gt_emit *e, const struct gt_stats *st)
 {
 	const struct gt_trace_header *h = gt_reader_header(st->r);
 	struct gt_cell c[NCOLS(trace_cols)];
+	struct gt_trace_times tt;
 
 	gt_stats_emit_begin(e, "trace", "Trace", trace_cols, NCOLS(trace_cols), GT_EMIT_SINGLE);
 	c[0] = gt_cell_s(h ? h->info.hostname : NULL);
@@ -514,7 +512,8 @@ static int section_trace(struct gt_emit *e, const struct gt_stats *st)
 	c[2] = gt_cell_s(h ? h->info.tool_version : NULL);
 	c[3] = gt_cell_s(h && h->info.cuda_version && *h->info.cuda_version ? h->info.cuda_version
 	                                                              : NULL);
-	c[4] = gt_cell_u(st->first_ns == UINT64_MAX ? 0 : st->last_ns - st->first_ns);
+	/* the trace's span (docs/cli.md, "Time"), as info prints it */
+	c[4] = gt_reader_times(st->r, &tt) == 0 ? gt_cell_u(tt.span_ns) : gt_cell_null();
 	gt_stats_emit_row(e, c);
 	return gt_stats_emit_end(e, NULL);
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "text.h"
 
@@ -82,6 +83,20 @@ char *gt_fmt_us3(char *p, int64_t ns)
 		u = (uint64_t)0 - u;
 	}
 	return gt_fmt_milli(p, u);
+}
+
+const char *gt_fmt_date(uint64_t realtime_ns, char *buf, size_t bytes)
+{
+	time_t sec = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+
+	if (!realtime_ns || !gmtime_r(&sec, &tm))
+		snprintf(buf, bytes, "unknown");
+	else
+		snprintf(buf, bytes, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900,
+		         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		         (unsigned)(realtime_ns % 1000000000u));
+	return buf;
 }
 
 /* ------------------------------------------------------------------------------------ */

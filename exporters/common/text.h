@@ -38,6 +38,10 @@ const char *gt_fmt_bytes(double b, char *buf, size_t bytes);
  * "1.500 us", "12.000 ms", "3.250 s". Returns buf. */
 const char *gt_fmt_ns(double ns, char *buf, size_t bytes);
 
+/* A wall-clock time (ns since the Unix epoch) as UTC with nanoseconds,
+ * "2026-12-01T14:30:09.701000799Z", the form `--from` takes; "unknown" for 0. Returns buf. */
+const char *gt_fmt_date(uint64_t realtime_ns, char *buf, size_t bytes);
+
 /* Rates are decimal, as copy bandwidths always are: bytes per nanosecond is GB/s (10^9 bytes
  * per second); below 1 GB/s "MB/s" (10^6). "(32.03 GB/s)" without the parentheses. Returns
  * buf. */

@@ -21,7 +21,8 @@ struct gt_chrome_setup {
 	struct gt_reader *reader;             /* borrowed: names and header */
 	const struct gt_export_options *opts; /* borrowed: demangling, max_bytes */
 	const char *path;                     /* the output (the first file when cut); copied */
-	int64_t base_ns;                      /* subtracted from every timestamp */
+	struct gt_trace_times times;          /* the whole trace's (gt_reader_times): every
+	                                       * timestamp counts from times.zero_ns */
 	const struct gt_steps *steps;         /* borrowed; NULL: NVTX ranges as they are */
 	const struct gt_ranks *ranks;         /* borrowed; read when the header and trailer
 	                                       * are written; NULL: no distributedInfo */
@@ -47,9 +48,6 @@ void gt_chrome_free(struct gt_chrome *c);
 
 /* Why the last call failed: static or owned by c, valid until the next call. */
 const char *gt_chrome_errmsg(const struct gt_chrome *c);
-
-/* The base time of a trace's exports: its smallest timestamp (footer), else its start. */
-int64_t gt_chrome_base(struct gt_reader *r);
 
 /* Write `rank` as Kineto's distributedInfo object, "\"distributedInfo\": {...}" with a space
  * after each colon as Python's json writes it (HTA finds a file's rank with a regular

@@ -124,15 +124,19 @@ static int write_group(struct split *sp, size_t pass, size_t passes, struct gt_e
 	struct gt_chrome_setup setup = {
 	        .reader = sp->r,
 	        .opts = sp->opts,
-	        .base_ns = gt_chrome_base(sp->r),
 	        .steps = sp->use_steps,
 	        .ranks = sp->ranks,
 	};
 	const union gt_record *rec;
 	char path[4200];
 	uint64_t count = 0;
-	int ret = 0;
+	int ret = gt_reader_times(sp->r, &setup.times);
 
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		sp->errmsg = errbuf;
+		return ret;
+	}
 	for (size_t i = 0; i < sp->n; i++) {
 		setup.rank = sp->list[sp->first + i];
 		setup.small_gpu_pids = pids_above(sp, setup.rank, GT_GPU_SMALL_PID_MAX);

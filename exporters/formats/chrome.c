@@ -31,7 +31,7 @@ struct chrome {
 	struct gt_outbuf out;
 	struct gt_reader *r;
 	const struct gt_export_options *opts;
-	int64_t base_ns;      /* subtracted from every timestamp */
+	int64_t base_ns;      /* subtracted from every timestamp: the trace's zero */
 	bool first;           /* no event written yet in this file */
 	unsigned file;        /* 0, 1, ... */
 	uint64_t file_events; /* events in this file */
@@ -47,6 +47,8 @@ struct chrome {
 	int32_t rank;                 /* the file of this rank; -1: a whole trace */
 	uint64_t steps_written;       /* NVTX ranges written as ProfilerStep#N, all files */
 	uint64_t file_steps;          /* the same in this file */
+	/* the whole trace's zero, span and wall clock (docs/cli.md, "Time") */
+	struct gt_trace_times times;
 };
 
 /* The handle of chrome-int.h. */
@@ -922,6 +924,26 @@ static char *put_dist_info(const struct chrome *c, char *p)
 	return gt_chrome_dist_info(p, &info);
 }
 
+/* A global instant "trace start" at the trace's zero (ts 0), first in every file: viewers
+ * start their ruler at the earliest event, so every export of the trace, whole, windowed or
+ * split, then counts from the same zero (docs/cli.md, "Time"). Not counted among the
+ * events. */
+static void write_zero_marker(struct chrome *c)
+{
+	char *p = ev_begin(c, 256);
+
+	p = LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"trace\",\"name\":\"trace start\","
+	           "\"pid\":0,\"tid\":0,\"ts\":");
+	p = put_ts(p, c, c->times.zero_ns);
+	p = LIT(p, ",\"args\":{\"date\":\"");
+	gt_fmt_date(c->times.zero_realtime_ns, p, 48);
+	p += strlen(p);
+	p = LIT(p, "\",\"trace clock ns\":");
+	p = gt_fmt_u64(p, c->times.zero_ns);
+	p = LIT(p, "}}");
+	gt_outbuf_commit(&c->out, p);
+}
+
 static void write_header(struct chrome *c)
 {
 	/* a rank's own file says which rank it is first, where HTA looks for it */
@@ -940,6 +962,7 @@ static void write_header(struct chrome *c)
 	c->file_steps = 0;
 	c->first = true;
 	c->file_events = 0;
+	write_zero_marker(c);
 	/* everything is described again in each file, so each opens on its own */
 	for (uint32_t i = 0; i < c->m.nprocs; i++)
 		c->m.procs[i]->announced = false;
@@ -1008,6 +1031,13 @@ static void write_trailer(struct chrome *c, bool last)
 	}
 	p = LIT(p, "\"gputrace\":{\"version\":\"" GT_VERSION "\",\"base_time_ns\":");
 	p = gt_fmt_i64(p, c->base_ns);
+	p = LIT(p, ",\"base_realtime_ns\":");
+	p = gt_fmt_u64(p, c->times.zero_realtime_ns);
+	p = LIT(p, ",\"base_date\":\"");
+	gt_fmt_date(c->times.zero_realtime_ns, p, 48);
+	p += strlen(p);
+	p = LIT(p, "\",\"span_ns\":");
+	p = gt_fmt_u64(p, c->times.span_ns);
 	p = LIT(p, ",\"file\":");
 	p = gt_fmt_u64(p, c->file);
 	p = LIT(p, ",\"last_file\":");
@@ -1133,16 +1163,6 @@ static int maybe_split(struct chrome *c)
 
 /* ------------------------------------------------------------------------------------ */
 
-int64_t gt_chrome_base(struct gt_reader *r)
-{
-	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-	const struct gt_trace_header *h = gt_reader_header(r);
-
-	if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns)
-		return (int64_t)fc->first_ts_ns;
-	return h ? (int64_t)h->info.start_trace_ns : 0;
-}
-
 static void chrome_process_info(void *ctx, uint32_t pid)
 {
 	struct chrome *c = ctx;
@@ -1227,7 +1247,8 @@ int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, 
 	c->opts = setup->opts;
 	c->out.fd = -1;
 	c->errmsg = "out of memory";
-	c->base_ns = setup->base_ns;
+	c->times = setup->times;
+	c->base_ns = (int64_t)setup->times.zero_ns;
 	c->steps = setup->steps;
 	c->ranks = setup->ranks;
 	c->rank = setup->rank;
@@ -1345,7 +1366,12 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	ret = gt_ranks_new(&ranks);
 	if (ret < 0)
 		goto out;
-	setup.base_ns = gt_chrome_base(r);
+	ret = gt_reader_times(r, &setup.times);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		*errmsg = errbuf;
+		goto out;
+	}
 	setup.steps = steps;
 	setup.ranks = ranks;
 	ret = gt_chrome_open(&setup, &g, errmsg);

@@ -37,6 +37,9 @@ enum {
 	SNAPSHOT_CLOCKS = 1,              /* ClockSnapshot */
 	CLOCK_ID = 1,                     /* ClockSnapshot.Clock */
 	CLOCK_TIMESTAMP = 2,
+	BUILTIN_CLOCK_REALTIME = 1,
+	BUILTIN_CLOCK_MONOTONIC = 3,
+	BUILTIN_CLOCK_MONOTONIC_RAW = 5,
 	BUILTIN_CLOCK_BOOTTIME = 6,
 	/* Our sequence-scoped clock (ids 64..127 are): trace time minus the base, so
 	 * timestamps take 4-5 bytes instead of 7-8. */
@@ -111,11 +114,12 @@ enum cat {
 	CAT_NOTICE,
 	CAT_PROCESS,
 	CAT_MEMORY_POOL,
+	CAT_TRACE,
 };
 static const char *const cat_names[] = {
         "cuda_runtime",    "cuda_driver", "kernel",      "gpu_memcpy", "gpu_memset",
         "user_annotation", "cuda_sync",   "cuda_graph",  "overhead",   "loss",
-        "notice",          "process",     "memory_pool",
+        "notice",          "process",     "memory_pool", "trace",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -159,6 +163,8 @@ enum ann {
 	A_RELEASE_THRESHOLD,
 	A_POOL_TYPE,
 	A_NVTX_MESSAGE,
+	A_DATE,
+	A_TRACE_CLOCK,
 };
 static const char *const ann_names[] = {
         "device",
@@ -200,6 +206,8 @@ static const char *const ann_names[] = {
         "release threshold bytes",
         "pool type",
         "nvtx message",
+        "date",
+        "trace clock ns",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -215,7 +223,11 @@ struct pf {
 	struct gt_timeline m;
 	struct gt_outbuf out;
 	struct gt_reader *r;
-	uint64_t base_ns; /* trace time of CLOCK_RELATIVE's zero */
+	uint64_t base_ns; /* trace time of CLOCK_RELATIVE's zero: the trace's zero */
+	/* the whole trace's zero, span and wall clock (gt_reader_times) */
+	struct gt_trace_times times;
+	/* the header's clock as Perfetto's builtin id; 0: none to name */
+	uint32_t trace_clock;
 	uint64_t next_uuid;
 	uint64_t events;
 	uint64_t counters; /* of the events, counter values */
@@ -410,8 +422,10 @@ static void write_first_packet(struct pf *f)
 	p = gt_pb_close(p, im);
 	pkt_close(f, p, pm);
 
-	/* CLOCK_RELATIVE at 1 is the base on the trace clock */
-	p = pkt_open(f, 64, &pm);
+	/* CLOCK_RELATIVE at 1 is the base on the trace clock, shown as Perfetto's trace time
+	 * (BOOTTIME), and as the clock the header names; and the wall clock then, through the
+	 * header's anchor, so that the importer converts times to dates (to_realtime) */
+	p = pkt_open(f, 128, &pm);
 	p = gt_pb_open(p, PKT_CLOCK_SNAPSHOT, &im);
 	p = gt_pb_open(p, SNAPSHOT_CLOCKS, &em);
 	p = gt_pb_uint(p, CLOCK_ID, CLOCK_RELATIVE);
@@ -421,6 +435,18 @@ static void write_first_packet(struct pf *f)
 	p = gt_pb_uint(p, CLOCK_ID, BUILTIN_CLOCK_BOOTTIME);
 	p = gt_pb_uint(p, CLOCK_TIMESTAMP, f->base_ns);
 	p = gt_pb_close(p, em);
+	if (f->trace_clock) {
+		p = gt_pb_open(p, SNAPSHOT_CLOCKS, &em);
+		p = gt_pb_uint(p, CLOCK_ID, f->trace_clock);
+		p = gt_pb_uint(p, CLOCK_TIMESTAMP, f->base_ns);
+		p = gt_pb_close(p, em);
+	}
+	if (f->times.zero_realtime_ns) {
+		p = gt_pb_open(p, SNAPSHOT_CLOCKS, &em);
+		p = gt_pb_uint(p, CLOCK_ID, BUILTIN_CLOCK_REALTIME);
+		p = gt_pb_uint(p, CLOCK_TIMESTAMP, f->times.zero_realtime_ns);
+		p = gt_pb_close(p, em);
+	}
 	p = gt_pb_close(p, im);
 	pkt_close(f, p, pm);
 }
@@ -443,6 +469,34 @@ static char *desc_open(struct pf *f, size_t need, uint64_t uuid, uint64_t parent
 static void desc_close(struct pf *f, char *p, char *pm, char *dm)
 {
 	p = gt_pb_close(p, dm);
+	pkt_close(f, p, pm);
+}
+
+/* The instant "trace start" at the trace's zero, on a track of its own: Perfetto's ruler
+ * starts at the earliest event, so every export of the trace, whole, windowed or in pieces,
+ * then counts from the same zero (docs/cli.md, "Time"). Not counted among the events. */
+static void write_zero_marker(struct pf *f)
+{
+	static const char track[] = "trace", name[] = "trace start";
+	char date[48];
+	char *p, *pm, *dm, *tm;
+	uint64_t uuid = f->next_uuid++;
+
+	p = desc_open(f, 64, uuid, 0, &pm, &dm);
+	p = gt_pb_bytes(p, TD_NAME, track, sizeof(track) - 1);
+	desc_close(f, p, pm, dm);
+
+	gt_fmt_date(f->times.zero_realtime_ns, date, sizeof(date));
+	p = pkt_open(f, 160, &pm);
+	p = put_ts(f, p, f->base_ns);
+	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+	p = gt_pb_uint(p, TE_TYPE, TYPE_INSTANT);
+	p = gt_pb_uint(p, TE_TRACK_UUID, uuid);
+	p = gt_pb_uint(p, TE_CATEGORY_IIDS, CAT_TRACE);
+	p = gt_pb_bytes(p, TE_NAME, name, sizeof(name) - 1);
+	p = ann_str(p, A_DATE, date, strlen(date));
+	p = ann_u64(p, A_TRACE_CLOCK, f->base_ns);
+	p = gt_pb_close(p, tm);
 	pkt_close(f, p, pm);
 }
 
@@ -1279,13 +1333,23 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	if (ret < 0)
 		goto out;
 	f.m.strict_ties = true;
-	{
-		const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-		const struct gt_trace_header *h = gt_reader_header(r);
-
-		f.base_ns = h ? h->info.start_trace_ns : 0;
-		if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns < f.base_ns)
-			f.base_ns = fc->first_ts_ns;
+	ret = gt_reader_times(r, &f.times);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		f.errmsg = errbuf;
+		goto out;
+	}
+	f.base_ns = f.times.zero_ns;
+	switch (gt_reader_header(r)->info.clock_id) {
+	case GT_CLOCK_MONOTONIC:
+		f.trace_clock = BUILTIN_CLOCK_MONOTONIC;
+		break;
+	case GT_CLOCK_MONOTONIC_RAW:
+		f.trace_clock = BUILTIN_CLOCK_MONOTONIC_RAW;
+		break;
+	default:
+		f.trace_clock = 0; /* REALTIME: the wall clock is given anyway */
+		break;
 	}
 	ret = gt_export_steps(r, opts, &f.steps, &own_steps, &f.errmsg);
 	if (ret < 0)
@@ -1296,6 +1360,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	if (opts->identity)
 		write_uuid_packet(&f, opts->identity);
 	write_first_packet(&f);
+	write_zero_marker(&f);
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		ret = gt_timeline_observe(&f.m, rec);
 		if (ret < 0)

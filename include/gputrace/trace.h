@@ -193,6 +193,26 @@ const char *gt_reader_string(const struct gt_reader *r, uint32_t id, size_t *len
 /* Totals from the footer; NULL if the file has none (recovered). */
 const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r);
 
+/* The trace's time base: the one zero every relative time counts from and the span, as
+ * docs/cli.md ("Time") defines them for every command and export. */
+struct gt_trace_times {
+	uint64_t zero_ns;  /* the trace's zero, on the trace clock: the earlier of the header's
+	                    * start_trace_ns (when not 0) and first_ns */
+	uint64_t first_ns; /* smallest non-zero time field of any record; UINT64_MAX: none */
+	uint64_t last_ns;  /* largest time field of any record: where the last one ends; 0: none */
+	uint64_t span_ns;  /* the trace's span: from zero_ns to last_ns (0 without records) */
+	uint64_t zero_realtime_ns; /* the wall clock (ns since the Unix epoch) at zero_ns,
+	                            * through the header's anchor; 0 when the header has none */
+};
+
+/* The time base of the whole file r reads, whatever filter is set on it: from the footer, or
+ * in a file without one (recovered), from its chunk headers (each checked by its own crc;
+ * read once and kept, the chunks themselves are not read), so that a cut-short trace counts
+ * from the zero its whole trace had as long as its earliest chunk's header survived. May be
+ * called at any time, also between gt_reader_next calls. Returns 0 and *t, or -errno from
+ * reading the file. */
+int gt_reader_times(struct gt_reader *r, struct gt_trace_times *t);
+
 const struct gt_reader_status *gt_reader_status(const struct gt_reader *r);
 
 /* Put a filter between the file and gt_reader_next (a copy of *f is kept; NULL removes it),

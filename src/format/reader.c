@@ -68,6 +68,10 @@ struct gt_reader {
 	size_t strs_mask, strs_count;
 
 	struct gt_reader_status status;
+
+	/* a file without footer: the time range of its chunk headers, once scanned */
+	bool have_scan_times;
+	uint64_t scan_first_ns, scan_last_ns;
 };
 
 /* errmsg for OS errors and the formatted ones; one per thread, overwritten by the next open. */
@@ -698,6 +702,79 @@ const struct gt_trace_header *gt_reader_header(const struct gt_reader *r)
 const struct gt_trace_counts *gt_reader_footer_counts(const struct gt_reader *r)
 {
 	return r->have_footer ? &r->footer_counts : NULL;
+}
+
+/* The smallest first_ts_ns and largest last_ts_ns of every chunk header that checks, found by
+ * walking the headers as the scan does (past damage, to the next magic), without reading the
+ * chunks. A chunk whose frame is damaged or cut short still counts: its header says what the
+ * whole trace held. */
+static int scan_times(struct gt_reader *r)
+{
+	uint64_t pos = r->data_start, first = UINT64_MAX, last = 0;
+
+	while (pos < r->file_size && r->file_size - pos >= GT_CHUNK_HDR_BYTES) {
+		uint8_t hb[GT_CHUNK_HDR_BYTES];
+		struct gt_chunk_hdr h;
+		int ret = preadn(r->fd, hb, sizeof(hb), pos);
+
+		if (ret < 0)
+			return ret;
+		if (!gt_chunk_hdr_decode(hb, &h) || !chunk_sane(&h)) {
+			ret = find_magic(r, pos + 1, &pos);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (h.first_ts_ns && h.first_ts_ns < first)
+			first = h.first_ts_ns;
+		if (h.last_ts_ns > last)
+			last = h.last_ts_ns;
+		pos += GT_CHUNK_HDR_BYTES + (uint64_t)h.comp_bytes;
+	}
+	r->scan_first_ns = first;
+	r->scan_last_ns = last;
+	r->have_scan_times = true;
+	return 0;
+}
+
+int gt_reader_times(struct gt_reader *r, struct gt_trace_times *t)
+{
+	const struct gt_trace_info *h;
+	uint64_t first, last, zero;
+
+	if (!r || !t)
+		return -EINVAL;
+	h = &r->header.info;
+	if (r->have_footer) {
+		first = r->footer_counts.first_ts_ns ? r->footer_counts.first_ts_ns : UINT64_MAX;
+		last = r->footer_counts.last_ts_ns;
+	} else {
+		if (!r->have_scan_times) {
+			int ret = scan_times(r);
+
+			if (ret < 0)
+				return ret;
+		}
+		first = r->scan_first_ns;
+		last = r->scan_last_ns;
+	}
+	if (first == UINT64_MAX)
+		last = 0;
+	zero = h->start_trace_ns;
+	if (first != UINT64_MAX && (!zero || first < zero))
+		zero = first;
+	t->zero_ns = zero;
+	t->first_ns = first;
+	t->last_ns = last;
+	t->span_ns = last > zero ? last - zero : 0;
+	t->zero_realtime_ns = 0;
+	if (h->start_realtime_ns && h->start_trace_ns) {
+		/* the same moment on both clocks: zero is at most the header's start */
+		uint64_t back = h->start_trace_ns > zero ? h->start_trace_ns - zero : 0;
+
+		t->zero_realtime_ns = h->start_realtime_ns > back ? h->start_realtime_ns - back : 0;
+	}
+	return 0;
 }
 
 const struct gt_reader_status *gt_reader_status(const struct gt_reader *r)

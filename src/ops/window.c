@@ -352,17 +352,6 @@ void gt_window_close(struct gt_window_filter *f)
 
 /* ---- times ---------------------------------------------------------------------------- */
 
-uint64_t gt_window_origin(struct gt_reader *r)
-{
-	const struct gt_trace_header *h = gt_reader_header(r);
-	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
-	uint64_t o = h->info.start_trace_ns;
-
-	if (fc && fc->first_ts_ns != UINT64_MAX && fc->first_ts_ns && (!o || fc->first_ts_ns < o))
-		o = fc->first_ts_ns;
-	return o;
-}
-
 /* "1m30s", "2.5", "250ms": nanoseconds. Returns 0, -EINVAL, -ERANGE. */
 static int parse_duration(const char *s, uint64_t *ret_ns)
 {
@@ -493,7 +482,7 @@ static int parse_wallclock(const char *s, int64_t *ret_ns)
 	return 0;
 }
 
-int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_t origin_ns,
+int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_t zero_ns,
                          uint64_t base_ns, uint64_t *ret_ns)
 {
 	uint64_t v;
@@ -532,7 +521,7 @@ int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_
 		ret = parse_duration(s + 1, &v);
 		if (ret < 0)
 			return ret;
-		base_ns = base_ns ? base_ns : origin_ns;
+		base_ns = base_ns ? base_ns : zero_ns;
 		if (v > UINT64_MAX - base_ns)
 			return -ERANGE;
 		*ret_ns = base_ns + v;
@@ -541,9 +530,9 @@ int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_
 	ret = parse_duration(s, &v);
 	if (ret < 0)
 		return ret;
-	if (v > UINT64_MAX - origin_ns)
+	if (v > UINT64_MAX - zero_ns)
 		return -ERANGE;
-	*ret_ns = origin_ns + v;
+	*ret_ns = zero_ns + v;
 	return 0;
 }
 

@@ -102,19 +102,16 @@ const union gt_record *gt_window_record(struct gt_window_filter *f, const union 
 
 /* ---- times -------------------------------------------------------------------------- */
 
-/* The trace's start, the zero of relative times: the header's start, or the earliest record
- * the footer knows of when that is earlier (as `gputrace stats` counts). */
-uint64_t gt_window_origin(struct gt_reader *r);
-
-/* A time on the trace clock from what a user typed:
- *   "90", "2.5", "90s", "1m30s", "1h", "250ms", "10us", "5ns"  seconds (or units) after origin
- *   "+2s"            that long after `base_ns` (for --to: after --from); base_ns 0: origin
+/* A time on the trace clock from what a user typed, with zero_ns the trace's zero
+ * (gt_reader_times, docs/cli.md "Time"):
+ *   "90", "2.5", "90s", "1m30s", "1h", "250ms", "10us", "5ns"  seconds (or units) after zero
+ *   "+2s"            that long after `base_ns` (for --to: after --from); base_ns 0: zero
  *   "@1000000000000" trace-clock nanoseconds, as `gputrace info` shows them
  *   "2024-05-01T12:00:03.5Z", "2024-05-01 14:00:03+02:00", "2024-05-01T12:00:03" wall-clock
  *                    time (the last in the local time zone), through the header's anchor
  * Returns 0 and *ret_ns (a wall-clock time before the trace's clock began gives 0),
  * -EINVAL (not a time), or -ERANGE (too large). */
-int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_t origin_ns,
+int gt_window_parse_time(const char *s, const struct gt_trace_header *h, uint64_t zero_ns,
                          uint64_t base_ns, uint64_t *ret_ns);
 
 /* A comma-separated list of numbers ("3", "0,2,5") appended to ids (at most

@@ -198,8 +198,9 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                          "toolVersion TEXT, cudaVersion TEXT, cuptiVersion TEXT, driverVersion "
                          "TEXT, recovered INTEGER NOT NULL, chunksRead INTEGER NOT NULL, "
                          "chunksSkipped INTEGER NOT NULL, bytesSkipped INTEGER NOT NULL, "
-                         "recordsSkipped INTEGER NOT NULL, records INTEGER NOT NULL)",
-                         "INSERT INTO GPUTRACE_TRACE VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                         "recordsSkipped INTEGER NOT NULL, records INTEGER NOT NULL, zeroNs "
+                         "INTEGER NOT NULL)",
+                         "INSERT INTO GPUTRACE_TRACE VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         [SQ_GT_PROCESSES] = {"GPUTRACE_PROCESSES",
                              "CREATE TABLE GPUTRACE_PROCESSES (globalPid INTEGER NOT NULL, pid "
                              "INTEGER NOT NULL, ppid INTEGER, host TEXT, exe TEXT, cmdline TEXT, "

@@ -1463,6 +1463,7 @@ static int put_trace(struct sq *q)
 	const struct gt_trace_header *h = gt_reader_header(q->r);
 	const struct gt_reader_status *rs = gt_reader_status(q->r);
 	struct val *st = row_begin(q, SQ_GT_TRACE);
+	struct gt_trace_times tt;
 	char utc[64] = "";
 	time_t secs = (time_t)(h->info.start_realtime_ns / 1000000000u);
 	struct tm tm;
@@ -1485,6 +1486,12 @@ static int put_trace(struct sq *q)
 	b_u64(st, 15, rs->bytes_skipped);
 	b_u64(st, 16, rs->records_skipped);
 	b_u64(st, 17, q->records);
+	/* the trace's zero (docs/cli.md, "Time"): what the relative times of the docs' recipes
+	 * count from */
+	ret = gt_reader_times(q->r, &tt);
+	if (ret < 0)
+		return ret;
+	b_u64(st, 18, tt.zero_ns);
 	ret = row_end(q, SQ_GT_TRACE);
 	if (ret < 0)
 		return ret;

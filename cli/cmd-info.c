@@ -175,6 +175,8 @@ static void print_processes(const struct gt_reader *r, const struct gt_catalog *
 			printf(", host %s", str_or(r, p->host_id, "unknown"));
 		if (p->input && p->orig_pid != p->pid)
 			printf(", pid %" PRIu32 " in input %" PRIu32, p->orig_pid, p->input);
+		if (p->out_pid != p->pid) /* an earlier process had its pid */
+			printf(", shown as pid %" PRIu32, p->out_pid);
 		if (p->rank >= 0)
 			printf(", rank %" PRId32, p->rank);
 		printf(", ");

@@ -6,6 +6,7 @@
  *           [--wall-error NS] [--nccl-every N] [--nccl-jitter NS]
  *           [--device-zero] [--memory] [--slow-name K] [--rename K] [--straggler P:S,S...]
  *           [--sync-steps]
+ *   mktrace -o FILE --reused-pid
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
@@ -25,7 +26,14 @@
  * --rename K calls it "<name>_renamed" (everything else stays as it was, to the nanosecond).
  * Known stragglers, for stats across ranks: --straggler P:S,... makes process P's kernels run
  * three times as long in its steps S (counted from 0, below 64); --sync-steps ends each step
- * range when the step's GPU work has ended, as after torch.cuda.synchronize(). */
+ * range when the step's GPU work has ended, as after torch.cuda.synchronize().
+ * --reused-pid writes instead a small merged trace of two hosts whose processes both have
+ * pid 4100 and keep it (as gputrace merge would write it if it did not rename one; every
+ * output must still show two processes): its INPUT and ORIGIN records, then node-a's
+ * process (rank 0, GPU uuid 0xaa.., 3 launches and kernels, 1 MiB of device memory at
+ * 0x7f0000000000 never freed), then node-b's (rank 1, GPU uuid 0xbb.., 2 launches and
+ * kernels with correlation ids 1 and 2 again, 2 MiB at the same address, then freed), each
+ * whole in the file; the times of the two overlap. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -49,6 +57,153 @@ static const struct gt_trace_info info = {
         .driver_version = "580.65.06",
 };
 
+/* The writer's string ids of --reused-pid */
+enum {
+	RP_HOST_A = 1,
+	RP_HOST_B,
+	RP_EXE,
+	RP_CMDLINE,
+	RP_DEVICE,
+	RP_KERNEL,
+	RP_LAUNCH,
+	RP_THREAD,
+	RP_PATH_A,
+	RP_PATH_B,
+	RP_STRINGS
+};
+
+static int rp_put(struct gt_writer *w, void *rec, unsigned type, size_t size, uint32_t pid)
+{
+	struct gt_rec_hdr *h = rec;
+
+	h->type = (uint16_t)type;
+	h->size = (uint16_t)size;
+	h->pid = pid;
+	return gt_writer_write(w, h);
+}
+
+/* One host's process 4100 of --reused-pid: input `input` (1 or 2) on host host_id. */
+static int rp_process(struct gt_writer *w, uint32_t input, uint32_t host_id, unsigned launches,
+                      uint64_t mem_bytes, bool mem_free)
+{
+	const uint32_t pid = 4100;
+	const uint64_t t0 = SYNTH_START_NS;
+	struct gt_rec_origin o = {.input = input, .orig_pid = pid, .host_id = host_id};
+	struct gt_rec_process p = {.start_ns = t0,
+	                           .ppid = 1,
+	                           .exe_id = RP_EXE,
+	                           .cmdline_id = RP_CMDLINE,
+	                           .host_id = host_id,
+	                           .rank = (int32_t)input - 1,
+	                           .local_rank = 0,
+	                           .world_size = 2};
+	struct gt_rec_thread t = {.tid = pid, .name_id = RP_THREAD};
+	struct gt_rec_device d = {.global_mem_bytes = 150109880320ull,
+	                          .name_id = RP_DEVICE,
+	                          .sm_count = 132,
+	                          .cc_major = 9,
+	                          .max_threads_per_block = 1024,
+	                          .max_shared_mem_per_block = 49152,
+	                          .mem_clock_khz = 3201000,
+	                          .mem_bus_width = 6144};
+	struct gt_rec_context c = {.context_id = 1};
+	struct gt_rec_stream st = {.stream_id = 7, .context_id = 1};
+	struct gt_rec_memory m = {.ts_ns = t0 + 500,
+	                          .address = 0x7f0000000000ull,
+	                          .bytes = mem_bytes,
+	                          .context_id = 1,
+	                          .op = GT_MEMORY_ALLOC,
+	                          .mem_kind = GT_MEM_DEVICE};
+	struct gt_rec_process_end e = {.ts_ns = t0 + 100000, .how = GT_END_EXIT};
+	int r;
+
+	memset(d.uuid, input == 1 ? 0xaa : 0xbb, sizeof(d.uuid));
+	if ((r = rp_put(w, &o, GT_REC_ORIGIN, sizeof(o), pid)) < 0 ||
+	    (r = rp_put(w, &p, GT_REC_PROCESS, sizeof(p), pid)) < 0 ||
+	    (r = rp_put(w, &t, GT_REC_THREAD, sizeof(t), pid)) < 0 ||
+	    (r = rp_put(w, &d, GT_REC_DEVICE, sizeof(d), pid)) < 0 ||
+	    (r = rp_put(w, &c, GT_REC_CONTEXT, sizeof(c), pid)) < 0 ||
+	    (r = rp_put(w, &st, GT_REC_STREAM, sizeof(st), pid)) < 0 ||
+	    (r = rp_put(w, &m, GT_REC_MEMORY, sizeof(m), pid)) < 0)
+		return r;
+	for (unsigned i = 0; i < launches; i++) {
+		uint64_t at = t0 + 1000 + 10000 * i;
+		struct gt_rec_api a = {.start_ns = at,
+		                       .end_ns = at + 2000,
+		                       .tid = pid,
+		                       .correlation_id = i + 1,
+		                       .cbid = SYNTH_CBID_LAUNCH,
+		                       .name_id = RP_LAUNCH,
+		                       .domain = GT_API_RUNTIME};
+		struct gt_rec_kernel k = {.span = {.start_ns = at + 3000,
+		                                   .end_ns = at + 8000 + 1000 * input,
+		                                   .correlation_id = i + 1,
+		                                   .context_id = 1,
+		                                   .stream_id = 7},
+		                          .name_id = RP_KERNEL,
+		                          .grid_x = 1,
+		                          .grid_y = 1,
+		                          .grid_z = 1,
+		                          .block_x = 128,
+		                          .block_y = 1,
+		                          .block_z = 1};
+
+		if ((r = rp_put(w, &a, GT_REC_API, sizeof(a), pid)) < 0 ||
+		    (r = rp_put(w, &k, GT_REC_KERNEL, sizeof(k), pid)) < 0)
+			return r;
+	}
+	if (mem_free) {
+		m.ts_ns = t0 + 90000;
+		m.op = GT_MEMORY_FREE;
+		if ((r = rp_put(w, &m, GT_REC_MEMORY, sizeof(m), pid)) < 0)
+			return r;
+	}
+	return rp_put(w, &e, GT_REC_PROCESS_END, sizeof(e), pid);
+}
+
+/* --reused-pid: see the top of the file. Returns the records written or -errno. */
+static int64_t write_reused_pid(struct gt_writer *w)
+{
+	static const char *const strings[RP_STRINGS] = {
+	        [RP_HOST_A] = "node-a",           [RP_HOST_B] = "node-b",
+	        [RP_EXE] = "/usr/bin/python3",    [RP_CMDLINE] = "python3 train.py",
+	        [RP_DEVICE] = "NVIDIA H200",      [RP_KERNEL] = "gemm_kernel",
+	        [RP_LAUNCH] = "cudaLaunchKernel", [RP_THREAD] = "MainThread",
+	        [RP_PATH_A] = "a.gtrace",         [RP_PATH_B] = "b.gtrace",
+	};
+	int r;
+
+	for (uint32_t i = 1; i < RP_STRINGS; i++) {
+		r = gt_writer_string(w, 0, i, strings[i], strlen(strings[i]));
+		if (r < 0)
+			return r;
+	}
+	/* node-a's process whole in the file before node-b's: the records of a pid belong to
+	 * its latest process, and the writer puts state records (process, device, memory ...)
+	 * ahead of the events it holds, so the flush keeps node-a's events before node-b's
+	 * PROCESS record */
+	if ((r = rp_process(w, 1, RP_HOST_A, 3, 1u << 20, false)) < 0 ||
+	    (r = gt_writer_flush(w)) < 0 ||
+	    (r = rp_process(w, 2, RP_HOST_B, 2, 2u << 20, true)) < 0)
+		return r;
+	for (uint32_t i = 1; i <= 2; i++) {
+		struct gt_rec_input in = {.start_realtime_ns = info.start_realtime_ns,
+		                          .start_trace_ns = SYNTH_START_NS,
+		                          .records = i == 1 ? 14 : 13,
+		                          .index = i,
+		                          .version = 1,
+		                          .clock_id = GT_CLOCK_MONOTONIC,
+		                          .path_id = i == 1 ? RP_PATH_A : RP_PATH_B,
+		                          .hostname_id = i == 1 ? RP_HOST_A : RP_HOST_B,
+		                          .cmdline_id = RP_CMDLINE};
+
+		r = rp_put(w, &in, GT_REC_INPUT, sizeof(in), 0);
+		if (r < 0)
+			return r;
+	}
+	return RP_STRINGS - 1 + 14 + 13 + 2;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: mktrace -o FILE [--kernels N] [--names K] [--processes P] [--seed S]\n"
@@ -57,6 +212,7 @@ static void usage(FILE *out)
 	      "               [--rank R] [--world W] [--clock-offset NS] [--wall-error NS]\n"
 	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
 	      "               [--slow-name K] [--rename K] [--straggler P:S,S...] [--sync-steps]\n"
+	      "       mktrace -o FILE --reused-pid\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -146,13 +302,14 @@ int main(int argc, char **argv)
 	        {"rename", required_argument, NULL, 'X'},
 	        {"straggler", required_argument, NULL, 'T'},
 	        {"sync-steps", no_argument, NULL, 'Y'},
+	        {"reused-pid", no_argument, NULL, 'U'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	struct synth_opts o = {.kernels = 1000, .names = 100, .processes = 1, .seed = 1};
 	struct gt_writer_options wo = {0};
 	const char *path = NULL;
-	bool footer = true, cupti_notices = false;
+	bool footer = true, cupti_notices = false, reused_pid = false;
 	struct gt_trace_info hinfo = info;
 	struct gt_writer *w;
 	union synth_buf b;
@@ -277,6 +434,11 @@ int main(int argc, char **argv)
 		case 'Y':
 			o.sync_steps = true;
 			break;
+		case 'U':
+			reused_pid = true;
+			hinfo.hostname = "node-a,node-b";
+			hinfo.cmdline = "gputrace merge -o job.gtrace a.gtrace b.gtrace";
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -296,8 +458,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mktrace: %s: %s\n", path, strerror(-r));
 		return 73;
 	}
-	synth_init(&s, &o);
-	while (synth_next(&s, &b)) {
+	if (reused_pid) {
+		int64_t rn = write_reused_pid(w);
+
+		if (rn < 0) {
+			r = (int)rn;
+			goto fail;
+		}
+		n = (uint64_t)rn;
+		o.kernels = 5;
+		o.processes = 0; /* no CUPTI notices below */
+	}
+	if (!reused_pid)
+		synth_init(&s, &o);
+	while (!reused_pid && synth_next(&s, &b)) {
 		r = gt_writer_write(w, &b.rec.hdr);
 		if (r < 0)
 			goto fail;

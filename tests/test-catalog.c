@@ -59,6 +59,10 @@ static void device(uint32_t pid, uint32_t ordinal, uint8_t uuid_tag)
 	d.uuid[0] = uuid_tag;
 	d.uuid[15] = uuid_tag;
 	d.sm_count = 132;
+	d.mem_clock_khz = 3134000;
+	d.mem_bus_width = 6144;
+	d.max_threads_per_block = 1024;
+	d.max_shared_mem_per_block = 49152;
 	feed(&d, GT_REC_DEVICE, sizeof(d), pid);
 }
 
@@ -114,6 +118,50 @@ START_TEST(test_same_pid_two_hosts)
 	ck_assert_uint_eq(cat.nthreads, 3);
 	ck_assert_uint_eq(gt_catalog_hosts(&cat), 2);
 	ck_assert_uint_eq(gt_catalog_ranks(&cat), 2);
+	/* outputs that key by pid show the second apart; the pid of records is its now */
+	ck_assert_uint_eq(cat.procs[0]->out_pid, 1234);
+	ck_assert_uint_eq(cat.procs[1]->out_pid, GT_CATALOG_PID_AGAIN + 1);
+	ck_assert_uint_eq(gt_catalog_out_pid(&cat, 1234), GT_CATALOG_PID_AGAIN + 1);
+	ck_assert_uint_eq(gt_catalog_out_pid(&cat, 999), 999); /* no process has it */
+}
+END_TEST
+
+static void origin(uint32_t pid, uint32_t input, uint32_t host_id)
+{
+	struct gt_rec_origin o = {0};
+
+	o.input = input;
+	o.orig_pid = pid;
+	o.host_id = host_id;
+	feed(&o, GT_REC_ORIGIN, sizeof(o), pid);
+}
+
+/* A merged trace whose two inputs' processes kept one pid (gputrace merge renames one; a
+ * trace written otherwise may not): each ORIGIN record of another input starts a process,
+ * before its PROCESS record, so that PROCESS updates the new one; one of the same input
+ * and host does not. */
+START_TEST(test_same_pid_two_inputs)
+{
+	origin(4100, 1, 1);
+	process(4100, 1, 0);
+	api(4100, 4100);
+	origin(4100, 1, 1); /* the same input's again: the same process */
+	ck_assert_uint_eq(cat.nprocs, 1);
+	origin(4100, 2, 2);
+	ck_assert_uint_eq(cat.nprocs, 2);
+	process(4100, 2, 1);
+	api(4100, 4100);
+	ck_assert_uint_eq(cat.nprocs, 2);
+	ck_assert_uint_eq(cat.procs[0]->input, 1);
+	ck_assert_uint_eq(cat.procs[1]->input, 2);
+	ck_assert_uint_eq(cat.procs[0]->host_id, 1);
+	ck_assert_uint_eq(cat.procs[1]->host_id, 2);
+	ck_assert_int_eq(cat.procs[0]->rank, 0);
+	ck_assert_int_eq(cat.procs[1]->rank, 1);
+	ck_assert_uint_eq(cat.procs[0]->nthreads, 1);
+	ck_assert_uint_eq(cat.procs[1]->nthreads, 1);
+	ck_assert_uint_eq(cat.procs[1]->out_pid, GT_CATALOG_PID_AGAIN + 1);
+	ck_assert_uint_eq(cat.nthreads, 2);
 }
 END_TEST
 
@@ -173,6 +221,12 @@ START_TEST(test_gpus_by_uuid)
 		ck_assert_uint_eq(ords[0], 0);
 		ck_assert_uint_eq(cat.procs[procs[1]]->pid, 300);
 		ck_assert_uint_eq(ords[1], 1);
+		/* the description, as the DEVICE record gave it */
+		ck_assert_uint_eq(cat.gpus[0]->sm_count, 132);
+		ck_assert_uint_eq(cat.gpus[0]->mem_clock_khz, 3134000);
+		ck_assert_uint_eq(cat.gpus[0]->mem_bus_width, 6144);
+		ck_assert_uint_eq(cat.gpus[0]->max_threads_per_block, 1024);
+		ck_assert_uint_eq(cat.gpus[0]->max_shared_mem_per_block, 49152);
 		ck_assert_str_eq(gt_catalog_uuid(cat.gpus[0], uuid),
 		                 "GPU-a0000000-0000-0000-0000-0000000000a0");
 		ck_assert_str_eq(gt_catalog_uuid(cat.gpus[2], uuid), "");
@@ -333,6 +387,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_same_pid_two_hosts);
+	tcase_add_test(tc, test_same_pid_two_inputs);
 	tcase_add_test(tc, test_pid_reuse);
 	tcase_add_test(tc, test_gpus_by_uuid);
 	tcase_add_test(tc, test_device_record_late);

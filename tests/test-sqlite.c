@@ -1,6 +1,7 @@
 /* Check suite for the SQLite export and its queries (exporters/sqlite*.c): the schema
  * against a list kept here, kernel totals against the stats exporter to the nanosecond, the
- * launch-kernel join, NVTX nesting, every query of docs/sql.md, damaged and truncated
+ * launch-kernel join, NVTX nesting, every query of docs/sql.md (its memory per GPU against
+ * stats' on tests/data), threads, GPUs and versions on tests/data, damaged and truncated
  * traces, an export killed half-way, query errors and the reuse rule.
  * Usage: test-sqlite DATA_DIR DOCS_SQL_MD. Runs as a test program. */
 #include <check.h>
@@ -270,6 +271,8 @@ static const struct {
         {"GPUTRACE_OVERHEAD", "start INTEGER,end INTEGER,globalPid INTEGER,kind INTEGER,"
                               "kindName TEXT,objectKind TEXT,objectId INTEGER,globalTid "
                               "INTEGER"},
+        {"GPUTRACE_DEVICES",
+         "globalPid INTEGER,pid INTEGER,cudaId INTEGER,gpuId INTEGER,uuid TEXT"},
 };
 #define NSCHEMA (sizeof(schema) / sizeof(schema[0]))
 
@@ -785,8 +788,179 @@ START_TEST(doc_queries_run)
 	}
 	fclose(f);
 	free(sql);
-	/* the examples the page promises: the join and ten worked queries */
-	ck_assert_uint_eq(n, 11);
+	/* the examples the page promises: the join and eleven worked queries */
+	ck_assert_uint_eq(n, 12);
+}
+END_TEST
+
+/* The ```sql block of docs/sql.md after the line that starts with `heading`, skipping `skip`
+ * blocks; malloc'd. */
+static char *doc_query(const char *heading, unsigned skip)
+{
+	FILE *f = fopen(docs_md, "r");
+	char line[1024], *sql = NULL;
+	size_t len = 0;
+	int state = 0; /* 1: after the heading, 2: inside its block */
+
+	ck_assert_ptr_nonnull(f);
+	while (state < 3 && fgets(line, sizeof(line), f)) {
+		if (state == 0 && strncmp(line, heading, strlen(heading)) == 0)
+			state = 1;
+		else if (state == 1 && strncmp(line, "```sql", 6) == 0)
+			state = 2;
+		else if (state == 2 && strncmp(line, "```", 3) == 0)
+			state = skip-- ? 1 : 3;
+		else if (state == 2 && skip) {
+			continue;
+		} else if (state == 2) {
+			size_t l = strlen(line);
+			char *ns = realloc(sql, len + l + 1);
+
+			ck_assert_ptr_nonnull(ns);
+			sql = ns;
+			memcpy(sql + len, line, l + 1);
+			len += l;
+		}
+	}
+	fclose(f);
+	ck_assert_msg(state == 3, "no sql block after [%s] in docs/sql.md", heading);
+	return sql;
+}
+
+/* `sql`'s rows in CSV without the header, lines joined by ';'; malloc'd. */
+static char *query_rows(const char *db_path, const char *sql)
+{
+	struct gt_sql_error err;
+	char *out = NULL, *rows, *p, *q;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+
+	ck_assert_int_eq(gt_sql_query(db_path, sql, o, GT_SQL_FORMAT_CSV, &err), 1);
+	fclose(o);
+	p = strchr(out, '\n');
+	rows = strdup(p ? p + 1 : "");
+	for (p = q = rows; *p; p++)
+		if (*p != '\r')
+			*q++ = *p == '\n' ? ';' : *p;
+	*q = '\0';
+	free(out);
+	return rows;
+}
+
+/* The GPU rows of `gputrace stats -r memory -f csv` (gpu, peak, end, allocs, frees, bytes
+ * allocated; name and uuid left out), joined by ';'; malloc'd. */
+static char *stats_memory_rows(const char *trace)
+{
+	struct gt_stats_options so = {.reports = GT_STATS_REPORT_MEMORY,
+	                              .format = GT_STATS_FORMAT_CSV};
+	struct gt_reader *r;
+	const char *msg;
+	char *buf = NULL, *line, *save = NULL, *rows = calloc(1, 4096);
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool in = false;
+
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_int_eq(gt_reader_open(trace, &r, &msg), 0);
+	ck_assert_int_eq(gt_stats_report(r, f, &so, &msg), 0);
+	gt_reader_close(r);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c = line;
+
+		if (strcmp(line, "# memory") == 0) {
+			in = true;
+			continue;
+		}
+		if (!in || strncmp(line, "gpu,", 4) == 0)
+			continue;
+		if (line[0] == '#' || line[0] == ',')
+			break; /* the next report, or the host row */
+		for (int commas = 0; *c && commas < 6; c++)
+			commas += *c == ',';
+		c[-1] = '\0';
+		strcat(rows, line);
+		strcat(rows, ";");
+	}
+	free(buf);
+	return rows;
+}
+
+/* The traces of tests/data: docs/sql.md's memory per GPU is `stats -r memory`'s, exactly
+ * (device memory only: the pinned host memory these traces hold stays out); its peak per
+ * process and device is the GPU's where one process used it (ddp-2rank: two processes
+ * on one GPU, 216.7 MiB each); ThreadNames has a row per
+ * thread, so a join of the API calls on it keeps each call once (before: pytorch-train 3
+ * rows for 2 threads, 812 rows for 509 calls; ddp-2rank 10 for 8, 2,084 for 1,350); the
+ * GPU's memory bandwidth, and the CUPTI version the processes loaded. */
+START_TEST(real_traces_memory_threads_versions)
+{
+	static const struct {
+		const char *trace;
+		const char *gpus;  /* the per-GPU query's rows, and stats' */
+		const char *peaks; /* the per-process peak query's rows */
+		int64_t threads;   /* ThreadNames rows */
+		int64_t calls;     /* API calls, each on a named thread */
+	} want[] = {
+	        {"ddp-2rank.gtrace", "0,454412826,454412826,2035,0,454412826;",
+	         "572,0,227202094;573,0,227210732;", 8, 1350},
+	        {"ddp-rank0.gtrace", "0,227202094,227202094,756,0,227202094;", "623,0,227202094;",
+	         4, 599},
+	        {"ddp-rank1.gtrace", "0,227210732,227210732,1279,0,227210732;", "624,0,227210732;",
+	         4, 751},
+	        {"example.gtrace", "0,1572868,0,26,26,6553604;", "660,0,1572868;", 1, 257},
+	        {"multistream.gtrace", "0,32,0,1,1,32;", "508,0,32;", 9, 812},
+	        {"pytorch-train.gtrace", "0,279630440,279630440,678,0,279630440;",
+	         "517,0,279630440;", 2, 509},
+	};
+	char *gpu_sql = doc_query("**Memory in use per GPU**", 0);
+	char *peak_sql = doc_query("**Memory in use over time**", 1);
+	char trace[512], db[128];
+	struct gt_sql_export_result res;
+
+	mkdir_tmp();
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char *got, *stats;
+		sqlite3 *h;
+
+		snprintf(trace, sizeof(trace), "%s/%s", data_dir, want[i].trace);
+		path_in(db, sizeof(db), "real.sqlite");
+		ck_assert_int_eq(export_db(trace, db, &res), 0);
+		got = query_rows(db, gpu_sql);
+		stats = stats_memory_rows(trace);
+		ck_assert_msg(strcmp(got, want[i].gpus) == 0, "%s: memory per GPU [%s], want [%s]",
+		              want[i].trace, got, want[i].gpus);
+		ck_assert_msg(strcmp(stats, want[i].gpus) == 0, "%s: stats [%s], want [%s]",
+		              want[i].trace, stats, want[i].gpus);
+		free(got);
+		free(stats);
+		got = query_rows(db, peak_sql);
+		ck_assert_msg(strcmp(got, want[i].peaks) == 0, "%s: peaks [%s], want [%s]",
+		              want[i].trace, got, want[i].peaks);
+		free(got);
+
+		h = open_db(db);
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM ThreadNames"), want[i].threads);
+		ck_assert_int_eq(q1(h, "SELECT count(DISTINCT globalTid) FROM ThreadNames"),
+		                 want[i].threads);
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN "
+		                       "ThreadNames t ON t.globalTid = r.globalTid"),
+		                 want[i].calls);
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
+		                 want[i].calls);
+		/* H200: its memory at 3,134 MHz, double data rate, on a 6,144-bit bus: bytes per
+		 * second; the SM clock is not recorded */
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM TARGET_INFO_GPU WHERE memoryBandwidth "
+		                       "= 4814304000000 AND clockRate IS NULL"),
+		                 1);
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM GPUTRACE_TRACE WHERE cuptiVersion = "
+		                       "'130001'"),
+		                 1);
+		sqlite3_close(h);
+	}
+	free(gpu_sql);
+	free(peak_sql);
+	rm_tmp();
 }
 END_TEST
 
@@ -1041,6 +1215,7 @@ static Suite *sqlite_suite(void)
 	suite_add_tcase(s, fx);
 	tcase_set_timeout(tr, 300);
 	tcase_add_test(tr, real_and_synthetic_traces);
+	tcase_add_test(tr, real_traces_memory_threads_versions);
 	tcase_add_test(tr, truncated_and_corrupt_traces);
 	tcase_add_test(tr, interrupted_export);
 	suite_add_tcase(s, tr);

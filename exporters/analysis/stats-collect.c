@@ -481,11 +481,13 @@ static void keep_largest(struct gt_stats *st, const struct gt_mem_live *a)
 
 static int on_memory(struct gt_stats *st, const struct gt_rec_memory *m)
 {
-	struct gt_mem_live *old = m->address ? live_find(st, m->hdr.pid, m->address) : NULL;
+	/* by process: a reused pid's two processes each have their own blocks */
+	uint32_t pid = gt_catalog_out_pid(&st->cat, m->hdr.pid);
+	struct gt_mem_live *old = m->address ? live_find(st, pid, m->address) : NULL;
 	struct gt_mem_device *row;
 
 	if (m->op == GT_MEMORY_ALLOC) {
-		struct gt_mem_live a = {m->address,    m->bytes,    m->ts_ns, m->hdr.pid,
+		struct gt_mem_live a = {m->address,    m->bytes,    m->ts_ns, pid,
 		                        GT_STATS_HOST, m->mem_kind, 0};
 
 		if (m->mem_kind != GT_MEM_PINNED && m->mem_kind != GT_MEM_PAGEABLE) {

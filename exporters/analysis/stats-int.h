@@ -86,7 +86,7 @@ struct gt_mem_live {
 	uint64_t address; /* 0 marks an empty slot (CUDA never hands out address 0) */
 	uint64_t bytes;
 	uint64_t ts_ns;
-	uint32_t pid;
+	uint32_t pid; /* its process's catalog out_pid (the pid, unless reused) */
 	uint32_t gpu; /* catalog GPU index, or GT_STATS_HOST for host memory */
 	uint32_t mem_kind;
 	uint32_t _pad;

@@ -813,9 +813,11 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 static char *instant_head(struct chrome *c, uint32_t pid, const char *scope, const char *cat,
                           const char *name, size_t nlen, uint64_t ts, size_t extra)
 {
+	struct gt_timeline_proc *pr = gt_timeline_proc(&c->m, pid);
 	char *p;
 
-	announce_proc(c, gt_timeline_proc(&c->m, pid));
+	announce_proc(c, pr);
+	pid = pr->pid; /* the pid it is shown under (a reused pid's own) */
 	p = ev_begin(c, 300 + nlen + extra);
 	p = LIT(p, "{\"ph\":\"i\",\"s\":\"");
 	memcpy(p, scope, strlen(scope));

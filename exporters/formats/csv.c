@@ -1,11 +1,13 @@
 /* CSV exporter: one table per record kind (OUT-<kind>.csv), a header row of the field
- * names from gt_record_desc, strings resolved to text, quoted per RFC 4180. Streams with
- * flat memory. Runs in the CLI. */
+ * names from gt_record_desc, strings resolved to text, quoted per RFC 4180; the pid column
+ * is the catalog's (a reused pid's later process has one of its own). Streams with flat
+ * memory. Runs in the CLI. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "exporter.h"
 #include "names.h"
 #include "outbuf.h"
@@ -15,6 +17,7 @@
 struct csv {
 	const struct gt_export_options *opts;
 	struct gt_names names;            /* kernel names demangled, every name a CSV field */
+	struct gt_catalog cat;            /* the processes: which pid each row shows */
 	struct gt_outbuf out[GT_REC_MAX]; /* one open file per kind seen */
 	char *base;                       /* OUT without ".csv"; owned */
 	const char *errmsg;
@@ -153,7 +156,7 @@ static int write_row(struct csv *c, const union gt_record *rec, const char *outp
 		need += 24 + len;
 	}
 	p = gt_outbuf_space(o, need);
-	p = gt_fmt_u64(p, rec->hdr.pid);
+	p = gt_fmt_u64(p, gt_catalog_out_pid(&c->cat, rec->hdr.pid));
 	for (unsigned i = 0; i < d->nfields; i++) {
 		const struct gt_field *f = &d->fields[i];
 
@@ -195,6 +198,8 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 	c.opts = opts;
 	c.errmsg = "out of memory";
 	ret = gt_names_init(&c.names, r, opts->demangle != 0, gt_text_csv_field, 7);
+	if (ret == 0)
+		ret = gt_catalog_init(&c.cat, r);
 	if (ret < 0)
 		goto out;
 	len = strlen(opts->output);
@@ -206,7 +211,9 @@ static int csv_run(struct gt_reader *r, const struct gt_export_options *opts,
 	if (len > 4 && strcmp(c.base + len - 4, ".csv") == 0)
 		c.base[len - 4] = '\0';
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		ret = write_row(&c, rec, opts->output);
+		ret = gt_catalog_observe(&c.cat, rec);
+		if (ret == 0)
+			ret = write_row(&c, rec, opts->output);
 		if (ret < 0) {
 			/* a file the output refused says so itself (output.h's message) */
 			if (ret != -ENOMEM && c.errmsg != errbuf && ret != -EEXIST &&
@@ -253,6 +260,7 @@ out:
 		*errmsg = c.errmsg;
 	free(c.base);
 	gt_names_fini(&c.names);
+	gt_catalog_fini(&c.cat);
 	return ret;
 }
 

@@ -52,6 +52,8 @@ static struct gt_catalog_process *process_new(struct gt_catalog *c, uint32_t pid
 		return NULL;
 	p->index = c->nprocs;
 	p->pid = pid;
+	/* an earlier process had this pid: outputs that key by pid show this one apart */
+	p->out_pid = gt_idmap_get(&c->pid_map, pid, 0) ? GT_CATALOG_PID_AGAIN + p->index : pid;
 	p->orig_pid = pid;
 	p->rank = p->local_rank = p->world_size = -1;
 	if (gt_idmap_append((void ***)&c->procs, &c->nprocs, &c->cap_procs, p) < 0 ||
@@ -69,7 +71,7 @@ static struct gt_catalog_process *process_new(struct gt_catalog *c, uint32_t pid
 	return p;
 }
 
-struct gt_catalog_process *gt_catalog_process(struct gt_catalog *c, uint32_t pid)
+struct gt_catalog_process *gt_catalog_process_find(struct gt_catalog *c, uint32_t pid)
 {
 	uint32_t v;
 
@@ -307,6 +309,10 @@ static int observe_device(struct gt_catalog *c, const struct gt_rec_device *d)
 	g->cc_major = d->cc_major;
 	g->cc_minor = d->cc_minor;
 	g->pci_bus_id = d->pci_bus_id;
+	g->max_threads_per_block = d->max_threads_per_block;
+	g->max_shared_mem_per_block = d->max_shared_mem_per_block;
+	g->mem_clock_khz = d->mem_clock_khz;
+	g->mem_bus_width = d->mem_bus_width;
 	g->global_mem_bytes = d->global_mem_bytes;
 	return 0;
 }
@@ -387,8 +393,15 @@ static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const un
 		c->inputs[c->ninputs++] = rec->input;
 		return 0;
 	case GT_REC_ORIGIN: { /* where a merged trace's process came from; before its records */
-		struct gt_catalog_process *p = gt_catalog_process(c, rec->hdr.pid);
+		uint32_t v = gt_idmap_get(&c->pid_map, rec->hdr.pid, 0);
+		struct gt_catalog_process *p = v ? c->procs[v - 1] : NULL;
 
+		/* the pid's process so far is another one: another input's, another host's, or
+		 * one that ended (a trace that has one pid twice, not written by gputrace merge) */
+		if (!p || (p->input && p->input != rec->origin.input) ||
+		    ((p->have_info || p->input) &&
+		     (p->ended || !same_host(c, p->host_id, rec->origin.host_id))))
+			p = process_new(c, rec->hdr.pid);
 		if (!p)
 			return -ENOMEM;
 		p->input = rec->origin.input;

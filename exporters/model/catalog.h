@@ -11,7 +11,9 @@
  *   of two hosts is two processes. A record belongs to the latest process of its pid. A
  *   PROCESS record for a pid whose process is known (has its own PROCESS record) starts a
  *   new process when the host differs or the known one has ended (the pid was reused);
- *   otherwise it updates that one (an exec re-registers).
+ *   otherwise it updates that one (an exec re-registers). An ORIGIN record does the same
+ *   when it names another input or host. Outputs that key processes by pid show such a
+ *   later process under a pid of its own (out_pid).
  * - A GPU is its uuid, whichever process reports it and under whatever CUDA ordinal: two
  *   ranks that each see their own GPU as device 0 (CUDA_VISIBLE_DEVICES=<rank>) are two GPUs,
  *   two processes sharing one GPU one. A GPU without a uuid is (host, pid, ordinal).
@@ -31,10 +33,16 @@
 
 #define GT_CATALOG_NOTICES 16u /* warning and error notices kept (the rest counted) */
 #define GT_CATALOG_CUPTI   16u /* distinct CUPTI versions kept */
+/* A process whose pid an earlier process of the trace had is shown as pid
+ * GT_CATALOG_PID_AGAIN + its index: above any Linux pid (2^22), the exporters' GPU
+ * pseudo-processes (5,000,000 + n) and the pids gputrace merge gives (2^28 + n). */
+#define GT_CATALOG_PID_AGAIN (1u << 29)
 
 struct gt_catalog_process {
 	uint32_t index;   /* 0, 1, ... in order of appearance */
-	uint32_t pid;     /* as the process saw it */
+	uint32_t pid;     /* as the trace records it */
+	uint32_t out_pid; /* the pid outputs show: pid, or GT_CATALOG_PID_AGAIN + index when
+	                   * an earlier process had pid (reused, or another host's) */
 	uint32_t ppid;    /* 0 until its PROCESS record */
 	uint32_t host_id; /* string: host name; 0 until its PROCESS record (or none given) */
 	uint32_t exe_id, cmdline_id;          /* strings, 0 if unknown */
@@ -67,6 +75,10 @@ struct gt_catalog_gpu {
 	uint8_t uuid[16];
 	uint32_t name_id; /* string: device name, 0 if unknown */
 	uint32_t sm_count, cc_major, cc_minor, pci_bus_id;
+	uint32_t max_threads_per_block;
+	uint32_t max_shared_mem_per_block; /* bytes */
+	uint32_t mem_clock_khz;            /* peak memory clock */
+	uint32_t mem_bus_width;            /* bits */
 	uint64_t global_mem_bytes;
 	/* device and managed memory in use, allocations minus frees as the MEMORY records give
 	 * them (pinned and pageable host memory is not the GPU's); unsigned arithmetic, so a
@@ -139,8 +151,26 @@ int gt_catalog_observe(struct gt_catalog *c, const union gt_record *rec);
 int gt_catalog_read(struct gt_catalog *c, struct gt_reader *r, const char **errmsg);
 
 /* The process a record of `pid` belongs to now; created (host unknown) when the trace has not
- * named it yet. NULL only on -ENOMEM. */
-struct gt_catalog_process *gt_catalog_process(struct gt_catalog *c, uint32_t pid);
+ * named it yet. NULL only on -ENOMEM. A run of records of one process costs a compare. */
+struct gt_catalog_process *gt_catalog_process_find(struct gt_catalog *c, uint32_t pid);
+static inline struct gt_catalog_process *gt_catalog_process(struct gt_catalog *c, uint32_t pid)
+{
+	if (c->last_proc && c->last_pid == pid)
+		return c->last_proc;
+	return gt_catalog_process_find(c, pid);
+}
+
+/* The pid that outputs show the records of trace pid `pid` under now: its current process's
+ * out_pid, or pid itself while no process has it (a merged trace's INPUT records). */
+static inline uint32_t gt_catalog_out_pid(const struct gt_catalog *c, uint32_t pid)
+{
+	uint32_t v;
+
+	if (c->last_proc && c->last_pid == pid)
+		return c->last_proc->out_pid;
+	v = gt_idmap_get(&c->pid_map, pid, 0);
+	return v ? c->procs[v - 1]->out_pid : pid;
+}
 
 /* The GPU that device `device_id` of the current process `pid` is; created when unknown.
  * Follows merged_into. NULL only on -ENOMEM. */

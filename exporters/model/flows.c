@@ -85,8 +85,11 @@ static uint64_t flow_id(const struct gt_timeline *m, uint32_t track, uint32_t co
 const struct gt_flow_slot *gt_flows_api(struct gt_timeline *m, uint32_t pid, uint32_t corr,
                                         uint64_t ts_ns, uint32_t track, unsigned lane, uint64_t *id)
 {
-	struct gt_flow_slot *g = flow_find(&m->gpu_flows, pid, corr);
-	struct gt_flow_slot *a = flow_put(&m->api_flows, pid, corr);
+	struct gt_flow_slot *g, *a;
+
+	pid = gt_timeline_pid(m, pid); /* a reused pid's processes apart */
+	g = flow_find(&m->gpu_flows, pid, corr);
+	a = flow_put(&m->api_flows, pid, corr);
 
 	if (g && g->state == 1) {
 		/* its GPU work came first and started a pending flow: this call starts it too */
@@ -105,9 +108,10 @@ const struct gt_flow_slot *gt_flows_api(struct gt_timeline *m, uint32_t pid, uin
 const struct gt_flow_slot *gt_flows_gpu(struct gt_timeline *m, uint32_t pid, uint32_t corr,
                                         uint64_t ts_ns, uint32_t track, unsigned lane, uint64_t *id)
 {
-	struct gt_flow_slot *a = flow_find(&m->api_flows, pid, corr);
-	struct gt_flow_slot *g;
+	struct gt_flow_slot *a, *g;
 
+	pid = gt_timeline_pid(m, pid); /* a reused pid's processes apart */
+	a = flow_find(&m->api_flows, pid, corr);
 	*id = 0;
 	if (a) {
 		if (a->state == 2)

@@ -107,10 +107,14 @@ char *gt_labels_process(struct gt_timeline *m, const struct gt_timeline_proc *pr
 			memcpy(n, host, len);
 			n += len;
 		}
-		if (pr->cat->orig_pid != pr->cat->pid) {
+		if (pr->cat->orig_pid != pr->pid) {
 			n = stpcpy(n, host && len ? ", pid " : " pid ");
 			n = gt_fmt_u64(n, pr->cat->orig_pid);
 		}
+	} else if (pr->cat->orig_pid != pr->pid) {
+		/* a reused pid's later process, shown under a pid of its own */
+		n = stpcpy(n, " pid ");
+		n = gt_fmt_u64(n, pr->cat->orig_pid);
 	}
 	return n;
 }

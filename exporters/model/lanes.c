@@ -186,7 +186,7 @@ char *gt_lanes_name(struct gt_timeline *m, const struct gt_track *t, unsigned la
 		const struct gt_track *th = t;
 
 		if (t->kind == GT_TRACK_SYNC)
-			th = gt_timeline_track(m, GT_TRACK_THREAD, t->pid, t->id);
+			th = gt_timeline_track_of(m, GT_TRACK_THREAD, t, t->id);
 		if (th && th->name_id) {
 			size_t len = 0;
 			const char *tn =

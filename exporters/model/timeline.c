@@ -80,7 +80,7 @@ struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid)
 	if (!p)
 		return NULL;
 	p->cat = cp;
-	p->pid = pid;
+	p->pid = cp->out_pid;
 	p->index = m->nprocs + 1;
 	if (gt_idmap_append((void ***)&m->procs, &m->nprocs, &m->cap_procs, p) < 0) {
 		free(p);
@@ -103,7 +103,7 @@ struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uin
 	if (!g)
 		return NULL;
 	g->cat = cg;
-	g->first_pid = pid;
+	g->first_pid = gt_timeline_pid(m, pid);
 	if (gt_idmap_append((void ***)&m->gpus, &m->ngpus, &m->cap_gpus, g) < 0) {
 		free(g);
 		return NULL;
@@ -123,7 +123,7 @@ static int observe_pool(struct gt_timeline *m, const struct gt_rec_memory_pool *
 	g = gt_timeline_gpu(m, r->hdr.pid, r->device_id);
 	if (!g)
 		return -ENOMEM;
-	key = (uint64_t)r->hdr.pid << 32 | g->cat->number;
+	key = (uint64_t)gt_timeline_pid(m, r->hdr.pid) << 32 | g->cat->number;
 	i = gt_idmap_get(&m->pool_map, key, r->address);
 	if (!i) {
 		if (m->npools == m->cap_pools) {
@@ -147,27 +147,26 @@ static int observe_pool(struct gt_timeline *m, const struct gt_rec_memory_pool *
 	return 0;
 }
 
-struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kind, uint32_t pid,
-                                   uint32_t id)
+/* The track (kind, id) of the process shown as pid `shown`, created in process p (NULL: pid
+ * `pid`'s current one) when new. */
+static struct gt_track *track_get(struct gt_timeline *m, enum gt_track_kind kind, uint32_t shown,
+                                  uint32_t id, struct gt_timeline_proc *p, uint32_t pid)
 {
-	uint64_t a = ((uint64_t)kind << 32) | pid;
-	struct gt_track *t = m->last_track[kind];
-	uint32_t v;
-	struct gt_timeline_proc *p;
+	uint64_t a = ((uint64_t)kind << 32) | shown;
+	struct gt_track *t;
+	uint32_t v = gt_idmap_get(&m->track_map, a, id);
 
-	if (t && t->pid == pid && t->id == id)
-		return t;
-	v = gt_idmap_get(&m->track_map, a, id);
 	if (v)
 		return m->last_track[kind] = m->tracks[v - 1];
-	p = gt_timeline_proc(m, pid);
+	if (!p)
+		p = gt_timeline_proc(m, pid);
 	if (!p)
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->kind = (uint8_t)kind;
-	t->pid = pid;
+	t->pid = shown;
 	t->id = id;
 	t->proc = p->index - 1;
 	t->index = m->ntracks;
@@ -177,6 +176,23 @@ struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kin
 		return NULL;
 	}
 	return t;
+}
+
+struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kind, uint32_t pid,
+                                   uint32_t id)
+{
+	uint32_t shown = gt_timeline_pid(m, pid);
+	struct gt_track *t = m->last_track[kind];
+
+	if (t && t->pid == shown && t->id == id)
+		return t;
+	return track_get(m, kind, shown, id, NULL, pid);
+}
+
+struct gt_track *gt_timeline_track_of(struct gt_timeline *m, enum gt_track_kind kind,
+                                      const struct gt_track *of, uint32_t id)
+{
+	return track_get(m, kind, of->pid, id, m->procs[of->proc], of->pid);
 }
 
 uint32_t gt_timeline_track_index(const struct gt_timeline *m, const struct gt_track *t)

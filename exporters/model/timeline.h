@@ -21,7 +21,7 @@
 /* A process as the timeline shows it: what the trace says about it is its catalog entry. */
 struct gt_timeline_proc {
 	const struct gt_catalog_process *cat; /* owned by the timeline's catalog */
-	uint32_t pid;
+	uint32_t pid;                         /* the pid it is shown under: cat->out_pid */
 	uint32_t index;    /* 1, 2, ... in order of appearance on the timeline; flow ids use it */
 	bool announced;    /* the exporter described this process */
 	bool info_changed; /* PROCESS record arrived after it was announced */
@@ -92,6 +92,19 @@ struct gt_timeline_proc *gt_timeline_proc(struct gt_timeline *m, uint32_t pid);
 struct gt_timeline_gpu *gt_timeline_gpu(struct gt_timeline *m, uint32_t pid, uint32_t device_id);
 struct gt_track *gt_timeline_track(struct gt_timeline *m, enum gt_track_kind kind, uint32_t pid,
                                    uint32_t id);
+/* Find or create: the track (kind, id) of the process that track `of` belongs to. */
+struct gt_track *gt_timeline_track_of(struct gt_timeline *m, enum gt_track_kind kind,
+                                      const struct gt_track *of, uint32_t id);
+
+/* The pid that the current process of trace pid `pid` is shown under (the catalog's
+ * out_pid: a reused pid's later process has one of its own); tracks, flows and the
+ * formats' pids use it. pid itself only on -ENOMEM. */
+static inline uint32_t gt_timeline_pid(struct gt_timeline *m, uint32_t pid)
+{
+	const struct gt_catalog_process *p = gt_catalog_process(&m->cat, pid);
+
+	return p ? p->out_pid : pid;
+}
 uint32_t gt_timeline_track_index(const struct gt_timeline *m, const struct gt_track *t);
 
 /* Learn from a record (the catalog learns from every one: processes, GPUs, memory in use,

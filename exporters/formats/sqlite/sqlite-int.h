@@ -38,6 +38,7 @@ enum sq_table {
 	SQ_GT_CLOCKS,
 	SQ_GT_MEMORY_POOLS,
 	SQ_GT_OVERHEAD,
+	SQ_GT_DEVICES,
 	SQ_TABLE_MAX
 };
 

@@ -50,9 +50,9 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                     "maxBlockDimZ INTEGER, maxGridDimX INTEGER, maxGridDimY INTEGER, "
                     "maxGridDimZ INTEGER, computeMajor INTEGER, computeMinor INTEGER, smMajor "
                     "INTEGER, smMinor INTEGER, numaNodeId INTEGER)",
-                    "INSERT INTO TARGET_INFO_GPU (vmId, id, name, totalMemory, smCount, uuid, "
-                    "cuDevice, maxShmemPerBlock, maxThreadsPerBlock, computeMajor, computeMinor) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
+                    "INSERT INTO TARGET_INFO_GPU (vmId, id, name, totalMemory, memoryBandwidth, "
+                    "smCount, uuid, cuDevice, maxShmemPerBlock, maxThreadsPerBlock, "
+                    "computeMajor, computeMinor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"},
         [SQ_CUDA_DEVICE] = {"TARGET_INFO_CUDA_DEVICE",
                             "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER "
                             "NOT NULL, pid INTEGER NOT NULL, uuid TEXT, numMultiprocessors "
@@ -70,14 +70,14 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                              "workqueueChannelIds TEXT)",
                              "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO (nullStreamId, hwId, "
                              "vmId, processId, deviceId, contextId, isGreenContext) VALUES "
-                             "(?,?,0,?,?,?,0)"},
+                             "(?,?,?,?,?,?,0)"},
         [SQ_CUDA_STREAM] = {"TARGET_INFO_CUDA_STREAM",
                             "CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER NOT NULL, "
                             "hwId INTEGER NOT NULL, vmId INTEGER NOT NULL, processId INTEGER NOT "
                             "NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL, flag "
                             "INTEGER NOT NULL)",
                             "INSERT INTO TARGET_INFO_CUDA_STREAM (streamId, hwId, vmId, "
-                            "processId, contextId, priority, flag) VALUES (?,?,0,?,?,?,?)"},
+                            "processId, contextId, priority, flag) VALUES (?,?,?,?,?,?,?)"},
         [SQ_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
                        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end "
                        "INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
@@ -247,6 +247,11 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                             "kindName TEXT NOT NULL, objectKind TEXT, objectId INTEGER, "
                             "globalTid INTEGER)",
                             "INSERT INTO GPUTRACE_OVERHEAD VALUES (?,?,?,?,?,?,?,?)"},
+        [SQ_GT_DEVICES] = {"GPUTRACE_DEVICES",
+                           "CREATE TABLE GPUTRACE_DEVICES (globalPid INTEGER NOT NULL, pid "
+                           "INTEGER NOT NULL, cudaId INTEGER NOT NULL, gpuId INTEGER NOT NULL, "
+                           "uuid TEXT)",
+                           "INSERT INTO GPUTRACE_DEVICES VALUES (?,?,?,?,?)"},
 };
 
 static const struct sq_enum_row event_type[] = {

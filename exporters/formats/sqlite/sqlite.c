@@ -1,10 +1,12 @@
 /* SQLite exporter: streams a trace through gt_reader_next() into prepared INSERTs inside
  * one transaction, in Nsight Systems' documented schema plus GPUTRACE_ tables
- * (sqlite-schema.c), then builds the indexes. Memory grows with distinct strings,
- * processes, devices and contexts, never with events; SQLite's page cache is bounded by
- * PRAGMA cache_size. Runs in the CLI. */
+ * (sqlite-schema.c), then builds the indexes. Processes, GPUs and threads are the catalog's
+ * (exporters/model/catalog.c), as in every other output. Memory grows with distinct
+ * strings, processes, devices and contexts, never with events; SQLite's page cache is
+ * bounded by PRAGMA cache_size. Runs in the CLI. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "demangle.h"
 #include "exporter.h"
 #include "hash.h"
@@ -29,6 +32,7 @@
 #define PROGRESS_EVERY   0xffffu /* records between progress calls, minus one */
 #define PID_BITS         0xffffffull
 #define MAX_HW_ID        127u /* keeps globalPid positive in SQLite's signed integers */
+#define MAX_VM_ID        255u
 #define DEFAULT_CACHE_MB 16
 #define SID_DIRECT       (1u << 20) /* string ids below it are found by index, not by hash */
 #define SQ_BATCH         32u        /* rows per multi-row INSERT of the busy tables */
@@ -127,26 +131,18 @@ struct names {
 	uint32_t domain; /* NVTX domainId when this string names a domain; 0 if not yet */
 };
 
+/* What the export adds to a catalog process (q->procs[its index]). */
 struct proc {
-	uint32_t pid;
-	uint32_t index; /* order of first appearance: the high half of correlation ids */
+	uint32_t pid;   /* the pid columns: its pid on its host (a merge may have renamed it) */
+	uint32_t index; /* the catalog's: the high half of correlation ids */
 	uint64_t gpid;  /* serialized globalPid */
-	bool seen;      /* a process record arrived */
 	bool used;      /* gpid went into a row: its host bits are fixed */
-	struct gt_rec_process rec;
-	bool ended;
-	struct gt_rec_process_end end;
 	bool capturing;
 	uint64_t capture_start;
 };
 
-struct gpu {
-	uint8_t uuid[16];
-	uint32_t host;
-};
-
 struct ctx {
-	uint32_t pid, context_id, device_id;
+	uint32_t proc, context_id, device_id; /* proc: catalog index */
 };
 
 /* Rows of a table waiting for its INSERT, with the multi-row INSERT they go through. Row r
@@ -193,21 +189,18 @@ struct sq {
 	struct names *names;
 	size_t nnames, names_cap;
 
-	/* processes */
-	struct map by_pid;
-	struct proc *procs;
+	/* processes, GPUs, threads: the catalog's, and what the export adds to them */
+	struct gt_catalog cat;
+	struct proc *procs; /* by catalog index */
 	size_t nprocs, procs_cap;
-	uint32_t last_pid, last_proc; /* cache: most records come from one process in a row */
-	uint32_t hosts[MAX_HW_ID];    /* StringIds id of each host seen, by hwId */
+	uint32_t hosts[MAX_HW_ID]; /* StringIds id of each host seen, by hwId */
 	unsigned nhosts;
 
-	struct gpu *gpus;
-	size_t ngpus;
 	struct ctx *ctxs;
 	size_t nctxs;
-	struct map null_stream;    /* (pid << 32 | context) -> stream id */
-	struct map streams;        /* (pid << 32 | stream) -> 1: one row per stream */
-	struct map domain_created; /* (pid << 32 | domainId) -> 1 */
+	struct map null_stream;    /* (process << 32 | context) -> stream id */
+	struct map streams;        /* (process << 32 | stream) -> 1: one row per stream */
+	struct map domain_created; /* (process << 32 | domainId) -> 1 */
 	uint32_t ndomains;
 
 	unsigned lane; /* lane of the current record's process: its index % SQ_LANES */
@@ -689,37 +682,73 @@ static uint32_t name_id(struct sq *q, uint32_t sid)
 
 /* ---- processes --------------------------------------------------------------------- */
 
-static struct proc *proc_of(struct sq *q, uint32_t pid)
+/* hwId of host string `host_id` (0: unknown): hosts numbered in order of appearance, the
+ * text compared (as StringIds rows). MAX_HW_ID beyond the first MAX_HW_ID hosts; 0 on
+ * failure (q->err set). */
+static uint32_t host_hw(struct sq *q, uint32_t host_id)
 {
-	uint32_t *slot;
+	const char *host = host_id ? gt_reader_string(q->r, host_id, NULL) : NULL;
+	uint32_t id;
+	unsigned h;
+
+	if (!host)
+		return 0;
+	id = intern(q, host, strlen(host));
+	if (!id)
+		return 0;
+	for (h = 0; h < q->nhosts && q->hosts[h] != id; h++)
+		;
+	if (h == q->nhosts && q->nhosts < MAX_HW_ID)
+		q->hosts[q->nhosts++] = id;
+	return h < MAX_HW_ID ? h : MAX_HW_ID;
+}
+
+/* The serialized globalPid of catalog process cp, on host hwId hw: hwId << 56 | vmId << 48 |
+ * pid << 24, where vmId counts the earlier processes with the same host and pid (a pid
+ * reused), so that every process has its own. */
+static void proc_set_gpid(struct sq *q, struct proc *p, const struct gt_catalog_process *cp,
+                          uint32_t hw)
+{
+	uint64_t base = (uint64_t)hw << 56 | ((uint64_t)cp->orig_pid & PID_BITS) << 24;
+	uint64_t vm = 0;
+
+	for (size_t i = 0; i < cp->index && i < q->nprocs; i++)
+		if ((q->procs[i].gpid & ~(0xffull << 48)) == base && vm < MAX_VM_ID)
+			vm++;
+	p->pid = cp->orig_pid;
+	p->gpid = base | vm << 48;
+}
+
+static __attribute__((noinline)) struct proc *proc_new(struct sq *q,
+                                                       const struct gt_catalog_process *cp)
+{
 	struct proc *p;
 
-	if (q->nprocs && q->last_pid == pid)
-		return &q->procs[q->last_proc];
-	slot = map_find(&q->by_pid, pid);
-	if (!slot) {
-		if (q->nprocs == q->procs_cap) {
-			size_t cap = q->procs_cap ? q->procs_cap * 2 : 16;
-			struct proc *np = realloc(q->procs, cap * sizeof(*np));
+	if (cp->index >= q->procs_cap) {
+		size_t cap = q->procs_cap ? q->procs_cap * 2 : 16;
+		struct proc *np;
 
-			if (!np)
-				return NULL;
-			q->procs = np;
-			q->procs_cap = cap;
-		}
+		while (cap <= cp->index)
+			cap *= 2;
+		np = realloc(q->procs, cap * sizeof(*np));
+		if (!np)
+			return NULL;
+		q->procs = np;
+		q->procs_cap = cap;
+	}
+	while (q->nprocs <= cp->index) {
 		p = &q->procs[q->nprocs];
 		memset(p, 0, sizeof(*p));
-		p->pid = pid;
-		p->index = (uint32_t)q->nprocs;
-		p->gpid = ((uint64_t)pid & PID_BITS) << 24;
-		if (map_put(&q->by_pid, pid, (uint32_t)q->nprocs) < 0)
-			return NULL;
-		slot = map_find(&q->by_pid, pid);
-		q->nprocs++;
+		p->index = (uint32_t)q->nprocs++;
+		proc_set_gpid(q, p, q->cat.procs[p->index], 0);
 	}
-	q->last_pid = pid;
-	q->last_proc = *slot;
-	return &q->procs[*slot];
+	return &q->procs[cp->index];
+}
+
+/* The export's state of catalog process cp, created (host unknown) on first sight. */
+static inline struct proc *proc_of(struct sq *q, const struct gt_catalog_process *cp)
+{
+	return cp->index < q->nprocs ? &q->procs[cp->index] : proc_new(q, cp);
 }
 
 static inline int64_t gtid(const struct proc *p, uint32_t tid)
@@ -878,7 +907,7 @@ static int nvtx_domain(struct sq *q, const struct gt_rec_nvtx *n, const struct p
 	if (!mut->domain)
 		mut->domain = ++q->ndomains;
 	*ret = mut->domain;
-	key = ((uint64_t)p->pid << 32) | mut->domain;
+	key = ((uint64_t)p->index << 32) | mut->domain;
 	if (map_find(&q->domain_created, key))
 		return 0;
 	if (map_put(&q->domain_created, key, 1) < 0) {
@@ -1004,69 +1033,34 @@ static int on_pool(struct sq *q, const struct gt_rec_memory_pool *m, const struc
 	return row_end(q, SQ_GT_MEMORY_POOLS);
 }
 
-static void uuid_text(const uint8_t u[16], char out[48])
-{
-	static const char hex[] = "0123456789abcdef";
-	char *o = out + 4;
-
-	memcpy(out, "GPU-", 4);
-	for (unsigned i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*o++ = '-';
-		*o++ = hex[u[i] >> 4];
-		*o++ = hex[u[i] & 15];
-	}
-	*o = '\0';
-}
-
 static uint32_t host_of(const struct proc *p)
 {
 	return (uint32_t)(p->gpid >> 56);
 }
 
+static uint32_t vm_of(const struct proc *p)
+{
+	return (uint32_t)(p->gpid >> 48) & 0xffu;
+}
+
+/* A process's CUDA device, as its DEVICE record describes it: the catalog's GPU, "GPU n" as
+ * every output names it (gpuId = TARGET_INFO_GPU.id). */
 static int on_device(struct sq *q, const struct gt_rec_device *d, const struct proc *p)
 {
-	struct val *st;
+	const struct gt_catalog_gpu *g = gt_catalog_gpu(&q->cat, d->hdr.pid, d->device_id);
+	struct val *st = row_begin(q, SQ_CUDA_DEVICE); /* batch 1: uuid is on the stack */
 	char uuid[48];
-	size_t g;
 
-	uuid_text(d->uuid, uuid);
-	for (g = 0; g < q->ngpus; g++)
-		if (q->gpus[g].host == host_of(p) && memcmp(q->gpus[g].uuid, d->uuid, 16) == 0)
-			break;
-	if (g == q->ngpus) {
-		struct gpu *ng = realloc(q->gpus, (q->ngpus + 1) * sizeof(*ng));
-		const char *name = d->name_id ? gt_reader_string(q->r, d->name_id, NULL) : NULL;
-
-		if (!ng) {
-			q->err = -ENOMEM;
-			q->errmsg = "out of memory";
-			return q->err;
-		}
-		q->gpus = ng;
-		memcpy(ng[g].uuid, d->uuid, 16);
-		ng[g].host = host_of(p);
-		q->ngpus++;
-		st = row_begin(q, SQ_GPU);
-		b_i64(st, 1, (int64_t)host_of(p) << 56);
-		b_i64(st, 2, d->device_id);
-		b_text(st, 3, name);
-		b_u64(st, 4, d->global_mem_bytes);
-		b_i64(st, 5, d->sm_count);
-		b_text(st, 6, uuid);
-		b_i64(st, 7, d->device_id);
-		b_i64(st, 8, d->max_shared_mem_per_block);
-		b_i64(st, 9, d->max_threads_per_block);
-		b_i64(st, 10, d->cc_major);
-		b_i64(st, 11, d->cc_minor);
-		if (row_end(q, SQ_GPU) < 0)
-			return q->err;
+	if (!g) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+		return q->err;
 	}
-	st = row_begin(q, SQ_CUDA_DEVICE);
-	b_i64(st, 1, (int64_t)g);
+	g = gt_catalog_gpu_final(&q->cat, g);
+	b_i64(st, 1, g->number);
 	b_i64(st, 2, d->device_id);
 	b_i64(st, 3, p->pid);
-	b_text(st, 4, uuid);
+	b_text(st, 4, g->have_uuid ? gt_catalog_uuid(g, uuid) : NULL);
 	b_i64(st, 5, d->sm_count);
 	return row_end(q, SQ_CUDA_DEVICE);
 }
@@ -1075,12 +1069,12 @@ static int on_stream(struct sq *q, const struct gt_rec_stream *s, const struct p
 {
 	struct val *st = row_begin(q, SQ_CUDA_STREAM);
 	bool null_stream = s->flags & GT_STREAM_DEFAULT;
-	uint64_t key = ((uint64_t)p->pid << 32) | s->stream_id;
+	uint64_t key = ((uint64_t)p->index << 32) | s->stream_id;
 
 	if (map_find(&q->streams, key))
 		return 0; /* described again (a context reset, a second flush) */
 	if (map_put(&q->streams, key, 1) < 0 ||
-	    (null_stream && map_put(&q->null_stream, ((uint64_t)p->pid << 32) | s->context_id,
+	    (null_stream && map_put(&q->null_stream, ((uint64_t)p->index << 32) | s->context_id,
 	                            s->stream_id) < 0)) {
 		q->err = -ENOMEM;
 		q->errmsg = "out of memory";
@@ -1088,10 +1082,11 @@ static int on_stream(struct sq *q, const struct gt_rec_stream *s, const struct p
 	}
 	b_i64(st, 1, s->stream_id);
 	b_i64(st, 2, host_of(p));
-	b_i64(st, 3, p->pid);
-	b_i64(st, 4, s->context_id);
-	b_i64(st, 5, s->priority);
-	b_i64(st, 6, null_stream ? SQ_STREAM_NULL : SQ_STREAM_DEFAULT);
+	b_i64(st, 3, vm_of(p));
+	b_i64(st, 4, p->pid);
+	b_i64(st, 5, s->context_id);
+	b_i64(st, 6, s->priority);
+	b_i64(st, 7, null_stream ? SQ_STREAM_NULL : SQ_STREAM_DEFAULT);
 	return row_end(q, SQ_CUDA_STREAM);
 }
 
@@ -1178,46 +1173,47 @@ static int on_clock(struct sq *q, const struct gt_rec_clock *c, const struct pro
 	return row_end(q, SQ_GT_CLOCKS);
 }
 
-static int on_process(struct sq *q, const struct gt_rec_process *r, struct proc *p)
+/* A PROCESS or ORIGIN record named the host of catalog process cp: it becomes the hwId of
+ * the process's serialized ids, unless a row has used them already (the records of a
+ * process normally come after these). */
+static int on_host(struct sq *q, const struct gt_catalog_process *cp, struct proc *p)
 {
-	const char *host = r->host_id ? gt_reader_string(q->r, r->host_id, NULL) : NULL;
+	uint32_t hw;
 
-	if (!p->seen && !p->used && host) {
-		/* the host becomes the hardware id of the process's serialized ids, fixed at the
-		 * first record (a process record normally comes first) */
-		uint32_t id = intern(q, host, strlen(host));
-		unsigned h;
-
-		if (!id)
-			return q->err;
-		for (h = 0; h < q->nhosts && q->hosts[h] != id; h++)
-			;
-		if (h == q->nhosts && q->nhosts < MAX_HW_ID)
-			q->hosts[q->nhosts++] = id;
-		if (h >= MAX_HW_ID)
-			h = MAX_HW_ID;
-		p->gpid |= (uint64_t)h << 56;
-	}
-	p->seen = true;
-	p->rec = *r;
+	if (p->used || !cp->host_id)
+		return 0;
+	hw = host_hw(q, cp->host_id);
+	if (q->err)
+		return q->err;
+	proc_set_gpid(q, p, cp, hw);
 	return 0;
 }
 
+_Static_assert(GT_REC_MAX <= 32, "on_record: record types as bits of a uint32_t");
+
 static int on_record(struct sq *q, const union gt_record *rec)
 {
+	const struct gt_catalog_process *cp;
 	struct proc *p;
+	int ret;
 
 	if (rec->hdr.type == GT_REC_STRING)
 		return 0;
-	p = proc_of(q, rec->hdr.pid);
-	if (!p) {
-		q->err = -ENOMEM;
-		q->errmsg = "out of memory";
-		return q->err;
-	}
-	if (rec->hdr.type != GT_REC_PROCESS)
-		p->used = true;
+	ret = gt_catalog_observe(&q->cat, rec);
+	if (ret < 0)
+		goto nomem;
+	if (rec->hdr.type == GT_REC_INPUT)
+		return 0; /* a merged trace's input: no process's */
+	cp = gt_catalog_process(&q->cat, rec->hdr.pid);
+	p = cp ? proc_of(q, cp) : NULL;
+	if (!p)
+		goto nomem;
 	q->lane = p->index % SQ_LANES;
+	/* the rows of all but these carry the process's serialized ids: fixed from here on */
+	if (!((1u << rec->hdr.type) &
+	      ((1u << GT_REC_PROCESS) | (1u << GT_REC_ORIGIN) | (1u << GT_REC_THREAD) |
+	       (1u << GT_REC_DEVICE) | (1u << GT_REC_CONTEXT) | (1u << GT_REC_PROCESS_END))))
+		p->used = true;
 	switch (rec->hdr.type) {
 	case GT_REC_KERNEL:
 		return on_kernel(q, &rec->kernel, p);
@@ -1237,39 +1233,27 @@ static int on_record(struct sq *q, const union gt_record *rec)
 		return on_memory(q, &rec->memory, p);
 	case GT_REC_MEMORY_POOL:
 		return on_pool(q, &rec->memory_pool, p);
-	case GT_REC_THREAD: {
-		struct val *st = row_begin(q, SQ_THREAD_NAMES);
-		uint32_t name = name_id(q, rec->thread.name_id);
-
-		if (!name)
-			return q->err;
-		b_i64(st, 1, name);
-		b_i64(st, 2, gtid(p, rec->thread.tid));
-		return row_end(q, SQ_THREAD_NAMES);
-	}
+	case GT_REC_THREAD:
+		/* ThreadNames is written at the end, a row per thread; its name is a string of
+		 * StringIds from here on */
+		return name_id(q, rec->thread.name_id) ? 0 : q->err;
 	case GT_REC_DEVICE:
 		return on_device(q, &rec->device, p);
 	case GT_REC_CONTEXT: {
 		struct ctx *c = realloc(q->ctxs, (q->nctxs + 1) * sizeof(*c));
 
-		if (!c) {
-			q->err = -ENOMEM;
-			q->errmsg = "out of memory";
-			return q->err;
-		}
+		if (!c)
+			goto nomem;
 		q->ctxs = c;
 		c[q->nctxs++] =
-		        (struct ctx){p->pid, rec->context.context_id, rec->context.device_id};
+		        (struct ctx){p->index, rec->context.context_id, rec->context.device_id};
 		return 0;
 	}
 	case GT_REC_STREAM:
 		return on_stream(q, &rec->stream, p);
 	case GT_REC_PROCESS:
-		return on_process(q, &rec->process, p);
-	case GT_REC_PROCESS_END:
-		p->ended = true;
-		p->end = rec->process_end;
-		return 0;
+	case GT_REC_ORIGIN:
+		return on_host(q, cp, p);
 	case GT_REC_OVERHEAD:
 		return on_overhead(q, &rec->overhead, p);
 	case GT_REC_LOSS:
@@ -1281,6 +1265,12 @@ static int on_record(struct sq *q, const union gt_record *rec)
 	default:
 		return 0;
 	}
+nomem:
+	if (!q->err) {
+		q->err = -ENOMEM;
+		q->errmsg = "out of memory";
+	}
+	return q->err;
 }
 
 /* ---- the rows written at the end --------------------------------------------------- */
@@ -1329,105 +1319,222 @@ static int put_enums(struct sq *q)
 	return 0;
 }
 
+static const char *str_of(struct sq *q, uint32_t id)
+{
+	return id ? gt_reader_string(q->r, id, NULL) : NULL;
+}
+
+/* NULL for the catalog's "unknown" (-1) */
+static void b_known(struct val *st, int i, int32_t v)
+{
+	if (v >= 0)
+		b_i64(st, i, v);
+	else
+		b_null(st, i);
+}
+
+/* A row per catalog process: PROCESSES, GPUTRACE_PROCESSES, GPUTRACE_RANKS (when its PROCESS
+ * record came), MPI_RANKS (when it has a rank), and its capture range still open. */
+static int put_process(struct sq *q, const struct gt_catalog_process *cp, struct proc *p)
+{
+	const char *exe = cp->have_info ? str_of(q, cp->exe_id) : NULL;
+	const char *host = str_of(q, cp->host_id);
+	const char *cmd = cp->have_info ? str_of(q, cp->cmdline_id) : NULL;
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+	struct val *st = row_begin(q, SQ_PROCESSES);
+
+	b_i64(st, 1, (int64_t)p->gpid);
+	b_i64(st, 2, p->pid);
+	b_text(st, 3, base ? base + 1 : exe);
+	if (row_end(q, SQ_PROCESSES) < 0)
+		return q->err;
+
+	st = row_begin(q, SQ_GT_PROCESSES);
+	b_i64(st, 1, (int64_t)p->gpid);
+	b_i64(st, 2, p->pid);
+	if (cp->have_info) {
+		b_i64(st, 3, cp->ppid);
+		b_u64(st, 7, cp->start_ns);
+		b_i64(st, 11, (cp->flags & GT_PROCESS_STANDALONE) != 0);
+	} else {
+		b_null(st, 3);
+		b_null(st, 7);
+		b_null(st, 11);
+	}
+	b_text(st, 4, host);
+	b_text(st, 5, exe);
+	b_text(st, 6, cmd);
+	if (cp->ended) {
+		b_u64(st, 8, cp->end_ns);
+		b_text(st, 9, gt_process_end_name(cp->end_how));
+		b_i64(st, 10, cp->end_code);
+	} else {
+		b_null(st, 8);
+		b_null(st, 9);
+		b_null(st, 10);
+	}
+	if (row_end(q, SQ_GT_PROCESSES) < 0)
+		return q->err;
+
+	if (cp->have_info) {
+		st = row_begin(q, SQ_GT_RANKS);
+		b_i64(st, 1, (int64_t)p->gpid);
+		b_i64(st, 2, p->pid);
+		b_text(st, 3, host);
+		b_known(st, 4, cp->rank);
+		b_known(st, 5, cp->local_rank);
+		b_known(st, 6, cp->world_size);
+		if (row_end(q, SQ_GT_RANKS) < 0)
+			return q->err;
+	}
+	if (cp->have_info && cp->rank >= 0) {
+		/* the process's main thread (tid == pid) stands for it */
+		st = row_begin(q, SQ_MPI_RANKS);
+		b_i64(st, 1, gtid(p, p->pid));
+		b_i64(st, 2, cp->rank);
+		if (row_end(q, SQ_MPI_RANKS) < 0)
+			return q->err;
+	}
+	if (p->capturing) {
+		st = row_begin(q, SQ_GT_CAPTURE);
+		b_i64(st, 1, (int64_t)p->gpid);
+		b_i64(st, 2, p->pid);
+		b_u64(st, 3, p->capture_start);
+		b_null(st, 4);
+		if (row_end(q, SQ_GT_CAPTURE) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+/* ThreadNames: a row per named thread (globalTid), with the name it was given last. */
+static int put_threads(struct sq *q)
+{
+	for (uint32_t i = 0; i < q->cat.nthreads; i++) {
+		const struct gt_catalog_thread *t = q->cat.threads[i];
+		struct val *st;
+		uint32_t name;
+
+		if (!t->name_id || t->process >= q->nprocs)
+			continue;
+		name = name_id(q, t->name_id);
+		if (!name)
+			return q->err;
+		st = row_begin(q, SQ_THREAD_NAMES);
+		b_i64(st, 1, name);
+		b_i64(st, 2, gtid(&q->procs[t->process], t->tid));
+		if (row_end(q, SQ_THREAD_NAMES) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+/* TARGET_INFO_GPU: a row per GPU of the catalog (by uuid), "GPU n" its id; GPUTRACE_DEVICES:
+ * which GPU each process's CUDA devices are. */
+static int put_gpus(struct sq *q)
+{
+	const struct gt_catalog *c = &q->cat;
+	uint32_t *procs = NULL, *ordinals = NULL, cap = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < c->ngpus && ret == 0; i++) {
+		const struct gt_catalog_gpu *g = c->gpus[i];
+		const struct gt_catalog_gpu *f = gt_catalog_gpu_final(c, g);
+		uint32_t n = gt_catalog_gpu_users(c, g, NULL, NULL, 0);
+		char uuid[48];
+		struct val *st;
+
+		if (n > cap) {
+			uint32_t *a = realloc(procs, n * sizeof(*a));
+			uint32_t *b = a ? realloc(ordinals, n * sizeof(*b)) : NULL;
+
+			if (a)
+				procs = a;
+			if (b)
+				ordinals = b;
+			if (!a || !b) {
+				ret = -ENOMEM;
+				break;
+			}
+			cap = n;
+		}
+		gt_catalog_gpu_users(c, g, procs, ordinals, n);
+		for (uint32_t k = 0; k < n && ret == 0; k++) {
+			const struct proc *p = procs[k] < q->nprocs ? &q->procs[procs[k]] : NULL;
+
+			if (!p)
+				continue;
+			st = row_begin(q, SQ_GT_DEVICES); /* batch 1: uuid is on the stack */
+			b_i64(st, 1, (int64_t)p->gpid);
+			b_i64(st, 2, p->pid);
+			b_i64(st, 3, ordinals[k]);
+			b_i64(st, 4, f->number);
+			b_text(st, 5, f->have_uuid ? gt_catalog_uuid(f, uuid) : NULL);
+			ret = row_end(q, SQ_GT_DEVICES);
+		}
+		if (ret < 0 || g->merged_into)
+			continue;
+		st = row_begin(q, SQ_GPU); /* batch 1 */
+		b_i64(st, 1,
+		      g->process < q->nprocs
+		              ? (int64_t)((uint64_t)host_of(&q->procs[g->process]) << 56)
+		              : 0);
+		b_i64(st, 2, g->number);
+		b_text(st, 3, g->have_info ? str_of(q, g->name_id) : NULL);
+		if (g->have_info) {
+			/* Nsight Systems' units: bytes, bytes per second; the memory is double
+			 * data rate, two transfers per clock */
+			uint64_t bw =
+			        (uint64_t)g->mem_clock_khz * 1000u * 2u * (g->mem_bus_width / 8u);
+
+			b_u64(st, 4, g->global_mem_bytes);
+			b_nz(st, 5, bw);
+			b_i64(st, 6, g->sm_count);
+			b_i64(st, 9, g->max_shared_mem_per_block);
+			b_i64(st, 10, g->max_threads_per_block);
+			b_i64(st, 11, g->cc_major);
+			b_i64(st, 12, g->cc_minor);
+		} else {
+			for (int col = 4; col <= 12; col++)
+				b_null(st, col);
+		}
+		b_text(st, 7, g->have_uuid ? gt_catalog_uuid(g, uuid) : NULL);
+		b_i64(st, 8, g->device_id);
+		ret = row_end(q, SQ_GPU);
+	}
+	free(procs);
+	free(ordinals);
+	if (ret == -ENOMEM && !q->err) {
+		q->err = ret;
+		q->errmsg = "out of memory";
+	}
+	return ret < 0 ? q->err : 0;
+}
+
 static int put_processes(struct sq *q)
 {
-	for (size_t i = 0; i < q->nprocs; i++) {
-		struct proc *p = &q->procs[i];
-		const struct gt_rec_process *r = &p->rec;
-		const char *exe =
-		        p->seen && r->exe_id ? gt_reader_string(q->r, r->exe_id, NULL) : NULL;
-		const char *host =
-		        p->seen && r->host_id ? gt_reader_string(q->r, r->host_id, NULL) : NULL;
-		const char *cmd = p->seen && r->cmdline_id
-		                          ? gt_reader_string(q->r, r->cmdline_id, NULL)
-		                          : NULL;
-		const char *base = exe ? strrchr(exe, '/') : NULL;
-		struct val *st = row_begin(q, SQ_PROCESSES);
-
-		b_i64(st, 1, (int64_t)p->gpid);
-		b_i64(st, 2, p->pid);
-		b_text(st, 3, base ? base + 1 : exe);
-		if (row_end(q, SQ_PROCESSES) < 0)
-			return q->err;
-
-		st = row_begin(q, SQ_GT_PROCESSES);
-		b_i64(st, 1, (int64_t)p->gpid);
-		b_i64(st, 2, p->pid);
-		if (p->seen) {
-			b_i64(st, 3, r->ppid);
-			b_u64(st, 7, r->start_ns);
-			b_i64(st, 11, (r->flags & GT_PROCESS_STANDALONE) != 0);
-		} else {
-			b_null(st, 3);
-			b_null(st, 7);
-			b_null(st, 11);
-		}
-		b_text(st, 4, host);
-		b_text(st, 5, exe);
-		b_text(st, 6, cmd);
-		if (p->ended) {
-			b_u64(st, 8, p->end.ts_ns);
-			b_text(st, 9, gt_process_end_name(p->end.how));
-			b_i64(st, 10, p->end.code);
-		} else {
-			b_null(st, 8);
-			b_null(st, 9);
-			b_null(st, 10);
-		}
-		if (row_end(q, SQ_GT_PROCESSES) < 0)
-			return q->err;
-
-		if (p->seen) {
-			st = row_begin(q, SQ_GT_RANKS);
-			b_i64(st, 1, (int64_t)p->gpid);
-			b_i64(st, 2, p->pid);
-			b_text(st, 3, host);
-			if (r->rank >= 0)
-				b_i64(st, 4, r->rank);
-			else
-				b_null(st, 4);
-			if (r->local_rank >= 0)
-				b_i64(st, 5, r->local_rank);
-			else
-				b_null(st, 5);
-			if (r->world_size >= 0)
-				b_i64(st, 6, r->world_size);
-			else
-				b_null(st, 6);
-			if (row_end(q, SQ_GT_RANKS) < 0)
-				return q->err;
-		}
-		if (p->seen && r->rank >= 0) {
-			/* the process's main thread (tid == pid) stands for it */
-			st = row_begin(q, SQ_MPI_RANKS);
-			b_i64(st, 1, gtid(p, p->pid));
-			b_i64(st, 2, r->rank);
-			if (row_end(q, SQ_MPI_RANKS) < 0)
-				return q->err;
-		}
-		if (p->capturing) {
-			st = row_begin(q, SQ_GT_CAPTURE);
-			b_i64(st, 1, (int64_t)p->gpid);
-			b_i64(st, 2, p->pid);
-			b_u64(st, 3, p->capture_start);
-			b_null(st, 4);
-			if (row_end(q, SQ_GT_CAPTURE) < 0)
-				return q->err;
-		}
-	}
-	for (size_t i = 0; i < q->nctxs; i++) {
-		struct val *st = row_begin(q, SQ_CUDA_CONTEXT);
-		const uint32_t *null_stream = map_find(
-		        &q->null_stream, ((uint64_t)q->ctxs[i].pid << 32) | q->ctxs[i].context_id);
-		struct proc *p = proc_of(q, q->ctxs[i].pid);
+	for (uint32_t i = 0; i < q->cat.nprocs; i++) {
+		struct proc *p = proc_of(q, q->cat.procs[i]);
 
 		if (!p)
 			return -ENOMEM;
+		if (put_process(q, q->cat.procs[i], p) < 0)
+			return q->err;
+	}
+	if (put_threads(q) < 0 || put_gpus(q) < 0)
+		return q->err;
+	for (size_t i = 0; i < q->nctxs; i++) {
+		const struct proc *p = &q->procs[q->ctxs[i].proc];
+		struct val *st = row_begin(q, SQ_CUDA_CONTEXT);
+		const uint32_t *null_stream = map_find(
+		        &q->null_stream, ((uint64_t)p->index << 32) | q->ctxs[i].context_id);
+
 		b_i64(st, 1, null_stream ? *null_stream : 0);
 		b_i64(st, 2, host_of(p));
-		b_i64(st, 3, q->ctxs[i].pid);
-		b_i64(st, 4, q->ctxs[i].device_id);
-		b_i64(st, 5, q->ctxs[i].context_id);
+		b_i64(st, 3, vm_of(p));
+		b_i64(st, 4, p->pid);
+		b_i64(st, 5, q->ctxs[i].device_id);
+		b_i64(st, 6, q->ctxs[i].context_id);
 		if (row_end(q, SQ_CUDA_CONTEXT) < 0)
 			return q->err;
 	}
@@ -1458,13 +1565,29 @@ static int put_reader_losses(struct sq *q, const struct gt_reader_status *rs)
 	return 0;
 }
 
+/* The CUPTI version: the header's, else those the processes loaded (their notices, as
+ * under gputrace run), comma-separated in the order they came; NULL if neither says. */
+static const char *cupti_version(const struct sq *q, const struct gt_trace_header *h, char *buf,
+                                 size_t size)
+{
+	size_t n = 0;
+
+	if (h->info.cupti_version && h->info.cupti_version[0])
+		return h->info.cupti_version;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < q->cat.ncupti && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%" PRId32, i ? "," : "",
+		                      q->cat.cupti[i]);
+	return buf[0] ? buf : NULL;
+}
+
 static int put_trace(struct sq *q)
 {
 	const struct gt_trace_header *h = gt_reader_header(q->r);
 	const struct gt_reader_status *rs = gt_reader_status(q->r);
-	struct val *st = row_begin(q, SQ_GT_TRACE);
+	struct val *st = row_begin(q, SQ_GT_TRACE); /* batch 1: cupti is on the stack */
+	char utc[64] = "", cupti[GT_CATALOG_CUPTI * 12 + 1];
 	struct gt_trace_times tt;
-	char utc[64] = "";
 	time_t secs = (time_t)(h->info.start_realtime_ns / 1000000000u);
 	struct tm tm;
 	int ret;
@@ -1478,7 +1601,7 @@ static int put_trace(struct sq *q)
 	b_text(st, 7, h->info.cmdline);
 	b_text(st, 8, h->info.tool_version);
 	b_text(st, 9, h->info.cuda_version);
-	b_text(st, 10, h->info.cupti_version);
+	b_text(st, 10, cupti_version(q, h, cupti, sizeof(cupti)));
 	b_text(st, 11, h->info.driver_version);
 	b_i64(st, 12, rs->recovered);
 	b_u64(st, 13, rs->chunks_read);
@@ -2033,11 +2156,10 @@ static void sq_free(struct sq *q)
 	free(q->arena);
 	free(q->names);
 	free(q->procs);
-	free(q->gpus);
 	free(q->ctxs);
 	map_fini(&q->by_sid);
 	free(q->sid_names);
-	map_fini(&q->by_pid);
+	gt_catalog_fini(&q->cat);
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);
 	map_fini(&q->domain_created);
@@ -2113,6 +2235,9 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		q.errmsg = "a SQLite database is a file: give it a name with -o";
 		goto out;
 	}
+	ret = gt_catalog_init(&q.cat, r);
+	if (ret < 0)
+		goto out;
 	if (!out) {
 		ret = gt_output_open(path, NULL, 0, GT_OUTPUT_NO_STDOUT, &own, &oerr);
 		if (ret < 0)

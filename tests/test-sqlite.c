@@ -18,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "export-fixture.h"
 #include "gputrace/trace.h"
 #include "sql.h"
 #include "stats.h"
+#include "trace-build.h"
 #include "trace-synth.h"
 
 static const char *data_dir, *docs_md;
@@ -1129,6 +1131,47 @@ START_TEST(truncated_and_corrupt_traces)
 END_TEST
 
 /* An export killed half-way leaves the previous database whole under the final name. */
+/* shortName comes from the whole name: a kernel whose demangled name is over 4 KiB (cut, as
+ * every output cuts it) still has its base name ("k"), not a cut of the cut name */
+START_TEST(short_name_of_a_long_kernel)
+{
+	char mangled[1024], db[160], *p;
+	struct gt_sql_export_result res;
+	sqlite3_stmt *st;
+	struct tb t;
+	sqlite3 *h;
+
+	mkdir_tmp();
+	p = stpcpy(mangled, "_ZN4mlir6detail1kEN2ns17AVeryLongTypeNameIiEE");
+	for (int i = 0; i < 200; i++)
+		p = stpcpy(p, "S3_");
+	tb_open(&t, "node");
+	tb_process(&t, 100, -1, "node", 1);
+	tb_kernel(&t, 100, mangled, 7, 2000, 3000);
+	tb_close(&t);
+	path_in(db, sizeof(db), "long.sqlite");
+	ck_assert_int_eq(export_db(t.path, db, &res), 0);
+	h = open_db(db);
+	ck_assert_int_eq(sqlite3_prepare_v2(h,
+	                                    "SELECT s.value, length(d.value), substr(d.value, -3) "
+	                                    "FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+	                                    "JOIN StringIds s ON s.id = k.shortName "
+	                                    "JOIN StringIds d ON d.id = k.demangledName",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	if (gt_demangle_available()) {
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "k");
+		ck_assert_int_eq(sqlite3_column_int(st, 1), GT_DEMANGLE_BUF_BYTES - 1);
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 2), "...");
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	tb_remove(&t);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(interrupted_export)
 {
 	struct synth_opts o = {
@@ -1218,6 +1261,7 @@ static Suite *sqlite_suite(void)
 	tcase_add_test(tr, real_traces_memory_threads_versions);
 	tcase_add_test(tr, truncated_and_corrupt_traces);
 	tcase_add_test(tr, interrupted_export);
+	tcase_add_test(tr, short_name_of_a_long_kernel);
 	suite_add_tcase(s, tr);
 	return s;
 }

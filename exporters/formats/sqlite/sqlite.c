@@ -535,64 +535,6 @@ nomem:
 	return 0;
 }
 
-/* Base name of a (demangled) function name: without parameters, template arguments,
- * return type and scopes ("void ns::k<int>(float*)" -> "k"). */
-static void base_name(const char *s, size_t len, size_t *start, size_t *end)
-{
-	size_t e = len, b;
-	int depth;
-
-	for (int pass = 0; pass < 2 && e > 0; pass++) {
-		char close = s[e - 1], open;
-
-		if (close == ')')
-			open = '(';
-		else if (close == '>' && pass == 1)
-			open = '<';
-		else
-			continue;
-		depth = 0;
-		for (size_t i = e; i-- > 0;) {
-			if (s[i] == close)
-				depth++;
-			else if (s[i] == open && --depth == 0) {
-				e = i;
-				break;
-			}
-		}
-	}
-	/* a template argument list right before the parameters */
-	if (e > 0 && s[e - 1] == '>') {
-		depth = 0;
-		for (size_t i = e; i-- > 0;) {
-			if (s[i] == '>')
-				depth++;
-			else if (s[i] == '<' && --depth == 0) {
-				e = i;
-				break;
-			}
-		}
-	}
-	depth = 0;
-	for (b = e; b > 0; b--) {
-		char c = s[b - 1];
-
-		if (c == ')' || c == '>' || c == ']')
-			depth++;
-		else if (c == '(' || c == '<' || c == '[')
-			depth--;
-		else if (depth == 0 && (c == ' ' || (c == ':' && b >= 2 && s[b - 2] == ':')))
-			break;
-	}
-	if (b >= e) {
-		*start = 0;
-		*end = len;
-		return;
-	}
-	*start = b;
-	*end = e;
-}
-
 /* The names entry of trace string `sid`, resolving what `kernel` needs. NULL on failure;
  * *tmp receives a placeholder for strings the trace never defined (not cached). */
 static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, struct names *tmp)
@@ -657,8 +599,16 @@ static const struct names *names_of(struct sq *q, uint32_t sid, bool kernel, str
 		size_t dlen = d == s ? len : strlen(d), b, e;
 
 		n->dem = d == s ? n->raw : intern(q, d, dlen);
-		base_name(d, dlen, &b, &e);
-		n->base = (b == 0 && e == dlen) ? n->dem : intern(q, d + b, e - b);
+		if (q->demangle) {
+			/* from the mangled name: a demangled one over 4 KiB is cut, its base
+			 * name is not (demangle.h) */
+			const char *bn = gt_demangle_base(s, q->demangled, sizeof(q->demangled));
+
+			n->base = intern(q, bn, strlen(bn)); /* the same text, the same id */
+		} else {
+			gt_demangle_base_range(s, len, &b, &e);
+			n->base = (b == 0 && e == len) ? n->dem : intern(q, s + b, e - b);
+		}
 	}
 	if (!n->dem || !n->base)
 		goto nomem;

@@ -204,7 +204,8 @@ static int scan_steps(struct gt_reader *r, struct gt_steps **ret)
 /* The first n steps in every process: their numbers, from the smallest any process has, and
  * the time from the earliest start to the latest end among them. */
 struct first_steps {
-	int64_t first, last; /* step numbers */
+	int64_t first, last; /* step numbers: those asked for, then those there are */
+	uint64_t steps;      /* last - first + 1 once found: fewer than asked for at the end */
 	uint64_t from_ns, to_ns;
 	size_t ranges;
 	unsigned processes;
@@ -212,7 +213,7 @@ struct first_steps {
 
 static bool first_steps_of(const struct gt_steps *st, uint64_t n, struct first_steps *fs)
 {
-	int64_t base = INT64_MAX;
+	int64_t base = INT64_MAX, top;
 
 	memset(fs, 0, sizeof(*fs));
 	fs->from_ns = UINT64_MAX;
@@ -229,6 +230,7 @@ static bool first_steps_of(const struct gt_steps *st, uint64_t n, struct first_s
 		return false;
 	fs->first = base;
 	fs->last = base + (int64_t)n - 1;
+	top = base;
 	for (size_t i = 0; i < gt_steps_processes(st); i++) {
 		uint32_t pid;
 		size_t k, in = 0;
@@ -241,12 +243,15 @@ static bool first_steps_of(const struct gt_steps *st, uint64_t n, struct first_s
 			if (s[j].number < fs->first || s[j].number > fs->last)
 				continue;
 			in++;
+			top = s[j].number > top ? s[j].number : top;
 			fs->from_ns = s[j].start_ns < fs->from_ns ? s[j].start_ns : fs->from_ns;
 			fs->to_ns = end > fs->to_ns ? end : fs->to_ns;
 		}
 		fs->ranges += in;
 		fs->processes += in > 0;
 	}
+	fs->last = top;
+	fs->steps = (uint64_t)(top - fs->first + 1);
 	return fs->ranges > 0;
 }
 
@@ -297,18 +302,24 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 		}
 		if (!f.ranges && !f.named) {
 			struct gt_steps *st = NULL;
+			char names[1024];
 
-			if (scan_steps(r, &st) == 0 && gt_steps_count(st))
+			if (gt_window_nvtx_names(r, names, sizeof(names), 12) <= 0)
+				gt_cli_error("%s: --nvtx: no NVTX range named '%s' in %s: it has no "
+				             "NVTX ranges",
+				             cmd, spec.name, trace);
+			else if (scan_steps(r, &st) == 0 && gt_steps_count(st))
 				gt_cli_error(
-				        "%s: --nvtx: no NVTX range named '%s' in %s; its steps "
-				        "are NVTX ranges of the %s family (%zu of them; "
+				        "%s: --nvtx: no NVTX range named '%s' in %s; its ranges: %s; "
+				        "its steps are those of the %s family (%zu of them; "
 				        "gputrace view --first-steps N finds them)",
-				        cmd, spec.name, trace,
+				        cmd, spec.name, trace, names,
 				        gt_steps_family_name(gt_steps_family(st)),
 				        gt_steps_count(st));
 			else
-				gt_cli_error("%s: --nvtx: no NVTX range named '%s' in %s", cmd,
-				             spec.name, trace);
+				gt_cli_error("%s: --nvtx: no NVTX range named '%s' in %s; its ranges: "
+				             "%s",
+				             cmd, spec.name, trace, names);
 			gt_steps_free(st);
 			return GT_EXIT_USAGE;
 		}
@@ -320,6 +331,14 @@ int gt_cli_window_resolve(struct gt_cli_window *cw, struct gt_reader *r, const c
 			             (unsigned long long)f.named_last, cw->nvtx);
 			return GT_EXIT_USAGE;
 		}
+		/* a range asked for past the last one there is: say what the window holds */
+		if (spec.last != UINT64_MAX && (spec.last > f.last || spec.first < f.first))
+			gt_cli_warn("%s: --nvtx %s: %s has ranges '%s' numbered %llu to %llu only: "
+			            "the window holds %llu..%llu",
+			            cmd, cw->nvtx, trace, spec.name,
+			            (unsigned long long)f.named_first,
+			            (unsigned long long)f.named_last, (unsigned long long)f.first,
+			            (unsigned long long)f.last);
 		cw->w.from_ns = f.from_ns;
 		cw->w.to_ns = f.to_ns > f.from_ns ? f.to_ns : f.from_ns + 1;
 		snprintf(cw->what, sizeof(cw->what),
@@ -538,12 +557,15 @@ int gt_cli_window_first_steps(struct gt_cli_window *cw, struct gt_reader *r, uin
 		gt_steps_free(st);
 		return GT_EXIT_USAGE;
 	}
+	if (fs.steps < n)
+		gt_cli_warn("%s: --first-steps %llu: %s has %llu steps; the window holds them all",
+		            cmd, (unsigned long long)n, trace, (unsigned long long)fs.steps);
 	cw->w.from_ns = fs.from_ns;
 	cw->w.to_ns = fs.to_ns;
 	snprintf(cw->what, sizeof(cw->what),
 	         "the first %llu steps (%s %lld..%lld: %zu range%s in %u process%s), %s to %s "
 	         "(--from @%llu --to @%llu)",
-	         (unsigned long long)(fs.last - fs.first + 1),
+	         (unsigned long long)(fs.steps < n ? fs.steps : n),
 	         gt_steps_family_name(gt_steps_family(st)), (long long)fs.first, (long long)fs.last,
 	         fs.ranges, fs.ranges == 1 ? "" : "s", fs.processes, fs.processes == 1 ? "" : "es",
 	         rel(fs.from_ns, tt.zero_ns, a, sizeof(a)), rel(fs.to_ns, tt.zero_ns, b, sizeof(b)),

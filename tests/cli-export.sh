@@ -181,7 +181,7 @@ if [ -n "$mktrace" ]; then
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx :3
 	expect_err "gputrace: export: --nvtx: ':3' is not valid; use NAME, NAME:N or NAME:N..M (e.g. ProfilerStep:100..105)"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx Profiler
-	expect_err "gputrace: export: --nvtx: no NVTX range named 'Profiler' in w.gtrace; its steps are NVTX ranges of the step family (262 of them; gputrace view --first-steps N finds them)"
+	expect_err "gputrace: export: --nvtx: no NVTX range named 'Profiler' in w.gtrace; its ranges: step (262); its steps are those of the step family (262 of them; gputrace view --first-steps N finds them)"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --nvtx step:900..901
 	expect_err "gputrace: export: --nvtx: w.gtrace has 262 ranges named 'step', numbered 0 to 130; none in step:900..901"
 	expect_rc 64 "$gputrace" export w.gtrace -f csv --pid x
@@ -344,5 +344,11 @@ for f in chrome perfetto; do
 	expect_rc 0 "$gputrace" export train.gtrace -f "$f" --no-steps --nvtx step:10..15 -o "raw.$f" -q
 	! grep -aq 'ProfilerStep#' "raw.$f" || fail "$f --no-steps wrote ProfilerStep#N"
 done
+
+# ---- a window's NVTX range: clamping is said, an unknown name lists the names there are ----
+expect_rc 0 "$gputrace" export train.gtrace -f perfetto --nvtx step:15..60 -o clamp.pftrace -q
+err_has_line "gputrace: warning: export: --nvtx step:15..60: train.gtrace has ranges 'step' numbered 0 to 19 only: the window holds 15..19"
+expect_rc 64 "$gputrace" export train.gtrace -f perfetto --nvtx Step -o clamp.pftrace -q
+expect_err "gputrace: export: --nvtx: no NVTX range named 'Step' in train.gtrace; its ranges: step (20), graph-step (10); its steps are those of the step family (20 of them; gputrace view --first-steps N finds them)"
 
 cli_done cli-export

@@ -329,4 +329,10 @@ expect_err "gputrace: run: --view takes its port as --view=9001 (one word); '900
 expect_rc 69 "$gputrace" run --view=0 -q -f -o nothing -- /bin/true
 expect_err "gputrace: run: nothing to view: nothing.gtrace holds no GPU work, API call or NVTX range ('gputrace info nothing.gtrace' shows what it holds; 'gputrace doctor' why tracing may not work here)"
 
+# ---- --first-steps beyond the steps there are: said, and the window holds them all ----
+cp "$(dirname "$0")/data/pytorch-train.gtrace" steps20.gtrace
+expect_rc 75 "$gputrace" view steps20.gtrace --first-steps 500 --port 0 --no-open --timeout 0.05
+err_has_line "gputrace: warning: view: --first-steps 500: steps20.gtrace has 20 steps; the window holds them all"
+err_matches "^gputrace: window: the first 20 steps \(step 0\.\.19: 20 ranges in 1 process\)"
+
 cli_done cli-view

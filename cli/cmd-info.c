@@ -273,7 +273,11 @@ static void print_losses(const struct gt_reader_status *st, const struct gt_cata
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++) {
 		uint64_t n = gt_catalog_lost(c, s);
 
-		if (n)
+		if (n && s == GT_LOSS_FILE)
+			printf("  %-16s %" PRIu64 " chunk%s left out, recorded in the trace (merge, "
+			       "--reindex)\n",
+			       "damaged file", n, n == 1 ? "" : "s");
+		else if (n)
 			printf("  %-16s %" PRIu64 "\n",
 			       s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "other", n);
 	}

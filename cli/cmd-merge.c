@@ -164,19 +164,17 @@ static void report_input(const struct gt_merge *m, size_t i)
 	                        : "; no NCCL collective");
 }
 
-static void warn_damage(const struct gt_merge_input *in)
+/* An input's damage, in the words every command uses (cli/common.c); the rest is merged and
+ * the merged trace records the loss (damaged_file). Returns GT_EXIT_DAMAGED or OK. */
+static int warn_damage(const struct gt_merge_input *in)
 {
-	if (in->chunks_skipped)
-		gt_cli_warn("%s is damaged or cut short: %" PRIu64 " chunk%s (%" PRIu64
-		            " bytes) could not be read; the rest is merged, and the merged trace "
-		            "counts the loss (damaged_file)",
-		            in->path, in->chunks_skipped, in->chunks_skipped == 1 ? "" : "s",
-		            in->bytes_skipped);
-	if (in->records_skipped)
-		gt_cli_warn("%s: %" PRIu64
-		            " record%s of kinds this gputrace does not know (a newer "
-		            "writer's) or malformed were left out",
-		            in->path, in->records_skipped, in->records_skipped == 1 ? "" : "s");
+	if (!in->chunks_skipped && !in->records_skipped)
+		return GT_EXIT_OK;
+	gt_cli_warn("merge: %s is damaged: %" PRIu64 " chunk%s (%" PRIu64 " bytes) and %" PRIu64
+	            " malformed record%s skipped",
+	            in->path, in->chunks_skipped, in->chunks_skipped == 1 ? "" : "s",
+	            in->bytes_skipped, in->records_skipped, in->records_skipped == 1 ? "" : "s");
+	return GT_EXIT_DAMAGED;
 }
 
 /* The exit status for what gt_merge_open or gt_merge_align returned. */
@@ -234,7 +232,7 @@ int cmd_merge(int argc, char **argv)
 	rlim_t limit, hard;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint64_t)cpus;
-	int c, ret, status = GT_EXIT_OK;
+	int c, ret, status = GT_EXIT_OK, damage = GT_EXIT_OK;
 
 	opterr = 0;
 	optind = 0;
@@ -330,7 +328,8 @@ int cmd_merge(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const struct gt_merge_input *in = gt_merge_input(m, i);
 
-		warn_damage(in);
+		if (warn_damage(in) != GT_EXIT_OK)
+			damage = GT_EXIT_DAMAGED;
 		procs += in->processes;
 		renamed += in->renamed;
 	}
@@ -351,6 +350,7 @@ int cmd_merge(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			report_input(m, i);
 	}
+	status = damage;
 out:
 	gt_merge_free(m);
 	gt_output_free(o);

@@ -149,15 +149,8 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 		code = GT_EXIT_IO;
 		goto out;
 	}
-	if (gt_reader_status(r)->recovered || gt_reader_status(r)->chunks_skipped) {
-		const struct gt_reader_status *rs = gt_reader_status(r);
-
-		gt_cli_warn("%s: %s is damaged or was cut short: %llu chunk%s read, %llu damaged "
-		            "one%s skipped",
-		            cmd, trace, (unsigned long long)rs->chunks_read,
-		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
-		            rs->chunks_skipped == 1 ? "" : "s");
-	}
+	/* said as every command says it; the view goes on with what could be read */
+	gt_cli_damage_report(cmd, trace, gt_reader_status(r));
 	if (res.warning)
 		gt_cli_warn("%s", res.warning);
 	fprintf(stderr, "gputrace: exported %s (%s events, %s)\n", out,

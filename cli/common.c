@@ -278,31 +278,38 @@ int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t)
 	return GT_EXIT_OK;
 }
 
-int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)
+int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_reader_status *rs)
 {
-	const struct gt_reader_status *rs;
+	bool damaged = rs->chunks_skipped || rs->records_skipped;
 
-	if (!t->r)
-		return GT_EXIT_OK;
-	rs = gt_reader_status(t->r);
-	t->damaged = rs->chunks_skipped || rs->records_skipped;
-	if (!t->damaged && !rs->recovered)
+	if (!damaged && !rs->recovered)
 		return GT_EXIT_OK;
 	if (rs->recovered)
 		gt_cli_warn("%s: %s has no index (its writer was interrupted): %llu chunk%s "
 		            "recovered, %llu damaged one%s skipped",
-		            cli->cmd->name, t->path, (unsigned long long)rs->chunks_read,
+		            cmd, path, (unsigned long long)rs->chunks_read,
 		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
 		            rs->chunks_skipped == 1 ? "" : "s");
 	else
 		gt_cli_warn("%s: %s is damaged: %llu chunk%s (%llu bytes) and %llu malformed "
 		            "record%s skipped",
-		            cli->cmd->name, t->path, (unsigned long long)rs->chunks_skipped,
+		            cmd, path, (unsigned long long)rs->chunks_skipped,
 		            rs->chunks_skipped == 1 ? "" : "s",
 		            (unsigned long long)rs->bytes_skipped,
 		            (unsigned long long)rs->records_skipped,
 		            rs->records_skipped == 1 ? "" : "s");
-	return t->damaged ? GT_EXIT_DAMAGED : GT_EXIT_OK;
+	return damaged ? GT_EXIT_DAMAGED : GT_EXIT_OK;
+}
+
+int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)
+{
+	int status;
+
+	if (!t->r)
+		return GT_EXIT_OK;
+	status = gt_cli_damage_report(cli->cmd->name, t->path, gt_reader_status(t->r));
+	t->damaged = status != GT_EXIT_OK;
+	return status;
 }
 
 void gt_cli_trace_close(struct gt_cli_trace *t)

@@ -105,6 +105,10 @@ int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t);
  * with it (docs/cli.md, "Exit status"). */
 int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t);
 
+/* The same line for a reader status that is not a gt_cli_trace's (view's own export), naming
+ * cmd. Returns GT_EXIT_OK or GT_EXIT_DAMAGED. */
+int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_reader_status *rs);
+
 /* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
 void gt_cli_trace_close(struct gt_cli_trace *t);
 

@@ -108,15 +108,16 @@ out_has_line "  ring_full        14"
 mk -o "$tmp/c.gtrace" --host node-c --pid 9000 --kernels 20000 --api --chunk-bytes 65536
 size=$(stat -c %s "$tmp/c.gtrace")
 head -c $((size * 2 / 3)) "$tmp/c.gtrace" >"$tmp/c-cut.gtrace"
-expect_rc 0 "$gputrace" merge -o "$tmp/d.gtrace" "$tmp/a.gtrace" "$tmp/c-cut.gtrace"
-err_matches "^gputrace: warning: $tmp/c-cut.gtrace is damaged or cut short: 1 chunk \\([0-9]+ bytes\\) could not be read; the rest is merged, and the merged trace counts the loss \\(damaged_file\\)$"
+# (the rest is merged, the merged trace records the loss; 65, as every command that read damage)
+expect_rc 65 "$gputrace" merge -o "$tmp/d.gtrace" "$tmp/a.gtrace" "$tmp/c-cut.gtrace"
+err_matches "^gputrace: warning: merge: $tmp/c-cut.gtrace is damaged: 1 chunk \\([0-9]+ bytes\\) and 0 malformed records skipped$"
 expect_rc 0 "$gputrace" info "$tmp/d.gtrace"
-out_has_line "  damaged_file     1"
+out_has_line "  damaged file     1 chunk left out, recorded in the trace (merge, --reindex)"
 grep -qE "^  2 $tmp/c-cut.gtrace: host node-c, format 1, [0-9]+ records, offset \\+0 ns \\(wall clock\\), 1 chunk and 0 records unreadable$" "$tmp/out" || fail "info of the merge with a cut input: $(cat "$tmp/out")"
 
 # ---- threads: the same file, byte for byte, after the header (its command line differs) ----
 for j in 1 2 3 8; do
-	expect_rc 0 "$gputrace" merge -q -j $j -o "$tmp/j$j.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace" \
+	expect_rc 65 "$gputrace" merge -q -j $j -o "$tmp/j$j.gtrace" "$tmp/a.gtrace" "$tmp/b.gtrace" \
 		"$tmp/c-cut.gtrace" "$tmp/c.gtrace"
 done
 hlen=$(od -An -tu4 -j12 -N4 "$tmp/j1.gtrace" | tr -d ' ')

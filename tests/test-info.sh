@@ -129,15 +129,20 @@ out_has_line "index:       none (windows read the whole file; gputrace info --re
 # --reindex: the cut file gets a complete index, with what could be read; a second run finds
 # it indexed; the traces of tests/data (from before chunk types) get their types.
 expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
-out_has_line "$tmp/cut.gtrace: reindexed: 3465 records in 2 chunks, $((size - 3000)) -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had no index: recovered)"
+# (the records read, and the loss it keeps on record: a damaged_file LOSS record of 1 chunk)
+out_has_line "$tmp/cut.gtrace: reindexed: 3466 records in 2 chunks, $((size - 3000)) -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had no index: recovered)"
 out_has_line "$tmp/cut.gtrace: 1 damaged chunk could not be read and is left out"
 [ ! -e "$tmp/cut.gtrace.tmp-"* ] 2>/dev/null || fail "a temporary file was left: $(ls "$tmp")"
 expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
-out_has_line "records:     3465"
+out_has_line "records:     3466"
+out_has_line "  damaged file     1 chunk left out, recorded in the trace (merge, --reindex)"
 out_has_line "recovered:   no"
 out_has_line "index:       2 chunks, with their record types"
 expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
-out_has_line "$tmp/cut.gtrace: reindexed: 3465 records in 2 chunks, $(stat -c %s "$tmp/cut.gtrace") -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had an index with chunk types)"
+out_has_line "$tmp/cut.gtrace: reindexed: 3466 records in 2 chunks, $(stat -c %s "$tmp/cut.gtrace") -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had an index with chunk types)"
+# the loss stays on record through every output
+expect_rc 0 "$gputrace" stats -r losses -f csv "$tmp/cut.gtrace"
+out_has_line "damaged_file,,\"1 chunk unreadable: 1 recorded in the trace (merge, --reindex), 0 skipped reading it (0 bytes)\""
 cp "$(dirname "$0")/data/ddp-2rank.gtrace" "$tmp/old.gtrace"
 expect_rc 0 "$gputrace" info "$tmp/old.gtrace"
 out_has_line "index:       7 chunks, without their record types (windows read the whole file; gputrace info --reindex adds them)"

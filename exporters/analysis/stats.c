@@ -483,6 +483,20 @@ static int report_losses(struct gt_emit *e, const struct gt_stats *st)
 		c[0] = gt_cell_s(src < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(src) : "unknown");
 		c[1] = gt_cell_u(total);
 		c[2] = total ? gt_cell_s(detail) : gt_cell_null();
+		if (src == GT_LOSS_FILE && (total || st->status.chunks_skipped)) {
+			/* a damaged file loses chunks, whose records nobody counted: those the
+			 * trace records (merge, --reindex) and those this read skipped */
+			uint64_t now = st->status.chunks_skipped;
+
+			snprintf(detail, sizeof(detail),
+			         "%" PRIu64 " chunk%s unreadable: %" PRIu64 " recorded in the trace "
+			         "(merge, --reindex), %" PRIu64 " skipped reading it (%" PRIu64
+			         " bytes)",
+			         total + now, total + now == 1 ? "" : "s", total, now,
+			         st->status.bytes_skipped);
+			c[1] = gt_cell_null();
+			c[2] = gt_cell_s(detail);
+		}
 		ret = gt_stats_emit_row(e, c);
 	}
 	if (ret || (ret = gt_stats_emit_end(e, NULL)))

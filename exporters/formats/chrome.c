@@ -847,7 +847,11 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 		return -ENOMEM;
 	n = LIT(n, "lost ");
 	n = gt_fmt_u64(n, r->count);
-	n = LIT(n, " records (");
+	/* a damaged file's loss counts chunks (merge, --reindex) */
+	if (r->source == GT_LOSS_FILE)
+		n = LIT(n, " chunks (");
+	else
+		n = LIT(n, " records (");
 	memcpy(n, src, strlen(src));
 	n += strlen(src);
 	*n++ = ')';
@@ -1068,6 +1072,8 @@ static void write_trailer(struct chrome *c, bool last)
 	p = st && st->recovered ? LIT(p, "true") : LIT(p, "false");
 	p = LIT(p, ",\"chunks_skipped\":");
 	p = gt_fmt_u64(p, st ? st->chunks_skipped : 0);
+	p = LIT(p, ",\"bytes_skipped\":");
+	p = gt_fmt_u64(p, st ? st->bytes_skipped : 0);
 	p = LIT(p, ",\"records_skipped\":");
 	p = gt_fmt_u64(p, st ? st->records_skipped : 0);
 	p = LIT(p, "},\"overlapping_slices\":");

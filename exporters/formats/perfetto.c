@@ -232,6 +232,7 @@ struct pf {
 	uint64_t events;
 	uint64_t counters; /* of the events, counter values */
 	const struct gt_steps *steps; /* NVTX ranges to name ProfilerStep#N; NULL: none */
+	uint64_t trace_track;         /* the track of "trace start" (and of the damage) */
 	uint64_t steps_written;
 	const char *errmsg;
 	struct {
@@ -482,6 +483,7 @@ static void write_zero_marker(struct pf *f)
 	char *p, *pm, *dm, *tm;
 	uint64_t uuid = f->next_uuid++;
 
+	f->trace_track = uuid;
 	p = desc_open(f, 64, uuid, 0, &pm, &dm);
 	p = gt_pb_bytes(p, TD_NAME, track, sizeof(track) - 1);
 	desc_close(f, p, pm, dm);
@@ -496,6 +498,33 @@ static void write_zero_marker(struct pf *f)
 	p = gt_pb_bytes(p, TE_NAME, name, sizeof(name) - 1);
 	p = ann_str(p, A_DATE, date, strlen(date));
 	p = ann_u64(p, A_TRACE_CLOCK, f->base_ns);
+	p = gt_pb_close(p, tm);
+	pkt_close(f, p, pm);
+}
+
+/* What reading the trace skipped (a damaged file), said in the export: an instant on the
+ * "trace" track at the zero, next to "trace start", with the counts as its arguments. */
+static void write_damage_marker(struct pf *f, const struct gt_reader_status *rs)
+{
+	char name[160], *n = name, *p, *pm, *tm;
+
+	n = stpcpy(n, "trace file damaged: ");
+	n = gt_fmt_u64(n, rs->chunks_skipped);
+	n = stpcpy(n, rs->chunks_skipped == 1 ? " chunk (" : " chunks (");
+	n = gt_fmt_u64(n, rs->bytes_skipped);
+	n = stpcpy(n, " bytes) and ");
+	n = gt_fmt_u64(n, rs->records_skipped);
+	n = stpcpy(n, " records skipped");
+	p = pkt_open(f, 320, &pm);
+	p = put_ts(f, p, f->base_ns);
+	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+	p = gt_pb_uint(p, TE_TYPE, TYPE_INSTANT);
+	p = gt_pb_uint(p, TE_TRACK_UUID, f->trace_track);
+	p = gt_pb_uint(p, TE_CATEGORY_IIDS, CAT_LOSS);
+	p = gt_pb_bytes(p, TE_NAME, name, (size_t)(n - name));
+	p = ann_str(p, A_SOURCE, "damaged_file", 12);
+	p = ann_u64(p, A_COUNT, rs->chunks_skipped);
+	p = ann_u64(p, A_BYTES, rs->bytes_skipped);
 	p = gt_pb_close(p, tm);
 	pkt_close(f, p, pm);
 }
@@ -1218,7 +1247,8 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 
 	n = stpcpy(n, "lost ");
 	n = gt_fmt_u64(n, r->count);
-	n = stpcpy(n, " records (");
+	/* a damaged file's loss counts chunks (merge, --reindex) */
+	n = stpcpy(n, r->source == GT_LOSS_FILE ? " chunks (" : " records (");
 	n = stpcpy(n, src);
 	*n++ = ')';
 	e.literal = name;
@@ -1383,6 +1413,12 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
 		f.errmsg = errbuf;
 		goto out;
+	}
+	{
+		const struct gt_reader_status *rs = gt_reader_status(r);
+
+		if (rs->chunks_skipped || rs->records_skipped)
+			write_damage_marker(&f, rs);
 	}
 	res->bytes = f.out.bytes;
 	ret = gt_outbuf_close(&f.out);

@@ -26,6 +26,8 @@ int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char
 	const struct gt_reader_status *rs;
 	struct gt_chunk_info ci;
 	struct stat st;
+	uint32_t first_pid = 0;
+	bool have_pid = false;
 	int ret;
 
 	if (!path || !res)
@@ -46,6 +48,10 @@ int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char
 		goto out;
 	}
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		if (rec->hdr.type == GT_REC_PROCESS && !have_pid) {
+			first_pid = rec->hdr.pid;
+			have_pid = true;
+		}
 		if (rec->hdr.type == GT_REC_STRING)
 			ret = gt_writer_string(w, rec->hdr.pid, rec->string.id, rec->string.str,
 			                       rec->string.len);
@@ -80,6 +86,24 @@ int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char
 	}
 	res->chunks_read = rs->chunks_read;
 	res->chunks_skipped = rs->chunks_skipped;
+	if (rs->chunks_skipped) {
+		/* what was lost stays on record in the new file, as gputrace merge records an
+		 * input's damage: a damaged_file loss counting chunks, of the first process */
+		struct gt_rec_loss l = {{GT_REC_LOSS, sizeof(l), first_pid}};
+		const struct gt_trace_counts *wc = gt_writer_counts(w);
+
+		l.ts_ns = wc->last_ts_ns ? wc->last_ts_ns : gt_reader_header(r)->info.start_trace_ns;
+		l.count = rs->chunks_skipped;
+		l.source = GT_LOSS_FILE;
+		l.kind = GT_REC_NONE;
+		ret = gt_writer_write(w, &l.hdr);
+		if (ret < 0) {
+			snprintf(errbuf, sizeof(errbuf), "writing: %s", strerror(-ret));
+			fail(errmsg, errbuf, ret);
+			goto out;
+		}
+		res->records++;
+	}
 	ret = gt_writer_flush(w); /* the last chunks, so that they are counted */
 	if (ret < 0) {
 		snprintf(errbuf, sizeof(errbuf), "writing: %s", strerror(-ret));

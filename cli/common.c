@@ -102,8 +102,7 @@ static int common_option(struct gt_cli *cli, int c, const char *arg)
 	}
 }
 
-int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, int argc,
-                 char **argv)
+int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, int argc, char **argv)
 {
 	struct option lo[MAX_LONGOPTS];
 	char so[64];
@@ -138,9 +137,11 @@ int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, in
 	cli->nargs = argc - optind;
 	if (cli->nargs < cmd->min_args) {
 		if (cmd->args_missing)
-			gt_cli_error("%s: %s usage: %s", cmd->name, cmd->args_missing, cmd->synopsis);
+			gt_cli_error("%s: %s usage: %s", cmd->name, cmd->args_missing,
+			             cmd->synopsis);
 		else
-			gt_cli_error("%s: no %s; usage: %s", cmd->name, cmd->args_what, cmd->synopsis);
+			gt_cli_error("%s: no %s; usage: %s", cmd->name, cmd->args_what,
+			             cmd->synopsis);
 		return GT_EXIT_USAGE;
 	}
 	if (cmd->max_args >= 0 && cli->nargs > cmd->max_args) {
@@ -174,7 +175,10 @@ static const char *list_u32(const uint32_t *ids, unsigned n, bool more, char *bu
 	buf[0] = '\0';
 	for (unsigned i = 0; i < n && i < 12 && len < bytes; i++)
 		len += (size_t)snprintf(buf + len, bytes - len, "%s%u",
-		                        i == 0 ? "" : i + 1 == n && !more ? " and " : ", ", ids[i]);
+		                        i == 0                ? ""
+		                        : i + 1 == n && !more ? " and "
+		                                              : ", ",
+		                        ids[i]);
 	if ((n > 12 || more) && len < bytes)
 		snprintf(buf + len, bytes - len, ", ...");
 	return buf;

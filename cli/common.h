@@ -42,8 +42,8 @@ struct gt_cli_cmd {
 	 * error printed. */
 	int (*option)(void *ctx, int c, const char *arg);
 	void (*usage)(FILE *out);
-	int min_args, max_args; /* positional arguments; max_args -1: any number */
-	const char *args_what;  /* "trace file", for "no trace file" and "one ... at a time" */
+	int min_args, max_args;   /* positional arguments; max_args -1: any number */
+	const char *args_what;    /* "trace file", for "no trace file" and "one ... at a time" */
 	const char *args_missing; /* instead of "no <args_what>": "which traces?" */
 	const char *args_extra;   /* instead of "one <args_what> at a time": why the first
 	                           * argument too many is refused ("it compares two traces") */
@@ -75,10 +75,10 @@ int gt_cli_parse(struct gt_cli *cli, const struct gt_cli_cmd *cmd, void *ctx, in
 /* A trace opened by gt_cli_trace_open. */
 struct gt_cli_trace {
 	const char *path;
-	struct gt_reader *r;              /* owned */
-	struct gt_window_filter *filter;  /* the window on r, NULL without one; owned */
-	struct gt_cli_window win;         /* cli->win resolved against this trace */
-	bool damaged;                     /* chunks or records were skipped: see the line */
+	struct gt_reader *r;             /* owned */
+	struct gt_window_filter *filter; /* the window on r, NULL without one; owned */
+	struct gt_cli_window win;        /* cli->win resolved against this trace */
+	bool damaged;                    /* chunks or records were skipped: see the line */
 };
 
 /* Open the trace `path` for cli's command: it exists (66), reads (65; 66 unreadable), and

@@ -12,9 +12,8 @@
 static bool definitions_cb(void *ctx, const struct gt_chunk_info *c)
 {
 	(void)ctx;
-	return !c->have_types ||
-	       (c->types & ((1ull << GT_REC_PROCESS) | (1ull << GT_REC_DEVICE) |
-	                    (1ull << GT_REC_STREAM) | (1ull << GT_REC_CONTEXT)));
+	return !c->have_types || (c->types & ((1ull << GT_REC_PROCESS) | (1ull << GT_REC_DEVICE) |
+	                                      (1ull << GT_REC_STREAM) | (1ull << GT_REC_CONTEXT)));
 }
 
 /* Add id to ids[0..*n) (cap GT_WINDOW_SELECTABLE_MAX) unless there; *more when full. */

@@ -29,8 +29,8 @@ struct tmpnode {
 static struct tmpnode *volatile tmp_list;
 
 struct member {
-	char *final;           /* the name it gets at commit; owned */
-	dev_t dev;             /* and, once renamed, what it is (the sweep compares these) */
+	char *final; /* the name it gets at commit; owned */
+	dev_t dev;   /* and, once renamed, what it is (the sweep compares these) */
 	ino_t ino;
 	struct tmpnode *tmp;   /* its temporary on the list; NULL for a file inside tmpdir */
 	struct tmpnode *inner; /* a file inside a directory output's temporary */
@@ -218,7 +218,8 @@ static int resolve(const char *name, bool want_dir, char **ret, struct stat *st_
 			return fail(err, errno == ENOENT ? -ENOENT : -errno,
 			            "%s is a symbolic link to %s; give the file's own name or "
 			            "remove the link",
-			            name, errno == ENOENT ? "a file that does not exist" : "nothing");
+			            name,
+			            errno == ENOENT ? "a file that does not exist" : "nothing");
 		if (stat(real, &st) < 0) {
 			int e = errno;
 
@@ -576,8 +577,9 @@ int gt_output_create_path(struct gt_output *o, const char *name, const char **re
 	int fd, r;
 
 	if (o->is_stdout)
-		return fail(err, -EINVAL, "this output cannot go to standard output: give a name "
-		                          "with -o");
+		return fail(err, -EINVAL,
+		            "this output cannot go to standard output: give a name "
+		            "with -o");
 	r = gt_output_create(o, name, &fd, err);
 	if (r < 0)
 		return r;
@@ -632,8 +634,9 @@ int gt_output_sweep(struct gt_output *o, const char *dir,
 		int r = 0;
 
 		if (!d)
-			return errno == ENOENT ? 0 : fail(err, -errno, "%s: %s", o->path,
-			                                  strerror(errno));
+			return errno == ENOENT
+			               ? 0
+			               : fail(err, -errno, "%s: %s", o->path, strerror(errno));
 		while ((e = readdir(d)) != NULL) {
 			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 				continue;

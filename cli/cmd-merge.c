@@ -207,76 +207,93 @@ static int open_failed(int ret, const struct gt_merge_error *e, char **paths, si
 	return ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
 }
 
+struct merge_ctx {
+	struct gt_merge_options opts;
+	uint64_t threads;
+};
+
+static int merge_option(void *ctx, int c, const char *arg)
+{
+	static const char *const aligns[] = {"wall", "nccl", NULL};
+	struct merge_ctx *x = ctx;
+	int r;
+
+	switch (c) {
+	case 'a':
+		r = gt_opt_choice(arg, aligns);
+		if (r < 0) {
+			gt_cli_error("merge: --align: '%s' is not valid; use wall or nccl", arg);
+			return GT_EXIT_USAGE;
+		}
+		x->opts.align = r == 1 ? GT_MERGE_ALIGN_NCCL : GT_MERGE_ALIGN_WALL_CLOCK;
+		return GT_EXIT_OK;
+	case 'j':
+		if (gt_opt_uint(arg, 1, 64, &x->threads) < 0) {
+			gt_cli_error("merge: --threads: '%s' is not a number from 1 to 64", arg);
+			return GT_EXIT_USAGE;
+		}
+		return GT_EXIT_OK;
+	default:
+		return GT_EXIT_USAGE;
+	}
+}
+
+static const struct option merge_longopts[] = {
+        {"align", required_argument, NULL, 'a'},
+        {"threads", required_argument, NULL, 'j'},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd merge_cmd = {
+        .name = "merge",
+        .synopsis = "gputrace merge -o OUT IN...",
+        .common = GT_CLI_OUTPUT | GT_CLI_QUIET,
+        .shortopts = "j:",
+        .longopts = merge_longopts,
+        .option = merge_option,
+        .usage = usage,
+        .min_args = 0, /* checked below, after -o */
+        .max_args = -1,
+        .args_what = "input",
+};
+
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"align", required_argument, NULL, 'a'},
-	        {"threads", required_argument, NULL, 'j'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	static const char *const aligns[] = {"wall", "nccl", NULL};
-	struct gt_merge_options opts = {0};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct merge_ctx x = {.threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint64_t)cpus};
+	struct gt_merge_options opts;
 	struct gt_merge_error e = {0};
 	struct gt_merge *m = NULL;
-	const char *output = NULL;
+	const char *output;
 	const struct gt_trace_counts *cnt;
 	char **paths, count[32], *cmdline = NULL;
-	bool quiet = false;
 	struct gt_output_error oerr;
 	struct gt_output *o = NULL;
 	char tmp[PATH_MAX + 32];
 	size_t n, renamed = 0, procs = 0;
 	rlim_t limit, hard;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint64_t)cpus;
-	int c, ret, status = GT_EXIT_OK, damage = GT_EXIT_OK;
+	uint64_t threads;
+	bool quiet;
+	struct gt_cli cli;
+	int ret, status, damage = GT_EXIT_OK;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:j:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'a':
-			ret = gt_opt_choice(optarg, aligns);
-			if (ret < 0) {
-				gt_cli_error("merge: --align: '%s' is not valid; use wall or nccl",
-				             optarg);
-				return GT_EXIT_USAGE;
-			}
-			opts.align = ret == 1 ? GT_MERGE_ALIGN_NCCL : GT_MERGE_ALIGN_WALL_CLOCK;
-			break;
-		case 'j':
-			if (gt_opt_uint(optarg, 1, 64, &threads) < 0) {
-				gt_cli_error("merge: --threads: '%s' is not a number from 1 to 64",
-				             optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			return gt_cli_bad_option("merge", c, argv);
-		}
-	}
+	status = gt_cli_parse(&cli, &merge_cmd, &x, argc, argv);
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
+	opts = x.opts;
+	threads = x.threads;
+	output = cli.output;
+	quiet = cli.quiet;
 	if (!output) {
 		gt_cli_error("merge: where to? add -o OUT; usage: gputrace merge -o OUT IN...");
 		return GT_EXIT_USAGE;
 	}
-	if (optind >= argc) {
+	if (cli.nargs == 0) {
 		gt_cli_error("merge: no input; usage: gputrace merge -o OUT IN...");
 		return GT_EXIT_USAGE;
 	}
-	paths = argv + optind;
-	n = (size_t)(argc - optind);
+	paths = cli.args;
+	n = (size_t)cli.nargs;
 	/* the one output path's checks: not an input (through any name), not a device, FIFO
 	 * or folder; a symlink written through. The trace writer renames its own temporary
 	 * (PATH.tmp-PID) into place; a signal removes it. */

@@ -602,79 +602,76 @@ int gt_cli_view_option(const char *port, struct gt_view_opts *o)
 	return port ? parse_port(port, "run: --view", &o->port) : 0;
 }
 
+static int view_option(void *ctx, int c, const char *arg)
+{
+	struct gt_view_opts *o = ctx;
+
+	switch (c) {
+	case 'P':
+		return parse_port(arg, "view: --port", &o->port) < 0 ? GT_EXIT_USAGE : GT_EXIT_OK;
+	case 'n':
+		o->no_open = true;
+		return GT_EXIT_OK;
+	case 'T':
+		if (gt_opt_duration(arg, VIEW_MAX_TIMEOUT_NS, &o->timeout_ns) < 0) {
+			gt_cli_error("view: --timeout: '%s' is not valid; use seconds, e.g. 90, 2.5, "
+			             "5m, 1h (0: wait until fetched)",
+			             arg);
+			return GT_EXIT_USAGE;
+		}
+		return GT_EXIT_OK;
+	case 'v':
+		o->verbose = true;
+		return GT_EXIT_OK;
+	case 'S':
+		if (gt_opt_uint(arg, 1, 1000000, &o->first_steps) < 0) {
+			gt_cli_error("view: --first-steps: '%s' is not valid; use a number of steps, "
+			             "e.g. 10",
+			             arg);
+			return GT_EXIT_USAGE;
+		}
+		return GT_EXIT_OK;
+	default:
+		return GT_EXIT_USAGE;
+	}
+}
+
+static const struct option view_longopts[] = {
+        {"port", required_argument, NULL, 'P'},
+        {"no-open", no_argument, NULL, 'n'},
+        {"timeout", required_argument, NULL, 'T'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"first-steps", required_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct gt_cli_cmd view_cmd = {
+        .name = "view",
+        .synopsis = "gputrace view TRACE [--port N] [--no-open]",
+        .common = GT_CLI_WINDOW,
+        .shortopts = "v",
+        .longopts = view_longopts,
+        .option = view_option,
+        .usage = usage,
+        .min_args = 1,
+        .max_args = 1,
+        .args_what = "trace file",
+};
+
 int cmd_view(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"port", required_argument, NULL, 'P'},
-	        {"no-open", no_argument, NULL, 'n'},
-	        {"timeout", required_argument, NULL, 'T'},
-	        {"verbose", no_argument, NULL, 'v'},
-	        {"help", no_argument, NULL, 'h'},
-	        {"first-steps", required_argument, NULL, 'S'},
-	        GT_CLI_WINDOW_LONGOPTS,
-	        {NULL, 0, NULL, 0},
-	};
 	struct gt_view_opts o = {.port = GT_VIEW_PORT};
-	int c, r;
+	struct gt_cli cli;
+	int status = gt_cli_parse(&cli, &view_cmd, &o, argc, argv);
 
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'P':
-			if (parse_port(optarg, "view: --port", &o.port) < 0)
-				return GT_EXIT_USAGE;
-			break;
-		case 'n':
-			o.no_open = true;
-			break;
-		case 'T':
-			if (gt_opt_duration(optarg, VIEW_MAX_TIMEOUT_NS, &o.timeout_ns) < 0) {
-				gt_cli_error(
-				        "view: --timeout: '%s' is not valid; use seconds, e.g. "
-				        "90, 2.5, 5m, 1h (0: wait until fetched)",
-				        optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		case 'v':
-			o.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		case 'S':
-			if (gt_opt_uint(optarg, 1, 1000000, &o.first_steps) < 0) {
-				gt_cli_error(
-				        "view: --first-steps: '%s' is not valid; use a number of "
-				        "steps, e.g. 10",
-				        optarg);
-				return GT_EXIT_USAGE;
-			}
-			break;
-		default:
-			r = gt_cli_window_option(&o.window, c, optarg, "view");
-			if (r < 0)
-				return GT_EXIT_USAGE;
-			if (r == 0)
-				return gt_cli_bad_option("view", c, argv);
-			break;
-		}
-	}
-	if (optind >= argc) {
-		gt_cli_error("view: no trace file; usage: gputrace view TRACE [--port N] "
-		             "[--no-open]");
-		return GT_EXIT_USAGE;
-	}
-	if (optind + 1 < argc) {
-		gt_cli_error("view: one trace file at a time ('%s' is extra)", argv[optind + 1]);
-		return GT_EXIT_USAGE;
-	}
+	if (status != GT_EXIT_OK || cli.help)
+		return status;
+	o.window = cli.win;
 	if (o.first_steps && (o.window.from || o.window.to || o.window.nvtx)) {
 		gt_cli_error(
 		        "view: --first-steps and --from/--to/--nvtx both choose the time; give "
 		        "one of them");
 		return GT_EXIT_USAGE;
 	}
-	return gt_cli_view(argv[optind], &o, "view");
+	return gt_cli_view(cli.args[0], &o, "view");
 }

@@ -59,8 +59,15 @@ static int build_options(const struct gt_cli_cmd *cmd, struct option *lo, char *
 static int common_option(struct gt_cli *cli, int c, const char *arg)
 {
 	const char *name = cli->cmd->name;
+	unsigned have = cli->cmd->common;
 	int r;
 
+	/* the codes of the options this command does not take are its own */
+	if ((c == 'o' && !(have & GT_CLI_OUTPUT)) || (c == 'f' && !(have & GT_CLI_FORMAT)) ||
+	    (c == 'q' && !(have & GT_CLI_QUIET)) || (c == 'n' && !(have & GT_CLI_LIMIT)) ||
+	    (c == GT_CLI_OPT_MANGLED && !(have & GT_CLI_MANGLED)) ||
+	    (c == GT_CLI_OPT_STEP && !(have & GT_CLI_STEP)))
+		return 0;
 	switch (c) {
 	case 'o':
 		if (!*arg) {

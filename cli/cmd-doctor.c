@@ -2,7 +2,6 @@
  * permissions, the injection library, other profilers, WSL2) and says how to fix each problem.
  * Runs in the CLI process. */
 #include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common.h"
 #include "cuda-probe.h"
 #include "env.h"
 #include "inject-path.h"
@@ -278,36 +278,28 @@ static void usage(FILE *out)
 	      out);
 }
 
+static const struct gt_cli_cmd doctor_cmd = {
+        .name = "doctor",
+        .synopsis = "gputrace doctor [-q]",
+        .common = GT_CLI_QUIET,
+        .usage = usage,
+        .min_args = 0,
+        .max_args = 0,
+        .args_what = "argument",
+        .args_extra = "it takes none",
+};
+
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
 	struct doctor d = {0};
 	struct gt_cuda_probe cu;
 	char ours[PATH_MAX], *cuda_inj = NULL, *nvtx_inj = NULL;
-	int c, ret;
+	struct gt_cli cli;
+	int ret = gt_cli_parse(&cli, &doctor_cmd, NULL, argc, argv);
 
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc also forgets a half-read option bundle */
-	while ((c = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'q':
-			d.quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		default:
-			return gt_cli_bad_option("doctor", c, argv);
-		}
-	}
-	if (optind < argc) {
-		gt_cli_error("doctor: unexpected argument '%s'; it takes none", argv[optind]);
-		return GT_EXIT_USAGE;
-	}
+	if (ret != GT_EXIT_OK || cli.help)
+		return ret;
+	d.quiet = cli.quiet;
 	/* check_gpus unsets CUDA_INJECTION64_PATH before cuInit: keep the values to report. */
 	if (getenv(GT_ENV_CUDA_INJECTION))
 		cuda_inj = strdup(getenv(GT_ENV_CUDA_INJECTION));

@@ -314,7 +314,8 @@ int cmd_merge(int argc, char **argv)
 	limit = raise_nofile(&hard);
 	if (limit != RLIM_INFINITY && limit && n + FDS_BESIDES_INPUTS > limit) {
 		too_many_files(n, limit, hard);
-		return GT_EXIT_OS_LIMIT;
+		status = GT_EXIT_OS_LIMIT;
+		goto out;
 	}
 	cmdline = command_line(argc, argv);
 	opts.cmdline = cmdline;

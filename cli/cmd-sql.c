@@ -173,7 +173,7 @@ static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const 
 	*damage = gt_cli_trace_damage(cli, t);
 	if (ret < 0) {
 		gt_cli_error("sql: export to %s failed: %s", db, msg ? msg : strerror(-ret));
-		status = gt_cli_export_status(ret);
+		status = gt_cli_export_status(o, ret);
 		goto out;
 	}
 	status = gt_cli_output_finish(cli, o, NULL, GT_EXIT_OK);

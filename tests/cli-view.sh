@@ -85,10 +85,10 @@ expect_err "gputrace: view: option '--port' needs a value; see 'gputrace view --
 
 # ---- input errors: 66 missing, 65 not a trace (and no export left behind) ----
 expect_rc 66 "$gputrace" view missing.gtrace
-expect_err "gputrace: missing.gtrace: No such file or directory"
+expect_err "gputrace: view: missing.gtrace: No such file or directory"
 echo "not a trace" >bogus.gtrace
 expect_rc 65 "$gputrace" view bogus.gtrace
-err_matches '^gputrace: bogus\.gtrace: .+$'
+expect_err "gputrace: view: cannot read bogus.gtrace: not a gputrace file (bad magic)"
 [ -z "$(ls bogus.pftrace* 2>/dev/null)" ] || fail "an export was left for an unreadable trace"
 
 # ---- the export, the headers, the one fetch ----

@@ -120,9 +120,10 @@ static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const 
 	}
 	ret = gt_output_open(out, (const char *const *)cli->args, 1, 0, &o, &oerr);
 	if (ret < 0) {
-		gt_cli_error("%s: cannot write %s next to the trace (%s); export it elsewhere with "
-		             "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
-		             cmd, out, oerr.msg[0] ? oerr.msg : strerror(-ret), t->path);
+		gt_cli_error(
+		        "%s: cannot write %s next to the trace (%s); export it elsewhere with "
+		        "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
+		        cmd, out, oerr.msg[0] ? oerr.msg : strerror(-ret), t->path);
 		return gt_cli_output_status(ret);
 	}
 	gt_cli_output_signals();
@@ -317,7 +318,8 @@ static void on_response(void *ctx, const struct gt_httpd_response *r)
 
 /* Open the trace of cli, with the window that --first-steps or the window options choose
  * resolved on it and checked. Returns a GT_EXIT_* code. */
-static int open_trace(const struct gt_cli *cli, const struct gt_view_opts *o, struct gt_cli_trace *t)
+static int open_trace(const struct gt_cli *cli, const struct gt_view_opts *o,
+                      struct gt_cli_trace *t)
 {
 	const char *cmd = cli->cmd->name;
 	int code = gt_cli_trace_open(cli, cli->args[0], t);
@@ -392,7 +394,8 @@ static int file_to_serve(const struct gt_cli *cli, const struct gt_view_opts *o,
 		return GT_EXIT_OK;
 	}
 	code = open_trace(cli, o, &t);
-	if (code == GT_EXIT_OK && gt_export_identity(trace, &t.win.w, identity, sizeof(identity)) < 0) {
+	if (code == GT_EXIT_OK &&
+	    gt_export_identity(trace, &t.win.w, identity, sizeof(identity)) < 0) {
 		gt_cli_error("%s: %s: %s", cmd, trace, strerror(errno));
 		code = GT_EXIT_NO_INPUT;
 	}
@@ -566,7 +569,8 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 	};
 	/* the shared scaffolding's view of this call: `cmd` names it, the trace its one input */
 	const struct gt_cli_cmd cc = {.name = cmd, .common = o->first_steps ? 0 : GT_CLI_WINDOW};
-	const struct gt_cli cli = {.cmd = &cc, .win = o->window, .args = (char **)&trace, .nargs = 1};
+	const struct gt_cli cli = {
+	        .cmd = &cc, .win = o->window, .args = (char **)&trace, .nargs = 1};
 	struct gt_httpd *h = NULL;
 	sigset_t old_mask;
 	bool masked = false;

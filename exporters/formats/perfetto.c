@@ -413,7 +413,8 @@ bool gt_perfetto_is_export_of(const char *path, const char *identity)
 		return false;
 	}
 	uuid_of(identity, &want_msb, &want_lsb);
-	return msb == want_msb && lsb == want_lsb && ends_with_packet(path, buf, (size_t)(end - buf));
+	return msb == want_msb && lsb == want_lsb &&
+	       ends_with_packet(path, buf, (size_t)(end - buf));
 }
 
 static void write_first_packet(struct pf *f)

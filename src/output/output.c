@@ -43,8 +43,8 @@ struct gt_output {
 	bool is_stdout;
 	bool committed;
 	int create_err; /* -errno of the last file that could not be created, or 0 */
-	mode_t mode;  /* of new files: 0644 less the umask */
-	mode_t dmode; /* of a new folder: 0777 less the umask */
+	mode_t mode;    /* of new files: 0644 less the umask */
+	mode_t dmode;   /* of a new folder: 0777 less the umask */
 
 	struct stat *inputs; /* st_ino 0: could not be read (reported by whoever reads it) */
 	char **input_real;   /* realpath() of each input, or NULL */

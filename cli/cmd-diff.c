@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "common.h"
@@ -159,10 +158,9 @@ int cmd_diff(int argc, char **argv)
 	struct gt_output *o = NULL;
 	const char *errmsg = NULL;
 	struct gt_diff *d = NULL;
-	struct stat sb, sn;
 	struct gt_cli cli;
 	FILE *out = NULL;
-	int ret, status, damage = GT_EXIT_OK;
+	int ret, status, first, again, damage = GT_EXIT_OK;
 
 	status = gt_cli_parse(&cli, &diff_cmd, &opts, argc, argv);
 	if (status != GT_EXIT_OK || cli.help)
@@ -171,8 +169,7 @@ int cmd_diff(int argc, char **argv)
 		gt_cli_error("diff: --metric is what --fail-above checks; give --fail-above PCT");
 		return GT_EXIT_USAGE;
 	}
-	if (stat(cli.args[0], &sb) == 0 && stat(cli.args[1], &sn) == 0 &&
-	    sb.st_dev == sn.st_dev && sb.st_ino == sn.st_ino) {
+	if (gt_cli_args_repeat(&cli, &first, &again)) {
 		gt_cli_error("diff: BASE and NEW are one file (%s and %s)", cli.args[0],
 		             cli.args[1]);
 		return GT_EXIT_USAGE;
@@ -183,10 +180,10 @@ int cmd_diff(int argc, char **argv)
 	opts.limit = (unsigned)cli.limit;
 	opts.mangled = cli.mangled;
 	opts.step_name = cli.step;
-	/* the output is checked before a trace is read: nothing is lost to a refused -o */
-	status = gt_cli_output_open(&cli, cli.output ? cli.output : "-", 0, &o);
+	/* the output first: refused before a trace is read, its temporary there while they are */
+	status = gt_cli_report_open(&cli, &o, &out);
 	if (status != GT_EXIT_OK)
-		return status;
+		goto out;
 	if (gt_diff_new(&opts, &d) < 0) {
 		gt_cli_error("diff: out of memory");
 		status = GT_EXIT_SOFTWARE;
@@ -205,24 +202,20 @@ int cmd_diff(int argc, char **argv)
 		status = ret == -ENOENT ? GT_EXIT_USAGE : GT_EXIT_SOFTWARE;
 		goto out;
 	}
-	status = gt_cli_output_stream(&cli, o, &out);
-	if (status != GT_EXIT_OK)
-		goto out;
-	gt_cli_output_signals();
 	ret = gt_diff_write(d, out, &errmsg);
 	if (ret < 0) {
 		gt_cli_error("diff: %s: %s", gt_output_path(o), errmsg);
 		status = ret == -EIO ? GT_EXIT_IO : GT_EXIT_SOFTWARE;
 	}
-	status = gt_cli_output_finish(&cli, o, out, status);
-	if (status != GT_EXIT_OK)
-		goto out;
-	report_gate(d);
-	if (d->gate.regressed)
-		status = GT_EXIT_REGRESSED;
-	else if (damage != GT_EXIT_OK)
-		status = damage;
 out:
+	status = gt_cli_output_finish(&cli, o, out, status);
+	if (status == GT_EXIT_OK) {
+		report_gate(d);
+		if (d->gate.regressed)
+			status = GT_EXIT_REGRESSED;
+		else
+			status = damage;
+	}
 	gt_output_free(o);
 	gt_diff_free(d);
 	return status;

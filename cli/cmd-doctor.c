@@ -270,11 +270,13 @@ static void usage(FILE *out)
 	      "Check that tracing can work on this machine: the NVIDIA driver and libcuda, the\n"
 	      "GPUs, CUPTI and its version, profiling permission, the injection library, another\n"
 	      "profiler's injection in the environment, WSL2. Each problem comes with its fix.\n"
-	      "Exits 0 if tracing should work, 69 if not.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -q, --quiet  print only warnings and problems\n"
-	      "  -h, --help   show this help\n",
+	      "  -h, --help   show this help\n"
+	      "\n"
+	      "Exit status: 0 tracing should work (warnings allowed), 64 bad option, 69 it\n"
+	      "would not.\n",
 	      out);
 }
 

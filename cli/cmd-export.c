@@ -86,7 +86,12 @@ static void usage(FILE *out)
 	      "      --mangled        keep kernel names as the compiler mangled them\n"
 	      "  -q, --quiet          no progress bar, no closing line\n"
 	      "  -h, --help           show this help\n"
-	      "\n" GT_CLI_WINDOW_HELP,
+	      "\n" GT_CLI_WINDOW_HELP
+	      "\n"
+	      "Exit status: 0 ok, 64 bad option (the output the trace itself, -o - where a\n"
+	      "format writes files, a window that selects nothing), 65 unreadable or damaged\n"
+	      "trace (a damaged one's export is written first), 66 no such file, 70 out of\n"
+	      "memory, 73 output cannot be created, 74 write error.\n",
 	      out);
 }
 
@@ -272,9 +277,7 @@ int cmd_export(int argc, char **argv)
 	ret = gt_export_output_open(exp, eo, (const char *const *)cli.args, 1, &o, &oerr);
 	if (ret < 0) {
 		gt_cli_error("export: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
-		status = ret == -EEXIST || ret == -EINVAL ? GT_EXIT_USAGE
-		         : ret == -ENOMEM                 ? GT_EXIT_SOFTWARE
-		                                          : GT_EXIT_CANT_CREATE;
+		status = gt_cli_output_status(ret);
 		goto out;
 	}
 	eo->out = o;
@@ -303,7 +306,7 @@ int cmd_export(int argc, char **argv)
 	damage = gt_cli_trace_damage(&cli, &t);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
-		status = gt_cli_export_status(ret);
+		status = gt_cli_export_status(o, ret);
 		goto out;
 	}
 	status = gt_cli_output_finish(&cli, o, NULL, GT_EXIT_OK);

@@ -164,6 +164,32 @@ static void report_input(const struct gt_merge *m, size_t i)
 	                        : "; no NCCL collective");
 }
 
+/* The report: what was merged into output, then each input and its offset. */
+static void report_merged(const struct gt_merge *m, size_t n, const char *output)
+{
+	const struct gt_trace_counts *cnt = gt_merge_counts(m);
+	size_t renamed = 0, procs = 0;
+	uint64_t total = 0;
+	char count[32];
+
+	for (size_t i = 0; i < n; i++) {
+		procs += gt_merge_input(m, i)->processes;
+		renamed += gt_merge_input(m, i)->renamed;
+	}
+	for (unsigned t = 1; t < GT_REC_MAX; t++)
+		total += cnt->records[t];
+	fprintf(stderr, "gputrace: merged %zu trace%s into %s (%s records, ", n, n == 1 ? "" : "s",
+	        output, gt_fmt_count(total, count, sizeof(count)));
+	fprintf(stderr, "%s kernels, %zu process%s",
+	        gt_fmt_count(cnt->records[GT_REC_KERNEL], count, sizeof(count)), procs,
+	        procs == 1 ? "" : "es");
+	if (renamed)
+		fprintf(stderr, ", %zu with a new pid", renamed);
+	fputs("):\n", stderr);
+	for (size_t i = 0; i < n; i++)
+		report_input(m, i);
+}
+
 /* An input's damage, in the words every command uses (cli/common.c); the rest is merged and
  * the merged trace records the loss (damaged_file). Returns GT_EXIT_DAMAGED or OK. */
 static int warn_damage(const struct gt_merge_input *in)
@@ -257,52 +283,52 @@ static const struct gt_cli_cmd merge_cmd = {
         .args_what = "input",
 };
 
+/* The exit status for what gt_merge_write returned. */
+static int write_failed(int ret, const struct gt_merge_error *e, char **paths, size_t n,
+                        const char *output)
+{
+	if (e->input < n) {
+		gt_cli_error("merge: reading %s: %s", paths[e->input], e->msg);
+		return GT_EXIT_BAD_TRACE;
+	}
+	gt_cli_error("merge: %s: %s", output, e->msg ? e->msg : strerror(-ret));
+	if (ret == -ENOMEM)
+		return GT_EXIT_SOFTWARE;
+	return ret == -ENOENT || ret == -EACCES || ret == -ENOTDIR || ret == -EROFS ||
+	                       ret == -EISDIR
+	               ? GT_EXIT_CANT_CREATE
+	               : GT_EXIT_IO;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct merge_ctx x = {.threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint64_t)cpus};
-	struct gt_merge_options opts;
 	struct gt_merge_error e = {0};
 	struct gt_merge *m = NULL;
-	const char *output;
-	const struct gt_trace_counts *cnt;
-	char **paths, count[32], *cmdline = NULL;
-	struct gt_output_error oerr;
 	struct gt_output *o = NULL;
-	char tmp[PATH_MAX + 32];
-	size_t n, renamed = 0, procs = 0;
+	char tmp[PATH_MAX + 32], *cmdline = NULL;
+	const char *output;
 	rlim_t limit, hard;
-	uint64_t threads;
-	bool quiet;
 	struct gt_cli cli;
+	size_t n;
 	int ret, status, damage = GT_EXIT_OK;
 
 	status = gt_cli_parse(&cli, &merge_cmd, &x, argc, argv);
 	if (status != GT_EXIT_OK || cli.help)
 		return status;
-	opts = x.opts;
-	threads = x.threads;
-	output = cli.output;
-	quiet = cli.quiet;
-	if (!output) {
-		gt_cli_error("merge: where to? add -o OUT; usage: gputrace merge -o OUT IN...");
+	if (!cli.output || cli.nargs == 0) {
+		gt_cli_error("merge: %s; usage: gputrace merge -o OUT IN...",
+		             !cli.output ? "where to? add -o OUT" : "no input");
 		return GT_EXIT_USAGE;
 	}
-	if (cli.nargs == 0) {
-		gt_cli_error("merge: no input; usage: gputrace merge -o OUT IN...");
-		return GT_EXIT_USAGE;
-	}
-	paths = cli.args;
 	n = (size_t)cli.nargs;
-	/* the one output path's checks: not an input (through any name), not a device, FIFO
-	 * or folder; a symlink written through. The trace writer renames its own temporary
-	 * (PATH.tmp-PID) into place; a signal removes it. */
-	ret = gt_output_open(output, (const char *const *)paths, (unsigned)n, GT_OUTPUT_NO_STDOUT,
-	                     &o, &oerr);
-	if (ret < 0) {
-		gt_cli_error("merge: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
-		return ret == -EEXIST || ret == -EINVAL ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
-	}
+	/* the one output path's checks (not an input by any name, not a device, FIFO or
+	 * folder; a symlink written through); the trace writer renames its own temporary
+	 * (PATH.tmp-PID) into place, and a signal removes it */
+	status = gt_cli_output_open(&cli, cli.output, GT_OUTPUT_NO_STDOUT, &o);
+	if (status != GT_EXIT_OK)
+		return status;
 	output = gt_output_target(o);
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", output, (long)getpid());
 	if (gt_output_adopt(o, tmp) < 0) {
@@ -318,56 +344,26 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	cmdline = command_line(argc, argv);
-	opts.cmdline = cmdline;
-	opts.slack_ns = GT_MERGE_SLACK_DEFAULT_NS;
-	opts.threads = (unsigned)threads;
-	ret = gt_merge_open((const char *const *)paths, n, &opts, &m, &e);
+	x.opts.cmdline = cmdline;
+	x.opts.slack_ns = GT_MERGE_SLACK_DEFAULT_NS;
+	x.opts.threads = (unsigned)x.threads;
+	ret = gt_merge_open((const char *const *)cli.args, n, &x.opts, &m, &e);
 	if (ret == 0)
 		ret = gt_merge_align(m, &e);
 	if (ret < 0) {
-		status = open_failed(ret, &e, paths, n, limit, hard);
+		status = open_failed(ret, &e, cli.args, n, limit, hard);
 		goto out;
 	}
 	ret = gt_merge_write(m, output, &e);
 	if (ret < 0) {
-		if (e.input < n) {
-			gt_cli_error("merge: reading %s: %s", paths[e.input], e.msg);
-			status = GT_EXIT_BAD_TRACE;
-		} else {
-			gt_cli_error("merge: %s: %s", output, e.msg ? e.msg : strerror(-ret));
-			status = ret == -ENOMEM ? GT_EXIT_SOFTWARE
-			         : ret == -ENOENT || ret == -EACCES || ret == -ENOTDIR ||
-			                         ret == -EROFS || ret == -EISDIR
-			                 ? GT_EXIT_CANT_CREATE
-			                 : GT_EXIT_IO;
-		}
+		status = write_failed(ret, &e, cli.args, n, output);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct gt_merge_input *in = gt_merge_input(m, i);
-
-		if (warn_damage(in) != GT_EXIT_OK)
+	for (size_t i = 0; i < n; i++)
+		if (warn_damage(gt_merge_input(m, i)) != GT_EXIT_OK)
 			damage = GT_EXIT_DAMAGED;
-		procs += in->processes;
-		renamed += in->renamed;
-	}
-	if (!quiet) {
-		uint64_t total = 0;
-
-		cnt = gt_merge_counts(m);
-		for (unsigned t = 1; t < GT_REC_MAX; t++)
-			total += cnt->records[t];
-		fprintf(stderr, "gputrace: merged %zu trace%s into %s (%s records, ", n,
-		        n == 1 ? "" : "s", output, gt_fmt_count(total, count, sizeof(count)));
-		fprintf(stderr, "%s kernels, %zu process%s",
-		        gt_fmt_count(cnt->records[GT_REC_KERNEL], count, sizeof(count)), procs,
-		        procs == 1 ? "" : "es");
-		if (renamed)
-			fprintf(stderr, ", %zu with a new pid", renamed);
-		fputs("):\n", stderr);
-		for (size_t i = 0; i < n; i++)
-			report_input(m, i);
-	}
+	if (!cli.quiet)
+		report_merged(m, n, output);
 	status = damage;
 out:
 	gt_merge_free(m);

@@ -142,26 +142,21 @@ static char *join_words(int n, char **words)
 	return s;
 }
 
-/* Export what cli's window keeps of the trace t into db, recording `identity`. Returns an
- * exit status. */
-static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const char *db,
+/* Export what cli's window keeps of the trace t into db through the output o, recording
+ * `identity`. Returns an exit status; *damage that of the trace's damage. */
+static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, struct gt_output *o,
                         const char *identity, int *damage)
 {
-	struct gt_sql_export_options so = {.demangle = 1, .identity = identity};
+	struct gt_sql_export_options so = {.demangle = 1, .identity = identity, .out = o};
+	const char *db = gt_output_path(o), *msg = NULL;
 	struct gt_sql_export_result res = {0};
-	struct gt_output *o = NULL;
-	const char *msg = NULL;
-	struct progress prog;
 	char count[32], size[32];
-	int ret, status;
+	struct progress prog;
+	int ret, status = gt_cli_trace_filter(cli, t);
 
-	status = gt_cli_output_open(cli, db, GT_OUTPUT_NO_STDOUT, &o);
-	if (status == GT_EXIT_OK)
-		status = gt_cli_trace_filter(cli, t);
 	if (status != GT_EXIT_OK)
-		goto out;
+		return status;
 	gt_cli_output_signals();
-	so.out = o;
 	gt_status_init(&prog.line, !cli->quiet);
 	prog.start_ns = gt_now_ns();
 	if (prog.line.enabled) {
@@ -173,30 +168,27 @@ static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const 
 	*damage = gt_cli_trace_damage(cli, t);
 	if (ret < 0) {
 		gt_cli_error("sql: export to %s failed: %s", db, msg ? msg : strerror(-ret));
-		status = gt_cli_export_status(ret);
-		goto out;
+		return gt_cli_export_status(o, ret);
 	}
 	status = gt_cli_output_finish(cli, o, NULL, GT_EXIT_OK);
-	if (status != GT_EXIT_OK)
-		goto out;
-	if (!cli->quiet)
+	if (status == GT_EXIT_OK && !cli->quiet)
 		fprintf(stderr, "gputrace: wrote %s (%s rows, %s)\n", db,
 		        gt_fmt_count(res.rows, count, sizeof(count)),
 		        gt_fmt_bytes(res.bytes, size, sizeof(size)));
-out:
-	gt_output_free(o);
 	return status;
 }
 
 /* The database to query: TRACE itself when it is one, else its export (--db, or TRACE with
  * .sqlite), made again unless it records that it is an export of this very trace and
- * window. Returns an exit status. */
+ * window. The output is checked first: a database that is the trace, a FIFO or a device is
+ * refused before anything opens it. Returns an exit status. */
 static int database_of(const struct gt_cli *cli, const char *trace, const char *dbopt, bool rebuild,
                        char *db, size_t bytes, int *damage)
 {
-	struct gt_cli_trace t;
+	struct gt_cli_trace t = {0};
+	struct gt_output *o = NULL;
 	char identity[1024];
-	int status, fresh;
+	int status;
 
 	if (gt_sql_is_database(trace)) {
 		if (dbopt || rebuild || gt_cli_window_given(&cli->win)) {
@@ -213,16 +205,16 @@ static int database_of(const struct gt_cli *cli, const char *trace, const char *
 	else
 		gt_opt_derived_name(trace, ".sqlite", db, bytes);
 	status = gt_cli_trace_open(cli, trace, &t);
-	if (status == GT_EXIT_OK && gt_export_identity(trace, &t.win.w, identity,
-	                                               sizeof(identity)) < 0) {
+	if (status == GT_EXIT_OK &&
+	    gt_export_identity(trace, &t.win.w, identity, sizeof(identity)) < 0) {
 		gt_cli_error("sql: %s: %s", trace, strerror(errno));
 		status = GT_EXIT_NO_INPUT;
 	}
-	if (status == GT_EXIT_OK) {
-		fresh = rebuild ? 0 : gt_sql_db_fresh(trace, db, identity);
-		if (fresh != 1)
-			status = export_trace(cli, &t, db, identity, damage);
-	}
+	if (status == GT_EXIT_OK)
+		status = gt_cli_output_open(cli, db, GT_OUTPUT_NO_STDOUT, &o);
+	if (status == GT_EXIT_OK && (rebuild || gt_sql_db_fresh(trace, db, identity) != 1))
+		status = export_trace(cli, &t, o, identity, damage);
+	gt_output_free(o);
 	gt_cli_trace_close(&t);
 	return status;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "common.h"
@@ -64,58 +63,21 @@ static void usage(FILE *out)
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
                                   "breakdown, steps, stragglers, all";
 
-/* Refuse a file given twice (by device and inode: two names of one file too). */
-static int check_distinct(char **paths, int n)
-{
-	struct stat *st = calloc((size_t)n, sizeof(*st));
-	int status = GT_EXIT_OK;
-
-	if (!st)
-		return GT_EXIT_SOFTWARE;
-	for (int i = 0; i < n && status == GT_EXIT_OK; i++) {
-		if (stat(paths[i], &st[i]) < 0) {
-			st[i].st_ino = 0; /* reported when it is read */
-			continue;
-		}
-		for (int j = 0; j < i; j++)
-			if (st[j].st_ino && st[j].st_dev == st[i].st_dev &&
-			    st[j].st_ino == st[i].st_ino) {
-				gt_cli_error("stats: %s is given twice (as %s and %s)", paths[i],
-				             paths[j], paths[i]);
-				status = GT_EXIT_USAGE;
-				break;
-			}
-	}
-	free(st);
-	return status;
-}
-
-/* The output: -o, or standard output. */
-static int open_report(const struct gt_cli *cli, struct gt_output **o, FILE **out)
-{
-	int status = gt_cli_output_open(cli, cli->output ? cli->output : "-", 0, o);
-
-	if (status == GT_EXIT_OK)
-		status = gt_cli_output_stream(cli, *o, out);
-	if (status == GT_EXIT_OK)
-		gt_cli_output_signals();
-	return status;
-}
-
 /* The reports of one trace. */
 static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
 {
-	struct gt_cli_trace t;
+	struct gt_cli_trace t = {0};
 	struct gt_output *o = NULL;
 	const char *errmsg = NULL;
 	FILE *out = NULL;
-	int ret, status, damage;
+	int ret, status, damage = GT_EXIT_OK;
 
-	status = gt_cli_trace_open(cli, cli->args[0], &t);
+	/* the output first: refused before the trace is read, its temporary there while it is */
+	status = gt_cli_report_open(cli, &o, &out);
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_open(cli, cli->args[0], &t);
 	if (status == GT_EXIT_OK)
 		status = gt_cli_trace_filter(cli, &t);
-	if (status == GT_EXIT_OK)
-		status = open_report(cli, &o, &out);
 	if (status != GT_EXIT_OK)
 		goto out;
 	ret = gt_stats_report(t.r, out, opts, &errmsg);
@@ -127,10 +89,10 @@ static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *op
 		         : ret == -ENOMEM ? GT_EXIT_SOFTWARE
 		                          : GT_EXIT_BAD_TRACE;
 	}
+out:
 	status = gt_cli_output_finish(cli, o, out, status);
 	if (status == GT_EXIT_OK)
 		status = damage;
-out:
 	gt_output_free(o);
 	gt_cli_trace_close(&t);
 	return status;
@@ -152,22 +114,13 @@ static int no_such_step(const struct gt_cli *cli, const char *path, const char *
 	return GT_EXIT_USAGE;
 }
 
-/* The reports across ranks, over every trace of cli. */
-static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_options *opts)
+/* Add every trace of cli to rs. Returns an exit status; *damage becomes GT_EXIT_DAMAGED
+ * when one was damaged. */
+static int add_traces(const struct gt_cli *cli, struct gt_rankstats *rs, int *damage)
 {
-	struct gt_rankstats *rs = NULL;
-	struct gt_output *o = NULL;
 	const char *errmsg = NULL;
-	FILE *out = NULL;
-	int ret, damage = GT_EXIT_OK, status = check_distinct(cli->args, cli->nargs);
+	int ret, status = GT_EXIT_OK;
 
-	if (status != GT_EXIT_OK)
-		return status;
-	ret = gt_rankstats_new(opts, &rs);
-	if (ret < 0) {
-		gt_cli_error("stats: out of memory");
-		return GT_EXIT_SOFTWARE;
-	}
 	for (int i = 0; i < cli->nargs && status == GT_EXIT_OK; i++) {
 		struct gt_cli_trace t;
 
@@ -177,7 +130,7 @@ static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_optio
 		if (status == GT_EXIT_OK) {
 			ret = gt_rankstats_add(rs, t.r, t.path, &errmsg);
 			if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
-				damage = GT_EXIT_DAMAGED;
+				*damage = GT_EXIT_DAMAGED;
 			if (ret < 0) {
 				gt_cli_error("stats: %s: %s", t.path, errmsg);
 				status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
@@ -185,13 +138,37 @@ static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_optio
 		}
 		gt_cli_trace_close(&t);
 	}
-	if (status != GT_EXIT_OK)
-		goto out;
-	if (gt_rankstats_finish(rs) < 0) {
+	if (status == GT_EXIT_OK && gt_rankstats_finish(rs) < 0) {
 		gt_cli_error("stats: out of memory");
 		status = GT_EXIT_SOFTWARE;
-		goto out;
 	}
+	return status;
+}
+
+/* The reports across ranks, over every trace of cli. */
+static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_options *opts)
+{
+	struct gt_rankstats *rs = NULL;
+	struct gt_output *o = NULL;
+	const char *errmsg = NULL;
+	FILE *out = NULL;
+	int ret, first, again, damage = GT_EXIT_OK, status;
+
+	if (gt_cli_args_repeat(cli, &first, &again)) {
+		gt_cli_error("stats: %s is given twice (as %s and %s)", cli->args[again],
+		             cli->args[first], cli->args[again]);
+		return GT_EXIT_USAGE;
+	}
+	if (gt_rankstats_new(opts, &rs) < 0) {
+		gt_cli_error("stats: out of memory");
+		return GT_EXIT_SOFTWARE;
+	}
+	/* the output first: refused before a trace is read, its temporary there while they are */
+	status = gt_cli_report_open(cli, &o, &out);
+	if (status == GT_EXIT_OK)
+		status = add_traces(cli, rs, &damage);
+	if (status != GT_EXIT_OK)
+		goto out;
 	if (opts->step_name && rs->nsteps == 0) {
 		status = no_such_step(cli, cli->args[0], opts->step_name);
 		goto out;
@@ -200,18 +177,15 @@ static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_optio
 		gt_cli_warn(
 		        "stats: a GPU's activity is in several of these traces; its busy and "
 		        "idle time are each trace's, added up (merge the traces for one union)");
-	status = open_report(cli, &o, &out);
-	if (status != GT_EXIT_OK)
-		goto out;
 	ret = gt_rankstats_write(rs, out, &errmsg);
 	if (ret < 0) {
 		gt_cli_error("stats: %s: %s", gt_output_path(o), errmsg);
 		status = ret == -EIO ? GT_EXIT_IO : GT_EXIT_SOFTWARE;
 	}
+out:
 	status = gt_cli_output_finish(cli, o, out, status);
 	if (status == GT_EXIT_OK)
 		status = damage;
-out:
 	gt_output_free(o);
 	gt_rankstats_free(rs);
 	return status;

@@ -69,7 +69,12 @@ static void usage(FILE *out)
 	      "xdg-open when\n"
 	      "a display is set. Over SSH (SSH_CONNECTION set) it also prints the 'ssh -L' "
 	      "command\n"
-	      "that makes the URL work in your laptop's browser.\n",
+	      "that makes the URL work in your laptop's browser.\n"
+	      "\n"
+	      "Exit status: 0 fetched, 64 bad option (a window that selects nothing), 65\n"
+	      "unreadable trace, 66 no such file, 69 nothing recorded to view, too large for the\n"
+	      "UI, or the port in use, 73 the export cannot be written next to the trace, 74\n"
+	      "write error, 75 --timeout passed, 128+N stopped by signal N.\n",
 	      out);
 }
 
@@ -93,21 +98,19 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 		gt_status_progress(&p->line, "exporting", done, total);
 }
 
-/* Export what window w keeps of `trace` to `out` through the output path (a temporary renamed
- * into place, removed if we are stopped: an interrupted export never passes for a fresh one),
- * recording what it is an export of (`identity`). Returns a GT_EXIT_* code. */
-static int export_trace(const char *trace, const char *out, const char *cmd,
-                        const struct gt_window *w, const char *identity)
+/* Export what t's window keeps of the trace to `out` through the output path (a temporary
+ * renamed into place, removed if we are stopped: an interrupted export never passes for a
+ * fresh one), recording what it is an export of (`identity`). Returns a GT_EXIT_* code. */
+static int export_trace(const struct gt_cli *cli, struct gt_cli_trace *t, const char *out,
+                        const char *identity)
 {
 	const struct gt_exporter_ops *exp = gt_exporter_find("perfetto");
 	struct gt_export_options eo = {.demangle = 1, .output = out, .identity = identity};
-	const char *const inputs[] = {trace};
+	const char *msg = NULL, *cmd = cli->cmd->name;
 	struct gt_export_result res = {0};
 	struct gt_output_error oerr;
 	struct gt_output *o = NULL;
-	struct gt_reader *r = NULL;
 	char count[32], size[32];
-	const char *msg = NULL;
 	struct progress prog;
 	int ret, code;
 
@@ -115,18 +118,13 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 		gt_cli_error("%s: this build has no perfetto exporter", cmd);
 		return GT_EXIT_SOFTWARE;
 	}
-	ret = gt_reader_open(trace, &r, &msg); /* closed at out */
+	ret = gt_output_open(out, (const char *const *)cli->args, 1, 0, &o, &oerr);
 	if (ret < 0) {
-		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
-		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	ret = gt_output_open(out, inputs, 1, 0, &o, &oerr);
-	if (ret < 0) {
-		gt_cli_error("%s: cannot write %s next to the trace (%s); export it elsewhere with "
-		             "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
-		             cmd, out, oerr.msg[0] ? oerr.msg : strerror(-ret), trace);
-		code = ret == -EEXIST ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
-		goto out;
+		gt_cli_error(
+		        "%s: cannot write %s next to the trace (%s); export it elsewhere with "
+		        "'gputrace export %s -f perfetto -o DIR/NAME.pftrace' and view that file",
+		        cmd, out, oerr.msg[0] ? oerr.msg : strerror(-ret), t->path);
+		return gt_cli_output_status(ret);
 	}
 	gt_cli_output_signals();
 	eo.out = o;
@@ -136,30 +134,25 @@ static int export_trace(const char *trace, const char *out, const char *cmd,
 		eo.progress = on_progress;
 		eo.progress_ctx = &prog;
 	}
-	ret = gt_export_window(exp, r, w, &eo, &res, &msg, NULL);
+	ret = gt_export_window(exp, t->r, &t->win.w, &eo, &res, &msg, NULL);
 	gt_status_clear(&prog.line);
 	if (ret < 0) {
 		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
-		code = gt_cli_export_status(ret);
+		code = gt_cli_export_status(o, ret);
 		goto out;
 	}
-	ret = gt_output_commit(o, &oerr);
-	if (ret < 0) {
-		gt_cli_error("%s: %s", cmd, oerr.msg[0] ? oerr.msg : strerror(-ret));
-		code = GT_EXIT_IO;
+	code = gt_cli_output_finish(cli, o, NULL, GT_EXIT_OK);
+	if (code != GT_EXIT_OK)
 		goto out;
-	}
 	/* said as every command says it; the view goes on with what could be read */
-	gt_cli_damage_report(cmd, trace, gt_reader_status(r));
+	gt_cli_trace_damage(cli, t);
 	if (res.warning)
 		gt_cli_warn("%s", res.warning);
 	fprintf(stderr, "gputrace: exported %s (%s events, %s)\n", out,
 	        gt_fmt_count(res.events, count, sizeof(count)),
 	        gt_fmt_bytes(res.bytes, size, sizeof(size)));
-	code = GT_EXIT_OK;
 out:
 	gt_output_free(o);
-	gt_reader_close(r);
 	return code;
 }
 
@@ -323,173 +316,141 @@ static void on_response(void *ctx, const struct gt_httpd_response *r)
 		        gt_fmt_count(r->body_bytes, n, sizeof(n)), response_note(r));
 }
 
-/* The window --first-steps or the window options choose, resolved on the trace. Returns a
- * GT_EXIT_* code. */
-static int window_of(const char *trace, const struct gt_view_opts *o, struct gt_cli_window *cw,
-                     const char *cmd)
+/* Open the trace of cli, with the window that --first-steps or the window options choose
+ * resolved on it and checked. Returns a GT_EXIT_* code. */
+static int open_trace(const struct gt_cli *cli, const struct gt_view_opts *o,
+                      struct gt_cli_trace *t)
 {
-	struct gt_reader *r = NULL;
-	const char *msg = NULL;
-	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
+	const char *cmd = cli->cmd->name;
+	int code = gt_cli_trace_open(cli, cli->args[0], t);
 
-	if (ret < 0) {
-		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
-		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	if (o->first_steps)
-		ret = gt_cli_window_first_steps(cw, r, o->first_steps, trace, cmd);
-	else
-		ret = gt_cli_window_resolve(cw, r, trace, cmd);
-	if (ret == GT_EXIT_OK)
-		ret = gt_cli_window_check(cmd, r, trace, &cw->w);
-	if (ret == GT_EXIT_OK && cw->what[0])
-		fprintf(stderr, "gputrace: window: %s\n", cw->what);
-	gt_reader_close(r);
-	return ret;
+	if (code != GT_EXIT_OK || !o->first_steps)
+		return code;
+	code = gt_cli_window_first_steps(&t->win, t->r, o->first_steps, t->path, cmd);
+	if (code == GT_EXIT_OK)
+		code = gt_cli_window_check(cmd, t->r, t->path, &t->win.w);
+	if (code == GT_EXIT_OK && t->win.what[0])
+		fprintf(stderr, "gputrace: window: %s\n", t->win.what);
+	return code;
 }
 
 /* A trace with nothing to show (no GPU work, API call or NVTX range recorded: no CUDA, no
  * GPU, a CUPTI that refused us) is not served: an empty timeline would wait for a fetch that
  * shows nothing. Traces without a footer are not checked. Returns a GT_EXIT_* code. */
-static int has_events(const char *trace, const char *cmd)
+static int has_events(const struct gt_cli_trace *t, const char *cmd)
 {
-	const struct gt_trace_counts *fc;
-	struct gt_reader *r = NULL;
-	const char *msg = NULL;
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(t->r);
 	uint64_t events = 0;
-	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
 
-	if (ret < 0) {
-		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
-		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	fc = gt_reader_footer_counts(r);
-	for (unsigned t = 0; fc && t < GT_REC_MAX; t++)
-		if (!(GT_TRACE_STATE_TYPES >> t & 1) && t != GT_REC_PROCESS_END &&
-		    t != GT_REC_NOTICE && t != GT_REC_THREAD)
-			events += fc->records[t];
-	gt_reader_close(r);
+	for (unsigned k = 0; fc && k < GT_REC_MAX; k++)
+		if (!(GT_TRACE_STATE_TYPES >> k & 1) && k != GT_REC_PROCESS_END &&
+		    k != GT_REC_NOTICE && k != GT_REC_THREAD)
+			events += fc->records[k];
 	if (!fc || events)
 		return GT_EXIT_OK;
 	gt_cli_error("%s: nothing to view: %s holds no GPU work, API call or NVTX range ('gputrace "
 	             "info %s' shows what it holds; 'gputrace doctor' why tracing may not work "
 	             "here)",
-	             cmd, trace, trace);
+	             cmd, t->path, t->path);
 	return GT_EXIT_UNAVAILABLE;
 }
 
 /* Before exporting the whole trace: whether it fits the UI, by the chunk index's estimate; if
  * not, the windows that would, and GT_EXIT_UNAVAILABLE. */
-static int fits_ui(const char *trace, const char *cmd)
+static int fits_ui(const struct gt_cli_trace *t, const char *cmd)
 {
-	struct gt_cli_window none = {0};
-	struct gt_reader *r = NULL;
-	const char *msg = NULL;
-	int ret = gt_reader_open(trace, &r, &msg); /* closed below */
-
-	if (ret < 0) {
-		gt_cli_error("%s: %s", trace, msg ? msg : strerror(-ret));
-		return ret == -EACCES ? GT_EXIT_NO_INPUT : GT_EXIT_BAD_TRACE;
-	}
-	ret = gt_cli_window_too_big(r, &none, "perfetto", 0, trace, true);
-	gt_reader_close(r);
-	if (!ret)
+	if (!gt_cli_window_too_big(t->r, &t->win, "perfetto", 0, t->path, true))
 		return GT_EXIT_OK;
 	gt_cli_error("%s: %s is too large to view whole; view a window of it (above), or open "
 	             "it with Perfetto's trace_processor --httpd",
-	             cmd, trace);
+	             cmd, t->path);
 	return GT_EXIT_UNAVAILABLE;
 }
 
-int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd)
+/* The file to serve for cli's trace into served: a .pftrace as it is; a window's export, made
+ * each time; the whole trace's export, reused only when it records that it is a complete
+ * export of this very trace. Returns a GT_EXIT_* code. */
+static int file_to_serve(const struct gt_cli *cli, const struct gt_view_opts *o, char *served,
+                         size_t bytes)
 {
-	char served[PATH_MAX + 16], url_path[VIEW_URL_NAME_MAX + 2], url[512], size[32];
-	char limit[32], used[256], host[256], identity[1024];
-	struct gt_httpd_options ho = {
-	        .allow_origin = GT_VIEW_ORIGIN,
-	        .port = o->port,
-	        .on_response = on_response,
-	        .ctx = (void *)o,
-	};
-	struct gt_httpd *h = NULL;
-	struct stat ts, ps;
-	sigset_t set, old_mask;
-	bool masked = false;
-	const char *ssh = getenv("SSH_CONNECTION");
-	pid_t browser = 0;
-	int sfd = -1, code, r;
-	uint16_t port;
+	const char *trace = cli->args[0], *cmd = cli->cmd->name;
+	bool window = o->first_steps || gt_cli_window_given(&o->window);
+	struct gt_cli_trace t = {0};
+	char identity[1024];
+	struct stat ps;
+	int code;
 
-	if (stat(trace, &ts) < 0) {
-		gt_cli_error("%s: %s", trace, strerror(errno));
-		return GT_EXIT_NO_INPUT;
-	}
 	if (ends_with(trace, VIEW_EXT)) {
-		if (o->first_steps || gt_cli_window_given(&o->window)) {
+		if (window) {
 			gt_cli_error("%s: %s is an export already; a window needs the .gtrace", cmd,
 			             trace);
 			return GT_EXIT_USAGE;
 		}
-		snprintf(served, sizeof(served), "%s", trace);
-	} else if (o->first_steps || gt_cli_window_given(&o->window)) {
-		struct gt_cli_window cw = o->window;
-
-		code = window_of(trace, o, &cw, cmd);
-		if (code)
-			return code;
-		gt_opt_derived_name(trace, ".window" VIEW_EXT, served, sizeof(served));
-		if (gt_export_identity(trace, &cw.w, identity, sizeof(identity)) < 0) {
-			gt_cli_error("%s: %s", trace, strerror(errno));
+		if (stat(trace, &ps) < 0) {
+			gt_cli_error("%s: %s: %s", cmd, trace, strerror(errno));
 			return GT_EXIT_NO_INPUT;
 		}
-		code = export_trace(trace, served, cmd, &cw.w, identity);
-		if (code)
-			return code;
-	} else {
-		gt_opt_derived_name(trace, VIEW_EXT, served, sizeof(served));
-		if (gt_export_identity(trace, NULL, identity, sizeof(identity)) < 0) {
-			gt_cli_error("%s: %s", trace, strerror(errno));
-			return GT_EXIT_NO_INPUT;
-		}
-		code = has_events(trace, cmd);
-		if (code)
-			return code;
-		/* reused only when it says it is a complete export of this very trace, whole:
-		 * not a window's, not an earlier trace's of the same name */
+		snprintf(served, bytes, "%s", trace);
+		return GT_EXIT_OK;
+	}
+	code = open_trace(cli, o, &t);
+	if (code == GT_EXIT_OK &&
+	    gt_export_identity(trace, &t.win.w, identity, sizeof(identity)) < 0) {
+		gt_cli_error("%s: %s: %s", cmd, trace, strerror(errno));
+		code = GT_EXIT_NO_INPUT;
+	}
+	if (code != GT_EXIT_OK)
+		goto out;
+	gt_opt_derived_name(trace, window ? ".window" VIEW_EXT : VIEW_EXT, served, bytes);
+	if (!window) {
+		code = has_events(&t, cmd);
+		if (code != GT_EXIT_OK)
+			goto out;
+		/* not a window's export, not an earlier trace's of the same name */
 		if (stat(served, &ps) == 0 && S_ISREG(ps.st_mode) &&
 		    gt_perfetto_is_export_of(served, identity)) {
 			fprintf(stderr, "gputrace: %s is the export of %s: serving it as it is\n",
 			        served, trace);
-		} else {
-			code = fits_ui(trace, cmd);
-			if (code)
-				return code;
-			code = export_trace(trace, served, cmd, NULL, identity);
-			if (code)
-				return code;
+			goto out;
 		}
+		code = fits_ui(&t, cmd);
+		if (code != GT_EXIT_OK)
+			goto out;
 	}
-	if (stat(served, &ps) < 0) {
-		gt_cli_error("%s: %s", served, strerror(errno));
-		return GT_EXIT_NO_INPUT;
-	}
-	if ((uint64_t)ps.st_size > GT_VIEW_UI_MAX_BYTES) {
-		gt_cli_error("%s: %s is %s, more than the Perfetto UI can hold in a browser (about "
-		             "%s); open it with Perfetto's trace_processor --httpd instead "
-		             "(https://perfetto.dev/docs/visualization/large-traces)",
-		             cmd, served, gt_fmt_bytes((uint64_t)ps.st_size, size, sizeof(size)),
-		             gt_fmt_bytes(GT_VIEW_UI_MAX_BYTES, limit, sizeof(limit)));
-		return GT_EXIT_UNAVAILABLE;
-	}
+	code = export_trace(cli, &t, served, identity);
+out:
+	gt_cli_trace_close(&t);
+	return code;
+}
 
-	if (access(served, R_OK) < 0) {
+/* Whether served can be served: readable, and small enough for the UI. *size its size.
+ * Returns a GT_EXIT_* code. */
+static int check_served(const char *served, const char *cmd, uint64_t *size)
+{
+	char have[32], limit[32];
+	struct stat ps;
+
+	if (stat(served, &ps) < 0 || access(served, R_OK) < 0) {
 		gt_cli_error("%s: %s", served, strerror(errno));
 		return GT_EXIT_NO_INPUT;
 	}
-	url_path_of(served, url_path, sizeof(url_path));
-	ho.file = served;
-	ho.url_path = url_path;
-	r = gt_httpd_new(&ho, &h); /* freed at the end */
+	*size = (uint64_t)ps.st_size;
+	if (*size <= GT_VIEW_UI_MAX_BYTES)
+		return GT_EXIT_OK;
+	gt_cli_error("%s: %s is %s, more than the Perfetto UI can hold in a browser (about %s); "
+	             "open it with Perfetto's trace_processor --httpd instead "
+	             "(https://perfetto.dev/docs/visualization/large-traces)",
+	             cmd, served, gt_fmt_bytes(*size, have, sizeof(have)),
+	             gt_fmt_bytes(GT_VIEW_UI_MAX_BYTES, limit, sizeof(limit)));
+	return GT_EXIT_UNAVAILABLE;
+}
+
+/* The server of ho on o's port, for `trace`. Returns a GT_EXIT_* code. */
+static int start_server(const struct gt_httpd_options *ho, const struct gt_view_opts *o,
+                        const char *trace, const char *cmd, struct gt_httpd **h)
+{
+	int r = gt_httpd_new(ho, h);
+
 	if (r == -EADDRINUSE || (r == -EACCES && o->port && o->port < 1024)) {
 		const char *why = r == -EADDRINUSE ? "is in use (another gputrace view, or a "
 		                                     "trace_processor --httpd?)"
@@ -506,14 +467,21 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 		return GT_EXIT_UNAVAILABLE;
 	}
 	if (r < 0) {
-		gt_cli_error("%s: cannot serve %s: %s", cmd, served, strerror(-r));
+		gt_cli_error("%s: cannot serve %s: %s", cmd, ho->file, strerror(-r));
 		return r == -ENOENT || r == -EACCES || r == -EISDIR ? GT_EXIT_NO_INPUT
 		                                                    : GT_EXIT_SOFTWARE;
 	}
-	port = gt_httpd_port(h);
+	return GT_EXIT_OK;
+}
 
-	/* Ctrl-C, a kill or a hang-up stop the serving through a signalfd; those ignored when
-	 * we started stay ignored. The mask is restored at the end. */
+/* Ctrl-C, a kill or a hang-up stop the serving through a signalfd; those ignored when we
+ * started stay ignored. Returns the signalfd (-1: the signals keep their usual effect, a
+ * Ctrl-C ends gputrace); *masked whether old_mask is to be restored at the end. */
+static int stop_signals_fd(sigset_t *old_mask, bool *masked)
+{
+	sigset_t set;
+	int sfd;
+
 	sigemptyset(&set);
 	for (int i = 0; i < 3; i++) {
 		struct sigaction sa;
@@ -521,18 +489,28 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 		if (sigaction(stop_signals[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
 			sigaddset(&set, stop_signals[i]);
 	}
-	masked = sigprocmask(SIG_BLOCK, &set, &old_mask) == 0;
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK); /* closed at the end */
-	if (sfd < 0 && masked) {
-		/* Then the signals keep their usual effect (a Ctrl-C ends gputrace). */
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-		masked = false;
+	*masked = sigprocmask(SIG_BLOCK, &set, old_mask) == 0;
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 && *masked) {
+		sigprocmask(SIG_SETMASK, old_mask, NULL);
+		*masked = false;
 	}
+	return sfd;
+}
+
+/* Where the file is served and the URL to open, over SSH the tunnel first; then the browser.
+ * Returns the browser's pid, 0 when none was started. */
+static pid_t announce(const char *served, uint64_t size, uint16_t port, const char *url_path,
+                      const struct gt_view_opts *o)
+{
+	const char *ssh = getenv("SSH_CONNECTION");
+	char url[512], bytes[32], used[256], host[256];
+	pid_t browser = 0;
 
 	snprintf(url, sizeof(url), "%s/#!/?url=http://127.0.0.1:%u%s", GT_VIEW_ORIGIN, port,
 	         url_path);
 	fprintf(stderr, "gputrace: serving %s (%s) once at http://127.0.0.1:%u%s\n", served,
-	        gt_fmt_bytes((uint64_t)ps.st_size, size, sizeof(size)), port, url_path);
+	        gt_fmt_bytes(size, bytes, sizeof(bytes)), port, url_path);
 	if (ssh && *ssh) {
 		ssh_host(ssh, host, sizeof(host));
 		fprintf(stderr,
@@ -551,30 +529,71 @@ int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd
 			fprintf(stderr, "gputrace: opened it with %s\n", used);
 	}
 	fprintf(stderr, "gputrace: waiting for the browser to fetch it (Ctrl-C to stop)\n");
+	return browser > 0 ? browser : 0;
+}
 
-	r = gt_httpd_run(h, o->timeout_ns, sfd);
+/* How the serving ended (gt_httpd_run returned r), said once. Returns a GT_EXIT_* code. */
+static int served_status(int r, int sfd, const char *served, const char *cmd)
+{
+	struct signalfd_siginfo si = {0};
+
 	if (r == 0) {
 		fprintf(stderr, "gputrace: the browser fetched %s; done\n", served);
-		code = GT_EXIT_OK;
-	} else if (r == -ETIMEDOUT) {
+		return GT_EXIT_OK;
+	}
+	if (r == -ETIMEDOUT) {
 		gt_cli_error("%s: nobody fetched %s within --timeout; stopped", cmd, served);
-		code = GT_EXIT_TEMPFAIL;
-	} else if (r == -ECANCELED) {
-		struct signalfd_siginfo si = {0};
-
+		return GT_EXIT_TEMPFAIL;
+	}
+	if (r == -ECANCELED) {
 		if (read(sfd, &si, sizeof(si)) != sizeof(si))
 			si.ssi_signo = SIGINT;
 		gt_cli_error("%s: stopped (%s) before the browser fetched %s", cmd,
 		             strsignal((int)si.ssi_signo), served);
-		code = 128 + (int)si.ssi_signo;
-	} else {
-		gt_cli_error("%s: serving %s failed: %s", cmd, served, strerror(-r));
-		code = GT_EXIT_SOFTWARE;
+		return 128 + (int)si.ssi_signo;
 	}
+	gt_cli_error("%s: serving %s failed: %s", cmd, served, strerror(-r));
+	return GT_EXIT_SOFTWARE;
+}
+
+int gt_cli_view(const char *trace, const struct gt_view_opts *o, const char *cmd)
+{
+	char served[PATH_MAX + 16], url_path[VIEW_URL_NAME_MAX + 2];
+	struct gt_httpd_options ho = {
+	        .allow_origin = GT_VIEW_ORIGIN,
+	        .port = o->port,
+	        .file = served,
+	        .url_path = url_path,
+	        .on_response = on_response,
+	        .ctx = (void *)o,
+	};
+	/* the shared scaffolding's view of this call: `cmd` names it, the trace its one input */
+	const struct gt_cli_cmd cc = {.name = cmd, .common = o->first_steps ? 0 : GT_CLI_WINDOW};
+	const struct gt_cli cli = {
+	        .cmd = &cc, .win = o->window, .args = (char **)&trace, .nargs = 1};
+	struct gt_httpd *h = NULL;
+	sigset_t old_mask;
+	bool masked = false;
+	uint64_t size = 0;
+	pid_t browser;
+	int sfd, code;
+
+	code = file_to_serve(&cli, o, served, sizeof(served));
+	if (code == GT_EXIT_OK)
+		code = check_served(served, cmd, &size);
+	if (code != GT_EXIT_OK)
+		return code;
+	url_path_of(served, url_path, sizeof(url_path));
+	code = start_server(&ho, o, trace, cmd, &h); /* freed at the end */
+	if (code != GT_EXIT_OK)
+		return code;
+	sfd = stop_signals_fd(&old_mask, &masked); /* closed at the end */
+	browser = announce(served, size, gt_httpd_port(h), url_path, o);
+	code = served_status(gt_httpd_run(h, o->timeout_ns, sfd), sfd, served, cmd);
 	if (browser > 0)
 		waitpid(browser, NULL, WNOHANG); /* a launcher like xdg-open is gone by now */
 	if (sfd >= 0)
-		close(sfd); /* pairs with signalfd() above */
+		close(sfd);
 	if (masked)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	gt_httpd_free(h);

@@ -333,6 +333,32 @@ void gt_cli_trace_close(struct gt_cli_trace *t)
 
 /* ---- outputs ----------------------------------------------------------------------------- */
 
+bool gt_cli_args_repeat(const struct gt_cli *cli, int *first, int *again)
+{
+	struct stat si, sj;
+
+	for (int i = 1; i < cli->nargs; i++) {
+		if (stat(cli->args[i], &si) < 0)
+			continue;
+		for (int j = 0; j < i; j++) {
+			if (stat(cli->args[j], &sj) == 0 && sj.st_dev == si.st_dev &&
+			    sj.st_ino == si.st_ino) {
+				*first = j;
+				*again = i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+int gt_cli_output_status(int err)
+{
+	if (err == -EEXIST || err == -EINVAL)
+		return GT_EXIT_USAGE;
+	return err == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_CANT_CREATE;
+}
+
 int gt_cli_output_open(const struct gt_cli *cli, const char *path, unsigned flags,
                        struct gt_output **ret)
 {
@@ -342,12 +368,11 @@ int gt_cli_output_open(const struct gt_cli *cli, const char *path, unsigned flag
 
 	if (r == 0)
 		return GT_EXIT_OK;
-	if (r == -ENOMEM) {
+	if (r == -ENOMEM)
 		gt_cli_error("%s: out of memory", cli->cmd->name);
-		return GT_EXIT_SOFTWARE;
-	}
-	gt_cli_error("%s: %s", cli->cmd->name, err.msg[0] ? err.msg : strerror(-r));
-	return r == -EEXIST || r == -EINVAL ? GT_EXIT_USAGE : GT_EXIT_CANT_CREATE;
+	else
+		gt_cli_error("%s: %s", cli->cmd->name, err.msg[0] ? err.msg : strerror(-r));
+	return gt_cli_output_status(r);
 }
 
 int gt_cli_output_stream(const struct gt_cli *cli, struct gt_output *o, FILE **ret)
@@ -399,6 +424,16 @@ int gt_cli_output_finish(const struct gt_cli *cli, struct gt_output *o, FILE *st
 	return status;
 }
 
+int gt_cli_report_open(const struct gt_cli *cli, struct gt_output **o, FILE **out)
+{
+	int status = gt_cli_output_open(cli, cli->output ? cli->output : "-", 0, o);
+
+	if (status != GT_EXIT_OK)
+		return status;
+	gt_cli_output_signals(); /* before the temporary exists */
+	return gt_cli_output_stream(cli, *o, out);
+}
+
 static void on_fatal_signal(int sig)
 {
 	gt_output_signal_cleanup();
@@ -436,8 +471,10 @@ int gt_cli_report_format(const struct gt_cli *cli, unsigned *format)
 	return GT_EXIT_OK;
 }
 
-int gt_cli_export_status(int err)
+int gt_cli_export_status(const struct gt_output *o, int err)
 {
+	if (err < 0 && gt_output_create_error(o) == err)
+		return gt_cli_output_status(err);
 	switch (err) {
 	case -EINVAL:
 	case -EBADMSG:

@@ -112,11 +112,21 @@ int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_read
 /* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
 void gt_cli_trace_close(struct gt_cli_trace *t);
 
+/* Whether two of cli's positional arguments name one file (the same device and inode: two
+ * names of one file too): then *first and *again are their indexes, first < again. Arguments
+ * that cannot be read are left to whoever opens them. */
+bool gt_cli_args_repeat(const struct gt_cli *cli, int *first, int *again);
+
 /* Open the output `path` (src/output/output.h) with flags, refusing cli's positional
  * arguments (the inputs) as its target. Prints what is wrong; returns GT_EXIT_OK, 64 (the
  * output is an input, or "-" where a file is needed) or 73 (cannot be created there). */
 int gt_cli_output_open(const struct gt_cli *cli, const char *path, unsigned flags,
                        struct gt_output **ret);
+
+/* The exit status for what gt_output_open (or gt_export_output_open) refused: 64 the output
+ * is an input or "-" where a file is needed, 70 out of memory, 73 anything else (it cannot be
+ * created there). For a command that prints the refusal in words of its own. */
+int gt_cli_output_status(int err);
 
 /* Standard output, or the output's one file as a stream (closed by gt_cli_output_finish or
  * fclose). Prints what is wrong; returns GT_EXIT_OK or 73. */
@@ -128,6 +138,11 @@ int gt_cli_output_stream(const struct gt_cli *cli, struct gt_output *o, FILE **r
  * was not put in place. */
 int gt_cli_output_finish(const struct gt_cli *cli, struct gt_output *o, FILE *stream, int status);
 
+/* A report's output (stats, diff): -o, else standard output, opened (gt_cli_output_open) as
+ * a stream (gt_cli_output_stream), its temporary removed by a signal from here on. Finish it
+ * with gt_cli_output_finish, whatever happened. Returns a GT_EXIT_* code. */
+int gt_cli_report_open(const struct gt_cli *cli, struct gt_output **o, FILE **out);
+
 /* From here on a SIGINT, SIGTERM, SIGHUP or SIGXFSZ removes every output's temporaries
  * before the CLI dies of it (signals ignored on entry stay ignored). */
 void gt_cli_output_signals(void);
@@ -136,9 +151,10 @@ void gt_cli_output_signals(void);
  * (.csv, .json, any case), else a table. Prints what is wrong; returns a GT_EXIT_* code. */
 int gt_cli_report_format(const struct gt_cli *cli, unsigned *format);
 
-/* The exit status for an exporter's or reader's -errno: the trace's fault (65: damage, a
- * trace without what was asked, e.g. ranks to split by), a file of the output that is an
- * input (64), or the output's (74; 73 when a file could not be created). */
-int gt_cli_export_status(int err);
+/* The exit status for an exporter's or reader's -errno, writing through the output o (may
+ * be NULL): a file of o that could not be created (gt_output_create_error: 73, or 64 when it
+ * is an input), the trace's fault (65: damage, a trace without what was asked, e.g. ranks to
+ * split by), or a write that failed (74). */
+int gt_cli_export_status(const struct gt_output *o, int err);
 
 #endif /* GPUTRACE_CLI_COMMON_H */

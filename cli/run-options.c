@@ -92,7 +92,14 @@ static void usage(FILE *out)
 	      "is found;\n"
 	      "GPUTRACE_WRITE_TIMEOUT: seconds the end waits for a trace whose writing "
 	      "makes no\n"
-	      "progress (default 60; then exit 74, the partial file named).\n",
+	      "progress (default 60; then exit 74, the partial file named).\n"
+	      "\n"
+	      "Exit status: the program's, except when tracing could not start: 64 bad\n"
+	      "option, 69 no injection library or no session, 70 internal error, 73 the\n"
+	      "trace cannot be created (it exists without -f, no folder, not a regular file),\n"
+	      "74 the trace could not be written, 126 the program is not executable, 127 not\n"
+	      "found; when the program succeeded, --export's status (64 its output is the\n"
+	      "trace, 73, 74) and then --view's.\n",
 	      out);
 }
 

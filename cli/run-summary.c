@@ -8,8 +8,10 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "common.h"
 #include "exporter.h"
 #include "options.h"
+#include "output.h"
 #include "run.h"
 #include "stats.h"
 
@@ -45,6 +47,56 @@ void gt_run_trace_error(const struct run *run)
 	else
 		gt_cli_error("the trace %s could not be written: %s", run->path,
 		             strerror(-run->trace_err));
+}
+
+/* --export: the trace exported next to it through the one output path (never over the
+ * trace, a device or a FIFO; nothing under the final name until complete; a signal removes
+ * the temporary), recording what it is an export of, so that view and sql reuse it. Returns
+ * a GT_EXIT_* code. */
+static int export_trace(const struct run *run, struct gt_reader *r)
+{
+	static const struct gt_cli_cmd run_cmd = {.name = "run"};
+	const struct gt_cli cli = {.cmd = &run_cmd};
+	const struct gt_exporter_ops *e = gt_exporter_find(run->o.export_name);
+	struct gt_export_options eo = {.demangle = 1};
+	const char *const inputs[] = {run->path};
+	struct gt_export_result res = {0};
+	struct gt_output_error oerr;
+	struct gt_output *o = NULL;
+	char out[PATH_MAX + 16], identity[1024], count[32];
+	const char *msg = NULL;
+	int ret, status;
+
+	gt_opt_derived_name(run->path, e->extension, out, sizeof(out));
+	eo.output = out;
+	ret = gt_export_output_open(e, &eo, inputs, 1, &o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("run: --export: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		return gt_cli_output_status(ret);
+	}
+	eo.out = o;
+	if (gt_export_identity(run->path, NULL, identity, sizeof(identity)) == 0)
+		eo.identity = identity;
+	gt_cli_output_signals(); /* the program is gone: a signal now ends the export */
+	ret = gt_reader_rewind(r);
+	if (ret >= 0)
+		ret = gt_export_run(e, r, &eo, &res, &msg);
+	if (ret < 0) {
+		gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
+		status = gt_cli_export_status(o, ret);
+		goto out;
+	}
+	status = gt_cli_output_finish(&cli, o, NULL, GT_EXIT_OK);
+	if (status != GT_EXIT_OK)
+		goto out;
+	if (res.warning)
+		gt_cli_warn("%s", res.warning);
+	if (!run->o.quiet)
+		fprintf(stderr, "gputrace: exported %s (%s events)\n", out,
+		        gt_fmt_count(res.events, count, sizeof(count)));
+out:
+	gt_output_free(o);
+	return status;
 }
 
 /* Summary, --stats and --export, once the file is complete. Returns a GT_EXIT_*
@@ -84,26 +136,11 @@ int gt_run_after_trace(struct run *run)
 	if (run->o.stats && gt_stats_report(r, stderr, NULL, &msg) < 0)
 		gt_cli_warn("no statistics report: %s", msg ? msg : "unknown error");
 	if (run->o.export_name) {
-		const struct gt_exporter_ops *e = gt_exporter_find(run->o.export_name);
-		struct gt_export_options eo = {.demangle = 1};
-		struct gt_export_result res = {0};
-		char out[PATH_MAX + 16];
-
-		gt_opt_derived_name(run->path, e->extension, out, sizeof(out));
-		eo.output = out;
-		ret = gt_reader_rewind(r);
-		if (ret >= 0)
-			ret = gt_export_run(e, r, &eo, &res, &msg);
-		if (ret < 0) {
-			gt_cli_error("export to %s failed: %s", out, msg ? msg : strerror(-ret));
+		ret = export_trace(run, r);
+		if (ret != GT_EXIT_OK) {
 			gt_reader_close(r);
-			return GT_EXIT_IO;
+			return ret;
 		}
-		if (res.warning)
-			gt_cli_warn("%s", res.warning);
-		if (!run->o.quiet)
-			fprintf(stderr, "gputrace: exported %s (%s events)\n", out,
-			        gt_fmt_count(res.events, rec, sizeof(rec)));
 	}
 	gt_reader_close(r);
 	return GT_EXIT_OK;

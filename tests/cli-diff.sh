@@ -140,6 +140,14 @@ out_has_line "kernel_launches,count,48,48,0,0.00"
 out_has_line "steps,count,2,2,0,0.00"
 expect_rc 64 "$gputrace" diff --rank 7 "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace"
 err_matches "^gputrace: diff: --rank 7: .*ddp-rank0.gtrace has no such one; its ranks: 0$"
+# a window that selects nothing names what there is, in the first trace it does not fit:
+# times past the end, an NVTX name the trace lacks (its names as --nvtx takes them)
+expect_rc 64 "$gputrace" diff --from 100 "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -o "$tmp/never.txt"
+expect_err "gputrace: diff: --from 100 selects nothing: it is after $tmp/ddp-rank0.gtrace, which runs from 2026-12-01T14:30:48.052189474Z (0.000 s) to 2026-12-01T14:30:56.240962021Z (8.189 s)"
+expect_rc 64 "$gputrace" diff --nvtx Step "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" -o "$tmp/never.txt"
+expect_err "gputrace: diff: --nvtx: no NVTX range named 'Step' in $tmp/ddp-rank0.gtrace; its ranges: ProfilerStep#0..11 (12), forward (12); its steps are those of the ProfilerStep family (12 of them; gputrace view --first-steps N finds them)"
+[ ! -e "$tmp/never.txt" ] && [ -z "$(ls -a "$tmp" | grep '^\.never')" ] ||
+	fail "a refused diff left its output: $(ls -a "$tmp")"
 expect_rc 0 "$gputrace" diff "$tmp/ddp-rank0.gtrace" "$tmp/ddp-rank1.gtrace" --metric softmax_warp_forward --fail-above 50
 err_matches "^gputrace: diff: softmax_warp_forward: [+-][0-9.]+%, within the 50% allowed$"
 

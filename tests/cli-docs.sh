@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The man page and the bash completion know every long option each subcommand's --help
-# lists, so neither drifts when an option is added. Usage: cli-docs.sh gputrace SOURCE_DIR
+# lists, so neither drifts when an option is added; every --help lists its exit statuses.
+# Usage: cli-docs.sh gputrace SOURCE_DIR
 set -u
 gputrace=$1
 src=$2
@@ -21,6 +22,11 @@ for cmd in run stats diff export sql view info merge doctor; do
 			failures=$((failures + 1))
 		fi
 	done
+	# every command's --help lists its exit statuses (docs/cli.md, "Exit status")
+	grep -q '^Exit status: ' <<<"$help" || {
+		echo "FAIL: 'gputrace $cmd --help' lists no exit status" >&2
+		failures=$((failures + 1))
+	}
 	grep -qF ".SS gputrace $cmd" "$man" || {
 		echo "FAIL: gputrace.1 has no section for '$cmd'" >&2
 		failures=$((failures + 1))

@@ -76,6 +76,14 @@ expect_rc 0 "$gputrace" export run.gtrace -f chrome -o -
 cp "$tmp/out" stdout.json
 valid_json stdout.json
 [ ! -s "$tmp/err" ] || fail "-o - printed on stderr: $(cat "$tmp/err")"
+# csv writes several files: standard output cannot hold them (64, a usage error)
+expect_rc 64 "$gputrace" export run.gtrace -f csv -o -
+expect_err "gputrace: export: csv writes one file per record kind: give -o NAME.csv (it writes NAME-kernel.csv, NAME-api.csv, ...)"
+# an output that cannot be created is 73, whatever the format
+expect_rc 73 "$gputrace" export run.gtrace -f perfetto -o /proc/no-such.pftrace -q
+expect_err "gputrace: export to /proc/no-such.pftrace failed: cannot create /proc/no-such.pftrace: No such file or directory"
+expect_rc 73 "$gputrace" export run.gtrace -f chrome -o no-such-dir/x.json -q
+expect_err "gputrace: export: cannot create no-such-dir/x.json: its folder does not exist"
 
 # ---- a trace whose writer was killed (no footer) still exports, with a warning ----
 size=$(stat -c %s run.gtrace)

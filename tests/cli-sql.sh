@@ -127,6 +127,11 @@ expect_rc 64 "$gputrace" sql pt.gtrace --db pt.gtrace "SELECT 1"
 expect_err "gputrace: sql: the output pt.gtrace is the input pt.gtrace (the same file): choose another output name"
 expect_rc 64 "$gputrace" sql pt.gtrace --pid 1 "SELECT 1"
 err_matches "^gputrace: sql: --pid 1: pt.gtrace has no such one; its processes: [0-9]+$"
+expect_rc 64 "$gputrace" sql pt.gtrace --from 100 --db never.sqlite "SELECT 1"
+expect_err "gputrace: sql: --from 100 selects nothing: it is after pt.gtrace, which runs from 2026-12-01T14:30:09.701000799Z (0.000 s) to 2026-12-01T14:30:21.254886001Z (11.554 s)"
+expect_rc 64 "$gputrace" sql pt.gtrace --nvtx nosuch --db never.sqlite "SELECT 1"
+expect_err "gputrace: sql: --nvtx: no NVTX range named 'nosuch' in pt.gtrace; its ranges: step (20), graph-step (10); its steps are those of the step family (20 of them; gputrace view --first-steps N finds them)"
+[ ! -e never.sqlite ] || fail "a window that selects nothing made a database"
 
 # ---- the trace's zero (docs/cli.md, "Time"): relative times as Perfetto's ruler shows them ----
 # pytorch-train's eleventh step starts 10.801093719 s after the zero, where Perfetto's

@@ -261,5 +261,12 @@ expect_rc 64 "$gputrace" stats --pid 1234 "$data/example.gtrace"
 err_matches "^gputrace: stats: --pid 1234: .*example.gtrace has no such one; its processes: [0-9]+$"
 expect_rc 64 "$gputrace" stats --step nosuch "$data/pytorch-train.gtrace"
 err_matches "^gputrace: stats: --step nosuch: no NVTX range of .*pytorch-train.gtrace has that name; its ranges: step \(20\)"
+# the names as --nvtx and --step take them: PyTorch's ProfilerStep#K as one name
+expect_rc 64 "$gputrace" stats --step nosuch "$data/ddp-2rank.gtrace"
+err_matches "^gputrace: stats: --step nosuch: no NVTX range of .*ddp-2rank.gtrace has that name; its ranges: ProfilerStep#0\.\.11 \(24\), forward \(24\)$"
+expect_rc 64 "$gputrace" stats --from 100 "$data/pytorch-train.gtrace"
+err_matches "^gputrace: stats: --from 100 selects nothing: it is after .*pytorch-train.gtrace, which runs from 2026-12-01T14:30:09.701000799Z \(0.000 s\) to 2026-12-01T14:30:21.254886001Z \(11.554 s\)$"
+expect_rc 64 "$gputrace" stats --nvtx step:48..60 "$data/pytorch-train.gtrace"
+err_matches "^gputrace: stats: --nvtx: .*pytorch-train.gtrace has 20 ranges named 'step', numbered 0 to 19; none in step:48..60$"
 
 cli_done cli-stats

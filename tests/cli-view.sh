@@ -85,10 +85,10 @@ expect_err "gputrace: view: option '--port' needs a value; see 'gputrace view --
 
 # ---- input errors: 66 missing, 65 not a trace (and no export left behind) ----
 expect_rc 66 "$gputrace" view missing.gtrace
-expect_err "gputrace: missing.gtrace: No such file or directory"
+expect_err "gputrace: view: missing.gtrace: No such file or directory"
 echo "not a trace" >bogus.gtrace
 expect_rc 65 "$gputrace" view bogus.gtrace
-err_matches '^gputrace: bogus\.gtrace: .+$'
+expect_err "gputrace: view: cannot read bogus.gtrace: not a gputrace file (bad magic)"
 [ -z "$(ls bogus.pftrace* 2>/dev/null)" ] || fail "an export was left for an unreadable trace"
 
 # ---- the export, the headers, the one fetch ----
@@ -171,6 +171,14 @@ grep -qE '^gputrace: exported run\.pftrace ' v3w.err || fail "a window's export 
 curl -sS -o /dev/null "$url"
 finish "$pid" 0
 [ "$(stat -c %s run.pftrace)" != "$window_size" ] || fail "run.pftrace is still the window's"
+# the whole trace's own export cut short (its last byte gone) is no export of it: exported again
+whole_size=$(stat -c %s run.pftrace)
+truncate -s -1 run.pftrace
+start_view v3c.err run.gtrace --port 0 --no-open
+grep -qE '^gputrace: exported run\.pftrace ' v3c.err || fail "a cut-short export was served: $(cat v3c.err)"
+curl -sS -o /dev/null "$url"
+finish "$pid" 0
+[ "$(stat -c %s run.pftrace)" = "$whole_size" ] || fail "run.pftrace: $(stat -c %s run.pftrace) bytes, not $whole_size"
 # A .pftrace is served as it is.
 start_view v4.err run.pftrace --port 0 --no-open
 grep -q 'exported' v4.err && fail "a .pftrace was exported: $(cat v4.err)"

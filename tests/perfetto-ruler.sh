@@ -43,6 +43,14 @@ for fmt in perfetto chrome; do
 	expect_rc 0 "$gputrace" export "$trace" -f "$fmt" -o "whole.$ext" -q
 	zero=$(q "whole.$ext" "select start_ts from trace_bounds")
 	[ -n "$zero" ] || fail "$fmt: no trace_bounds"
+	if [ "$fmt" = perfetto ]; then
+		# the export's identity, its first and last packet (a trace_uuid twice), imports
+		# as one uuid and no error (view reuses only such a whole export: docs/cli.md)
+		errors=$(q whole.pftrace "select name from stats where value > 0 and severity = 'error'")
+		[ -z "$errors" ] || fail "perfetto: import errors: $errors"
+		[ "$(q whole.pftrace "select count(*) from metadata where name = 'trace_uuid'")" = 1 ] ||
+			fail "perfetto: trace_uuid: $(q whole.pftrace "select * from metadata where name = 'trace_uuid'")"
+	fi
 	# the zero on the trace clock: the protobuf's ruler is that clock, the JSON's starts at 0
 	[ "$fmt" = perfetto ] && zero0=$zero
 	for pick in edges middles; do

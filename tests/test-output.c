@@ -1,8 +1,10 @@
 /* Check suite for src/output/output.c, the one output path: an input refused under every name
  * (itself, ./, an absolute path, a hard link, a symlink), devices, FIFOs and folders refused,
  * a symlink written through, nothing under the final name before the commit, temporaries
- * removed on failure and by the signal clean-up, stale files swept, folders replaced whole or
- * refused. Runs as a unit test, in a scratch folder. */
+ * removed on failure and by the signal clean-up, stale files swept (never an input), folders
+ * replaced whole or refused, the temporaries of writers that open by name or rename their own,
+ * and the creation error an exit status is chosen by. Runs as a unit test, in a scratch
+ * folder. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -11,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "output.h"
@@ -291,6 +295,148 @@ START_TEST(test_stdout)
 }
 END_TEST
 
+START_TEST(test_socket_refused)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	struct stat st;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	strcpy(sa.sun_path, "sock");
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(gt_output_open("sock", NULL, 0, 0, &o, &err), -EPERM);
+	ck_assert_str_eq(err.msg,
+	                 "sock is a socket; an output is written only as a regular file (or "
+	                 "- for standard output)");
+	ck_assert_int_eq(lstat("sock", &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	close(fd);
+}
+END_TEST
+
+/* An input named through a symlink is the file it leads to: the file's own name is refused. */
+START_TEST(test_input_given_as_a_link)
+{
+	const char *inputs[] = {"link.gtrace"};
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+
+	put("real.gtrace", "trace");
+	ck_assert_int_eq(symlink("real.gtrace", "link.gtrace"), 0);
+	ck_assert_int_eq(gt_output_open("real.gtrace", inputs, 1, 0, &o, &err), -EEXIST);
+	ck_assert_int_eq(err.input, 0);
+	ck_assert_str_eq(err.msg,
+	                 "the output real.gtrace is the input link.gtrace (the same file): "
+	                 "choose another output name");
+	ck_assert_str_eq(slurp("real.gtrace"), "trace");
+}
+END_TEST
+
+/* A file of an output of several that is an input (csv's OUT-kernel.csv, a hard link of the
+ * trace) is refused when it is created, remembered as the output's creation error; the sweep
+ * never removes an input either. */
+START_TEST(test_member_that_is_an_input)
+{
+	const char *inputs[] = {"in.gtrace"};
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	put("in.gtrace", "trace");
+	ck_assert_int_eq(link("in.gtrace", "u-kernel.csv"), 0);
+	ck_assert_int_eq(link("in.gtrace", "u-old.csv"), 0);
+	ck_assert_int_eq(gt_output_open("u.csv", inputs, 1, 0, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create_error(o), 0);
+	ck_assert_int_eq(gt_output_sweep(o, ".", csv_table, NULL, NULL, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, "u-kernel.csv", &fd, &err), -EEXIST);
+	ck_assert_int_eq(gt_output_create_error(o), -EEXIST);
+	ck_assert_str_eq(err.msg, "the output u-kernel.csv is the input in.gtrace (the same file): "
+	                          "choose another output name");
+	ck_assert_int_eq(gt_output_create(o, "u-api.csv", &fd, &err), 0);
+	write_str(fd, "api");
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("u-kernel.csv"), "trace");
+	ck_assert_str_eq(slurp("u-old.csv"), "trace"); /* matched by the sweep, but an input */
+	ck_assert_str_eq(slurp("u-api.csv"), "api");
+}
+END_TEST
+
+/* A file that cannot be created is the output's creation error, for the exit status. */
+START_TEST(test_create_error)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	ck_assert_int_eq(mkdir("gone", 0755), 0);
+	ck_assert_int_eq(gt_output_open("gone/out.json", NULL, 0, 0, &o, &err), 0);
+	ck_assert_int_eq(rmdir("gone"), 0); /* its folder removed after the checks */
+	ck_assert_int_eq(gt_output_create(o, NULL, &fd, &err), -ENOENT);
+	ck_assert_int_eq(gt_output_create_error(o), -ENOENT);
+	gt_output_free(o);
+	ck_assert_int_eq(gt_output_create_error(NULL), 0);
+	ck_assert_uint_eq(entries(), 0);
+}
+END_TEST
+
+/* A writer that opens files by name (SQLite): a temporary path, empty, beside the final name,
+ * renamed at the commit. */
+START_TEST(test_create_path)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	const char *tmp = NULL;
+	struct stat st;
+
+	put("db.sqlite", "old");
+	ck_assert_int_eq(gt_output_open("db.sqlite", NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create_path(o, NULL, &tmp, &err), 0);
+	ck_assert_ptr_nonnull(strstr(tmp, "/.db.sqlite.gt-"));
+	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	put(tmp, "new");
+	ck_assert_str_eq(slurp("db.sqlite"), "old");
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("db.sqlite"), "new");
+	ck_assert_uint_eq(entries(), 1);
+}
+END_TEST
+
+/* A temporary another writer makes and renames itself (the trace writer's PATH.tmp-PID):
+ * removed by the signal clean-up, and by gt_output_free when still there; once renamed, the
+ * final file stays. */
+START_TEST(test_adopted_temporary)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+
+	ck_assert_int_eq(gt_output_open("m.gtrace", NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err), 0);
+	ck_assert_int_eq(gt_output_adopt(o, "m.gtrace.tmp-1"), 0);
+	put("m.gtrace.tmp-1", "partial");
+	gt_output_signal_cleanup();
+	ck_assert_int_eq(access("m.gtrace.tmp-1", F_OK), -1);
+	gt_output_free(o);
+
+	ck_assert_int_eq(gt_output_open("m.gtrace", NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err), 0);
+	ck_assert_int_eq(gt_output_adopt(o, "m.gtrace.tmp-1"), 0);
+	put("m.gtrace.tmp-1", "partial"); /* a writer that failed without removing it */
+	gt_output_free(o);
+	ck_assert_uint_eq(entries(), 0);
+
+	ck_assert_int_eq(gt_output_open("m.gtrace", NULL, 0, GT_OUTPUT_NO_STDOUT, &o, &err), 0);
+	ck_assert_int_eq(gt_output_adopt(o, "m.gtrace.tmp-2"), 0);
+	put("m.gtrace.tmp-2", "whole");
+	ck_assert_int_eq(rename("m.gtrace.tmp-2", "m.gtrace"), 0); /* the writer's own commit */
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("m.gtrace"), "whole");
+	ck_assert_uint_eq(entries(), 1);
+}
+END_TEST
+
 static Suite *output_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -304,6 +450,12 @@ static Suite *output_suite(void)
 	tcase_add_test(tc, test_several_files_and_the_sweep);
 	tcase_add_test(tc, test_folder_replaced_whole_or_refused);
 	tcase_add_test(tc, test_stdout);
+	tcase_add_test(tc, test_socket_refused);
+	tcase_add_test(tc, test_input_given_as_a_link);
+	tcase_add_test(tc, test_member_that_is_an_input);
+	tcase_add_test(tc, test_create_error);
+	tcase_add_test(tc, test_create_path);
+	tcase_add_test(tc, test_adopted_temporary);
 	suite_add_tcase(s, tc);
 	return s;
 }

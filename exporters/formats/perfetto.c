@@ -325,9 +325,10 @@ static char *put_ts(const struct pf *f, char *p, uint64_t ts)
 	return gt_pb_uint(p, PKT_TIMESTAMP, ts);
 }
 
-/* The first packet: clears incremental state and interns the fixed tables. */
-/* The trace's uuid from what the export is of (opts->identity): first in the file, where
- * gt_perfetto_is_export_of looks for it. */
+/* The trace's uuid from what the export is of (opts->identity): the first packet of the file
+ * and, written again once everything else is, its last; gt_perfetto_is_export_of looks for
+ * both, so a file cut short is no export of anything. Perfetto's importer takes the second as
+ * the same trace_uuid (trace_processor_shell: no error, the same slices). */
 static void uuid_of(const char *identity, uint64_t *msb, uint64_t *lsb)
 {
 	size_t len = strlen(identity);
@@ -364,6 +365,23 @@ static const unsigned char *get_varint(const unsigned char *p, const unsigned ch
 	return NULL;
 }
 
+/* Whether the file at path, longer than twice its first packet (head[0..n)), ends with that
+ * packet again: it was written to its end. */
+static bool ends_with_packet(const char *path, const unsigned char *head, size_t n)
+{
+	unsigned char tail[64];
+	FILE *fp = fopen(path, "rb");
+	bool same;
+
+	if (!fp)
+		return false;
+	same = n <= sizeof(tail) && fseeko(fp, 0, SEEK_END) == 0 && ftello(fp) > (off_t)(2 * n) &&
+	       fseeko(fp, -(off_t)n, SEEK_END) == 0 && fread(tail, 1, n, fp) == n &&
+	       memcmp(tail, head, n) == 0;
+	fclose(fp);
+	return same;
+}
+
 bool gt_perfetto_is_export_of(const char *path, const char *identity)
 {
 	unsigned char buf[64];
@@ -395,7 +413,8 @@ bool gt_perfetto_is_export_of(const char *path, const char *identity)
 		return false;
 	}
 	uuid_of(identity, &want_msb, &want_lsb);
-	return msb == want_msb && lsb == want_lsb;
+	return msb == want_msb && lsb == want_lsb &&
+	       ends_with_packet(path, buf, (size_t)(end - buf));
 }
 
 static void write_first_packet(struct pf *f)
@@ -1420,6 +1439,8 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		if (rs->chunks_skipped || rs->records_skipped)
 			write_damage_marker(&f, rs);
 	}
+	if (opts->identity)
+		write_uuid_packet(&f, opts->identity); /* the last packet: the file is whole */
 	res->bytes = f.out.bytes;
 	ret = gt_outbuf_close(&f.out);
 	if (ret < 0) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "window.h"
 
@@ -84,13 +85,23 @@ struct name_count {
 	uint64_t count;
 };
 
+/* The names as --nvtx matches them: NAME, and NAME#K for each number K, under NAME. */
+struct name_group {
+	const char *base; /* borrowed from the reader's strings */
+	size_t len;       /* of base, without "#K" */
+	uint64_t count, numbered;
+	uint64_t lo, hi; /* the numbers K seen */
+};
+
 static int by_count(const void *a, const void *b)
 {
-	const struct name_count *x = a, *y = b;
+	const struct name_group *x = a, *y = b;
+	int c;
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	c = strncmp(x->base, y->base, x->len < y->len ? x->len : y->len);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 static bool nvtx_chunks(void *ctx, const struct gt_chunk_info *c)
@@ -99,12 +110,76 @@ static bool nvtx_chunks(void *ctx, const struct gt_chunk_info *c)
 	return !c->have_types || (c->types & ((1ull << GT_REC_NVTX) | (1ull << GT_REC_STRING)));
 }
 
+/* The length of s without a trailing "#K" (digits), and K into *k; slen when it has none. */
+static size_t base_len(const char *s, size_t slen, uint64_t *k, bool *numbered)
+{
+	size_t i = slen;
+
+	*numbered = false;
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (i == slen || i < 2 || s[i - 1] != '#' || slen - i > 18)
+		return slen;
+	*k = strtoull(s + i, NULL, 10);
+	*numbered = true;
+	return i - 1;
+}
+
+/* Fold the counts of v[0..n) into groups by base name; *ngroups of them, into g (n long). */
+static void group_names(struct gt_reader *r, const struct name_count *v, size_t n,
+                        struct name_group *g, size_t *ngroups)
+{
+	size_t ng = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t slen = 0, len, j;
+		const char *s = gt_reader_string(r, v[i].id, &slen);
+		uint64_t k = 0;
+		bool numbered;
+
+		if (!s)
+			s = "?", slen = 1;
+		len = base_len(s, slen, &k, &numbered);
+		for (j = 0; j < ng && !(g[j].len == len && memcmp(g[j].base, s, len) == 0); j++)
+			;
+		if (j == ng)
+			g[ng++] = (struct name_group){.base = s, .len = len, .lo = UINT64_MAX};
+		g[j].count += v[i].count;
+		if (numbered) {
+			g[j].numbered += v[i].count;
+			g[j].lo = k < g[j].lo ? k : g[j].lo;
+			g[j].hi = k > g[j].hi ? k : g[j].hi;
+		}
+	}
+	*ngroups = ng;
+}
+
+/* "forward (240)", "ProfilerStep#3 (1)" or "ProfilerStep#0..11 (12)" into buf at len. */
+static size_t put_group(char *buf, size_t len, size_t bytes, const struct name_group *g, bool first)
+{
+	int w = (int)(g->len > 80 ? 80 : g->len);
+
+	if (g->numbered && g->numbered == g->count && g->lo == g->hi)
+		return len + (size_t)snprintf(buf + len, bytes - len, "%s%.*s#%llu (%llu)",
+		                              first ? "" : ", ", w, g->base,
+		                              (unsigned long long)g->lo,
+		                              (unsigned long long)g->count);
+	if (g->numbered && g->numbered == g->count)
+		return len + (size_t)snprintf(buf + len, bytes - len, "%s%.*s#%llu..%llu (%llu)",
+		                              first ? "" : ", ", w, g->base,
+		                              (unsigned long long)g->lo, (unsigned long long)g->hi,
+		                              (unsigned long long)g->count);
+	return len + (size_t)snprintf(buf + len, bytes - len, "%s%.*s (%llu)", first ? "" : ", ",
+	                              w, g->base, (unsigned long long)g->count);
+}
+
 int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned max)
 {
 	struct gt_reader_filter only = {.chunk = nvtx_chunks};
 	struct name_count *v = NULL;
+	struct name_group *g = NULL;
 	const union gt_record *rec;
-	size_t n = 0, cap = 0, len = 0;
+	size_t n = 0, cap = 0, len = 0, ng = 0;
 	int err;
 
 	buf[0] = '\0';
@@ -137,22 +212,24 @@ int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned 
 		v[i].count++;
 	}
 	gt_reader_set_filter(r, NULL);
-	if (err == 0)
-		qsort(v, n, sizeof(*v), by_count);
-	for (size_t i = 0; err == 0 && i < n && i < max && len + 1 < bytes; i++) {
-		size_t slen = 0;
-		const char *s = gt_reader_string(r, v[i].id, &slen);
-
-		len += (size_t)snprintf(buf + len, bytes - len, "%s%.*s (%llu)", i ? ", " : "",
-		                        (int)(slen > 80 ? 80 : slen), s ? s : "?",
-		                        (unsigned long long)v[i].count);
+	if (err == 0 && n) {
+		g = malloc(n * sizeof(*g));
+		if (!g)
+			err = -ENOMEM;
 	}
-	if (err == 0 && n > max && len + 1 < bytes)
-		snprintf(buf + len, bytes - len, " and %zu more", n - max);
+	if (err == 0 && n) {
+		group_names(r, v, n, g, &ng);
+		qsort(g, ng, sizeof(*g), by_count);
+	}
+	for (size_t i = 0; err == 0 && i < ng && i < max && len + 1 < bytes; i++)
+		len = put_group(buf, len, bytes, &g[i], i == 0);
+	if (err == 0 && ng > max && len + 1 < bytes)
+		snprintf(buf + len, bytes - len, " and %zu more", ng - max);
+	free(g);
 	free(v);
 	if (err == 0)
 		err = gt_reader_rewind(r);
-	return err < 0 ? err : (int)(n > INT32_MAX ? INT32_MAX : n);
+	return err < 0 ? err : (int)(ng > INT32_MAX ? INT32_MAX : ng);
 }
 
 /* ---- a window, written down ------------------------------------------------------------ */

@@ -72,9 +72,10 @@ void gt_window_selectable_free(struct gt_window_selectable *s);
  * trace clock; empty for the whole trace. */
 void gt_window_describe(const struct gt_window *w, char *buf, size_t bytes);
 
-/* The names of r's NVTX ranges (push/pop and start/end), the most frequent first, at most max
- * of them, as "forward (240), step (20) and 3 more" into buf (empty when none). Rewinds r.
- * Returns the number of distinct names, or -errno. */
+/* The names of r's NVTX ranges (push/pop and start/end) as --nvtx names them (NAME#K under
+ * NAME), the most frequent first, at most max of them, as "forward (240), ProfilerStep#0..11
+ * (12), step (20) and 3 more" into buf (empty when none). Rewinds r. Returns the number of
+ * distinct names, or -errno. */
 int gt_window_nvtx_names(struct gt_reader *r, char *buf, size_t bytes, unsigned max);
 
 struct gt_window_filter;

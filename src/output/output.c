@@ -42,8 +42,9 @@ struct gt_output {
 	unsigned flags;
 	bool is_stdout;
 	bool committed;
-	mode_t mode;  /* of new files: 0644 less the umask */
-	mode_t dmode; /* of a new folder: 0777 less the umask */
+	int create_err; /* -errno of the last file that could not be created, or 0 */
+	mode_t mode;    /* of new files: 0644 less the umask */
+	mode_t dmode;   /* of a new folder: 0777 less the umask */
 
 	struct stat *inputs; /* st_ino 0: could not be read (reported by whoever reads it) */
 	char **input_real;   /* realpath() of each input, or NULL */
@@ -558,16 +559,23 @@ int gt_output_create(struct gt_output *o, const char *name, int *ret_fd,
 	if (o->committed)
 		return fail(err, -EINVAL, "%s: already complete", o->path);
 	r = member_final(o, name, &final, err);
-	if (r < 0)
-		return r;
-	m = find_member(o, final);
-	if (m) /* written again (a piece that came out too large, cut and redone) */
-		drop_member(o, m);
-	r = create_member(o, final, &fd, err);
+	if (r == 0) {
+		m = find_member(o, final);
+		if (m) /* written again (a piece that came out too large, cut and redone) */
+			drop_member(o, m);
+		r = create_member(o, final, &fd, err);
+	}
 	if (r == 0)
 		*ret_fd = fd;
+	else
+		o->create_err = r;
 	free(final);
 	return r;
+}
+
+int gt_output_create_error(const struct gt_output *o)
+{
+	return o ? o->create_err : 0;
 }
 
 int gt_output_create_path(struct gt_output *o, const char *name, const char **ret_tmp,

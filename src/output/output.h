@@ -55,6 +55,11 @@ const char *gt_output_target(const struct gt_output *o);
 int gt_output_create(struct gt_output *o, const char *name, int *ret_fd,
                      struct gt_output_error *err);
 
+/* The -errno of the last file of the output that gt_output_create or gt_output_create_path
+ * could not create, else 0: when a writer's failure is that one, it is about the output
+ * (the output's exit status), not about what was being written. */
+int gt_output_create_error(const struct gt_output *o);
+
 /* The same for a writer that opens files by name (SQLite): *ret_tmp is the temporary's path,
  * created empty, valid until gt_output_free(). */
 int gt_output_create_path(struct gt_output *o, const char *name, const char **ret_tmp,

@@ -8,7 +8,9 @@
 # the three PyTorch workloads; parity: PyTorch's profiler and gputrace's capture range over the
 # same steps, kernel names and counts compared (bench/overhead/parity.py); live: gputrace run
 # --live on PyTorch training, screens captured as text next to `gputrace stats`, and the step
-# time with and without the view (bench/live-gpu.sh).
+# time with and without the view (bench/live-gpu.sh); shape: the eltwise loop under `gputrace
+# run --api all` (every runtime and driver call a step makes, by name) and the GPU's description
+# as TARGET_INFO_GPU gives it, beside nvidia-smi's clocks.
 # Usage: bench/gpu-session.sh BUILD_DIR OUT_DIR [STEPS]   STEPS: default "env suite torch overhead torchloop"
 set -u
 build=$(cd "${1:?usage: gpu-session.sh BUILD_DIR OUT_DIR [STEPS]}" && pwd)
@@ -26,7 +28,7 @@ for s in $steps; do
 			stamp env
 			date -u
 			nvidia-smi -L
-			nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem --format=csv
+			nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem --format=csv
 			echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 			grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x -E 'constant_tsc|nonstop_tsc|tsc_known_freq' | tr '\n' ' '
 			echo
@@ -79,6 +81,20 @@ for s in $steps; do
 	overhead)
 		BENCH_CONFIGS=${OVERHEAD_CONFIGS:-"bare floor gputrace gputrace-activity nsys"} \
 			bash "$src/bench/overhead/run.sh" "$build" "${OVERHEAD_ROUNDS:-7}" >"$out/overhead.log" 2>&1
+		;;
+	shape)
+		{
+			stamp "eltwise under gputrace run --api all"
+			"$build/cli/gputrace" run -q -f -o /tmp/shape.gtrace --api all -- \
+				python3 "$src/bench/overhead/torch_bench.py" eltwise --steps 500
+			echo "exit $?"
+			"$build/cli/gputrace" stats -r kernels,api -n 40 /tmp/shape.gtrace
+			"$build/cli/gputrace" info /tmp/shape.gtrace | grep -E '^(records|  kernel|  api)'
+			stamp "TARGET_INFO_GPU"
+			"$build/cli/gputrace" sql /tmp/shape.gtrace "SELECT id, name, clockRate, \
+				memoryBandwidth, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU"
+			nvidia-smi --query-gpu=clocks.max.sm,clocks.max.mem --format=csv
+		} >"$out/shape.log" 2>&1
 		;;
 	torchloop | torchbench)
 		TORCH_RUNS_OUT=${TORCH_RUNS_OUT:-$out/$s.runs} \

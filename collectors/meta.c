@@ -86,6 +86,7 @@ static void emit_device(uint32_t device_id)
 	r.mem_clock_khz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
 	r.mem_bus_width = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
 	r.pci_bus_id = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+	r.clock_khz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
 	gt_emit_nowait(&r.hdr);
 }
 

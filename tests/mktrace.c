@@ -105,6 +105,7 @@ static int rp_process(struct gt_writer *w, uint32_t input, uint32_t host_id, uns
 	                          .max_threads_per_block = 1024,
 	                          .max_shared_mem_per_block = 49152,
 	                          .mem_clock_khz = 3201000,
+	                          .clock_khz = 1980000,
 	                          .mem_bus_width = 6144};
 	struct gt_rec_context c = {.context_id = 1};
 	struct gt_rec_stream st = {.stream_id = 7, .context_id = 1};

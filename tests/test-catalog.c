@@ -60,6 +60,7 @@ static void device(uint32_t pid, uint32_t ordinal, uint8_t uuid_tag)
 	d.uuid[15] = uuid_tag;
 	d.sm_count = 132;
 	d.mem_clock_khz = 3134000;
+	d.clock_khz = 1980000;
 	d.mem_bus_width = 6144;
 	d.max_threads_per_block = 1024;
 	d.max_shared_mem_per_block = 49152;
@@ -224,6 +225,7 @@ START_TEST(test_gpus_by_uuid)
 		/* the description, as the DEVICE record gave it */
 		ck_assert_uint_eq(cat.gpus[0]->sm_count, 132);
 		ck_assert_uint_eq(cat.gpus[0]->mem_clock_khz, 3134000);
+		ck_assert_uint_eq(cat.gpus[0]->clock_khz, 1980000);
 		ck_assert_uint_eq(cat.gpus[0]->mem_bus_width, 6144);
 		ck_assert_uint_eq(cat.gpus[0]->max_threads_per_block, 1024);
 		ck_assert_uint_eq(cat.gpus[0]->max_shared_mem_per_block, 49152);

@@ -67,7 +67,7 @@ START_TEST(test_fields_cover_structs)
 	static const unsigned pad_bytes[GT_REC_MAX] = {
 	        [GT_REC_STREAM] = 4, [GT_REC_MEMCPY] = 4,   [GT_REC_MEMORY] = 4, [GT_REC_SYNC] = 4,
 	        [GT_REC_GRAPH] = 4,  [GT_REC_OVERHEAD] = 4, [GT_REC_CLOCK] = 4,
-	        [GT_REC_INPUT] = 4, [GT_REC_ORIGIN] = 4,
+	        [GT_REC_INPUT] = 4, [GT_REC_ORIGIN] = 4, [GT_REC_DEVICE] = 4,
 	};
 
 	for (unsigned t = 1; t < GT_REC_MAX; t++) {

@@ -737,6 +737,12 @@ START_TEST(real_and_synthetic_traces)
 		                 1);
 		ck_assert_int_eq(plan_uses(h, nvtx_join, "AUTOMATIC"), 0);
 		check_join_plan(h);
+		/* every GPU described: the SM clock in Hz, memory at 2,619 MHz double data rate
+		 * on a 6,144-bit bus in bytes per second */
+		ck_assert_int_eq(q1(h, "SELECT count(*) FROM TARGET_INFO_GPU WHERE clockRate = "
+		                       "1980000000 AND memoryBandwidth = 4022784000000"),
+		                 q1(h, "SELECT count(*) FROM TARGET_INFO_GPU"));
+		ck_assert_int_ge(q1(h, "SELECT count(*) FROM TARGET_INFO_GPU"), 1);
 		sqlite3_close(h);
 	}
 	rm_tmp();
@@ -951,7 +957,7 @@ START_TEST(real_traces_memory_threads_versions)
 		ck_assert_int_eq(q1(h, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
 		                 want[i].calls);
 		/* H200: its memory at 3,134 MHz, double data rate, on a 6,144-bit bus: bytes per
-		 * second; the SM clock is not recorded */
+		 * second; these traces predate the SM clock's field */
 		ck_assert_int_eq(q1(h, "SELECT count(*) FROM TARGET_INFO_GPU WHERE memoryBandwidth "
 		                       "= 4814304000000 AND clockRate IS NULL"),
 		                 1);

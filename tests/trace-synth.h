@@ -437,6 +437,7 @@ static inline void synth_meta(struct synth *s, unsigned p, unsigned i, union gt_
 		r->device.mem_clock_khz = 2619000;
 		r->device.mem_bus_width = 6144;
 		r->device.pci_bus_id = 0x18 + p;
+		r->device.clock_khz = 1980000;
 		break;
 	case 3:
 		synth_hdr(r, GT_REC_CONTEXT, sizeof(r->context), pid);

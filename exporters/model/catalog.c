@@ -312,6 +312,7 @@ static int observe_device(struct gt_catalog *c, const struct gt_rec_device *d)
 	g->max_threads_per_block = d->max_threads_per_block;
 	g->max_shared_mem_per_block = d->max_shared_mem_per_block;
 	g->mem_clock_khz = d->mem_clock_khz;
+	g->clock_khz = d->clock_khz;
 	g->mem_bus_width = d->mem_bus_width;
 	g->global_mem_bytes = d->global_mem_bytes;
 	return 0;

@@ -78,6 +78,7 @@ struct gt_catalog_gpu {
 	uint32_t max_threads_per_block;
 	uint32_t max_shared_mem_per_block; /* bytes */
 	uint32_t mem_clock_khz;            /* peak memory clock */
+	uint32_t clock_khz;                /* peak SM clock (0: not recorded) */
 	uint32_t mem_bus_width;            /* bits */
 	uint64_t global_mem_bytes;
 	/* device and managed memory in use, allocations minus frees as the MEMORY records give

@@ -108,6 +108,8 @@ struct gt_rec_device {
 	uint32_t mem_clock_khz;
 	uint32_t mem_bus_width; /* bits */
 	uint32_t pci_bus_id;
+	uint32_t clock_khz; /* peak SM clock; 0 in traces older than the field */
+	uint32_t _pad;
 };
 
 struct gt_rec_context {

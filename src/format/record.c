@@ -68,6 +68,7 @@ static const struct gt_field device_fields[] = {
 	F(struct gt_rec_device, mem_clock_khz, 0),
 	F(struct gt_rec_device, mem_bus_width, 0),
 	F(struct gt_rec_device, pci_bus_id, 0),
+	F(struct gt_rec_device, clock_khz, 0),
 };
 
 static const struct gt_field context_fields[] = {

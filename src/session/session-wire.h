@@ -9,7 +9,9 @@
 #include "gputrace/record.h"
 
 #define MSG_MAGIC   0x48535447u /* "GTSH" */
-#define MSG_VERSION 1u
+/* Both ends share the record structs of one build: a change to a record's in-memory layout
+ * bumps it (2: the device record carries the SM clock). */
+#define MSG_VERSION 2u
 
 enum msg_type {
 	MSG_HELLO = 1,   /* + exe, cmdline, host bytes; SCM_RIGHTS: ring memfd, eventfd */

@@ -186,12 +186,18 @@ static void check_common(size_t processes)
 		}
 		if (r->hdr.type == GT_REC_DEVICE) {
 			devices++;
+			/* clocks: any GPU of compute capability 7 or later runs its SMs and
+			 * its memory between 0.5 and 5 GHz */
 			if (!*str(r->device.name_id) || !r->device.sm_count ||
-			    r->device.cc_major < 7 || !r->device.global_mem_bytes)
-				fail("DEVICE %u incomplete: name '%s' sm %u cc %u mem %" PRIu64,
+			    r->device.cc_major < 7 || !r->device.global_mem_bytes ||
+			    r->device.clock_khz < 500000 || r->device.clock_khz > 5000000 ||
+			    r->device.mem_clock_khz < 500000 || r->device.mem_clock_khz > 5000000)
+				fail("DEVICE %u incomplete: name '%s' sm %u cc %u mem %" PRIu64
+				     " clock %u kHz memory clock %u kHz",
 				     r->device.device_id, str(r->device.name_id),
 				     r->device.sm_count, r->device.cc_major,
-				     r->device.global_mem_bytes);
+				     r->device.global_mem_bytes, r->device.clock_khz,
+				     r->device.mem_clock_khz);
 		}
 		if (r->hdr.type == GT_REC_NOTICE && r->notice.code == GT_NOTICE_CUPTI_LOADED) {
 			char want[32];

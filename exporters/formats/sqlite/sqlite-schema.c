@@ -52,7 +52,7 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                     "INTEGER, smMinor INTEGER, numaNodeId INTEGER)",
                     "INSERT INTO TARGET_INFO_GPU (vmId, id, name, totalMemory, memoryBandwidth, "
                     "smCount, uuid, cuDevice, maxShmemPerBlock, maxThreadsPerBlock, "
-                    "computeMajor, computeMinor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"},
+                    "computeMajor, computeMinor, clockRate) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         [SQ_CUDA_DEVICE] = {"TARGET_INFO_CUDA_DEVICE",
                             "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER "
                             "NOT NULL, pid INTEGER NOT NULL, uuid TEXT, numMultiprocessors "

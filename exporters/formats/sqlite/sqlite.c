@@ -1444,8 +1444,10 @@ static int put_gpus(struct sq *q)
 			b_i64(st, 10, g->max_threads_per_block);
 			b_i64(st, 11, g->cc_major);
 			b_i64(st, 12, g->cc_minor);
+			/* Hz, as Nsight Systems writes it; NULL where the trace predates the field */
+			b_nz(st, 13, (uint64_t)g->clock_khz * 1000u);
 		} else {
-			for (int col = 4; col <= 12; col++)
+			for (int col = 4; col <= 13; col++)
 				b_null(st, col);
 		}
 		b_text(st, 7, g->have_uuid ? gt_catalog_uuid(g, uuid) : NULL);

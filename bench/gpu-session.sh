@@ -89,7 +89,11 @@ for s in $steps; do
 				python3 "$src/bench/overhead/torch_bench.py" eltwise --steps 500
 			echo "exit $?"
 			"$build/cli/gputrace" stats -r kernels,api -n 40 /tmp/shape.gtrace
-			"$build/cli/gputrace" info /tmp/shape.gtrace | grep -E '^(records|  kernel|  api)'
+			"$build/cli/gputrace" info /tmp/shape.gtrace
+			stamp "eltwise under gputrace run (defaults): what recording cost the process"
+			"$build/cli/gputrace" run -q -f -o /tmp/shape-default.gtrace -- \
+				python3 "$src/bench/overhead/torch_bench.py" eltwise --steps 2000
+			"$build/cli/gputrace" info /tmp/shape-default.gtrace | sed -n '/^records/,$p'
 			stamp "TARGET_INFO_GPU"
 			"$build/cli/gputrace" sql /tmp/shape.gtrace "SELECT id, name, clockRate, \
 				memoryBandwidth, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU"

@@ -342,6 +342,14 @@ static void print_info(const char *path, struct gt_reader *r, const struct gt_ca
 		if (c->more_notices)
 			printf("  ... and %" PRIu64 " more\n", c->more_notices);
 	}
+	if (c->nself_cost) {
+		printf("recording cost:\n");
+		for (uint32_t i = 0; i < c->nself_cost; i++)
+			printf("  pid %" PRIu32 ": %s\n", c->self_cost[i].hdr.pid,
+			       str_or(r, c->self_cost[i].message_id, "(message lost)"));
+		if (c->more_self_cost)
+			printf("  ... and %" PRIu64 " more processes\n", c->more_self_cost);
+	}
 
 	/* the span (docs/cli.md, "Time"): from the zero to the end of the last record */
 	if (!have_times) {

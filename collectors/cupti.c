@@ -18,6 +18,7 @@
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
+#include "selfcost.h"
 #include "tsc.h"
 
 /* Pool geometry: 16 x 2 MiB holds about 100k kernel records in flight, enough for a million
@@ -161,7 +162,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 {
 	CUpti_Activity *rec = NULL;
 	size_t dropped = 0;
-	uint64_t refused;
+	uint64_t refused, records = 0, start_ns = gt_now_ns();
 	buffer_end_fn *end;
 
 	(void)size;
@@ -171,6 +172,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			        (unsigned)rec->kind < CUPTI_ACTIVITY_KIND_COUNT ? by_kind[rec->kind]
 			                                                        : NULL;
 
+			records++;
 			if (c)
 				c->activity(rec);
 		}
@@ -190,6 +192,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	if (refused && atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 		gt_emit_loss_wait(GT_LOSS_BUFFER_POOL, refused, GT_REC_NONE);
 	buffer_release(buffer);
+	gt_self_buffer(start_ns, gt_now_ns(), records);
 }
 
 /* CLOCK_MONOTONIC itself, not the NVTX handlers' TSC reading: API records from callbacks,
@@ -344,12 +347,15 @@ static void *flush_main(void *arg)
 		}
 		if (pthread_cond_timedwait(&flush_cond, &flush_lock, &deadline) == ETIMEDOUT &&
 		    !flush_stop) {
+			uint64_t start_ns = gt_now_ns();
+
 			pthread_mutex_unlock(&flush_lock);
 			/* non-forced: completes full buffers and those with finished records only
 			 */
 			gt_cupti_flush(false);
 			gt_collectors_flush(GT_FLUSH_PERIOD);
 			gt_tsc_anchor();
+			gt_self_flush(start_ns, gt_now_ns());
 			pthread_mutex_lock(&flush_lock);
 		}
 	}

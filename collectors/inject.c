@@ -21,6 +21,7 @@
 #include "env.h"
 #include "gt-config.h"
 #include "inject.h"
+#include "selfcost.h"
 #include "sysinfo.h"
 #include "tsc.h"
 
@@ -202,6 +203,17 @@ void gt_inject_detach(unsigned code, int detail, const char *message)
 	gt_client_detach(c);
 }
 
+/* What recording cost this process's threads (selfcost.c), once its last buffer was handled. */
+static void self_cost_notice(void)
+{
+	char msg[640];
+	uint64_t ns = gt_self_report(msg, sizeof(msg));
+
+	if (msg[0])
+		emit_notice(GT_NOTICE_INFO, GT_NOTICE_SELF_COST,
+		            ns / 1000u > INT32_MAX ? INT32_MAX : (int)(ns / 1000u), msg);
+}
+
 static void on_exit_flush(int status, void *arg)
 {
 	struct gt_client *c = atomic_exchange(&detached, NULL);
@@ -223,6 +235,7 @@ static void on_exit_flush(int status, void *arg)
 	gt_flush_stop();
 	gt_cupti_stop();
 	flush_for_close();
+	self_cost_notice();
 	gt_client_set_exit_status(c, status);
 	atomic_store(&gt_inj.active, 0);
 	/* a callback that passed the `active` check just before may still be writing its

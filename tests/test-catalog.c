@@ -310,6 +310,16 @@ START_TEST(test_losses_and_notices)
 	ck_assert_int_eq(cat.cupti[0], 130001);
 	ck_assert_int_eq(cat.cupti[1], 129901);
 	ck_assert_uint_eq(cat.nnotices, 0);
+	/* what recording cost each process: kept apart from the warnings, the first ones */
+	n.code = GT_NOTICE_SELF_COST;
+	n.detail = 812;
+	for (unsigned pid = 1; pid <= GT_CATALOG_SELF + 2; pid++)
+		feed(&n, GT_REC_NOTICE, sizeof(n), pid);
+	ck_assert_uint_eq(cat.nself_cost, GT_CATALOG_SELF);
+	ck_assert_uint_eq(cat.more_self_cost, 2);
+	ck_assert_uint_eq(cat.self_cost[0].hdr.pid, 1);
+	ck_assert_int_eq(cat.self_cost[GT_CATALOG_SELF - 1].detail, 812);
+	ck_assert_uint_eq(cat.nnotices, 0);
 	n.code = GT_NOTICE_DETACHED;
 	n.severity = GT_NOTICE_WARNING;
 	for (unsigned i = 0; i < GT_CATALOG_NOTICES + 3; i++) {
@@ -319,7 +329,8 @@ START_TEST(test_losses_and_notices)
 	ck_assert_uint_eq(cat.nnotices, GT_CATALOG_NOTICES);
 	ck_assert_uint_eq(cat.more_notices, 3);
 	ck_assert_uint_eq(cat.notices[0].message_id, 1);
-	ck_assert_uint_eq(cat.records[GT_REC_NOTICE], 3 + GT_CATALOG_NOTICES + 3);
+	ck_assert_uint_eq(cat.records[GT_REC_NOTICE],
+	                  3 + GT_CATALOG_SELF + 2 + GT_CATALOG_NOTICES + 3);
 }
 END_TEST
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -919,11 +920,35 @@ static CUptiResult CUPTIAPI fake_driver_api(CUpti_CallbackId id, uint8_t on)
 	return fake_api_kind(1, id, on);
 }
 
+static CUpti_BuffersCallbackRequestFunc fake_requested;
+static CUpti_BuffersCallbackCompleteFunc fake_completed;
+
 static CUptiResult CUPTIAPI fake_register(CUpti_BuffersCallbackRequestFunc a,
                                           CUpti_BuffersCallbackCompleteFunc b)
 {
-	(void)a;
-	(void)b;
+	fake_requested = a;
+	fake_completed = b;
+	return CUPTI_SUCCESS;
+}
+
+/* A buffer's `valid` bytes are its record count here: as many records of a kind no collector
+ * takes (CUPTI_ACTIVITY_KIND_INVALID), then the end. */
+static CUptiResult CUPTIAPI fake_next_record(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+	static CUpti_Activity invalid = {.kind = CUPTI_ACTIVITY_KIND_INVALID};
+	static uint8_t *current;
+	static size_t given;
+
+	if (buf != current) {
+		current = buf;
+		given = 0;
+	}
+	if (given == valid) {
+		current = NULL; /* the pool hands the same buffer out again */
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	}
+	given++;
+	*rec = &invalid;
 	return CUPTI_SUCCESS;
 }
 
@@ -970,6 +995,7 @@ static void fake_install(void)
 	gt_cupti.cuptiSetThreadIdType = fake_tid_type;
 	gt_cupti.cuptiActivityFlushAll = fake_flush;
 	gt_cupti.cuptiActivityGetNumDroppedRecords = fake_dropped;
+	gt_cupti.cuptiActivityGetNextRecord = fake_next_record;
 }
 
 /* In the child: the injection started with these API settings and capture range (NULL:
@@ -1114,6 +1140,62 @@ START_TEST(capture_api_activity)
 }
 END_TEST
 
+/* In the child: CUPTI hands three buffers of 10, 20 and 0 records to this thread, as its
+ * worker thread would. */
+static void self_cost_child(void)
+{
+	const size_t counts[] = {10, 20, 0};
+
+	fake_refuse = REFUSE_MAX;
+	fake_start("launch", "activity", NULL);
+	if (!fake_requested || !fake_completed)
+		_exit(4);
+	prctl(PR_SET_NAME, "buffer-thread", 0, 0, 0);
+	for (unsigned i = 0; i < 3; i++) {
+		uint8_t *buf = NULL;
+		size_t size = 0, max = 0;
+
+		fake_requested(&buf, &size, &max);
+		if (!buf || !size)
+			_exit(5);
+		fake_completed(NULL, 0, buf, size, counts[i]);
+	}
+}
+
+/* At exit a process says what gputrace's own work cost it: one informational notice with the
+ * buffers and records handled, by thread; the catalog keeps it apart from the warnings. */
+START_TEST(self_cost_notice)
+{
+	static const char head[] = "gputrace's own work: 3 CUPTI buffers, 30 records, handled in ";
+	struct child_trace t;
+	const union gt_record *rec;
+	char want[128];
+	const char *msg = NULL;
+	unsigned self = 0;
+	int ret;
+
+	child_trace_run(&t, "self-cost.gtrace", self_cost_child, NULL);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type != GT_REC_NOTICE || rec->notice.code != GT_NOTICE_SELF_COST)
+			continue;
+		self++;
+		ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_INFO);
+		ck_assert_uint_eq(rec->hdr.pid, (uint32_t)t.pid);
+		ck_assert_int_ge(rec->notice.detail, 0);
+		msg = gt_reader_string(t.r, rec->notice.message_id, NULL);
+		ck_assert_ptr_nonnull(msg);
+		ck_assert_msg(strncmp(msg, head, sizeof(head) - 1) == 0, "%s", msg);
+		snprintf(want, sizeof(want), ": 3 in ");
+		ck_assert_msg(strstr(msg, want), "%s", msg);
+		snprintf(want, sizeof(want), " on thread %d (buffer-thread)", (int)t.pid);
+		ck_assert_msg(strstr(msg, want) && !strstr(msg, "periodic"), "%s", msg);
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(self, 1);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -1131,6 +1213,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, detach_completes_at_exit);
 	tcase_add_loop_test(tc, refused_collector, 0, REFUSE_MAX);
 	tcase_add_loop_test(tc, capture_api_activity, 0, 2);
+	tcase_add_test(tc, self_cost_notice);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -142,11 +142,11 @@ if [ -n "${TORCH_AB:-}" ]; then
 	for t in "$work"/gputrace-*.gtrace; do
 		[ -f "$t" ] || continue
 		echo "== $(basename "$t" .gtrace)"
-		"$build/cli/gputrace" info "$t" | grep -E '^(records|losses|  kernel|  api|  nvtx)'
+		"$build/cli/gputrace" info "$t" | grep -E '^(records|losses|  kernel|  api|  nvtx|recording cost|  pid [0-9]+: gputrace.s own)'
 	done
 	exit
 fi
-[ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api)'
+[ -f "$work/t.gtrace" ] && "$build/cli/gputrace" info "$work/t.gtrace" | grep -E '^(records|losses|  kernel|  api|recording cost|  pid [0-9]+: gputrace.s own)'
 python3 - "$runs" <<'PY'
 import statistics, sys
 d = {}

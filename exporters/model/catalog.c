@@ -365,6 +365,12 @@ static void observe_notice(struct gt_catalog *c, const struct gt_rec_notice *n)
 		else if (i == c->ncupti)
 			c->more_cupti++;
 	}
+	if (n->code == GT_NOTICE_SELF_COST) {
+		if (c->nself_cost < GT_CATALOG_SELF)
+			c->self_cost[c->nself_cost++] = *n;
+		else
+			c->more_self_cost++;
+	}
 	/* warnings and errors; informational notices (a capture range's ends, which CUPTI each
 	 * process loaded) stay in the trace and would crowd them out */
 	if (n->severity < GT_NOTICE_WARNING)

@@ -32,6 +32,7 @@
 #include "idmap.h"
 
 #define GT_CATALOG_NOTICES 16u /* warning and error notices kept (the rest counted) */
+#define GT_CATALOG_SELF    8u  /* processes whose own-cost notice is kept (the rest counted) */
 #define GT_CATALOG_CUPTI   16u /* distinct CUPTI versions kept */
 /* A process whose pid an earlier process of the trace had is shown as pid
  * GT_CATALOG_PID_AGAIN + its index: above any Linux pid (2^22), the exporters' GPU
@@ -126,6 +127,10 @@ struct gt_catalog {
 	struct gt_rec_notice notices[GT_CATALOG_NOTICES]; /* warnings and errors, first ones */
 	uint32_t nnotices;
 	uint64_t more_notices;           /* warnings and errors beyond those */
+	/* GT_NOTICE_SELF_COST: what recording cost each process's threads, first ones */
+	struct gt_rec_notice self_cost[GT_CATALOG_SELF];
+	uint32_t nself_cost;
+	uint64_t more_self_cost;
 	int32_t cupti[GT_CATALOG_CUPTI]; /* CUPTI versions the processes loaded, first seen first */
 	/* a merged trace's inputs (gputrace merge's INPUT records), in file order; owned */
 	struct gt_rec_input *inputs;

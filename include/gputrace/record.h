@@ -396,6 +396,7 @@ enum gt_notice_code {
 	GT_NOTICE_CAPTURE_STOP,
 	GT_NOTICE_FLUSH_WINDOW, /* ended before its final flush: the last interval may be lost */
 	GT_NOTICE_CUPTI_LOADED, /* tracing started; detail = cuptiGetVersion, message its path */
+	GT_NOTICE_SELF_COST,    /* at exit: gputrace's own work; detail = its buffers' time in us */
 	GT_NOTICE_CODE_MAX
 };
 

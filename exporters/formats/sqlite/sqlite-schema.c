@@ -412,6 +412,7 @@ const char *gt_sq_notice_code_name(unsigned code)
 	        [GT_NOTICE_CAPTURE_STOP] = "capture_stop",
 	        [GT_NOTICE_FLUSH_WINDOW] = "flush_window",
 	        [GT_NOTICE_CUPTI_LOADED] = "cupti_loaded",
+	        [GT_NOTICE_SELF_COST] = "self_cost",
 	};
 
 	return code < GT_NOTICE_CODE_MAX && names[code] ? names[code] : "unknown";

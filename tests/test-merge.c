@@ -805,6 +805,12 @@ START_TEST(test_truncated)
 	ck_assert_uint_eq(sm.nlosses, 1);
 	ck_assert_uint_eq(sm.losses[0].source, GT_LOSS_FILE);
 	ck_assert_uint_eq(sm.losses[0].count, 1);
+	/* what the input's reader said of it, kept in the loss */
+	ck_assert_uint_eq(sm.losses[0].bytes, sb.status.bytes_skipped);
+	ck_assert_uint_gt(sm.losses[0].bytes, 0);
+	ck_assert_uint_eq(sm.losses[0].records, sb.status.chunk_records_skipped);
+	ck_assert_uint_gt(sm.losses[0].records, 0);
+	ck_assert_uint_eq(sm.losses[0].malformed, 0);
 	ck_assert_uint_eq(sm.losses[0].hdr.pid, 6000);
 	ck_assert_uint_eq(origin_of(&sm, 6000)->input, 2);
 	ck_assert_uint_eq(sm.inputs[1].flags, GT_INPUT_RECOVERED);

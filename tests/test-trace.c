@@ -805,9 +805,19 @@ static void check_cut(const uint8_t *buf, const struct layout *l, size_t cut)
 	ck_assert_ptr_null(gt_reader_footer_counts(rd));
 	ck_assert_uint_eq(st->chunks_read, k);
 	tail = cut - (k ? l->end[k - 1] : l->data_start);
-	ck_assert_uint_eq(st->bytes_skipped, tail);
-	/* a chunk whose header survived but whose payload was cut counts as skipped */
-	ck_assert_uint_eq(st->chunks_skipped, k < l->nchunks && tail >= GT_CHUNK_HDR_BYTES ? 1 : 0);
+	/* the footer's remains are no damage; a chunk cut anywhere is one skipped chunk with the
+	 * bytes left of it, and its records when its header survived. One or two bytes ("G",
+	 * "GT") cannot tell a chunk from the footer and read as the footer. */
+	if (k == l->nchunks || tail < 3) {
+		ck_assert_uint_eq(st->chunks_skipped, 0);
+		ck_assert_uint_eq(st->bytes_skipped, 0);
+		ck_assert_uint_eq(st->chunk_records_skipped, 0);
+	} else {
+		ck_assert_uint_eq(st->chunks_skipped, 1);
+		ck_assert_uint_eq(st->bytes_skipped, tail);
+		ck_assert_uint_eq(st->chunk_records_skipped,
+		                  tail >= GT_CHUNK_HDR_BYTES ? l->records[k] : 0);
+	}
 	ck_assert_uint_eq(st->records_skipped, 0);
 	gt_reader_close(rd);
 }
@@ -1174,9 +1184,12 @@ START_TEST(test_bit_flips_in_chunks)
 		ck_assert_uint_eq(st->chunks_read, l->nchunks - 1);
 		ck_assert_uint_eq(st->recovered, !footer);
 		ck_assert_uint_eq(st->bytes_skipped, l->end[k] - l->off[k]);
-		/* without the index, a chunk whose header is damaged is only bytes passed over */
-		if (footer || at >= l->off[k] + GT_CHUNK_HDR_BYTES)
-			ck_assert_uint_eq(st->chunks_skipped, 1);
+		ck_assert_uint_eq(st->chunks_skipped, 1);
+		ck_assert_uint_eq(st->records_skipped, 0);
+		/* without the index, a chunk whose header is damaged held an unknown number */
+		ck_assert_uint_eq(st->chunk_records_skipped,
+		                  footer || at >= l->off[k] + GT_CHUNK_HDR_BYTES ? l->records[k]
+		                                                                 : 0);
 		gt_reader_close(rd);
 		buf[at] ^= bit;
 	}
@@ -1208,12 +1221,119 @@ START_TEST(test_bit_flips_in_footer)
 		st = gt_reader_status(rd);
 		ck_assert(st->recovered);
 		ck_assert_uint_eq(st->chunks_read, l->nchunks);
+		/* the footer is no chunk: found by its magic, or where the trailer puts it */
 		ck_assert_uint_eq(st->chunks_skipped, 0);
-		ck_assert_uint_eq(st->bytes_skipped, len - l->chunks_end);
+		ck_assert_uint_eq(st->bytes_skipped, 0);
 		gt_reader_close(rd);
 		buf[at] ^= 0x10;
 	}
 	free(buf);
+	free(l);
+}
+END_TEST
+
+/* The footer's checksum and the trailer made to hold again after a change to the index. */
+static void reseal_footer(uint8_t *buf, size_t len, const struct layout *l)
+{
+	uint8_t *t = buf + len - GT_TRAILER_BYTES;
+
+	gt_put_le32(t + 24,
+	            gt_crc32c(0, buf + l->chunks_end, len - GT_TRAILER_BYTES - l->chunks_end));
+	gt_put_le32(t + 28, gt_crc32c(0, t, 28));
+}
+
+/* Chunk k's frame checksum, in its header and its index entry, and the header's own checksum
+ * made to hold again after a change to the chunk (format.md, "Chunks" and "Footer"). */
+static void reseal_chunk(uint8_t *buf, size_t len, const struct layout *l, size_t k)
+{
+	uint8_t *h = buf + l->off[k];
+	uint32_t crc = gt_crc32c(0, h + GT_CHUNK_HDR_BYTES, gt_get_le32(h + 4));
+	uint32_t entry_bytes = gt_get_le32(buf + l->chunks_end + 4);
+
+	gt_put_le32(h + 32, crc);
+	gt_put_le32(h + 36, gt_crc32c(0, h, 36));
+	gt_put_le32(buf + l->chunks_end + 16 + k * entry_bytes + 20, crc);
+	reseal_footer(buf, len, l);
+}
+
+/* buf (the file of many_opts, layout l, nrec records) damaged in chunk k, with its footer or
+ * without (a writer killed before it): every other chunk reads whole, and the status counts
+ * exactly one chunk of `bytes` bytes holding `records` records, and nothing else. */
+static void expect_one_chunk_lost(const uint8_t *buf, size_t len, const struct layout *l, size_t k,
+                                  bool footer, uint64_t nrec, uint64_t bytes, uint64_t records)
+{
+	const char *bad = path_in("damaged.gtrace");
+	bool *skip = calloc(l->nchunks, sizeof(*skip));
+	const struct gt_reader_status *st;
+	struct gt_reader *rd;
+
+	ck_assert_ptr_nonnull(skip);
+	skip[k] = true;
+	spit(bad, buf, footer ? len : l->chunks_end);
+	ck_assert_uint_eq(read_and_compare(bad, &many_opts, l, skip, nrec, &rd),
+	                  nrec - l->records[k]);
+	st = gt_reader_status(rd);
+	ck_assert_uint_eq(st->recovered, !footer);
+	ck_assert_uint_eq(st->chunks_read, l->nchunks - 1);
+	ck_assert_uint_eq(st->chunks_skipped, 1);
+	ck_assert_uint_eq(st->bytes_skipped, bytes);
+	ck_assert_uint_eq(st->chunk_records_skipped, records);
+	ck_assert_uint_eq(st->records_skipped, 0);
+	gt_reader_close(rd);
+	free(skip);
+}
+
+/* Each way a chunk is lost, read through the index and by a scan: a frame whose checksum
+ * fails, a frame that does not decompress under checksums that hold, a flipped byte in the
+ * chunk header, lengths out of bounds under a header checksum that holds (a buggy writer),
+ * and a file cut inside the chunk. */
+START_TEST(test_damage_accounting)
+{
+	const char *path = path_in("many.gtrace");
+	struct layout *l = malloc(sizeof(*l));
+	uint8_t *orig, *buf;
+	uint64_t nrec;
+	size_t len, k, bytes;
+
+	write_synth(path, &many_opts, 8192, &nrec);
+	orig = slurp(path, &len);
+	buf = malloc(len);
+	layout_of(orig, len, l);
+	ck_assert_uint_ge(l->nchunks, 3);
+	k = l->nchunks / 2;
+	bytes = l->end[k] - l->off[k];
+	for (int footer = 0; footer < 2; footer++) {
+		memcpy(buf, orig, len);
+		buf[l->off[k] + GT_CHUNK_HDR_BYTES + 7] ^= 0x40;
+		expect_one_chunk_lost(buf, len, l, k, footer, nrec, bytes, l->records[k]);
+
+		memcpy(buf, orig, len);
+		memset(buf + l->off[k] + GT_CHUNK_HDR_BYTES, 0xa5, bytes - GT_CHUNK_HDR_BYTES);
+		reseal_chunk(buf, len, l, k);
+		expect_one_chunk_lost(buf, len, l, k, footer, nrec, bytes, l->records[k]);
+
+		/* its raw_bytes: without the index, how many records it held is lost too */
+		memcpy(buf, orig, len);
+		buf[l->off[k] + 9] ^= 0x01;
+		expect_one_chunk_lost(buf, len, l, k, footer, nrec, bytes,
+		                      footer ? l->records[k] : 0);
+
+		memcpy(buf, orig, len);
+		gt_put_le32(buf + l->off[k] + 8, GT_CHUNK_MAX_RAW + 1);
+		reseal_chunk(buf, len, l, k);
+		expect_one_chunk_lost(buf, len, l, k, footer, nrec, bytes, l->records[k]);
+	}
+	/* the index itself says a length out of bounds: the chunk it describes is passed over */
+	memcpy(buf, orig, len);
+	gt_put_le32(buf + l->chunks_end + 16 + k * gt_get_le32(buf + l->chunks_end + 4) + 12,
+	            GT_CHUNK_MAX_RAW + 1);
+	reseal_footer(buf, len, l);
+	expect_one_chunk_lost(buf, len, l, k, true, nrec, bytes, l->records[k]);
+	/* cut inside its header, and inside its frame */
+	check_cut(orig, l, l->off[k] + 20);
+	check_cut(orig, l, l->off[k] + GT_CHUNK_HDR_BYTES + 10);
+	free(buf);
+	free(orig);
 	free(l);
 }
 END_TEST
@@ -1381,6 +1501,7 @@ START_TEST(test_reindex)
 	uint8_t *buf, raw[64];
 	uint64_t nrec, k;
 	size_t len, n;
+	const union gt_record *rec;
 	struct stat st1, st2;
 
 	write_synth(path, &many_opts, 8192, &nrec);
@@ -1439,6 +1560,37 @@ START_TEST(test_reindex)
 	spit(path_in("junk.gtrace"), "junk", 4);
 	ck_assert_int_eq(gt_trace_reindex(path_in("junk.gtrace"), &res, &err), -EINVAL);
 	ck_assert_str_eq(err, "not a gputrace file (bad magic)");
+
+	/* cut 100 bytes into its last chunk: that chunk is lost, and stays on record in the new
+	 * file as one damaged_file loss saying what it was, after every record that was read */
+	path = path_in("re2.gtrace"); /* path_in's names are reused after four */
+	cut = path_in("re2-cut.gtrace");
+	write_synth(path, &many_opts, 8192, &nrec);
+	buf = slurp(path, &len);
+	layout_of(buf, len, l);
+	k = l->nchunks - 1;
+	spit(cut, buf, l->off[k] + 100);
+	free(buf);
+	ck_assert_int_eq(gt_trace_reindex(cut, &res, &err), 0);
+	ck_assert_uint_eq(res.chunks_skipped, 1);
+	ck_assert_uint_eq(res.records, nrec - l->records[k] + 1);
+	ck_assert_int_eq(gt_reader_open(cut, &rd, &err), 0);
+	n = 0;
+	while (gt_reader_next(rd, &rec) == 1) {
+		n++;
+		if (rec->hdr.type != GT_REC_LOSS)
+			continue;
+		ck_assert_uint_eq(n, res.records);
+		ck_assert_uint_eq(rec->loss.source, GT_LOSS_FILE);
+		ck_assert_uint_eq(rec->loss.count, 1);
+		ck_assert_uint_eq(rec->loss.bytes, 100);
+		ck_assert_uint_eq(rec->loss.records, l->records[k]);
+		ck_assert_uint_eq(rec->loss.malformed, 0);
+	}
+	ck_assert_uint_eq(n, res.records);
+	ck_assert_uint_eq(gt_reader_footer_counts(rd)->records[GT_REC_LOSS], 1);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_skipped, 0);
+	gt_reader_close(rd);
 	free(l);
 }
 END_TEST
@@ -1451,7 +1603,7 @@ START_TEST(test_malformed_payload)
 	const union gt_record *rec;
 	const char *err = NULL;
 	union gt_record api;
-	uint8_t raw[64];
+	uint8_t raw[GT_CODEC_MAX_RECORD + 8];
 	size_t n = 0;
 
 	fill_record(GT_REC_API, 6, &api);
@@ -1480,6 +1632,24 @@ START_TEST(test_malformed_payload)
 	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
 	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 4);
 	ck_assert_ptr_null(gt_reader_string(rd, 5, NULL));
+	gt_reader_close(rd);
+
+	/* a bad length in the middle of a chunk whose header counts five records: the one
+	 * before it reads, it and the three after it are lost, all four counted */
+	ck_assert_int_eq(gt_writer_open(path, &test_info, NULL, &w), 0);
+	n = encode_fresh(&api, raw);
+	raw[n++] = GT_REC_API;
+	raw[n++] = 0x7f;
+	raw[n++] = 0;
+	ck_assert_int_eq(gt_writer_append_encoded(w, raw, n, 5), 0);
+	ck_assert_int_eq(gt_writer_close(w), 0);
+	ck_assert_int_eq(gt_reader_open(path, &rd, &err), 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 1);
+	expect_same(rec, &api, 0);
+	ck_assert_int_eq(gt_reader_next(rd, &rec), 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->records_skipped, 4);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_skipped, 0);
+	ck_assert_uint_eq(gt_reader_status(rd)->chunks_read, 1);
 	gt_reader_close(rd);
 }
 END_TEST
@@ -1556,6 +1726,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_truncate_at_random_offsets);
 	tcase_add_test(tc, test_bit_flips_in_chunks);
 	tcase_add_test(tc, test_bit_flips_in_footer);
+	tcase_add_test(tc, test_damage_accounting);
 	tcase_add_test(tc, test_random_damage);
 	tcase_add_test(tc, test_unknown_and_versioned_records);
 	tcase_add_test(tc, test_malformed_payload);

@@ -351,7 +351,7 @@ enum gt_loss_source {
 	GT_LOSS_CORRUPT,           /* consumer rejected ring bytes */
 	GT_LOSS_BUFFER_POOL,       /* no free CUPTI buffer in the pool */
 	GT_LOSS_FLUSH_WINDOW, /* records still in CUPTI when the process was killed (estimate) */
-	GT_LOSS_FILE,         /* chunks skipped while reading a damaged file */
+	GT_LOSS_FILE, /* a damaged file: chunks skipped reading it (merge, info --reindex) */
 	GT_LOSS_NVTX,         /* NVTX ranges the handlers could not record (see collectors.md) */
 	GT_LOSS_SOURCE_MAX
 };
@@ -359,9 +359,13 @@ enum gt_loss_source {
 struct gt_rec_loss {
 	struct gt_rec_hdr hdr;
 	uint64_t ts_ns;
-	uint64_t count;  /* records lost */
+	uint64_t count;  /* records lost; GT_LOSS_FILE: chunks that could not be read */
 	uint32_t source; /* enum gt_loss_source */
 	uint32_t kind;   /* enum gt_rec_type of what was lost; GT_REC_NONE if unknown/mixed */
+	/* GT_LOSS_FILE only (0 otherwise, and in files written before these fields): */
+	uint64_t bytes;     /* of the file, taken by the chunks that could not be read */
+	uint64_t records;   /* records those chunks held, where their header or the index said */
+	uint64_t malformed; /* malformed records skipped inside chunks that were read */
 };
 
 enum gt_clock_id {

@@ -134,15 +134,24 @@ struct gt_trace_header {
 	struct gt_trace_info info; /* strings point into the reader */
 };
 
-/* How the reader got through the file. */
+/* How the reader got through the file: what it read and, exactly, what it skipped
+ * (docs/format.md, "Reading, and what a reader does with damage"). A chunk is skipped when
+ * its checksum, its zstd frame or its chunk header fails, or the file ends inside it; its
+ * bytes are those it took in the file (without an index: up to the next chunk header that
+ * checks), never the footer's. */
 struct gt_reader_status {
 	bool recovered;           /* no valid footer: chunks were found by scanning */
 	uint64_t chunks_read;     /* valid chunks decoded so far */
 	uint64_t chunks_skipped;  /* damaged chunks passed over */
-	uint64_t bytes_skipped;   /* bytes of the file not accounted for by valid chunks */
-	uint64_t records_skipped; /* unknown or malformed records inside valid chunks */
+	uint64_t bytes_skipped;   /* the bytes they took in the file */
+	uint64_t records_skipped; /* unknown or malformed records inside valid chunks; after a
+	                           * length that runs past the payload, every record the chunk
+	                           * header counts from there on */
 	uint64_t chunks_passed;   /* chunks a filter's chunk function passed over, never read */
 	uint64_t records_dropped; /* records a filter's record function dropped */
+	/* appended: the records the skipped chunks held, as the index or their own header says
+	 * (none for a chunk whose header is damaged in a file without an index) */
+	uint64_t chunk_records_skipped;
 };
 
 /* One chunk as the footer's index describes it. */
@@ -183,7 +192,8 @@ const struct gt_trace_header *gt_reader_header(const struct gt_reader *r);
 
 /* Next record in file order. Returns 1 and *rec (valid until the next call), 0 at the end,
  * or -errno. String records are returned too, and also entered into the reader's table.
- * Unknown record types are skipped and counted in status.records_skipped. */
+ * Unknown record types are skipped and counted in status.records_skipped; damaged chunks are
+ * skipped and counted in status (gt_reader_status). */
 int gt_reader_next(struct gt_reader *r, const union gt_record **rec);
 
 /* Look up a string seen so far. Returns NULL if unknown. len may be NULL.

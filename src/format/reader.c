@@ -41,6 +41,8 @@ struct gt_reader {
 	uint64_t nchunks;     /* entries in the index */
 	uint32_t entry_bytes; /* bytes per index entry */
 	struct gt_trace_counts footer_counts;
+	uint64_t trailer_footer; /* where a trailer that checks puts a footer that does not;
+	                          * 0: none (the scan stops there: no chunk is damaged) */
 
 	/* position */
 	uint64_t next_entry; /* footer mode: index entry to read next */
@@ -59,6 +61,8 @@ struct gt_reader {
 	uint8_t *raw; /* owned; the payload and GT_CODEC_PAD zero bytes */
 	size_t raw_cap;
 	const uint8_t *p, *end;
+	uint32_t chunk_records; /* records its header says it holds */
+	uint32_t chunk_seen;    /* records of it decoded or skipped so far */
 
 	struct gt_codec codec;
 	union gt_record *recs;     /* GT_REC_MAX decoded records, one per type; owned */
@@ -280,6 +284,8 @@ static int read_footer(struct gt_reader *r)
 		return 0;
 	off = gt_get_le64(t + 8);
 	len = gt_get_le64(t + 16);
+	if (off >= r->data_start && off < r->file_size)
+		r->trailer_footer = off; /* the footer's place, should it not check */
 	if (off < r->data_start || len < FOOTER_HEAD_BYTES + FOOTER_TAIL_MIN ||
 	    len > r->file_size || off != r->file_size - GT_TRAILER_BYTES - len)
 		return 0;
@@ -347,6 +353,7 @@ static void rewind_state(struct gt_reader *r)
 	r->status.records_skipped = 0;
 	r->status.chunks_passed = 0;
 	r->status.records_dropped = 0;
+	r->status.chunk_records_skipped = 0;
 }
 
 int gt_reader_open(const char *path, struct gt_reader **ret, const char **errmsg)
@@ -466,6 +473,8 @@ static int load_chunk(struct gt_reader *r, const struct gt_chunk_hdr *h, uint64_
 	memset(r->raw + n, 0, GT_CODEC_PAD);
 	r->p = r->raw;
 	r->end = r->raw + n;
+	r->chunk_records = h->records;
+	r->chunk_seen = 0;
 	gt_codec_reset(&r->codec);
 	return 1;
 }
@@ -520,10 +529,13 @@ int gt_reader_chunk_info(struct gt_reader *r, uint64_t k, struct gt_chunk_info *
 	return 1;
 }
 
-static void skip_chunk(struct gt_reader *r, uint64_t bytes)
+/* A damaged chunk: its bytes in the file, and the records it held when its header or the
+ * index says (0 when neither can be trusted). */
+static void skip_chunk(struct gt_reader *r, uint64_t bytes, uint64_t records)
 {
 	r->status.chunks_skipped++;
 	r->status.bytes_skipped += bytes;
+	r->status.chunk_records_skipped += records;
 }
 
 /* Footer mode: the index says where every chunk is. */
@@ -554,8 +566,16 @@ static int next_chunk_indexed(struct gt_reader *r)
 		}
 		if (!chunk_sane(&ix) || off < r->data_start || off > r->footer_offset ||
 		    GT_CHUNK_HDR_BYTES + (uint64_t)ix.comp_bytes > r->footer_offset - off) {
-			/* the footer's checksum held, so this is a writer bug; pass over it */
-			skip_chunk(r, 0);
+			/* the footer's checksum held, so this is a writer bug; pass over it, with
+			 * the bytes it claims that lie between the header and the footer */
+			uint64_t bytes = 0;
+
+			if (off >= r->data_start && off < r->footer_offset) {
+				bytes = GT_CHUNK_HDR_BYTES + (uint64_t)ix.comp_bytes;
+				if (bytes > r->footer_offset - off)
+					bytes = r->footer_offset - off;
+			}
+			skip_chunk(r, bytes, ix.records);
 			continue;
 		}
 		r->done = off + GT_CHUNK_HDR_BYTES + ix.comp_bytes;
@@ -564,14 +584,14 @@ static int next_chunk_indexed(struct gt_reader *r)
 			return ret;
 		if (!gt_chunk_hdr_decode(hb, &h) || h.comp_bytes != ix.comp_bytes ||
 		    h.raw_bytes != ix.raw_bytes || h.crc != ix.crc) {
-			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes);
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes, ix.records);
 			continue;
 		}
 		ret = load_chunk(r, &ix, off + GT_CHUNK_HDR_BYTES);
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
-			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes);
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + ix.comp_bytes, ix.records);
 			continue;
 		}
 		r->status.chunks_read++;
@@ -611,34 +631,52 @@ static int find_magic(struct gt_reader *r, uint64_t from, uint64_t *at)
 	return 0;
 }
 
-/* Scan mode (no footer): walk chunk headers; past damage, look for the next magic. */
+/* Whether the n bytes at b (n < 4: all that is left of the file) are where a footer starts:
+ * a file whose trailer is damaged, or that was cut inside its footer. */
+static bool footer_starts(const uint8_t *b, uint64_t n)
+{
+	return memcmp(b, GT_FOOTER_MAGIC, n < 4 ? (size_t)n : 4) == 0;
+}
+
+/* Scan mode (no footer): walk chunk headers; past damage, look for the next magic. Where a
+ * chunk should start, whatever is not one is a damaged chunk (up to the next chunk header
+ * that checks, or the end) unless it is where the footer starts. */
 static int next_chunk_scan(struct gt_reader *r)
 {
 	while (r->pos < r->file_size) {
 		uint8_t hb[GT_CHUNK_HDR_BYTES];
 		struct gt_chunk_hdr h;
 		uint64_t next, left = r->file_size - r->pos;
+		size_t have = left < sizeof(hb) ? (size_t)left : sizeof(hb);
+		bool decoded;
 		int ret;
 
-		if (left < GT_CHUNK_HDR_BYTES) {
-			r->status.bytes_skipped += left;
-			break;
-		}
-		ret = preadn(r->fd, hb, sizeof(hb), r->pos);
+		ret = preadn(r->fd, hb, have, r->pos);
 		if (ret < 0)
 			return ret;
-		if (!gt_chunk_hdr_decode(hb, &h) || !chunk_sane(&h)) {
+		if (r->pos == r->trailer_footer || footer_starts(hb, have))
+			break; /* the footer, damaged or cut off: no chunk after it */
+		if (left < GT_CHUNK_HDR_BYTES) {
+			/* the writer stopped in the middle of this chunk's header */
+			skip_chunk(r, left, 0);
+			break;
+		}
+		decoded = gt_chunk_hdr_decode(hb, &h);
+		if (!decoded || !chunk_sane(&h)) {
+			/* a damaged chunk header: nothing in it can be trusted, not even how many
+			 * records the chunk held; lengths out of bounds under a checksum that held
+			 * are a writer's bug, and its count is what that writer said */
 			ret = find_magic(r, r->pos + 1, &next);
 			if (ret < 0)
 				return ret;
-			r->status.bytes_skipped += next - r->pos;
+			skip_chunk(r, next - r->pos, decoded ? h.records : 0);
 			r->pos = next;
 			r->done = next;
 			continue;
 		}
 		if (h.comp_bytes > left - GT_CHUNK_HDR_BYTES) {
 			/* the writer stopped in the middle of this chunk */
-			skip_chunk(r, left);
+			skip_chunk(r, left, h.records);
 			break;
 		}
 		r->pos += GT_CHUNK_HDR_BYTES + h.comp_bytes;
@@ -647,7 +685,7 @@ static int next_chunk_scan(struct gt_reader *r)
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
-			skip_chunk(r, GT_CHUNK_HDR_BYTES + h.comp_bytes);
+			skip_chunk(r, GT_CHUNK_HDR_BYTES + h.comp_bytes, h.records);
 			continue;
 		}
 		r->status.chunks_read++;
@@ -666,6 +704,7 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
 		while (r->p < r->end) {
 			int d = gt_codec_decode(&r->codec, &r->p, r->end, r->recs, r->str, rec);
 
+			r->chunk_seen++;
 			if (d == GT_DECODE_OK) {
 				if ((*rec)->hdr.type == GT_REC_STRING) {
 					ret = strs_put(r, &(*rec)->string);
@@ -684,9 +723,17 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
 				}
 				return 1;
 			}
+			if (d == GT_DECODE_BROKEN) {
+				/* nothing after a bad length can be trusted: this record and every
+				 * one the chunk header counts after it are lost */
+				r->status.records_skipped +=
+				        r->chunk_records >= r->chunk_seen
+				                ? (uint64_t)r->chunk_records - r->chunk_seen + 1
+				                : 1;
+				r->p = r->end;
+				continue;
+			}
 			r->status.records_skipped++;
-			if (d == GT_DECODE_BROKEN)
-				r->p = r->end; /* nothing after a bad length can be trusted */
 		}
 		ret = r->have_footer ? next_chunk_indexed(r) : next_chunk_scan(r);
 		if (ret <= 0)

@@ -203,6 +203,9 @@ static const struct gt_field loss_fields[] = {
 	F(struct gt_rec_loss, count, 0),
 	F(struct gt_rec_loss, source, 0),
 	F(struct gt_rec_loss, kind, 0),
+	F(struct gt_rec_loss, bytes, 0),
+	F(struct gt_rec_loss, records, 0),
+	F(struct gt_rec_loss, malformed, 0),
 };
 
 static const struct gt_field clock_fields[] = {

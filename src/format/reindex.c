@@ -86,9 +86,9 @@ int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char
 	}
 	res->chunks_read = rs->chunks_read;
 	res->chunks_skipped = rs->chunks_skipped;
-	if (rs->chunks_skipped) {
+	if (rs->chunks_skipped || res->records_dropped) {
 		/* what was lost stays on record in the new file, as gputrace merge records an
-		 * input's damage: a damaged_file loss counting chunks, of the first process */
+		 * input's damage: a damaged_file loss of the first process (docs/format.md) */
 		struct gt_rec_loss l = {{GT_REC_LOSS, sizeof(l), first_pid}};
 		const struct gt_trace_counts *wc = gt_writer_counts(w);
 
@@ -96,6 +96,9 @@ int gt_trace_reindex(const char *path, struct gt_reindex_result *res, const char
 		l.count = rs->chunks_skipped;
 		l.source = GT_LOSS_FILE;
 		l.kind = GT_REC_NONE;
+		l.bytes = rs->bytes_skipped;
+		l.records = rs->chunk_records_skipped;
+		l.malformed = res->records_dropped; /* read, but no record this writer takes */
 		ret = gt_writer_write(w, &l.hdr);
 		if (ret < 0) {
 			snprintf(errbuf, sizeof(errbuf), "writing: %s", strerror(-ret));

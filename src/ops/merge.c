@@ -507,6 +507,9 @@ static int finish_input(struct gt_merge *m, struct input *in)
 		l.count = st->chunks_skipped;
 		l.source = GT_LOSS_FILE;
 		l.kind = GT_REC_NONE;
+		l.bytes = st->bytes_skipped;
+		l.records = st->chunk_records_skipped;
+		l.malformed = st->records_skipped;
 		r = gt_merge_put(m, &l.hdr);
 	}
 	gt_merge_read_done(in->ahead);

@@ -10,7 +10,7 @@
 
 #define MSG_MAGIC   0x48535447u /* "GTSH" */
 /* Both ends share the record structs of one build: a change to a record's in-memory layout
- * bumps it (2: the device record carries the SM clock). */
+ * bumps it (2: the device record carries the SM clock, LOSS its bytes and records). */
 #define MSG_VERSION 2u
 
 enum msg_type {

@@ -171,9 +171,7 @@ static void write_table(const struct gt_advise *a, FILE *out)
 
 static void json_str(FILE *out, const char *s)
 {
-	fputc('"', out);
 	gt_text_json_fputs(out, s, strlen(s));
-	fputc('"', out);
 }
 
 static void json_set(FILE *out, const char *key, const struct gt_advise_set *s)

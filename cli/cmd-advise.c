@@ -41,8 +41,7 @@ static void usage(FILE *out)
 	      "Rules: pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc,\n"
 	      "idle-host, idle-event, idle-other, short-kernels, slow-steps, memory-full,\n"
 	      "straggler.\n"
-	      "\n" GT_CLI_WINDOW_HELP
-	      "\n"
+	      "\n" GT_CLI_WINDOW_HELP "\n"
 	      "Exit status: 0 ok, 3 a finding matched --fail-on (the findings are written first),\n"
 	      "64 bad option (one file given twice, the output one of the traces, a window that\n"
 	      "selects nothing), 65 unreadable or damaged trace (a damaged one's findings are\n"
@@ -70,11 +69,12 @@ static int advise_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case OPT_FAIL_ON:
 		if (gt_advise_gate_parse(arg, &x->gate) < 0) {
-			gt_cli_error("advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, "
-			             "sync-memset, sync-api, steady-malloc, idle-host, idle-event, "
-			             "idle-other, short-kernels, slow-steps, memory-full, straggler), a "
-			             "cost (10ms) or a share of the span (5%%), not '%s'",
-			             arg);
+			gt_cli_error(
+			        "advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, "
+			        "sync-memset, sync-api, steady-malloc, idle-host, idle-event, "
+			        "idle-other, short-kernels, slow-steps, memory-full, straggler), a "
+			        "cost (10ms) or a share of the span (5%%), not '%s'",
+			        arg);
 			return GT_EXIT_USAGE;
 		}
 		x->fail_on = arg;
@@ -184,8 +184,8 @@ int cmd_advise(int argc, char **argv)
 	if (status != GT_EXIT_OK)
 		goto out;
 	if (cli.step && a->steps == 0) {
-		gt_cli_error("advise: --step %s: no NVTX range of the trace%s has that name", cli.step,
-		             cli.nargs > 1 ? "s" : "");
+		gt_cli_error("advise: --step %s: no NVTX range of the trace%s has that name",
+		             cli.step, cli.nargs > 1 ? "s" : "");
 		status = GT_EXIT_USAGE;
 		goto out;
 	}
@@ -206,7 +206,8 @@ out:
 		char cost[32];
 
 		gt_cli_error("advise: --fail-on %s: %s, %s in all (%llu times)", x.fail_on,
-		             gt_advise_rule_id(hit->rule), gt_fmt_ns((double)hit->cost_ns, cost, sizeof(cost)),
+		             gt_advise_rule_id(hit->rule),
+		             gt_fmt_ns((double)hit->cost_ns, cost, sizeof(cost)),
 		             (unsigned long long)hit->count);
 		status = GT_EXIT_ADVISED;
 	}

@@ -2,8 +2,8 @@
  * it and on one built not to, with exact counts and costs; the gate of --fail-on; the JSON;
  * and the findings on the real traces of tests/data. Runs as a unit test. */
 #include <check.h>
-#include <errno.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +121,8 @@ static void kernel(struct tw *t, uint32_t corr, uint64_t start, uint64_t end)
 static void copy(struct tw *t, uint32_t corr, uint64_t start, uint64_t end, uint32_t kind,
                  uint32_t src, uint32_t dst, uint32_t flags)
 {
-	struct gt_rec_memcpy m = {.bytes = 4096, .copy_kind = kind, .src_kind = src, .dst_kind = dst};
+	struct gt_rec_memcpy m = {
+	        .bytes = 4096, .copy_kind = kind, .src_kind = src, .dst_kind = dst};
 
 	m.span = (struct gt_gpu_span){START + start, START + end, corr, 0, 1, 7};
 	m.flags = flags;
@@ -146,7 +147,9 @@ static void stream_wait(struct tw *t, uint64_t ts)
 
 static void alloc(struct tw *t, uint64_t bytes, uint64_t ts)
 {
-	struct gt_rec_memory m = {.op = GT_MEMORY_ALLOC, .address = 0x1000, .bytes = bytes,
+	struct gt_rec_memory m = {.op = GT_MEMORY_ALLOC,
+	                          .address = 0x1000,
+	                          .bytes = bytes,
 	                          .mem_kind = GT_MEM_DEVICE};
 
 	m.ts_ns = START + ts;

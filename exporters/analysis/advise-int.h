@@ -34,8 +34,8 @@ struct act {
 	uint32_t gpu;    /* catalog GPU index */
 	uint32_t stream; /* CUDA stream id */
 	uint32_t name_id;
-	uint16_t kind;  /* enum act_kind */
-	uint16_t flags; /* ACT_* */
+	uint16_t kind;      /* enum act_kind */
+	uint16_t flags;     /* ACT_* */
 	uint32_t copy_kind; /* enum gt_memcpy_kind; memsets: enum gt_mem_kind */
 	uint32_t _pad;
 };

@@ -88,7 +88,8 @@ static double share(uint64_t cost, uint64_t span)
 	return span ? 100.0 * (double)cost / (double)span : 0.0;
 }
 
-static void table_instance(const struct gt_advise *a, FILE *out, const struct gt_advise_instance *in)
+static void table_instance(const struct gt_advise *a, FILE *out,
+                           const struct gt_advise_instance *in)
 {
 	char f[32], t[32], c[32], where[96];
 	size_t len = 0;
@@ -135,8 +136,8 @@ static void write_table(const struct gt_advise *a, FILE *out)
 		fprintf(out, "%2zu  %-16s %12s %7.2f %12s %8" PRIu64 "  %s\n", i + 1,
 		        gt_advise_rule_id(f->rule), gt_fmt_ns((double)f->cost_ns, b1, sizeof(b1)),
 		        share(f->cost_ns, a->span_ns),
-		        f->steps ? gt_fmt_ns((double)f->per_step_ns, b2, sizeof(b2)) : "-", f->count,
-		        gt_advise_rule_title(f->rule));
+		        f->steps ? gt_fmt_ns((double)f->per_step_ns, b2, sizeof(b2)) : "-",
+		        f->count, gt_advise_rule_title(f->rule));
 	}
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct gt_advise_finding *f = &a->findings[i];
@@ -145,8 +146,8 @@ static void write_table(const struct gt_advise *a, FILE *out)
 		fprintf(out, "\n%zu. %s: %s\n", i + 1, gt_advise_rule_id(f->rule),
 		        gt_advise_rule_title(f->rule));
 		fprintf(out, "  Cost:  %s in all (%.2f%% of the span), %" PRIu64 " times",
-		        gt_fmt_ns((double)f->cost_ns, b1, sizeof(b1)), share(f->cost_ns, a->span_ns),
-		        f->count);
+		        gt_fmt_ns((double)f->cost_ns, b1, sizeof(b1)),
+		        share(f->cost_ns, a->span_ns), f->count);
 		if (f->steps)
 			fprintf(out, "; %s per step over %" PRIu64 " steps (%s in them)",
 			        gt_fmt_ns((double)f->per_step_ns, b2, sizeof(b2)), f->steps,
@@ -192,7 +193,8 @@ static void write_json(const struct gt_advise *a, FILE *out)
 
 		fprintf(out, "%s{\"name\":", i ? "," : "");
 		json_str(out, in->name);
-		fprintf(out, ",\"zero_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64 ",\"steps\":%" PRIu64 "}",
+		fprintf(out,
+		        ",\"zero_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64 ",\"steps\":%" PRIu64 "}",
 		        in->zero_ns, in->span_ns, in->steps);
 	}
 	fprintf(out,
@@ -207,10 +209,10 @@ static void write_json(const struct gt_advise *a, FILE *out)
 		json_str(out, gt_advise_rule_title(f->rule));
 		fprintf(out,
 		        ",\"count\":%" PRIu64 ",\"cost_ns\":%" PRIu64 ",\"span_pct\":%.4f"
-		        ",\"step_cost_ns\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"per_step_ns\":%" PRIu64
-		        ",\"bytes\":%" PRIu64 ",\"detail\":",
-		        f->count, f->cost_ns, share(f->cost_ns, a->span_ns), f->step_cost_ns, f->steps,
-		        f->per_step_ns, f->bytes);
+		        ",\"step_cost_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+		        ",\"per_step_ns\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"detail\":",
+		        f->count, f->cost_ns, share(f->cost_ns, a->span_ns), f->step_cost_ns,
+		        f->steps, f->per_step_ns, f->bytes);
 		json_str(out, f->detail);
 		fputs(",\"where\":{", out);
 		json_set(out, "pids", &f->pids);
@@ -301,10 +303,10 @@ const struct gt_advise_finding *gt_advise_gate_match(const struct gt_advise *a,
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct gt_advise_finding *f = &a->findings[i];
 
-		if (g->by_rule ? f->rule == g->rule
-		    : g->by_share
-		            ? (double)f->cost_ns * 10000.0 >= (double)g->share_bp * (double)a->span_ns
-		            : f->cost_ns >= g->cost_ns)
+		if (g->by_rule    ? f->rule == g->rule
+		    : g->by_share ? (double)f->cost_ns * 10000.0 >=
+		                            (double)g->share_bp * (double)a->span_ns
+		                  : f->cost_ns >= g->cost_ns)
 			return f;
 	}
 	return NULL;

@@ -42,11 +42,12 @@ int adv_rules_copies(struct gt_advise *a, struct adv_trace *t)
 		if (x->flags & ACT_PAGEABLE) {
 			/* the copy's own time: staged through a pinned buffer, at a fraction of
 			 * the bandwidth, and it holds the host (docs/advise.md) */
-			snprintf(what, sizeof(what), "%s %s, pageable host memory", copy_kind(x->copy_kind),
-			         size);
+			snprintf(what, sizeof(what), "%s %s, pageable host memory",
+			         copy_kind(x->copy_kind), size);
 			adv_note(a, t, GT_ADVISE_PAGEABLE_MEMCPY, x->start_ns, x->end_ns,
 			         dur(x->start_ns, x->end_ns), x->pid, x->gpu, x->stream, what);
-			((struct adv_priv *)a->priv)->acc[GT_ADVISE_PAGEABLE_MEMCPY].bytes += x->bytes;
+			((struct adv_priv *)a->priv)->acc[GT_ADVISE_PAGEABLE_MEMCPY].bytes +=
+			        x->bytes;
 		}
 		/* device to device copies do not hold the host (CUDA's "API synchronization
 		 * behavior") */
@@ -211,12 +212,13 @@ int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 		char name[96], what[160], kb[32], cb[32];
 		const struct gt_step *s;
 
-		if (x->kind != ACT_KERNEL || (x->flags & ACT_IN_GRAPH) || !x->call_end_ns || k >= c ||
-		    !adv_steady(t, x->pid, x->start_ns, &s))
+		if (x->kind != ACT_KERNEL || (x->flags & ACT_IN_GRAPH) || !x->call_end_ns ||
+		    k >= c || !adv_steady(t, x->pid, x->start_ns, &s))
 			continue;
 		snprintf(what, sizeof(what), "%s: ran %s, its launch took %s",
 		         adv_kernel_name(a, t, x->name_id, name, sizeof(name)),
-		         gt_fmt_ns((double)k, kb, sizeof(kb)), gt_fmt_ns((double)c, cb, sizeof(cb)));
+		         gt_fmt_ns((double)k, kb, sizeof(kb)),
+		         gt_fmt_ns((double)c, cb, sizeof(cb)));
 		adv_note(a, t, GT_ADVISE_SHORT_KERNELS, x->start_ns, x->end_ns, c - k, x->pid,
 		         x->gpu, x->stream, what);
 	}
@@ -267,8 +269,8 @@ int adv_rules_steps(struct gt_advise *a, struct adv_trace *t)
 				continue;
 			snprintf(what, sizeof(what), "step %lld took %s, the median %s",
 			         (long long)s[k].number, gt_fmt_ns((double)sd, db, sizeof(db)), mb);
-			adv_note(a, t, GT_ADVISE_SLOW_STEPS, s[k].start_ns, s[k].end_ns, sd - median,
-			         pid, UINT32_MAX, -1, what);
+			adv_note(a, t, GT_ADVISE_SLOW_STEPS, s[k].start_ns, s[k].end_ns,
+			         sd - median, pid, UINT32_MAX, -1, what);
 		}
 	}
 	return 0;
@@ -294,8 +296,8 @@ void adv_rules_memory(struct gt_advise *a, struct adv_trace *t)
 		         gt_fmt_bytes((double)g->global_mem_bytes, cb, sizeof(cb)),
 		         100.0 * (double)peak / (double)g->global_mem_bytes);
 		pid = g->process < t->cat.nprocs ? t->cat.procs[g->process]->pid : 0;
-		adv_note(a, t, GT_ADVISE_MEMORY_FULL, g->mem_peak_ts_ns, g->mem_peak_ts_ns, 0, pid, i,
-		         -1, what);
+		adv_note(a, t, GT_ADVISE_MEMORY_FULL, g->mem_peak_ts_ns, g->mem_peak_ts_ns, 0, pid,
+		         i, -1, what);
 		if (peak > p->acc[GT_ADVISE_MEMORY_FULL].bytes)
 			p->acc[GT_ADVISE_MEMORY_FULL].bytes = peak;
 	}

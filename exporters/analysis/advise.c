@@ -239,11 +239,11 @@ static unsigned classify(const char *name)
 	        "cuEventSynchronize",
 	};
 	static const char *const alloc[] = {
-	        "cudaMalloc",        "cudaFree",         "cudaMallocHost",    "cudaFreeHost",
-	        "cudaHostAlloc",     "cudaMallocManaged", "cudaMallocPitch",  "cudaMalloc3D",
-	        "cudaMallocArray",   "cudaFreeArray",     "cuMemAlloc",       "cuMemAlloc_v2",
-	        "cuMemFree",         "cuMemFree_v2",      "cuMemAllocHost",   "cuMemAllocHost_v2",
-	        "cuMemFreeHost",     "cuMemHostAlloc",    "cuMemAllocManaged", "cuMemAllocPitch",
+	        "cudaMalloc",         "cudaFree",          "cudaMallocHost",    "cudaFreeHost",
+	        "cudaHostAlloc",      "cudaMallocManaged", "cudaMallocPitch",   "cudaMalloc3D",
+	        "cudaMallocArray",    "cudaFreeArray",     "cuMemAlloc",        "cuMemAlloc_v2",
+	        "cuMemFree",          "cuMemFree_v2",      "cuMemAllocHost",    "cuMemAllocHost_v2",
+	        "cuMemFreeHost",      "cuMemHostAlloc",    "cuMemAllocManaged", "cuMemAllocPitch",
 	        "cuMemAllocPitch_v2",
 	};
 
@@ -283,16 +283,16 @@ static int api_class(struct adv_trace *t, uint32_t name_id, const char **name)
 	return (int)c;
 }
 
-#define GROW(arr, n, cap)                                                                        \
-	do {                                                                                     \
-		if ((n) == (cap)) {                                                              \
-			size_t c_ = (cap) ? 2 * (cap) : 1024;                                    \
-			void *p_ = realloc((arr), c_ * sizeof(*(arr)));                          \
-			if (!p_)                                                                 \
-				return -ENOMEM;                                                  \
-			(arr) = p_;                                                              \
-			(cap) = c_;                                                              \
-		}                                                                                \
+#define GROW(arr, n, cap)                                                                          \
+	do {                                                                                       \
+		if ((n) == (cap)) {                                                                \
+			size_t c_ = (cap) ? 2 * (cap) : 1024;                                      \
+			void *p_ = realloc((arr), c_ * sizeof(*(arr)));                            \
+			if (!p_)                                                                   \
+				return -ENOMEM;                                                    \
+			(arr) = p_;                                                                \
+			(cap) = c_;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static int add_act(struct adv_trace *t, const struct gt_gpu_span *s, uint32_t pid, unsigned kind,
@@ -611,8 +611,9 @@ static void stragglers(struct gt_advise *a)
 		in.pid = g->step_pid;
 		in.rank = g->rank;
 		in.step = row->number;
-		snprintf(in.what, sizeof(in.what), "step %lld: %.1f%% more compute than the others'",
-		         (long long)row->number, row->lag_pct);
+		snprintf(in.what, sizeof(in.what),
+		         "step %lld: %.1f%% more compute than the others'", (long long)row->number,
+		         row->lag_pct);
 		f->count++;
 		f->cost_ns += in.cost_ns;
 		f->step_cost_ns += in.cost_ns;

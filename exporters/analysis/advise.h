@@ -5,7 +5,7 @@
  * its cost (time lost, in all and per step), where it happened (time ranges since the trace's
  * zero, processes, ranks, GPUs, streams) and what to do. Fed one trace at a time, then written
  * as a table or JSON, largest cost first. Runs in the CLI. Memory grows with the number of GPU
- * activities and launch calls of the trace being read (40 and 24 bytes each), not with the
+ * activities and launch calls of the trace being read (80 and 24 bytes each), not with the
  * other records. Rules and thresholds: docs/advise.md. */
 #ifndef GPUTRACE_EXPORTERS_ADVISE_H
 #define GPUTRACE_EXPORTERS_ADVISE_H
@@ -35,10 +35,10 @@ enum gt_advise_rule {
 };
 
 /* Thresholds (docs/advise.md). */
-#define GT_ADVISE_SLOW_STEP_PCT    50u /* a step is slow at 50% above its process's median */
-#define GT_ADVISE_MEMORY_FULL_PCT  90u /* device memory in use at 90% of the GPU's */
-#define GT_ADVISE_TOP              5u  /* instances listed per finding (the costliest) */
-#define GT_ADVISE_WHERE            8u  /* distinct processes, ranks, GPUs, streams named */
+#define GT_ADVISE_SLOW_STEP_PCT   50u /* a step is slow at 50% above its process's median */
+#define GT_ADVISE_MEMORY_FULL_PCT 90u /* device memory in use at 90% of the GPU's */
+#define GT_ADVISE_TOP             5u  /* instances listed per finding (the costliest) */
+#define GT_ADVISE_WHERE           8u  /* distinct processes, ranks, GPUs, streams named */
 
 enum gt_advise_format {
 	GT_ADVISE_FORMAT_TABLE = 0,
@@ -56,13 +56,13 @@ struct gt_advise_options {
 struct gt_advise_instance {
 	uint64_t start_ns, end_ns; /* since its trace's zero (docs/cli.md "Time") */
 	uint64_t cost_ns;
-	uint32_t input;  /* which trace, in the order they were added */
-	uint32_t pid;    /* as outputs show it (catalog out_pid); 0 none */
-	int32_t rank;    /* -1 none */
-	int32_t gpu;     /* "GPU n"; -1 none */
-	int64_t stream;  /* CUDA stream id; -1 none */
-	int64_t step;    /* the step it fell in (its number); -1 none */
-	char what[160];  /* what it was: "cudaStreamSynchronize", "HtoD 512.00 KiB ..." */
+	uint32_t input; /* which trace, in the order they were added */
+	uint32_t pid;   /* as outputs show it (catalog out_pid); 0 none */
+	int32_t rank;   /* -1 none */
+	int32_t gpu;    /* "GPU n"; -1 none */
+	int64_t stream; /* CUDA stream id; -1 none */
+	int64_t step;   /* the step it fell in (its number); -1 none */
+	char what[160]; /* what it was: "cudaStreamSynchronize", "HtoD 512.00 KiB ..." */
 };
 
 /* A distinct-value list: at most GT_ADVISE_WHERE, more tells whether others were left out. */
@@ -73,13 +73,13 @@ struct gt_advise_set {
 };
 
 struct gt_advise_finding {
-	unsigned rule;       /* enum gt_advise_rule */
-	uint64_t count;      /* instances */
-	uint64_t cost_ns;    /* in all */
+	unsigned rule;         /* enum gt_advise_rule */
+	uint64_t count;        /* instances */
+	uint64_t cost_ns;      /* in all */
 	uint64_t step_cost_ns; /* the part inside steps after each process's first */
-	uint64_t steps;      /* those steps: the per-step cost is over them */
-	uint64_t per_step_ns; /* step_cost_ns / steps; 0 without steps */
-	uint64_t bytes;      /* copies: bytes moved; memory: the peak in use */
+	uint64_t steps;        /* those steps: the per-step cost is over them */
+	uint64_t per_step_ns;  /* step_cost_ns / steps; 0 without steps */
+	uint64_t bytes;        /* copies: bytes moved; memory: the peak in use */
 	struct gt_advise_set pids, ranks, gpus, streams;
 	struct gt_advise_instance top[GT_ADVISE_TOP]; /* costliest first */
 	uint32_t ntop;
@@ -91,16 +91,16 @@ struct gt_advise_input {
 	char *name;       /* owned: the path given */
 	uint64_t zero_ns; /* its zero on its trace clock */
 	uint64_t span_ns;
-	uint64_t steps;   /* steps found in it, all processes */
-	int step_family;  /* enum gt_steps_family */
+	uint64_t steps;  /* steps found in it, all processes */
+	int step_family; /* enum gt_steps_family */
 };
 
 struct gt_advise {
 	struct gt_advise_options opts;
 	struct gt_advise_input *inputs;
 	size_t ninputs;
-	uint64_t span_ns; /* the inputs' spans summed: what a cost's share is of */
-	uint64_t steps;   /* the inputs' steps summed */
+	uint64_t span_ns;      /* the inputs' spans summed: what a cost's share is of */
+	uint64_t steps;        /* the inputs' steps summed */
 	uint64_t steady_steps; /* those after each process's first: the per-step costs' steps */
 	/* after finish: findings with a count, costliest first (then by rule) */
 	struct gt_advise_finding *findings;
@@ -139,8 +139,8 @@ struct gt_advise_gate {
 	bool by_rule;
 	unsigned rule;
 	bool by_share;
-	uint64_t cost_ns;      /* !by_share: a finding costing at least this much */
-	uint32_t share_bp;     /* by_share: at least this share of the span, in basis points */
+	uint64_t cost_ns;  /* !by_share: a finding costing at least this much */
+	uint32_t share_bp; /* by_share: at least this share of the span, in basis points */
 };
 
 /* Parse --fail-on's value: a rule id, a duration ("10ms", "2.5s", "500us", "800ns") or a

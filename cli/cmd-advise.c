@@ -11,6 +11,7 @@
 #include "output.h"
 #include "stats.h"
 #include "text.h"
+#include "window.h"
 
 static void usage(FILE *out)
 {
@@ -20,8 +21,10 @@ static void usage(FILE *out)
 	      "do about it, in the spirit of Nsight Systems' expert rules and Holistic Trace\n"
 	      "Analysis: copies from pageable memory, synchronous copies and memsets,\n"
 	      "synchronizations inside steps, allocations after the first step, GPU idle time by\n"
-	      "cause, kernels shorter than their launch, slow steps, memory near capacity and\n"
-	      "stragglers across ranks (docs/advise.md). Each finding gives its cost in all and\n"
+	      "cause, kernels shorter than their launch, copies no compute overlaps, slow\n"
+	      "steps, memory near capacity or growing every step, and across ranks stragglers\n"
+	      "and communication no compute overlaps (docs/advise.md). Each finding gives its cost "
+	      "in all and\n"
 	      "per step, where it happened - time ranges in seconds since the trace's zero, to\n"
 	      "paste into --from and --to of view and export - and what to do. Costliest first.\n"
 	      "\n"
@@ -39,8 +42,8 @@ static void usage(FILE *out)
 	      "  -h, --help           show this help\n"
 	      "\n"
 	      "Rules: pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc,\n"
-	      "idle-host, idle-event, idle-other, short-kernels, slow-steps, memory-full,\n"
-	      "straggler.\n"
+	      "idle-host, idle-event, idle-other, short-kernels, copy-exposed, slow-steps,\n"
+	      "memory-full, memory-growth, straggler, nccl-exposed.\n"
 	      "\n" GT_CLI_WINDOW_HELP "\n"
 	      "Exit status: 0 ok, 3 a finding matched --fail-on (the findings are written first),\n"
 	      "64 bad option (one file given twice, the output one of the traces, a window that\n"
@@ -66,15 +69,19 @@ static int advise_option(void *ctx, int c, const char *arg)
 	char *end;
 	long v;
 
+	char rules[512];
+	size_t len = 0;
+
 	switch (c) {
 	case OPT_FAIL_ON:
 		if (gt_advise_gate_parse(arg, &x->gate) < 0) {
+			for (unsigned i = 0; i < GT_ADVISE_RULE_MAX && len < sizeof(rules); i++)
+				len += (size_t)snprintf(rules + len, sizeof(rules) - len, "%s%s",
+				                        i ? ", " : "", gt_advise_rule_id(i));
 			gt_cli_error(
-			        "advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, "
-			        "sync-memset, sync-api, steady-malloc, idle-host, idle-event, "
-			        "idle-other, short-kernels, slow-steps, memory-full, straggler), a "
-			        "cost (10ms) or a share of the span (5%%), not '%s'",
-			        arg);
+			        "advise: --fail-on takes a rule (%s), a cost (10ms) or a share "
+			        "of the span (5%%), not '%s'",
+			        rules, arg);
 			return GT_EXIT_USAGE;
 		}
 		x->fail_on = arg;
@@ -145,6 +152,22 @@ static int add_traces(const struct gt_cli *cli, struct gt_advise *a, int *damage
 	return status;
 }
 
+/* --step NAME named no range of the traces: an error that lists the first one's ranges. */
+static int no_such_step(const struct gt_cli *cli, const char *name)
+{
+	struct gt_cli_trace t;
+	char names[1024];
+	int status = gt_cli_trace_open(cli, cli->args[0], &t);
+
+	if (status == GT_EXIT_OK && gt_window_nvtx_names(t.r, names, sizeof(names), 12) > 0)
+		gt_cli_error("advise: --step %s: no NVTX range of %s has that name; its ranges: %s",
+		             name, cli->args[0], names);
+	else if (status == GT_EXIT_OK)
+		gt_cli_error("advise: --step %s: %s has no NVTX ranges", name, cli->args[0]);
+	gt_cli_trace_close(&t);
+	return GT_EXIT_USAGE;
+}
+
 int cmd_advise(int argc, char **argv)
 {
 	struct advise_ctx x = {0};
@@ -173,6 +196,8 @@ int cmd_advise(int argc, char **argv)
 	}
 	x.opts.step_name = cli.step;
 	x.opts.mangled = cli.mangled;
+	/* a window in time cuts the run: its first step is not the one that warms up */
+	x.opts.all_steps = cli.win.from || cli.win.to || cli.win.nvtx;
 	if (gt_advise_new(&x.opts, &a) < 0) {
 		gt_cli_error("advise: out of memory");
 		return GT_EXIT_SOFTWARE;
@@ -184,9 +209,7 @@ int cmd_advise(int argc, char **argv)
 	if (status != GT_EXIT_OK)
 		goto out;
 	if (cli.step && a->steps == 0) {
-		gt_cli_error("advise: --step %s: no NVTX range of the trace%s has that name",
-		             cli.step, cli.nargs > 1 ? "s" : "");
-		status = GT_EXIT_USAGE;
+		status = no_such_step(&cli, cli.step);
 		goto out;
 	}
 	ret = gt_advise_write(a, out,

@@ -18,7 +18,7 @@ out_has_line "Exit status: 0 ok, 3 a finding matched --fail-on (the findings are
 expect_rc 64 "$gputrace" advise
 expect_err "gputrace: advise: no trace; usage: gputrace advise [options] FILE..."
 expect_rc 64 "$gputrace" advise --fail-on sync "$pt"
-expect_err "gputrace: advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc, idle-host, idle-event, idle-other, short-kernels, slow-steps, memory-full, straggler), a cost (10ms) or a share of the span (5%), not 'sync'"
+expect_err "gputrace: advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc, idle-host, idle-event, idle-other, short-kernels, copy-exposed, slow-steps, memory-full, memory-growth, straggler, nccl-exposed), a cost (10ms) or a share of the span (5%), not 'sync'"
 expect_rc 64 "$gputrace" advise --top 6 "$pt"
 expect_err "gputrace: advise: --top takes a number from 1 to 5, not '6'"
 expect_rc 64 "$gputrace" advise -f csv "$pt"
@@ -26,10 +26,12 @@ expect_err "gputrace: advise: findings are written as a table or JSON, not CSV"
 expect_rc 64 "$gputrace" advise "$pt" "$pt"
 expect_rc 64 "$gputrace" advise -o "$pt" "$pt"
 expect_rc 66 "$gputrace" advise "$tmp/none.gtrace"
+expect_rc 64 "$gputrace" advise --step train "$pt"
+expect_err "gputrace: advise: --step train: no NVTX range of $pt has that name; its ranges: step (20), graph-step (10)"
 
 # The table: the findings in order of cost, each with its time ranges.
 expect_rc 0 "$gputrace" advise "$pt"
-out_has_line "Advice for $pt: span 11.554 s, 20 steps (19 after each process's first)"
+out_has_line "Advice for $pt: span 11.554 s, 20 steps (19 in the steady state: each process's first warms up)"
 grep -qE '^ 1  idle-host +19\.553 ms +0\.17 +1\.029 ms +381  GPU idle: waiting for the host to launch work$' "$tmp/out" ||
 	fail "no idle-host row first: $(head -5 "$tmp/out")"
 grep -qE '^ 6  pageable-memcpy +15\.968 us .* 4  copies from or to pageable host memory$' "$tmp/out" ||
@@ -64,6 +66,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert "pageable-memcpy" not in [x["rule"] for x in d["findings"]], d["findings"]
 PY
+
+# A window of steps: its first step is not the run's, all of them count.
+expect_rc 0 "$gputrace" advise -q --nvtx step:3..5 "$pt"
+out_has_line "Advice for $pt: span 11.554 s, 3 steps (all in the steady state: a window cut the run)"
 
 # Across ranks: the per-rank files of one job name the straggler.
 expect_rc 3 "$gputrace" advise --fail-on straggler "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"

@@ -33,6 +33,7 @@ enum {
 	S_MALLOC,
 	S_LAUNCH,
 	S_MEMCPY_ASYNC,
+	S_NCCL,
 };
 
 static void put(struct tw *t, void *rec, unsigned type, size_t size)
@@ -76,6 +77,7 @@ static void tw_open(struct tw *t)
 	str(t, S_MALLOC, "cudaMalloc");
 	str(t, S_LAUNCH, "cudaLaunchKernel");
 	str(t, S_MEMCPY_ASYNC, "cudaMemcpyAsync");
+	str(t, S_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
 	put(t, &p, GT_REC_PROCESS, sizeof(p));
 	put(t, &d, GT_REC_DEVICE, sizeof(d));
 }
@@ -108,6 +110,14 @@ static void api(struct tw *t, uint32_t name, uint32_t corr, uint64_t start, uint
 	a.start_ns = START + start;
 	a.end_ns = START + end;
 	put(t, &a, GT_REC_API, sizeof(a));
+}
+
+static void kernel_named(struct tw *t, uint32_t name, uint32_t corr, uint64_t start, uint64_t end)
+{
+	struct gt_rec_kernel k = {.name_id = name};
+
+	k.span = (struct gt_gpu_span){START + start, START + end, corr, 0, 1, 7};
+	put(t, &k, GT_REC_KERNEL, sizeof(k));
 }
 
 static void kernel(struct tw *t, uint32_t corr, uint64_t start, uint64_t end)
@@ -143,6 +153,15 @@ static void stream_wait(struct tw *t, uint64_t ts)
 
 	s.span = (struct gt_gpu_span){START + ts, START + ts + 1, 0, 0, 1, 7};
 	put(t, &s, GT_REC_SYNC, sizeof(s));
+}
+
+static void memop(struct tw *t, uint32_t op, uint64_t bytes, uint64_t ts)
+{
+	struct gt_rec_memory m = {.op = op, .address = 0x1000 + ts, .bytes = bytes};
+
+	m.mem_kind = GT_MEM_DEVICE;
+	m.ts_ns = START + ts;
+	put(t, &m, GT_REC_MEMORY, sizeof(m));
 }
 
 static void alloc(struct tw *t, uint64_t bytes, uint64_t ts)
@@ -212,11 +231,12 @@ START_TEST(pageable_memcpy)
 	ck_assert_ptr_null(find(a, GT_ADVISE_SYNC_MEMCPY));
 	gt_advise_free(a);
 
-	/* pinned: nothing */
+	/* pinned: not this finding (the copy ran under no kernel: copy-exposed) */
 	tw_open(&t);
 	copy(&t, 0, 100, 1100, GT_MEMCPY_HTOD, GT_MEM_PINNED, GT_MEM_DEVICE, GT_COPY_ASYNC);
 	a = advise_reader(tw_close(&t));
-	ck_assert_uint_eq(a->nfindings, 0);
+	ck_assert_uint_eq(a->nfindings, 1);
+	ck_assert_uint_eq(a->findings[0].rule, GT_ADVISE_COPY_EXPOSED);
 	gt_advise_free(a);
 }
 END_TEST
@@ -295,6 +315,28 @@ START_TEST(sync_api_and_malloc)
 	ck_assert_uint_eq(f->step_cost_ns, 50);
 	ck_assert_uint_eq(f->per_step_ns, 25);
 	ck_assert_uint_eq(f->top[0].start_ns, 3200);
+	gt_advise_free(a);
+
+	/* a window cut the run (all_steps): its first step counts too */
+	tw_open(&t);
+	three_steps(&t);
+	api(&t, S_SYNC, 0, 500, 900);
+	api(&t, S_SYNC, 0, 1500, 1800);
+	{
+		struct gt_advise_options o = {.all_steps = true};
+		struct gt_reader *r = tw_close(&t);
+		const char *msg = NULL;
+
+		ck_assert_int_eq(gt_advise_new(&o, &a), 0);
+		ck_assert_int_eq(gt_advise_add(a, r, "t.gtrace", &msg), 0);
+		ck_assert_int_eq(gt_advise_finish(a), 0);
+		gt_reader_close(r);
+	}
+	ck_assert_uint_eq(a->steady_steps, 3);
+	f = find(a, GT_ADVISE_SYNC_API);
+	ck_assert_uint_eq(f->count, 2);
+	ck_assert_uint_eq(f->cost_ns, 700);
+	ck_assert_uint_eq(f->per_step_ns, 233);
 	gt_advise_free(a);
 
 	/* synchronizations and allocations only where they belong */
@@ -459,6 +501,112 @@ START_TEST(memory_full)
 }
 END_TEST
 
+START_TEST(copy_exposed)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+
+	tw_open(&t);
+	three_steps(&t);
+	kernel(&t, 0, 1000, 1500);
+	/* 1200..1700: its last 200 ns under no kernel */
+	copy(&t, 0, 1200, 1700, GT_MEMCPY_HTOD, GT_MEM_PINNED, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	/* in the first step: warm-up, not counted */
+	copy(&t, 0, 100, 300, GT_MEMCPY_HTOD, GT_MEM_PINNED, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_COPY_EXPOSED);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_uint_eq(f->cost_ns, 200);
+	ck_assert_uint_eq(f->bytes, 4096);
+	ck_assert_str_eq(f->top[0].what, "HtoD 4.00 KiB, part of it under no kernel");
+	gt_advise_free(a);
+
+	/* under a kernel all along */
+	tw_open(&t);
+	three_steps(&t);
+	kernel(&t, 0, 1000, 1500);
+	kernel(&t, 0, 1500, 1800);
+	copy(&t, 0, 1100, 1700, GT_MEMCPY_HTOD, GT_MEM_PINNED, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	a = advise_reader(tw_close(&t));
+	ck_assert_uint_eq(a->nfindings, 0);
+	gt_advise_free(a);
+}
+END_TEST
+
+START_TEST(memory_growth)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+
+	tw_open(&t);
+	for (uint64_t k = 0; k < 5; k++) {
+		step(&t, k * 1000, k * 1000 + 1000);
+		memop(&t, GT_MEMORY_ALLOC, 100, k * 1000 + 500);
+	}
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_MEMORY_GROWTH);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_uint_eq(f->bytes, 300);
+	ck_assert_uint_eq(f->top[0].start_ns, 1000);
+	ck_assert_uint_eq(f->top[0].end_ns, 5000);
+	ck_assert_str_eq(f->top[0].what, "100 B more after each of 3 steps: 200 B, then 500 B");
+	gt_advise_free(a);
+
+	/* freed again in step 3: no growth */
+	tw_open(&t);
+	for (uint64_t k = 0; k < 5; k++) {
+		step(&t, k * 1000, k * 1000 + 1000);
+		if (k != 3)
+			memop(&t, GT_MEMORY_ALLOC, 100, k * 1000 + 500);
+		else
+			memop(&t, GT_MEMORY_FREE, 100, k * 1000 + 500);
+	}
+	a = advise_reader(tw_close(&t));
+	ck_assert_ptr_null(find(a, GT_ADVISE_MEMORY_GROWTH));
+	gt_advise_free(a);
+}
+END_TEST
+
+START_TEST(nccl_exposed)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+
+	tw_open(&t);
+	three_steps(&t);
+	kernel(&t, 0, 100, 400); /* step 0: not counted */
+	kernel_named(&t, S_NCCL, 0, 400, 900);
+	kernel(&t, 0, 1000, 1300); /* step 1: 300 ns of it under compute */
+	kernel_named(&t, S_NCCL, 0, 1000, 1800);
+	kernel(&t, 0, 2000, 2500); /* step 2: all of it */
+	kernel_named(&t, S_NCCL, 0, 2100, 2400);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_NCCL_EXPOSED);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_uint_eq(f->cost_ns, 500);
+	ck_assert_int_eq(f->top[0].step, 1);
+	ck_assert_uint_eq(f->top[0].start_ns, 1000);
+	ck_assert_uint_eq(f->top[0].end_ns, 2000);
+	ck_assert_str_eq(f->top[0].what,
+	                 "step 1: 800 ns of communication, 300 ns of it under compute");
+	gt_advise_free(a);
+
+	tw_open(&t);
+	three_steps(&t);
+	kernel(&t, 0, 1000, 1900);
+	kernel_named(&t, S_NCCL, 0, 1000, 1800);
+	a = advise_reader(tw_close(&t));
+	ck_assert_ptr_null(find(a, GT_ADVISE_NCCL_EXPOSED));
+	gt_advise_free(a);
+}
+END_TEST
+
 /* ---- the gate, the order, JSON ---- */
 
 START_TEST(gate)
@@ -482,18 +630,21 @@ START_TEST(gate)
 	ck_assert_int_eq(gt_advise_gate_parse("sync", &g), -EINVAL);
 	ck_assert_int_eq(gt_advise_gate_parse("-1ms", &g), -EINVAL);
 
-	/* a trace of span 2500 ns whose one finding costs 2000 (sync-memcpy) and another 500 */
+	/* a trace of span 2500 ns whose findings cost 2000 (sync-memcpy), 1000 (copy-exposed: no
+	 * kernel ran) and 500 (pageable-memcpy) */
 	tw_open(&t);
 	api(&t, S_MEMCPY, 7, 100, 2100);
 	copy(&t, 7, 1500, 2000, GT_MEMCPY_HTOD, GT_MEM_PINNED, GT_MEM_DEVICE, 0);
 	copy(&t, 0, 2000, 2500, GT_MEMCPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, GT_COPY_ASYNC);
 	a = advise_reader(tw_close(&t));
 	ck_assert_uint_eq(a->span_ns, 2500);
-	ck_assert_uint_eq(a->nfindings, 2);
+	ck_assert_uint_eq(a->nfindings, 3);
 	ck_assert_uint_eq(a->findings[0].rule, GT_ADVISE_SYNC_MEMCPY); /* costliest first */
-	ck_assert_uint_eq(a->findings[1].rule, GT_ADVISE_PAGEABLE_MEMCPY);
+	ck_assert_uint_eq(a->findings[1].rule, GT_ADVISE_COPY_EXPOSED);
+	ck_assert_uint_eq(a->findings[1].cost_ns, 1000);
+	ck_assert_uint_eq(a->findings[2].rule, GT_ADVISE_PAGEABLE_MEMCPY);
 	gt_advise_gate_parse("pageable-memcpy", &g);
-	ck_assert_ptr_eq(gt_advise_gate_match(a, &g), &a->findings[1]);
+	ck_assert_ptr_eq(gt_advise_gate_match(a, &g), &a->findings[2]);
 	gt_advise_gate_parse("sync-api", &g);
 	ck_assert_ptr_null(gt_advise_gate_match(a, &g));
 	gt_advise_gate_parse("2us", &g);
@@ -525,7 +676,8 @@ START_TEST(json)
 	fclose(f);
 	root = cJSON_Parse(buf);
 	ck_assert_ptr_nonnull(root);
-	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "findings")), 1);
+	/* pageable-memcpy, then copy-exposed: equal costs go by rule */
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "findings")), 2);
 	fi = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "findings"), 0);
 	ck_assert_str_eq(cJSON_GetObjectItem(fi, "rule")->valuestring, "pageable-memcpy");
 	ck_assert_int_eq(cJSON_GetObjectItem(fi, "cost_ns")->valuedouble, 1000);
@@ -621,6 +773,10 @@ START_TEST(real_ddp)
 	ck_assert_uint_eq(f->ranks.n, 1);
 	ck_assert_int_eq(f->ranks.v[0], 1);
 	ck_assert_int_eq(f->top[0].step, 4);
+	f = find(a, GT_ADVISE_COPY_EXPOSED);
+	ck_assert_uint_eq(f->count, 58);
+	ck_assert_uint_eq(f->cost_ns, 796475);
+	ck_assert_ptr_null(find(a, GT_ADVISE_NCCL_EXPOSED)); /* gloo: no NCCL kernels */
 	f = find(a, GT_ADVISE_SYNC_API);
 	ck_assert_uint_eq(f->count, 210);
 	ck_assert_uint_eq(f->ranks.n, 2);
@@ -651,6 +807,9 @@ static Suite *advise_suite(void)
 	tcase_add_test(tc, short_kernels);
 	tcase_add_test(tc, slow_steps);
 	tcase_add_test(tc, memory_full);
+	tcase_add_test(tc, copy_exposed);
+	tcase_add_test(tc, memory_growth);
+	tcase_add_test(tc, nccl_exposed);
 	tcase_add_test(tc, gate);
 	tcase_add_test(tc, json);
 	tcase_add_test(tc, real_pytorch_train);

@@ -89,8 +89,8 @@ _gputrace() {
 		-f | --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--fail-on) COMPREPLY=($(compgen -W "pageable-memcpy sync-memcpy sync-memset sync-api
-			steady-malloc idle-host idle-event idle-other short-kernels slow-steps memory-full
-			straggler" -- "$cur")); return ;;
+			steady-malloc idle-host idle-event idle-other short-kernels copy-exposed slow-steps
+			memory-full memory-growth straggler nccl-exposed" -- "$cur")); return ;;
 		--top | --step | --from | --to | --pid | --rank | --device | --stream) return ;;
 		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac

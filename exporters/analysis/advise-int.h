@@ -52,12 +52,27 @@ struct wait {
 	uint32_t pid, stream;
 };
 
+/* Device memory allocated (delta > 0) or freed. */
+struct memev {
+	uint64_t ts_ns;
+	int64_t delta; /* bytes */
+	uint32_t pid;
+	uint32_t _pad;
+};
+
+/* A stretch of time during which a kernel ran on a GPU (their union). */
+struct span {
+	uint64_t start_ns, end_ns;
+};
+
 /* One trace being read. */
 struct adv_trace {
 	struct gt_reader *r;
 	struct gt_catalog cat;
 	struct gt_steps *steps;
 	bool have_steps;
+	size_t first_step; /* the index of each process's first steady step: 1, or 0 with
+	                    * all_steps */
 	uint32_t input;
 	uint64_t zero_ns;
 	struct gt_idmap api_class; /* string id -> enum api class + 1 */
@@ -67,12 +82,15 @@ struct adv_trace {
 	size_t ncalls, capcalls;
 	struct wait *waits;
 	size_t nwaits, capwaits;
+	struct memev *mem;
+	size_t nmem, capmem;
 };
 
 /* The accumulated findings. */
 struct adv_priv {
 	struct gt_advise_finding acc[GT_ADVISE_RULE_MAX];
 	struct gt_rankstats *rs;
+	uint32_t medians; /* processes whose steps slow-steps compared */
 };
 
 /* Note one instance of rule: times on the trace clock, pid as the trace has it, gpu a catalog
@@ -97,6 +115,6 @@ const char *adv_kernel_name(const struct gt_advise *a, const struct adv_trace *t
 int adv_rules_copies(struct gt_advise *a, struct adv_trace *t);
 int adv_rules_idle(struct gt_advise *a, struct adv_trace *t);
 int adv_rules_steps(struct gt_advise *a, struct adv_trace *t);
-void adv_rules_memory(struct gt_advise *a, struct adv_trace *t);
+int adv_rules_memory(struct gt_advise *a, struct adv_trace *t);
 
 #endif /* GPUTRACE_ADVISE_INT_H */

@@ -50,6 +50,11 @@ static const char *const advice[GT_ADVISE_RULE_MAX] = {
                 "These kernels end before the next one can be launched, so the GPU waits on "
                 "the launches: fuse them (torch.compile, fused or custom kernels), capture the "
                 "sequence in a CUDA graph, or give each more work (a larger batch).",
+        [GT_ADVISE_COPY_EXPOSED] =
+                "These copies ran while the GPU computed nothing: issue them on a stream of "
+                "their own, from pinned memory, ahead of the kernels that need them "
+                "(PyTorch: pin_memory=True and .to(device, non_blocking=True), prefetching "
+                "the next batch while this one computes).",
         [GT_ADVISE_SLOW_STEPS] =
                 "Open the slow steps' time ranges (gputrace view --from --to) next to a "
                 "typical one: data loading stalls, garbage collection, checkpoints, "
@@ -58,10 +63,18 @@ static const char *const advice[GT_ADVISE_RULE_MAX] = {
                 "The GPU's memory is nearly full: expect allocator retries, fragmentation or "
                 "out-of-memory errors. Shrink the batch or the activations (activation "
                 "checkpointing, mixed precision) or release cached memory.",
+        [GT_ADVISE_MEMORY_GROWTH] =
+                "Memory in use grows with every step: something keeps a reference to each "
+                "step's tensors (a list of losses kept as tensors, not .item(); a growing "
+                "cache or history), or buffers are allocated and never freed.",
         [GT_ADVISE_STRAGGLER] =
                 "One rank computes longer than the others in these steps, and they wait for "
                 "it at the next collective: check its share of the input (load balance), its "
                 "GPU (clocks, temperature) and other work on its host.",
+        [GT_ADVISE_NCCL_EXPOSED] =
+                "The GPU ran communication and nothing else: overlap it with compute (bucketed "
+                "gradient all-reduce during the backward pass, DDP's bucket_cap_mb, FSDP's "
+                "prefetching), and look at the stragglers the others wait for.",
 };
 
 /* "10.801093719": seconds, as --from and --to take them. */
@@ -122,8 +135,18 @@ static void write_table(const struct gt_advise *a, FILE *out)
 		fprintf(out, "Advice for %s", a->inputs[0].name);
 	else
 		fprintf(out, "Advice for %zu traces", a->ninputs);
-	fprintf(out, ": span %s, %" PRIu64 " steps (%" PRIu64 " after each process's first)\n\n",
-	        gt_fmt_ns((double)a->span_ns, b1, sizeof(b1)), a->steps, a->steady_steps);
+	fprintf(out, ": span %s, ", gt_fmt_ns((double)a->span_ns, b1, sizeof(b1)));
+	if (!a->steps)
+		fputs("no steps\n\n", out);
+	else if (a->opts.all_steps)
+		fprintf(out,
+		        "%" PRIu64 " steps (all in the steady state: a window cut the run)\n\n",
+		        a->steps);
+	else
+		fprintf(out,
+		        "%" PRIu64 " steps (%" PRIu64 " in the steady state: each process's first "
+		        "warms up)\n\n",
+		        a->steps, a->steady_steps);
 	if (!a->nfindings) {
 		fputs("  nothing to report: no rule found anything\n", out);
 		return;

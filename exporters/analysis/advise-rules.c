@@ -179,9 +179,94 @@ static void gap(struct gt_advise *a, struct adv_trace *t, const struct act *x, u
 		         x->stream, what);
 }
 
+/* The time of [start, end) that no span of u[0..n) (disjoint, ascending) covers. */
+static uint64_t uncovered(const struct span *u, size_t n, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = n;
+	uint64_t left = end - start;
+
+	/* the first span that ends after start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (u[mid].end_ns <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && u[i].start_ns < end; i++) {
+		uint64_t s = u[i].start_ns > start ? u[i].start_ns : start;
+		uint64_t e = u[i].end_ns < end ? u[i].end_ns : end;
+		left -= e - s;
+	}
+	return left;
+}
+
+/* Copies between host and GPU, in the steady state, for the time no kernel of their GPU ran:
+ * on a stream of their own, from pinned memory, they could run under the compute. Activities
+ * sorted by GPU and start. */
+static int copies_exposed(struct gt_advise *a, struct adv_trace *t)
+{
+	struct span *u = NULL;
+	size_t nu = 0, cap = 0;
+	char what[160], size[32];
+
+	for (size_t first = 0, last; first < t->nacts; first = last) {
+		for (last = first; last < t->nacts && t->acts[last].gpu == t->acts[first].gpu;
+		     last++)
+			;
+		/* the union of this GPU's kernels (and graph launches) */
+		nu = 0;
+		for (size_t i = first; i < last; i++) {
+			const struct act *x = &t->acts[i];
+
+			if (x->kind != ACT_KERNEL && x->kind != ACT_GRAPH)
+				continue;
+			if (nu && x->start_ns <= u[nu - 1].end_ns) {
+				if (x->end_ns > u[nu - 1].end_ns)
+					u[nu - 1].end_ns = x->end_ns;
+				continue;
+			}
+			if (nu == cap) {
+				size_t c = cap ? 2 * cap : 1024;
+				struct span *q = realloc(u, c * sizeof(*u));
+				if (!q) {
+					free(u);
+					return -ENOMEM;
+				}
+				u = q;
+				cap = c;
+			}
+			u[nu++] = (struct span){x->start_ns, x->end_ns};
+		}
+		for (size_t i = first; i < last; i++) {
+			const struct act *x = &t->acts[i];
+			const struct gt_step *s;
+			uint64_t left;
+
+			if (x->kind != ACT_MEMCPY ||
+			    (x->copy_kind != GT_MEMCPY_HTOD && x->copy_kind != GT_MEMCPY_DTOH) ||
+			    !adv_steady(t, x->pid, x->start_ns, &s))
+				continue;
+			left = uncovered(u, nu, x->start_ns, x->end_ns);
+			if (!left)
+				continue;
+			snprintf(what, sizeof(what), "%s %s, %s of it under no kernel",
+			         copy_kind(x->copy_kind),
+			         gt_fmt_bytes((double)x->bytes, size, sizeof(size)),
+			         left == x->end_ns - x->start_ns ? "all" : "part");
+			adv_note(a, t, GT_ADVISE_COPY_EXPOSED, x->start_ns, x->end_ns, left, x->pid,
+			         x->gpu, x->stream, what);
+			((struct adv_priv *)a->priv)->acc[GT_ADVISE_COPY_EXPOSED].bytes += x->bytes;
+		}
+	}
+	free(u);
+	return 0;
+}
+
 int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 {
 	uint64_t busy_end = 0;
+	int ret;
 
 	/* each activity learns when the one before it on its stream was launched */
 	qsort(t->acts, t->nacts, sizeof(*t->acts), cmp_stream);
@@ -204,6 +289,10 @@ int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 		if (x->end_ns > busy_end)
 			busy_end = x->end_ns;
 	}
+
+	ret = copies_exposed(a, t);
+	if (ret < 0)
+		return ret;
 
 	/* kernels that ran shorter than the call that launched them */
 	for (size_t i = 0; i < t->nacts; i++) {
@@ -245,24 +334,30 @@ int adv_rules_steps(struct gt_advise *a, struct adv_trace *t)
 		const struct gt_step *s = gt_steps_at(t->steps, i, &pid, &n);
 		uint64_t *d, median;
 		char what[160], db[32], mb[32];
+		size_t k0 = t->first_step;
 
-		/* the first step warms up (allocations, autotuning, lazy loading): compared, not
-		 * a candidate, it would be a finding in every trace */
-		if (n < 3)
+		/* the first step warms up (allocations, autotuning, lazy loading): left out, it
+		 * would be a finding in every trace (unless a window cut it off) */
+		if (n < k0 + 2)
 			continue;
-		d = malloc((n - 1) * sizeof(*d));
+		d = malloc((n - k0) * sizeof(*d));
 		if (!d)
 			return -ENOMEM;
-		for (size_t k = 1; k < n; k++)
-			d[k - 1] = dur(s[k].start_ns, s[k].end_ns);
-		qsort(d, n - 1, sizeof(*d), cmp_u64);
+		for (size_t k = k0; k < n; k++)
+			d[k - k0] = dur(s[k].start_ns, s[k].end_ns);
+		qsort(d, n - k0, sizeof(*d), cmp_u64);
 		/* the lower median of an even count: a slow half cannot hide itself */
-		median = d[(n - 2) / 2];
+		median = d[(n - k0 - 1) / 2];
 		free(d);
 		gt_fmt_ns((double)median, mb, sizeof(mb));
+		/* one process: its median; several: each instance names its own */
 		snprintf(p->acc[GT_ADVISE_SLOW_STEPS].detail,
-		         sizeof(p->acc[GT_ADVISE_SLOW_STEPS].detail), "median step %s", mb);
-		for (size_t k = 1; k < n; k++) {
+		         sizeof(p->acc[GT_ADVISE_SLOW_STEPS].detail), "%s",
+		         p->medians++ ? "each step against its process's median" : "");
+		if (p->medians == 1)
+			snprintf(p->acc[GT_ADVISE_SLOW_STEPS].detail,
+			         sizeof(p->acc[GT_ADVISE_SLOW_STEPS].detail), "median step %s", mb);
+		for (size_t k = k0; k < n; k++) {
 			uint64_t sd = dur(s[k].start_ns, s[k].end_ns);
 
 			if (sd * 100 < median * (100 + GT_ADVISE_SLOW_STEP_PCT) || sd == median)
@@ -278,7 +373,57 @@ int adv_rules_steps(struct gt_advise *a, struct adv_trace *t)
 
 /* ---- memory ------------------------------------------------------------------------------- */
 
-void adv_rules_memory(struct gt_advise *a, struct adv_trace *t)
+static int cmp_mem(const void *p, const void *q)
+{
+	const struct memev *a = p, *b = q;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->ts_ns < b->ts_ns ? -1 : a->ts_ns > b->ts_ns;
+}
+
+/* Device memory a process holds at the end of each of its steps after the first: growing at
+ * every one of three or more, it leaks or caches without bound. */
+static void memory_growth(struct gt_advise *a, struct adv_trace *t)
+{
+	struct adv_priv *p = a->priv;
+	size_t np = t->have_steps ? gt_steps_processes(t->steps) : 0;
+
+	qsort(t->mem, t->nmem, sizeof(*t->mem), cmp_mem);
+	for (size_t i = 0; i < np; i++) {
+		uint32_t pid;
+		size_t n, m = 0;
+		const struct gt_step *s = gt_steps_at(t->steps, i, &pid, &n);
+		int64_t in_use = 0, first = 0, prev = 0;
+		size_t k0 = t->first_step;
+		bool grows = n >= k0 + 3;
+		char what[160], b1[32], b2[32], b3[32];
+
+		while (m < t->nmem && t->mem[m].pid < pid)
+			m++;
+		for (size_t k = 0; k < n && grows; k++) {
+			while (m < t->nmem && t->mem[m].pid == pid && t->mem[m].ts_ns < s[k].end_ns)
+				in_use += t->mem[m++].delta;
+			if (k == k0)
+				first = in_use;
+			else if (k > k0 && in_use <= prev)
+				grows = false;
+			prev = in_use;
+		}
+		if (!grows)
+			continue;
+		snprintf(
+		        what, sizeof(what), "%s more after each of %zu steps: %s, then %s",
+		        gt_fmt_bytes((double)(prev - first) / (double)(n - k0 - 1), b1, sizeof(b1)),
+		        n - k0 - 1, gt_fmt_bytes((double)first, b2, sizeof(b2)),
+		        gt_fmt_bytes((double)prev, b3, sizeof(b3)));
+		adv_note(a, t, GT_ADVISE_MEMORY_GROWTH, s[k0].start_ns, s[n - 1].end_ns, 0, pid,
+		         UINT32_MAX, -1, what);
+		p->acc[GT_ADVISE_MEMORY_GROWTH].bytes += (uint64_t)(prev - first);
+	}
+}
+
+int adv_rules_memory(struct gt_advise *a, struct adv_trace *t)
 {
 	struct adv_priv *p = a->priv;
 
@@ -301,4 +446,6 @@ void adv_rules_memory(struct gt_advise *a, struct adv_trace *t)
 		if (peak > p->acc[GT_ADVISE_MEMORY_FULL].bytes)
 			p->acc[GT_ADVISE_MEMORY_FULL].bytes = peak;
 	}
+	memory_growth(a, t);
+	return 0;
 }

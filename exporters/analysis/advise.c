@@ -8,6 +8,7 @@
 #include "advise-int.h"
 #include "demangle.h"
 #include "rankstats.h"
+#include "text.h"
 
 static const struct {
 	const char *id, *title;
@@ -21,9 +22,14 @@ static const struct {
         [GT_ADVISE_IDLE_EVENT] = {"idle-event", "GPU idle: queued work waiting on an event"},
         [GT_ADVISE_IDLE_OTHER] = {"idle-other", "GPU idle: queued work that started late"},
         [GT_ADVISE_SHORT_KERNELS] = {"short-kernels", "kernels shorter than their launch call"},
+        [GT_ADVISE_COPY_EXPOSED] = {"copy-exposed",
+                                    "copies between host and GPU that no compute overlaps"},
         [GT_ADVISE_SLOW_STEPS] = {"slow-steps", "steps far slower than the median step"},
         [GT_ADVISE_MEMORY_FULL] = {"memory-full", "device memory near the GPU's capacity"},
+        [GT_ADVISE_MEMORY_GROWTH] = {"memory-growth", "device memory in use grows with every step"},
         [GT_ADVISE_STRAGGLER] = {"straggler", "a rank slower than the others in a step"},
+        [GT_ADVISE_NCCL_EXPOSED] = {"nccl-exposed",
+                                    "communication (NCCL) that no compute overlaps"},
 };
 
 const char *gt_advise_rule_id(unsigned rule)
@@ -142,7 +148,7 @@ bool adv_steady(const struct adv_trace *t, uint32_t pid, uint64_t ts_ns,
 	*step = s;
 	if (!t->have_steps)
 		return true;
-	return s && s != gt_steps_of(t->steps, pid, &n);
+	return s && (t->first_step == 0 || s != gt_steps_of(t->steps, pid, &n));
 }
 
 void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t start_ns,
@@ -344,7 +350,7 @@ static void on_alloc_call(struct gt_advise *a, struct adv_trace *t, const struct
 	if (!t->have_steps)
 		return;
 	s = gt_steps_of(t->steps, c->hdr.pid, &n);
-	if (n < 2 || c->start_ns < s[0].end_ns)
+	if (n <= t->first_step || c->start_ns < (t->first_step ? s[0].end_ns : s[0].start_ns))
 		return;
 	adv_note(a, t, GT_ADVISE_STEADY_MALLOC, c->start_ns, c->end_ns, c->end_ns - c->start_ns,
 	         c->hdr.pid, UINT32_MAX, -1, name);
@@ -388,6 +394,18 @@ static int feed(struct gt_advise *a, struct adv_trace *t, const union gt_record 
 	}
 	case GT_REC_GRAPH:
 		return add_act(t, &rec->graph.span, pid, ACT_GRAPH, 0, 0, 0, 0);
+	case GT_REC_MEMORY:
+		/* device memory, as the catalog counts a GPU's (host memory is not the GPU's) */
+		if (rec->memory.mem_kind != GT_MEM_DEVICE && rec->memory.mem_kind != GT_MEM_MANAGED)
+			return 0;
+		GROW(t->mem, t->nmem, t->capmem);
+		t->mem[t->nmem++] = (struct memev){
+		        .ts_ns = rec->memory.ts_ns,
+		        .delta = rec->memory.op == GT_MEMORY_FREE ? -(int64_t)rec->memory.bytes
+		                                                  : (int64_t)rec->memory.bytes,
+		        .pid = pid,
+		};
+		return 0;
 	case GT_REC_SYNC:
 		if (rec->sync.kind != GT_SYNC_STREAM_WAIT)
 			return 0;
@@ -482,6 +500,7 @@ static void trace_fini(struct adv_trace *t)
 	free(t->acts);
 	free(t->calls);
 	free(t->waits);
+	free(t->mem);
 }
 
 static int read_trace(struct gt_advise *a, struct adv_trace *t, const char **errmsg)
@@ -503,7 +522,8 @@ static int read_trace(struct gt_advise *a, struct adv_trace *t, const char **err
 int gt_advise_add(struct gt_advise *a, struct gt_reader *r, const char *name, const char **errmsg)
 {
 	struct adv_priv *p = a->priv;
-	struct adv_trace t = {.r = r, .input = (uint32_t)a->ninputs};
+	struct adv_trace t = {
+	        .r = r, .input = (uint32_t)a->ninputs, .first_step = a->opts.all_steps ? 0 : 1};
 	struct gt_trace_times tt;
 	struct gt_advise_input *in;
 	const char *msg = NULL;
@@ -545,7 +565,7 @@ int gt_advise_add(struct gt_advise *a, struct gt_reader *r, const char *name, co
 		size_t n = 0;
 
 		gt_steps_at(t.steps, i, &pid, &n);
-		a->steady_steps += n > 1 ? n - 1 : 0;
+		a->steady_steps += n > t.first_step ? n - t.first_step : 0;
 	}
 	in->step_family = gt_steps_family(t.steps);
 	t.have_steps = in->steps > 0;
@@ -560,11 +580,12 @@ int gt_advise_add(struct gt_advise *a, struct gt_reader *r, const char *name, co
 		ret = adv_rules_idle(a, &t);
 	if (ret == 0)
 		ret = adv_rules_steps(a, &t);
+	if (ret == 0)
+		ret = adv_rules_memory(a, &t);
 	if (ret < 0) {
 		*errmsg = "out of memory";
 		goto out;
 	}
-	adv_rules_memory(a, &t);
 
 	/* across ranks: the stats of every rank, compared in finish */
 	ret = gt_rankstats_add(p->rs, r, name, &msg);
@@ -582,6 +603,30 @@ nomem:
 
 /* ---- across ranks, and the order of findings ----------------------------------------------- */
 
+/* Add an instance made outside adv_note (across ranks): counted (in the per-step cost when
+ * steady: not the group's first step), and kept when among the costliest. */
+static void note_instance(struct gt_advise *a, struct gt_advise_finding *f,
+                          const struct gt_advise_instance *in, bool steady)
+{
+	uint32_t j = f->ntop;
+
+	f->count++;
+	f->cost_ns += in->cost_ns;
+	if (steady)
+		f->step_cost_ns += in->cost_ns;
+	set_add(&f->pids, in->pid);
+	set_add(&f->ranks, in->rank);
+	set_add(&f->gpus, in->gpu);
+	while (j > 0 && f->top[j - 1].cost_ns < in->cost_ns)
+		j--;
+	if (j >= a->opts.top)
+		return;
+	if (f->ntop < a->opts.top)
+		f->ntop++;
+	memmove(&f->top[j + 1], &f->top[j], (f->ntop - 1 - j) * sizeof(f->top[0]));
+	f->top[j] = *in;
+}
+
 /* Stragglers: each step whose slowest rank lagged the others' median compute time by
  * GT_RANKSTATS_MIN_LAG_PCT or more (stats across ranks' own test), costing that lag. */
 static void stragglers(struct gt_advise *a)
@@ -595,6 +640,7 @@ static void stragglers(struct gt_advise *a)
 		const struct gt_rankstats_group *g;
 		struct gt_advise_instance in = {.rank = -1, .gpu = -1, .stream = -1};
 		uint64_t zero = 0;
+		bool steady = false;
 
 		if (!row->straggler)
 			continue;
@@ -603,6 +649,7 @@ static void stragglers(struct gt_advise *a)
 			zero = a->inputs[g->step_input].zero_ns;
 		for (size_t k = 0; k < g->nsteps; k++)
 			if (g->step_numbers[k] == row->number) {
+				steady = k > 0 || a->opts.all_steps;
 				in.start_ns = g->steps[k].start_ns - zero;
 				in.end_ns = g->steps[k].end_ns - zero;
 			}
@@ -614,20 +661,42 @@ static void stragglers(struct gt_advise *a)
 		snprintf(in.what, sizeof(in.what),
 		         "step %lld: %.1f%% more compute than the others'", (long long)row->number,
 		         row->lag_pct);
-		f->count++;
-		f->cost_ns += in.cost_ns;
-		f->step_cost_ns += in.cost_ns;
-		set_add(&f->pids, in.pid);
-		set_add(&f->ranks, in.rank);
-		/* rows come by step number: keep the costliest */
-		uint32_t j = f->ntop;
-		while (j > 0 && f->top[j - 1].cost_ns < in.cost_ns)
-			j--;
-		if (j < a->opts.top) {
-			if (f->ntop < a->opts.top)
-				f->ntop++;
-			memmove(&f->top[j + 1], &f->top[j], (f->ntop - 1 - j) * sizeof(f->top[0]));
-			f->top[j] = in;
+		note_instance(a, f, &in, steady);
+	}
+}
+
+/* Communication no compute overlapped, per rank and step after its first: the rank's GPU
+ * ran NCCL's kernels and nothing else, most often waiting for the other ranks. */
+static void nccl_exposed(struct gt_advise *a)
+{
+	struct adv_priv *p = a->priv;
+	struct gt_rankstats *rs = p->rs;
+	struct gt_advise_finding *f = &p->acc[GT_ADVISE_NCCL_EXPOSED];
+	char b1[32], b2[32];
+
+	for (size_t i = 0; i < rs->ngroups; i++) {
+		const struct gt_rankstats_group *g = rs->groups[i];
+		uint64_t zero = g->step_input < a->ninputs ? a->inputs[g->step_input].zero_ns : 0;
+
+		for (size_t k = a->opts.all_steps ? 0 : 1; k < g->nsteps; k++) {
+			const struct gt_busy_window *w = &g->steps[k];
+			struct gt_advise_instance in = {.rank = g->rank, .gpu = -1, .stream = -1};
+			uint64_t exposed =
+			        w->comm_ns > w->overlap_ns ? w->comm_ns - w->overlap_ns : 0;
+
+			if (!exposed)
+				continue;
+			in.start_ns = w->start_ns - zero;
+			in.end_ns = w->end_ns - zero;
+			in.cost_ns = exposed;
+			in.input = g->step_input;
+			in.pid = g->step_pid;
+			in.step = g->step_numbers[k];
+			snprintf(in.what, sizeof(in.what),
+			         "step %lld: %s of communication, %s of it under compute",
+			         (long long)in.step, gt_fmt_ns((double)w->comm_ns, b1, sizeof(b1)),
+			         gt_fmt_ns((double)w->overlap_ns, b2, sizeof(b2)));
+			note_instance(a, f, &in, true);
 		}
 	}
 }
@@ -649,6 +718,7 @@ int gt_advise_finish(struct gt_advise *a)
 	if (gt_rankstats_finish(p->rs) < 0)
 		return -ENOMEM;
 	stragglers(a);
+	nccl_exposed(a);
 	a->findings = calloc(GT_ADVISE_RULE_MAX, sizeof(*a->findings));
 	if (!a->findings)
 		return -ENOMEM;

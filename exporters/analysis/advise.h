@@ -1,12 +1,13 @@
 /* Advice from a trace: findings a user can act on, in the spirit of Nsight Systems' expert
  * rules and Holistic Trace Analysis - pageable and synchronous copies, synchronizing calls
  * inside steps, allocations in the steady state, GPU idle time by cause, kernels shorter than
- * their launch, slow steps, memory near capacity, stragglers across ranks. Each finding gives
- * its cost (time lost, in all and per step), where it happened (time ranges since the trace's
- * zero, processes, ranks, GPUs, streams) and what to do. Fed one trace at a time, then written
- * as a table or JSON, largest cost first. Runs in the CLI. Memory grows with the number of GPU
- * activities and launch calls of the trace being read (80 and 24 bytes each), not with the
- * other records. Rules and thresholds: docs/advise.md. */
+ * their launch, copies no compute overlaps, slow steps, memory near capacity or growing, and
+ * across ranks stragglers and exposed communication. Each finding gives its cost (time lost,
+ * in all and per step), where it happened (time ranges since the trace's zero, processes,
+ * ranks, GPUs, streams) and what to do. Fed one trace at a time, then written as a table or
+ * JSON, largest cost first. Runs in the CLI. Memory grows with the number of GPU activities,
+ * launch calls and device allocations of the trace being read (80, 24 and 24 bytes each), not
+ * with the other records. Rules and thresholds: docs/advise.md. */
 #ifndef GPUTRACE_EXPORTERS_ADVISE_H
 #define GPUTRACE_EXPORTERS_ADVISE_H
 
@@ -28,9 +29,12 @@ enum gt_advise_rule {
 	GT_ADVISE_IDLE_EVENT,          /* GPU idle: the next work's stream waited on an event */
 	GT_ADVISE_IDLE_OTHER,          /* GPU idle: the next work was queued but started late */
 	GT_ADVISE_SHORT_KERNELS,       /* kernels that ran shorter than their launch call */
+	GT_ADVISE_COPY_EXPOSED,        /* copies between host and GPU while no kernel ran */
 	GT_ADVISE_SLOW_STEPS,          /* steps far slower than the process's median step */
 	GT_ADVISE_MEMORY_FULL,         /* device memory in use near the GPU's capacity */
+	GT_ADVISE_MEMORY_GROWTH,       /* device memory in use higher after every step */
 	GT_ADVISE_STRAGGLER,           /* a rank slower than the others in a step */
+	GT_ADVISE_NCCL_EXPOSED,        /* NCCL kernels running while no compute did */
 	GT_ADVISE_RULE_MAX
 };
 
@@ -50,6 +54,8 @@ struct gt_advise_options {
 	const char *step_name; /* --step NAME; NULL: detect (exporters/model/steps.h); borrowed */
 	unsigned top;          /* instances kept per finding, 1..GT_ADVISE_TOP; 0: the default */
 	bool mangled;          /* keep kernel names as CUPTI reported them */
+	bool all_steps;        /* every step is steady: a window cut the traces, so their first
+	                        * step is not the run's, which warms up */
 };
 
 /* One place where a finding happened. */

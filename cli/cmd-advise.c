@@ -216,7 +216,7 @@ int cmd_advise(int argc, char **argv)
 	                      format == GT_STATS_FORMAT_JSON ? GT_ADVISE_FORMAT_JSON
 	                                                     : GT_ADVISE_FORMAT_TABLE);
 	if (ret < 0) {
-		gt_cli_error("advise: %s: %s", gt_output_path(o), strerror(-ret));
+		gt_cli_error("advise: %s: could not write the findings", gt_output_path(o));
 		status = GT_EXIT_IO;
 	}
 	if (x.fail_on)

@@ -97,6 +97,12 @@ void gt_advise_free(struct gt_advise *a)
 
 /* ---- instances ---------------------------------------------------------------------------- */
 
+/* ts since zero; 0 for a time before it (a damaged trace). */
+static uint64_t since(uint64_t ts, uint64_t zero)
+{
+	return ts > zero ? ts - zero : 0;
+}
+
 static void set_add(struct gt_advise_set *s, int64_t v)
 {
 	if (v < 0)
@@ -161,8 +167,8 @@ void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t 
 	const struct gt_step *step = NULL;
 	bool steady = adv_steady(t, pid, start_ns, &step);
 	struct gt_advise_instance in = {
-	        .start_ns = start_ns > t->zero_ns ? start_ns - t->zero_ns : 0,
-	        .end_ns = end_ns > t->zero_ns ? end_ns - t->zero_ns : 0,
+	        .start_ns = since(start_ns, t->zero_ns),
+	        .end_ns = since(end_ns, t->zero_ns),
 	        .cost_ns = cost_ns,
 	        .input = t->input,
 	        .pid = proc ? proc->out_pid : pid,
@@ -650,8 +656,8 @@ static void stragglers(struct gt_advise *a)
 		for (size_t k = 0; k < g->nsteps; k++)
 			if (g->step_numbers[k] == row->number) {
 				steady = k > 0 || a->opts.all_steps;
-				in.start_ns = g->steps[k].start_ns - zero;
-				in.end_ns = g->steps[k].end_ns - zero;
+				in.start_ns = since(g->steps[k].start_ns, zero);
+				in.end_ns = since(g->steps[k].end_ns, zero);
 			}
 		in.cost_ns = row->lag_ns;
 		in.input = g->step_input;
@@ -686,8 +692,8 @@ static void nccl_exposed(struct gt_advise *a)
 
 			if (!exposed)
 				continue;
-			in.start_ns = w->start_ns - zero;
-			in.end_ns = w->end_ns - zero;
+			in.start_ns = since(w->start_ns, zero);
+			in.end_ns = since(w->end_ns, zero);
 			in.cost_ns = exposed;
 			in.input = g->step_input;
 			in.pid = g->step_pid;

@@ -205,6 +205,21 @@ static const struct gt_advise_finding *find(const struct gt_advise *a, unsigned 
 	return NULL;
 }
 
+/* Nothing recorded: no finding, no step (fuzz-export once found the empty arrays sorted). */
+START_TEST(empty)
+{
+	struct tw t;
+	struct gt_advise *a;
+
+	tw_open(&t);
+	a = advise_reader(tw_close(&t));
+	ck_assert_uint_eq(a->nfindings, 0);
+	ck_assert_uint_eq(a->steps, 0);
+	ck_assert_uint_eq(a->ninputs, 1);
+	gt_advise_free(a);
+}
+END_TEST
+
 /* ---- copies ---- */
 
 START_TEST(pageable_memcpy)
@@ -800,6 +815,7 @@ static Suite *advise_suite(void)
 	TCase *tc = tcase_create("rules");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, empty);
 	tcase_add_test(tc, pageable_memcpy);
 	tcase_add_test(tc, sync_memcpy_memset);
 	tcase_add_test(tc, sync_api_and_malloc);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "advise.h"
 #include "catalog.h"
@@ -55,7 +56,8 @@ struct wait {
 /* Device memory allocated (delta > 0) or freed. */
 struct memev {
 	uint64_t ts_ns;
-	int64_t delta; /* bytes */
+	uint64_t delta; /* bytes; a free's is 0 - bytes: sums wrap, as the catalog's do, rather
+	                 * than overflow on a damaged trace */
 	uint32_t pid;
 	uint32_t _pad;
 };
@@ -98,6 +100,14 @@ struct adv_priv {
 void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t start_ns,
               uint64_t end_ns, uint64_t cost_ns, uint32_t pid, uint32_t gpu, int64_t stream,
               const char *what);
+
+/* qsort, for arrays that may be empty (and then NULL, which qsort may not be given). */
+static inline void adv_sort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 /* The step of process pid that holds ts_ns, or NULL. */
 const struct gt_step *adv_step_at(const struct adv_trace *t, uint32_t pid, uint64_t ts_ns);

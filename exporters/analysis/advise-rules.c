@@ -269,14 +269,14 @@ int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 	int ret;
 
 	/* each activity learns when the one before it on its stream was launched */
-	qsort(t->acts, t->nacts, sizeof(*t->acts), cmp_stream);
+	adv_sort(t->acts, t->nacts, sizeof(*t->acts), cmp_stream);
 	for (size_t i = 1; i < t->nacts; i++) {
 		struct act *x = &t->acts[i], *p = &t->acts[i - 1];
 		if (p->pid == x->pid && p->gpu == x->gpu && p->stream == x->stream)
 			x->prev_call_end_ns = p->call_end_ns;
 	}
-	qsort(t->waits, t->nwaits, sizeof(*t->waits), cmp_wait);
-	qsort(t->acts, t->nacts, sizeof(*t->acts), cmp_gpu);
+	adv_sort(t->waits, t->nwaits, sizeof(*t->waits), cmp_wait);
+	adv_sort(t->acts, t->nacts, sizeof(*t->acts), cmp_gpu);
 	for (size_t i = 0; i < t->nacts; i++) {
 		const struct act *x = &t->acts[i];
 
@@ -389,12 +389,13 @@ static void memory_growth(struct gt_advise *a, struct adv_trace *t)
 	struct adv_priv *p = a->priv;
 	size_t np = t->have_steps ? gt_steps_processes(t->steps) : 0;
 
-	qsort(t->mem, t->nmem, sizeof(*t->mem), cmp_mem);
+	adv_sort(t->mem, t->nmem, sizeof(*t->mem), cmp_mem);
 	for (size_t i = 0; i < np; i++) {
 		uint32_t pid;
 		size_t n, m = 0;
 		const struct gt_step *s = gt_steps_at(t->steps, i, &pid, &n);
-		int64_t in_use = 0, first = 0, prev = 0;
+		uint64_t in_use = 0; /* wraps below 0 on a damaged trace: compared signed */
+		int64_t first = 0, prev = 0;
 		size_t k0 = t->first_step;
 		bool grows = n >= k0 + 3;
 		char what[160], b1[32], b2[32], b3[32];
@@ -405,21 +406,22 @@ static void memory_growth(struct gt_advise *a, struct adv_trace *t)
 			while (m < t->nmem && t->mem[m].pid == pid && t->mem[m].ts_ns < s[k].end_ns)
 				in_use += t->mem[m++].delta;
 			if (k == k0)
-				first = in_use;
-			else if (k > k0 && in_use <= prev)
+				first = (int64_t)in_use;
+			else if (k > k0 && (int64_t)in_use <= prev)
 				grows = false;
-			prev = in_use;
+			prev = (int64_t)in_use;
 		}
 		if (!grows)
 			continue;
-		snprintf(
-		        what, sizeof(what), "%s more after each of %zu steps: %s, then %s",
-		        gt_fmt_bytes((double)(prev - first) / (double)(n - k0 - 1), b1, sizeof(b1)),
-		        n - k0 - 1, gt_fmt_bytes((double)first, b2, sizeof(b2)),
-		        gt_fmt_bytes((double)prev, b3, sizeof(b3)));
+		snprintf(what, sizeof(what), "%s more after each of %zu steps: %s, then %s",
+		         gt_fmt_bytes((double)((uint64_t)prev - (uint64_t)first) /
+		                              (double)(n - k0 - 1),
+		                      b1, sizeof(b1)),
+		         n - k0 - 1, gt_fmt_bytes((double)first, b2, sizeof(b2)),
+		         gt_fmt_bytes((double)prev, b3, sizeof(b3)));
 		adv_note(a, t, GT_ADVISE_MEMORY_GROWTH, s[k0].start_ns, s[n - 1].end_ns, 0, pid,
 		         UINT32_MAX, -1, what);
-		p->acc[GT_ADVISE_MEMORY_GROWTH].bytes += (uint64_t)(prev - first);
+		p->acc[GT_ADVISE_MEMORY_GROWTH].bytes += (uint64_t)prev - (uint64_t)first;
 	}
 }
 

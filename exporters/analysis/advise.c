@@ -407,8 +407,8 @@ static int feed(struct gt_advise *a, struct adv_trace *t, const union gt_record 
 		GROW(t->mem, t->nmem, t->capmem);
 		t->mem[t->nmem++] = (struct memev){
 		        .ts_ns = rec->memory.ts_ns,
-		        .delta = rec->memory.op == GT_MEMORY_FREE ? -(int64_t)rec->memory.bytes
-		                                                  : (int64_t)rec->memory.bytes,
+		        .delta = rec->memory.op == GT_MEMORY_FREE ? 0 - rec->memory.bytes
+		                                                  : rec->memory.bytes,
 		        .pid = pid,
 		};
 		return 0;
@@ -481,8 +481,8 @@ static void join_calls(struct adv_trace *t)
 {
 	size_t j = 0;
 
-	qsort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
-	qsort(t->acts, t->nacts, sizeof(*t->acts), cmp_act_corr);
+	adv_sort(t->calls, t->ncalls, sizeof(*t->calls), cmp_call);
+	adv_sort(t->acts, t->nacts, sizeof(*t->acts), cmp_act_corr);
 	for (size_t i = 0; i < t->nacts; i++) {
 		struct act *x = &t->acts[i];
 
@@ -737,7 +737,7 @@ int gt_advise_finish(struct gt_advise *a)
 		f->per_step_ns = a->steady_steps ? f->step_cost_ns / a->steady_steps : 0;
 		a->findings[n++] = *f;
 	}
-	qsort(a->findings, n, sizeof(*a->findings), cmp_finding);
+	adv_sort(a->findings, n, sizeof(*a->findings), cmp_finding);
 	a->nfindings = n;
 	return 0;
 }

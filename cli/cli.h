@@ -7,6 +7,7 @@
 enum gt_exit {
 	GT_EXIT_OK = 0,
 	GT_EXIT_REGRESSED = 1,        /* diff: NEW regressed beyond --fail-above */
+	GT_EXIT_ADVISED = 3,          /* advise: a finding matched --fail-on */
 	GT_EXIT_USAGE = 64,           /* bad option or argument */
 	GT_EXIT_BAD_TRACE = 65,       /* the trace file is unreadable or corrupt */
 	GT_EXIT_DAMAGED = 65,         /* read, but damaged: the output holds what was readable */
@@ -31,6 +32,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 /* Print "gputrace: <msg>" to stderr, printf-style. The one place the CLI reports errors. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

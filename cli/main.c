@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
         {"run", cmd_run, "trace a program and everything it spawns"},
         {"stats", cmd_stats, "summarize where the GPU time went, in a trace or across ranks"},
+        {"advise", cmd_advise, "find what costs time in a trace, and say what to do about it"},
         {"diff", cmd_diff, "compare two traces: what got slower, what appeared, what vanished"},
         {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON, CSV or SQLite"},
         {"sql", cmd_sql, "run SQL on a trace (Nsight Systems' SQLite schema)"},

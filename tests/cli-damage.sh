@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Damage is always told: a copy of a real trace with eight bytes flipped inside a chunk (the
-# footer intact) through every command that reads a trace - info, stats, diff, export in each
-# format, sql, view's export, merge - each gives the same warning line and exits 65 after its
-# output (view: its own status, the line the same); the outputs carry the record (Perfetto:
-# an instant on the "trace" track, the Chrome JSON's metadata, SQLite's GPUTRACE_LOSSES, the
-# merged trace's LOSS record); and `info --reindex` of a trace cut short keeps the loss on
-# record for every later command.
+# footer intact) through every command that reads a trace - info, stats, advise, diff, export
+# in each format, sql, view's export, merge - each gives the same warning line and exits 65
+# after its output (view: its own status, the line the same); the outputs carry the record
+# (Perfetto: an instant on the "trace" track, the Chrome JSON's metadata, SQLite's
+# GPUTRACE_LOSSES, the merged trace's LOSS record); and `info --reindex` of a trace cut short
+# keeps the loss on record for every later command.
 # Usage: cli-damage.sh GPUTRACE
 set -u
 gputrace=$(realpath "$1")
@@ -41,6 +41,10 @@ expect_rc 65 "$gputrace" stats flip.gtrace -r losses -f csv
 err_matches "^$(line stats)$"
 grep -qE '^damaged_file,,"1 chunk unreadable: 0 recorded in the trace \(merge, --reindex\), 1 skipped reading it \([0-9]+ bytes\)"' "$tmp/out" ||
 	fail "stats: no damaged_file row: $(cat "$tmp/out")"
+
+expect_rc 65 "$gputrace" advise flip.gtrace -f json
+err_matches "^$(line advise)$"
+grep -q '^{"inputs":\[{"name":"flip.gtrace"' "$tmp/out" || fail "advise: no findings of the damaged trace: $(head -c 300 "$tmp/out")"
 
 expect_rc 65 "$gputrace" diff whole.gtrace flip.gtrace -f csv
 err_matches "^$(line diff)$"

@@ -16,7 +16,7 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats diff export sql view info merge doctor --help \
+		COMPREPLY=($(compgen -W "run stats advise diff export sql view info merge doctor --help \
 			--version" \
 			-- "$cur"))
 		return
@@ -80,6 +80,23 @@ _gputrace() {
 			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --by
 				--step --min-lag --mangled --base-names -q --quiet --from --to --nvtx --pid --rank
 				--device --stream -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	advise)
+		case $prev in
+		-f | --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return ;;
+		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--fail-on) COMPREPLY=($(compgen -W "pageable-memcpy sync-memcpy sync-memset sync-api
+			steady-malloc idle-host idle-event idle-other short-kernels copy-exposed slow-steps
+			memory-full memory-growth straggler nccl-exposed" -- "$cur")); return ;;
+		--top | --step | --from | --to | --pid | --rank | --device | --stream) return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-f --format -o --output --fail-on --top --step --mangled
+				-q --quiet --from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

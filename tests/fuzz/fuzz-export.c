@@ -1,6 +1,6 @@
 /* libFuzzer target: what the CLI does with a trace once the reader has accepted it - the
- * run summary, the stats reports (of one trace, and across ranks), diff, and the chrome,
- * perfetto and csv exporters - on
+ * run summary, the stats reports (of one trace, and across ranks), diff, advise, and the
+ * chrome, perfetto and csv exporters - on
  * arbitrary traces (fuzz-trace.h's three modes). The exporters trust the reader's framing
  * but not the values: unknown enum values, string ids that were never defined, timestamps
  * in any order. Checks: failures come with a message, and the JSON outputs (chrome, stats
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "diff.h"
 #include "exporter.h"
 #include "fuzz-trace.h"
@@ -31,6 +32,7 @@ enum {
 	USE_CSV,
 	USE_RANKSTATS, /* stats across ranks, JSON, grouped by the consumer byte's next bits */
 	USE_DIFF,      /* the trace against itself, JSON, with a gate */
+	USE_ADVISE,    /* advise, JSON, and a gate */
 	USE_MAX
 };
 
@@ -223,6 +225,49 @@ static int diff(struct gt_reader *r, const char *path, const char **msg)
 	return ret;
 }
 
+static int advise(struct gt_reader *r, const char **msg)
+{
+	struct gt_advise *a = NULL;
+	struct gt_advise_gate g;
+	FILE *f;
+	int ret;
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	if (gt_advise_new(NULL, &a) < 0)
+		return 0;
+	ret = gt_advise_add(a, r, "t.gtrace", msg);
+	if (ret == 0 && gt_advise_finish(a) < 0)
+		ret = 0; /* out of memory: nothing to check */
+	else if (ret == 0) {
+		/* findings come costliest first, each with its instances costliest first */
+		for (size_t i = 0; i < a->nfindings; i++) {
+			const struct gt_advise_finding *fi = &a->findings[i];
+
+			FUZZ_CHECK(i == 0 || a->findings[i - 1].cost_ns >= fi->cost_ns,
+			           "advise: findings out of order");
+			FUZZ_CHECK(fi->count >= fi->ntop && fi->ntop <= GT_ADVISE_TOP,
+			           "advise: more instances than the count");
+			for (uint32_t k = 1; k < fi->ntop; k++)
+				FUZZ_CHECK(fi->top[k - 1].cost_ns >= fi->top[k].cost_ns,
+				           "advise: instances out of order");
+		}
+		gt_advise_gate_parse("1%", &g);
+		(void)gt_advise_gate_match(a, &g);
+		if ((f = open_memstream(&out, &out_len))) {
+			ret = gt_advise_write(a, f, GT_ADVISE_FORMAT_JSON);
+			fclose(f);
+			if (ret == 0)
+				check_json("advise -f json");
+			else
+				*msg = "advise: cannot write";
+		}
+	}
+	gt_advise_free(a);
+	return ret;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gt_reader *r = NULL;
@@ -238,9 +283,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path || gt_reader_open(path, &r, &msg) < 0)
 		return 0;
 	msg = NULL;
-	ret = use < USE_CHROME   ? report(r, use, &msg)
+	ret = use < USE_CHROME       ? report(r, use, &msg)
 	      : use == USE_RANKSTATS ? rankstats(r, data[0] / USE_MAX, &msg)
 	      : use == USE_DIFF      ? diff(r, path, &msg)
+	      : use == USE_ADVISE    ? advise(r, &msg)
 	                             : export(r, use, &msg);
 	FUZZ_CHECK(ret == 0 || (msg && *msg), "consumer %u failed (%d) without a message", use,
 	           ret);

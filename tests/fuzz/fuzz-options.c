@@ -1,5 +1,5 @@
-/* libFuzzer target: the command line of `gputrace run`, `stats`, `diff`, `export`, `info`,
- * `sql` and `view`, fed in-process through the CLI's own main() (cli/main.c, included below
+/* libFuzzer target: the command line of `gputrace run`, `stats`, `advise`, `diff`, `export`,
+ * `info`, `sql` and `view`, fed in-process through the CLI's own main() (cli/main.c, included below
  * with main renamed),
  * plus the option-value parsers of cli/options.c on their own. Checks: only gputrace's
  * documented exit codes come back, nothing is created in the working directory, parsed

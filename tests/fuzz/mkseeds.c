@@ -293,14 +293,17 @@ static int options_seeds(void)
 	                            "-o\0out.csv\0run.gtrace";
 	static const char exp[] = "export\0run.gtrace\0-f\0chrome\0--max-size\0500M\0-o\0-\0-q";
 	static const char info[] = "info\0run.gtrace";
+	static const char advise[] = "advise\0--fail-on\0005%\0--top\0002\0-f\0json\0--nvtx\0"
+	                             "step:1..3\0-o\0out.json\0a.gtrace\0b.gtrace";
 	static const char help[] = "--help";
 	static const struct {
 		const char *name, *argv;
 		size_t len;
 	} seeds[] = {
-	        {"run-1", run1, sizeof(run1) - 1},   {"run-2", run2, sizeof(run2) - 1},
-	        {"stats", stats, sizeof(stats) - 1}, {"export", exp, sizeof(exp) - 1},
-	        {"info", info, sizeof(info) - 1},    {"help", help, sizeof(help) - 1},
+	        {"run-1", run1, sizeof(run1) - 1},      {"run-2", run2, sizeof(run2) - 1},
+	        {"stats", stats, sizeof(stats) - 1},    {"export", exp, sizeof(exp) - 1},
+	        {"info", info, sizeof(info) - 1},       {"help", help, sizeof(help) - 1},
+	        {"advise", advise, sizeof(advise) - 1},
 	};
 	int r = 0;
 

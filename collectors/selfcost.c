@@ -118,7 +118,9 @@ uint64_t gt_self_report(char *buf, size_t size)
 		if (atomic_load(&slots[i].max_ns) > max)
 			max = atomic_load(&slots[i].max_ns);
 	}
-	if (!buffers && !atomic_load(&flushes))
+	/* a process without CUPTI's buffers (NVTX alone) has nothing to say: whether its flush
+	 * thread ran once before exit is a matter of timing */
+	if (!buffers)
 		return 0;
 	ms(t[0], sizeof(t[0]), ns);
 	ms(t[1], sizeof(t[1]), max);

@@ -11,8 +11,8 @@
 void gt_self_buffer(uint64_t start_ns, uint64_t end_ns, uint64_t records);
 /* One periodic flush of the flush thread, buffers handled inside it included. */
 void gt_self_flush(uint64_t start_ns, uint64_t end_ns);
-/* The notice's text into buf (empty when no buffer was handled and no flush ran); returns the
- * nanoseconds spent handling buffers. */
+/* The notice's text into buf (empty when no CUPTI buffer was handled); returns the nanoseconds
+ * spent handling buffers. */
 uint64_t gt_self_report(char *buf, size_t size);
 
 #endif

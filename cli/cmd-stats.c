@@ -32,9 +32,12 @@ static void usage(FILE *out)
 	      "\n"
 	      "Options:\n"
 	      "  -r, --report NAME    kernels, api, memcpy, memset, nvtx, memory, errors, losses\n"
-	      "                       or all (the default); across ranks: breakdown, steps,\n"
+	      "                       or all (the default: all of these); nvtx-gpu: GPU time\n"
+	      "                       per NVTX range, as Nsight Systems' nvtx_gpu_proj_sum\n"
+	      "                       (only when named); across ranks: breakdown, steps,\n"
 	      "                       stragglers, kernels, api, memcpy, memset, nvtx or all;\n"
 	      "                       a comma list, or repeat the option\n"
+	      "      --instances      nvtx-gpu: every range instance too (nvtx_gpu_proj_trace)\n"
 	      "      --by GROUP       rank (the default), process, device or host\n"
 	      "      --step NAME      steps are the NVTX ranges named NAME (default: "
 	      "ProfilerStep#N,\n"
@@ -61,7 +64,7 @@ static void usage(FILE *out)
 }
 
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
-                                  "breakdown, steps, stragglers, all";
+                                  "nvtx-gpu, breakdown, steps, stragglers, all";
 
 /* The reports of one trace. */
 static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
@@ -195,6 +198,7 @@ enum {
 	OPT_BY = 0x100,
 	OPT_MIN_LAG,
 	OPT_BASE_NAMES,
+	OPT_INSTANCES,
 };
 
 struct stats_ctx {
@@ -243,6 +247,9 @@ static int stats_option(void *ctx, int c, const char *arg)
 	case OPT_BASE_NAMES:
 		x->opts.base_names = true;
 		return GT_EXIT_OK;
+	case OPT_INSTANCES:
+		x->opts.nvtx_instances = true;
+		return GT_EXIT_OK;
 	default:
 		return GT_EXIT_USAGE;
 	}
@@ -253,6 +260,7 @@ static const struct option stats_longopts[] = {
         {"by", required_argument, NULL, OPT_BY},
         {"min-lag", required_argument, NULL, OPT_MIN_LAG},
         {"base-names", no_argument, NULL, OPT_BASE_NAMES},
+        {"instances", no_argument, NULL, OPT_INSTANCES},
         {NULL, 0, NULL, 0},
 };
 
@@ -279,7 +287,7 @@ static int rank_reports(struct stats_ctx *x)
 		if (gt_rankstats_parse_reports(x->reports[i], &bits) < 0) {
 			gt_cli_error("stats: '%s': across ranks the reports are breakdown, steps, "
 			             "stragglers, kernels, api, memcpy, memset, nvtx and all; "
-			             "memory, errors and losses are of one trace",
+			             "memory, errors, losses and nvtx-gpu are of one trace",
 			             x->reports[i]);
 			return GT_EXIT_USAGE;
 		}
@@ -297,8 +305,9 @@ static int rank_reports(struct stats_ctx *x)
 		gt_cli_error("stats: API calls and NVTX ranges belong to no GPU: not --by device");
 		return GT_EXIT_USAGE;
 	}
-	if (x->opts.base_names) {
-		gt_cli_error("stats: --base-names is for the reports of one trace");
+	if (x->opts.base_names || x->opts.nvtx_instances) {
+		gt_cli_error("stats: %s is for the reports of one trace",
+		             x->opts.base_names ? "--base-names" : "--instances");
 		return GT_EXIT_USAGE;
 	}
 	return GT_EXIT_OK;
@@ -334,6 +343,12 @@ int cmd_stats(int argc, char **argv)
 		for (int i = 0; i < x.nreports; i++) {
 			gt_stats_parse_reports(x.reports[i], &bits);
 			x.opts.reports |= bits;
+		}
+		if (x.opts.nvtx_instances && !(x.opts.reports & GT_STATS_REPORT_NVTX_GPU)) {
+			gt_cli_error("stats: --instances lists the range instances of the nvtx-gpu "
+			             "report: add -r nvtx-gpu");
+			status = GT_EXIT_USAGE;
+			goto out;
 		}
 		status = stats_one(&cli, &x.opts);
 		goto out;

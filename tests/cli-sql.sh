@@ -114,13 +114,17 @@ cp "$data/pytorch-train.gtrace" pt.gtrace
 expect_rc 0 "$gputrace" export pt.gtrace -f sqlite --nvtx step:3 -q
 expect_rc 0 "$gputrace" sql pt.gtrace -f csv "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"
 out_has_line "$(printf '424\r')"
-err_matches '^gputrace: wrote pt\.sqlite \(1,973 rows, .+\)$'
+# 1,973 rows for its records and tables, and 30 for the ranges it projects
+err_matches '^gputrace: wrote pt\.sqlite \(2,003 rows, .+\)$'
 expect_rc 0 "$gputrace" sql pt.gtrace -f csv "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"
 out_has_line "$(printf '424\r')"
 expect_err "" # reused: nothing exported again
 expect_rc 0 "$gputrace" sql pt.gtrace --nvtx step:3 -f csv "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"
 out_has_line "$(printf '20\r')"
-err_matches '^gputrace: wrote pt\.sqlite \(979 rows, .+\)$'
+# 979 rows, and 1 for the window's one range, projected with its 11 operations
+err_matches '^gputrace: wrote pt\.sqlite \(980 rows, .+\)$'
+expect_rc 0 "$gputrace" sql pt.gtrace --nvtx step:3 -q -f csv "SELECT gpuOps FROM GPUTRACE_NVTX_GPU_PROJECTION"
+out_has_line "$(printf '11\r')"
 expect_rc 0 "$gputrace" sql pt.gtrace --nvtx step:3 -q -f csv "SELECT value FROM META_DATA_EXPORT WHERE name = 'GPUTRACE_SOURCE'"
 grep -q "; window @[0-9]*\\.\\.@[0-9]*$(printf '\r')\$" "$tmp/out" || fail "GPUTRACE_SOURCE: $(cat "$tmp/out")"
 expect_rc 64 "$gputrace" sql pt.gtrace --db pt.gtrace "SELECT 1"

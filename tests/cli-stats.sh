@@ -21,9 +21,9 @@ expect_err "gputrace: stats: no trace; usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
 expect_err "gputrace: stats: unknown option '--bogus'; see 'gputrace stats --help'"
 expect_rc 64 "$gputrace" stats --report kernel x.gtrace
-expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r kernels, x.gtrace
-expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats --format xml x.gtrace
 expect_err "gputrace: stats: unknown format 'xml'; choose table, csv or json"
 expect_rc 64 "$gputrace" stats --limit ten x.gtrace
@@ -35,9 +35,9 @@ expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
 expect_rc 64 "$gputrace" stats --step '' x.gtrace
 expect_err "gputrace: stats: --step takes the name of an NVTX range, e.g. --step train_step"
 expect_rc 64 "$gputrace" stats -r memory,steps x.gtrace
-expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r memory a.gtrace b.gtrace
-expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors and losses are of one trace"
+expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses and nvtx-gpu are of one trace"
 expect_rc 64 "$gputrace" stats --by device -r steps a.gtrace
 expect_err "gputrace: stats: steps and stragglers are per rank or process, not --by device"
 expect_rc 64 "$gputrace" stats --by device -r kernels,nvtx a.gtrace
@@ -268,5 +268,26 @@ expect_rc 64 "$gputrace" stats --from 100 "$data/pytorch-train.gtrace"
 err_matches "^gputrace: stats: --from 100 selects nothing: it is after .*pytorch-train.gtrace, which runs from 2026-12-01T14:30:09.701000799Z \(0.000 s\) to 2026-12-01T14:30:21.254886001Z \(11.554 s\)$"
 expect_rc 64 "$gputrace" stats --nvtx step:48..60 "$data/pytorch-train.gtrace"
 err_matches "^gputrace: stats: --nvtx: .*pytorch-train.gtrace has 20 ranges named 'step', numbered 0 to 19; none in step:48..60$"
+
+# -r nvtx-gpu: GPU time per NVTX range, only when named; --instances with it alone
+expect_rc 64 "$gputrace" stats --instances "$data/pytorch-train.gtrace"
+expect_err "gputrace: stats: --instances lists the range instances of the nvtx-gpu report: add -r nvtx-gpu"
+expect_rc 64 "$gputrace" stats -r nvtx-gpu "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
+expect_err "gputrace: stats: 'nvtx-gpu': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses and nvtx-gpu are of one trace"
+expect_rc 64 "$gputrace" stats --by rank --instances "$data/ddp-2rank.gtrace"
+expect_err "gputrace: stats: --instances is for the reports of one trace"
+expect_rc 0 "$gputrace" stats "$data/pytorch-train.gtrace"
+grep -q "projected" "$tmp/out" && fail "the default reports hold nvtx-gpu"
+expect_rc 0 "$gputrace" stats -r nvtx-gpu --instances -f csv "$data/pytorch-train.gtrace"
+out_has_line "# nvtx_gpu_totals"
+out_has_line "30,30,0,473,240,0,0"
+# 20 step instances of 11 operations each, and 10 graph-step ones of 2
+[ "$(grep -c ',0,517,517,PushPop,,step$' "$tmp/out")" -eq 20 ] || fail "nvtx-gpu: not 20 step instances"
+grep -q '^[0-9]*,20,.*,220,PushPop,,step$' "$tmp/out" || fail "nvtx-gpu: no step row of 20 instances and 220 ops"
+grep -q '^[0-9]*,10,.*,20,PushPop,,graph-step$' "$tmp/out" || fail "nvtx-gpu: no graph-step row"
+# a window: its one range, and the work in the window (the backward pass's 10 kernels are
+# launched by PyTorch's autograd thread, not the step's: 11 of 21 in the range)
+expect_rc 0 "$gputrace" stats -r nvtx-gpu -f csv --nvtx step:3 -q "$data/pytorch-train.gtrace"
+out_has_line "1,1,0,21,11,0,0"
 
 cli_done cli-stats

@@ -1,8 +1,9 @@
 /* Check suite for the SQLite export and its queries (exporters/sqlite*.c): the schema
  * against a list kept here, kernel totals against the stats exporter to the nanosecond, the
- * launch-kernel join, NVTX nesting, every query of docs/sql.md (its memory per GPU against
- * stats' on tests/data), threads, GPUs and versions on tests/data, damaged and truncated
- * traces, an export killed half-way, query errors and the reuse rule.
+ * launch-kernel join, NVTX nesting, every query of docs/sql.md (its memory per GPU and GPU
+ * time per NVTX range against stats' on tests/data), threads, GPUs and versions on
+ * tests/data, damaged and truncated traces, an export killed half-way, query errors and the
+ * reuse rule.
  * Usage: test-sqlite DATA_DIR DOCS_SQL_MD. Runs as a test program. */
 #include <check.h>
 #include <dirent.h>
@@ -275,6 +276,9 @@ static const struct {
                               "INTEGER"},
         {"GPUTRACE_DEVICES",
          "globalPid INTEGER,pid INTEGER,cudaId INTEGER,gpuId INTEGER,uuid TEXT"},
+        {"GPUTRACE_NVTX_GPU_PROJECTION",
+         "eventId INTEGER,globalTid INTEGER,projStart INTEGER,projEnd INTEGER,"
+         "projDuration INTEGER,busyDuration INTEGER,gpuOps INTEGER,level INTEGER"},
 };
 #define NSCHEMA (sizeof(schema) / sizeof(schema[0]))
 
@@ -796,8 +800,8 @@ START_TEST(doc_queries_run)
 	}
 	fclose(f);
 	free(sql);
-	/* the examples the page promises: the join and eleven worked queries */
-	ck_assert_uint_eq(n, 12);
+	/* the examples the page promises: the join and thirteen worked queries */
+	ck_assert_uint_eq(n, 14);
 }
 END_TEST
 
@@ -968,6 +972,109 @@ START_TEST(real_traces_memory_threads_versions)
 	}
 	free(gpu_sql);
 	free(peak_sql);
+	rm_tmp();
+}
+END_TEST
+
+/* `gputrace stats -r nvtx-gpu -f csv`'s rows per name: style, domain, range, instances, the
+ * projected total, minimum and maximum, the busy and range totals, GPU ops; joined by ';'
+ * (the names of tests/data hold no comma); malloc'd. */
+static char *stats_nvtx_gpu_rows(const char *trace)
+{
+	struct gt_stats_options so = {.reports = GT_STATS_REPORT_NVTX_GPU,
+	                              .format = GT_STATS_FORMAT_CSV};
+	struct gt_reader *r;
+	const char *msg;
+	char *buf = NULL, *line, *save = NULL, *rows = calloc(1, 65536);
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool in = false;
+
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_int_eq(gt_reader_open(trace, &r, &msg), 0);
+	ck_assert_int_eq(gt_stats_report(r, f, &so, &msg), 0);
+	gt_reader_close(r);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c[18], *p = line;
+		size_t l = strlen(rows);
+		int k = 0;
+
+		if (strcmp(line, "# nvtx_gpu") == 0) {
+			in = true;
+			continue;
+		}
+		if (!in || strncmp(line, "proj_total_ns,", 14) == 0)
+			continue;
+		if (line[0] == '#')
+			break;
+		while (k < 18 && p) {
+			c[k++] = p;
+			p = strchr(p, ',');
+			if (p)
+				*p++ = '\0';
+		}
+		ck_assert_int_eq(k, 18);
+		snprintf(rows + l, 65536 - l, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s;", c[15], c[16], c[17],
+		         c[1], c[0], c[4], c[5], c[7], c[13], c[14]);
+	}
+	free(buf);
+	return rows;
+}
+
+/* docs/sql.md's GPU time per NVTX range is `stats -r nvtx-gpu`'s, name by name, on every
+ * trace of tests/data; and its recomputation from the export's own rows gives every row of
+ * GPUTRACE_NVTX_GPU_PROJECTION (projection, operations, busy time: the union). */
+START_TEST(real_traces_nvtx_gpu)
+{
+	static const char *const traces[] = {"ddp-2rank.gtrace",   "ddp-rank0.gtrace",
+	                                     "ddp-rank1.gtrace",   "example.gtrace",
+	                                     "multistream.gtrace", "pytorch-train.gtrace"};
+	char *per_name = doc_query("**GPU time per NVTX range**", 0);
+	char *raw = doc_query("**GPU time per NVTX range**", 1);
+	char trace[512], db[128], *sql = malloc(strlen(per_name) + 512);
+	struct gt_sql_export_result res;
+
+	ck_assert_ptr_nonnull(sql);
+	*strrchr(per_name, ';') = '\0';
+	snprintf(sql, strlen(per_name) + 512,
+	         "SELECT style, coalesce(domain, ''), range, instances, proj_total_ns, "
+	         "proj_min_ns, proj_max_ns, busy_total_ns, range_total_ns, gpu_ops FROM (%s)",
+	         per_name);
+	mkdir_tmp();
+	for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+		char *got, *want;
+		sqlite3 *h;
+
+		snprintf(trace, sizeof(trace), "%s/%s", data_dir, traces[i]);
+		path_in(db, sizeof(db), "nvtx.sqlite");
+		ck_assert_int_eq(export_db(trace, db, &res), 0);
+		got = query_rows(db, sql);
+		want = stats_nvtx_gpu_rows(trace);
+		ck_assert_msg(strcmp(got, want) == 0, "%s: sql [%s]\nstats [%s]", traces[i], got,
+		              want);
+		ck_assert_uint_gt(strlen(got), 0);
+		free(got);
+		free(want);
+		got = query_rows(db, raw);
+		want = query_rows(db, "SELECT eventId, projStart, projEnd, gpuOps, busyDuration "
+		                      "FROM GPUTRACE_NVTX_GPU_PROJECTION ORDER BY eventId");
+		ck_assert_msg(strcmp(got, want) == 0, "%s: recomputed [%s]\ntable [%s]", traces[i],
+		              got, want);
+		free(got);
+		free(want);
+		/* every row belongs to a range of its own thread */
+		h = open_db(db);
+		ck_assert_int_eq(q1(h,
+		                    "SELECT count(*) FROM GPUTRACE_NVTX_GPU_PROJECTION AS p JOIN "
+		                    "NVTX_EVENTS AS n ON n.eventId = p.eventId AND n.globalTid = "
+		                    "p.globalTid AND n.eventType IN (59, 60)"),
+		                 q1(h, "SELECT count(*) FROM GPUTRACE_NVTX_GPU_PROJECTION"));
+		sqlite3_close(h);
+	}
+	free(sql);
+	free(per_name);
+	free(raw);
 	rm_tmp();
 }
 END_TEST
@@ -1265,6 +1372,7 @@ static Suite *sqlite_suite(void)
 	tcase_set_timeout(tr, 300);
 	tcase_add_test(tr, real_and_synthetic_traces);
 	tcase_add_test(tr, real_traces_memory_threads_versions);
+	tcase_add_test(tr, real_traces_nvtx_gpu);
 	tcase_add_test(tr, truncated_and_corrupt_traces);
 	tcase_add_test(tr, interrupted_export);
 	tcase_add_test(tr, short_name_of_a_long_kernel);

@@ -67,7 +67,7 @@ _gputrace() {
 		case $prev in
 		-r | --report)
 			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses \
-				breakdown steps stragglers all
+				nvtx-gpu breakdown steps stragglers all
 			return ;;
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -78,8 +78,8 @@ _gputrace() {
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-r --report -f --format -o --output -n --limit --by
-				--step --min-lag --mangled --base-names -q --quiet --from --to --nvtx --pid --rank
-				--device --stream -h --help" -- "$cur"))
+				--step --min-lag --mangled --base-names --instances -q --quiet --from --to --nvtx
+				--pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

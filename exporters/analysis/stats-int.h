@@ -311,6 +311,14 @@ int gt_stats_emit_end(struct gt_emit *e, const char *empty_text);
  * failed. NULL is accepted. */
 int gt_stats_emit_close(struct gt_emit *e);
 
+struct gt_nvtx_gpu;
+
+/* The nvtx-gpu report (nvtx-gpu-output.c): sections nvtx_gpu, nvtx_gpu_instances (when
+ * with_instances; times since zero_ns, the trace's zero) and nvtx_gpu_totals. Returns 0 or
+ * the emitter's -errno. */
+int gt_stats_report_nvtx_gpu(struct gt_emit *e, const struct gt_nvtx_gpu *g, bool with_instances,
+                             uint64_t zero_ns);
+
 /* Human units (tables, the run summary) and JSON strings: exporters/common/text.h. */
 /* Shortest %g form that reads back as d; non-finite numbers become null. */
 void gt_stats_json_double(FILE *out, double d);

@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "nvtx-gpu.h"
 #include "stats-int.h"
 
 static const char *const report_names[] = {
-        "kernels", "api", "memcpy", "memset", "nvtx", "memory", "errors", "losses",
+        "kernels", "api", "memcpy", "memset", "nvtx", "memory", "errors", "losses", "nvtx-gpu",
 };
 #define NREPORTS (sizeof(report_names) / sizeof(report_names[0]))
 
@@ -533,16 +534,30 @@ static int section_trace(struct gt_emit *e, const struct gt_stats *st)
 }
 
 /* Sections each report prints (CSV headings appear only when there is more than one). */
-static unsigned count_sections(unsigned reports)
+static unsigned count_sections(unsigned reports, bool nvtx_instances)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < NREPORTS; i++)
 		if (reports & (1u << i))
-			n += (1u << i) == GT_STATS_REPORT_MEMORY   ? 4
-			     : (1u << i) == GT_STATS_REPORT_LOSSES ? 2
-			                                           : 1;
+			n += (1u << i) == GT_STATS_REPORT_MEMORY     ? 4
+			     : (1u << i) == GT_STATS_REPORT_LOSSES   ? 2
+			     : (1u << i) == GT_STATS_REPORT_NVTX_GPU ? 2u + nvtx_instances
+			                                             : 1;
 	return n;
+}
+
+static int report_nvtx_gpu(struct gt_emit *e, struct gt_stats *st, bool with_instances,
+                           const char **errmsg)
+{
+	struct gt_nvtx_gpu *g = NULL;
+	int ret = gt_nvtx_gpu_collect(st->r, &g, errmsg);
+
+	if (ret < 0)
+		return ret;
+	ret = gt_stats_report_nvtx_gpu(e, g, with_instances, trace_origin(st));
+	gt_nvtx_gpu_free(g);
+	return ret;
 }
 
 int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_options *opts,
@@ -561,7 +576,7 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 	if (!opts)
 		opts = &defaults;
 	reports = opts->reports ? opts->reports : GT_STATS_REPORT_ALL;
-	if (opts->format >= GT_STATS_FORMAT_MAX || (reports & ~(unsigned)GT_STATS_REPORT_ALL)) {
+	if (opts->format >= GT_STATS_FORMAT_MAX || (reports & ~(unsigned)GT_STATS_REPORT_ANY)) {
 		*errmsg = "unknown stats format or report";
 		return -EINVAL;
 	}
@@ -569,7 +584,8 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 	ret = gt_stats_collect(&st, r, errmsg);
 	if (ret < 0)
 		goto out;
-	ret = gt_stats_emit_new(out, opts->format, count_sections(reports), opts->limit, &e);
+	ret = gt_stats_emit_new(out, opts->format, count_sections(reports, opts->nvtx_instances),
+	                        opts->limit, &e);
 	if (ret < 0)
 		goto out_nomem;
 	if (opts->format == GT_STATS_FORMAT_JSON && (ret = section_trace(e, &st)))
@@ -601,6 +617,17 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 		goto out_nomem;
 	if ((reports & GT_STATS_REPORT_NVTX) && (ret = report_nvtx(e, &st)))
 		goto out_nomem;
+	if (reports & GT_STATS_REPORT_NVTX_GPU) {
+		const char *msg = NULL;
+
+		ret = report_nvtx_gpu(e, &st, opts->nvtx_instances, &msg);
+		if (ret && msg) {
+			*errmsg = msg; /* a read that failed, or memory */
+			goto out;
+		}
+		if (ret)
+			goto out_nomem;
+	}
 	if ((reports & GT_STATS_REPORT_MEMORY) && (ret = report_memory(e, &st)))
 		goto out_nomem;
 	if ((reports & GT_STATS_REPORT_ERRORS) && (ret = report_errors(e, &st)))

@@ -19,7 +19,11 @@ enum gt_stats_report {
 	GT_STATS_REPORT_MEMORY = 1u << 5,  /* peak in use per device, never freed, largest */
 	GT_STATS_REPORT_ERRORS = 1u << 6,  /* API calls that returned an error */
 	GT_STATS_REPORT_LOSSES = 1u << 7,  /* every loss counter and reader skips */
-	GT_STATS_REPORT_ALL = (1u << 8) - 1,
+	GT_STATS_REPORT_ALL = (1u << 8) - 1, /* the reports above: "all", and the default */
+	/* GPU time projected onto NVTX ranges (nvtx-gpu.h): asked for by name only, since it
+	 * reads the trace twice more and keeps every range */
+	GT_STATS_REPORT_NVTX_GPU = 1u << 8,
+	GT_STATS_REPORT_ANY = (1u << 9) - 1,
 };
 
 enum gt_stats_format {
@@ -37,6 +41,7 @@ struct gt_stats_options {
 	                   * instantiations of one function as one row, as Nsight Systems'
 	                   * ":base" reports */
 	unsigned limit;   /* rows per report in table format, 0 = all; csv/json list all */
+	bool nvtx_instances; /* nvtx-gpu: every range instance too (nvtx_gpu_instances) */
 };
 
 /* Names longer than this many characters are cut (ending in "...") in table format; CSV and
@@ -62,7 +67,8 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
                     const char **errmsg);
 
 /* Parse a comma-separated list of report names ("kernels,api", "all") into *reports.
- * Names: kernels api memcpy memset nvtx memory errors losses all. Returns 0 or -EINVAL. */
+ * Names: kernels api memcpy memset nvtx memory errors losses nvtx-gpu all ("all": every one
+ * but nvtx-gpu). Returns 0 or -EINVAL. */
 int gt_stats_parse_reports(const char *list, unsigned *reports);
 
 /* The bits of a comma-separated list of names (bit i for names[i], `all` for "all"): what

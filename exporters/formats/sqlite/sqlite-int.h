@@ -39,6 +39,7 @@ enum sq_table {
 	SQ_GT_MEMORY_POOLS,
 	SQ_GT_OVERHEAD,
 	SQ_GT_DEVICES,
+	SQ_GT_NVTX_GPU,
 	SQ_TABLE_MAX
 };
 

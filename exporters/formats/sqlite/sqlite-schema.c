@@ -252,6 +252,14 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                            "INTEGER NOT NULL, cudaId INTEGER NOT NULL, gpuId INTEGER NOT NULL, "
                            "uuid TEXT)",
                            "INSERT INTO GPUTRACE_DEVICES VALUES (?,?,?,?,?)"},
+        /* GPU time per NVTX range (exporters/analysis/nvtx-gpu.h): a row per range instance
+         * that launched GPU work, eventId its NVTX_EVENTS row */
+        [SQ_GT_NVTX_GPU] = {"GPUTRACE_NVTX_GPU_PROJECTION",
+                            "CREATE TABLE GPUTRACE_NVTX_GPU_PROJECTION (eventId INTEGER NOT NULL "
+                            "PRIMARY KEY, globalTid INTEGER NOT NULL, projStart INTEGER NOT NULL, "
+                            "projEnd INTEGER NOT NULL, projDuration INTEGER NOT NULL, busyDuration "
+                            "INTEGER NOT NULL, gpuOps INTEGER NOT NULL, level INTEGER)",
+                            "INSERT INTO GPUTRACE_NVTX_GPU_PROJECTION VALUES (?,?,?,?,?,?,?,?)"},
 };
 
 static const struct sq_enum_row event_type[] = {

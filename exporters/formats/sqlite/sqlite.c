@@ -2,8 +2,9 @@
  * one transaction, in Nsight Systems' documented schema plus GPUTRACE_ tables
  * (sqlite-schema.c), then builds the indexes. Processes, GPUs and threads are the catalog's
  * (exporters/model/catalog.c), as in every other output. Memory grows with distinct
- * strings, processes, devices and contexts, never with events; SQLite's page cache is
- * bounded by PRAGMA cache_size. Runs in the CLI. */
+ * strings, processes, devices and contexts, and NVTX ranges (GPU time per range keeps them),
+ * never with other events; SQLite's page cache is bounded by PRAGMA cache_size. Runs in the
+ * CLI. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include "demangle.h"
 #include "exporter.h"
 #include "hash.h"
+#include "nvtx-gpu.h"
 #include "output.h"
 #include "sql.h"
 #include "sqlite-int.h"
@@ -206,6 +208,13 @@ struct sq {
 	unsigned lane; /* lane of the current record's process: its index % SQ_LANES */
 	uint64_t first_ns, last_ns;
 	uint64_t rows, records, nvtx_id;
+
+	/* GPU time per NVTX range: the ranges read in a pass before the load, the GPU work fed
+	 * from the load's own pass; a row per projected instance at the end, with the eventId
+	 * that its NVTX record (the seq-th of the load) got */
+	struct gt_nvtx_gpu_pass *proj;
+	uint64_t *nvtx_ids; /* eventId of each NVTX record of the load, in file order; owned */
+	size_t nnvtx, capnvtx;
 	char demangled[GT_DEMANGLE_BUF_BYTES];
 	const char *errmsg;
 	int err;
@@ -880,6 +889,68 @@ static int nvtx_domain(struct sq *q, const struct gt_rec_nvtx *n, const struct p
 	return row_end(q, SQ_NVTX);
 }
 
+/* The NVTX record just written got eventId q->nvtx_id: kept for its projection's row. */
+static int on_projection(struct sq *q)
+{
+	if (!q->proj)
+		return 0;
+	if (q->nnvtx == q->capnvtx) {
+		size_t cap = q->capnvtx ? q->capnvtx * 2 : 1024;
+		uint64_t *n = realloc(q->nvtx_ids, cap * sizeof(*n));
+
+		if (!n) {
+			q->err = -ENOMEM;
+			q->errmsg = "out of memory";
+			return q->err;
+		}
+		q->nvtx_ids = n;
+		q->capnvtx = cap;
+	}
+	q->nvtx_ids[q->nnvtx++] = q->nvtx_id;
+	return 0;
+}
+
+/* GPUTRACE_NVTX_GPU_PROJECTION: a row per range instance that launched GPU work. The
+ * projection read the same records in the same order as the load (gt_nvtx_gpu_begin and the
+ * load each rewind the reader), so an instance's seq is the place of its NVTX record among
+ * the load's. */
+static int put_projection(struct sq *q)
+{
+	struct gt_nvtx_gpu *g = NULL;
+	const char *msg = NULL;
+	int ret = gt_nvtx_gpu_end(q->proj, &g, &msg);
+
+	q->proj = NULL;
+	if (ret < 0) {
+		q->err = ret;
+		q->errmsg = msg;
+		return ret;
+	}
+	for (size_t i = 0; i < g->ninstances && ret == 0; i++) {
+		const struct gt_nvtx_gpu_instance *x = &g->instances[i];
+		struct val *st;
+
+		/* cannot be: the two passes read the same records, and so the same processes */
+		if (x->seq >= q->nnvtx || x->process >= q->nprocs)
+			break;
+		st = row_begin(q, SQ_GT_NVTX_GPU);
+		b_u64(st, 1, q->nvtx_ids[x->seq]);
+		b_i64(st, 2, gtid(&q->procs[x->process], x->tid));
+		b_u64(st, 3, x->gpu_start_ns);
+		b_u64(st, 4, x->gpu_end_ns);
+		b_u64(st, 5, x->gpu_end_ns - x->gpu_start_ns);
+		b_u64(st, 6, x->busy_ns);
+		b_u64(st, 7, x->ops);
+		if (x->name->style == GT_NVTX_PUSH_POP)
+			b_i64(st, 8, x->level);
+		else
+			b_null(st, 8);
+		ret = row_end(q, SQ_GT_NVTX_GPU);
+	}
+	gt_nvtx_gpu_free(g);
+	return ret;
+}
+
 static int on_nvtx(struct sq *q, const struct gt_rec_nvtx *n, const struct proc *p)
 {
 	struct val *st;
@@ -930,7 +1001,10 @@ static int on_nvtx(struct sq *q, const struct gt_rec_nvtx *n, const struct proc 
 	b_nz(st, 10, text);
 	b_i64(st, 11, domain);
 	b_u64(st, 12, ++q->nvtx_id);
-	return row_end(q, SQ_NVTX);
+	ret = row_end(q, SQ_NVTX);
+	if (ret < 0)
+		return ret;
+	return on_projection(q);
 }
 
 static int on_memory(struct sq *q, const struct gt_rec_memory *m, const struct proc *p)
@@ -2115,6 +2189,8 @@ static void sq_free(struct sq *q)
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);
 	map_fini(&q->domain_created);
+	gt_nvtx_gpu_pass_free(q->proj);
+	free(q->nvtx_ids);
 }
 
 static uint64_t cpu_ns(void)
@@ -2171,6 +2247,7 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	struct sq q = {0};
 	const union gt_record *rec;
 	struct gt_output *own = NULL, *out = opts ? opts->out : NULL;
+	const struct gt_trace_counts *fc;
 	struct gt_output_error oerr;
 	const char *tmp = NULL;
 	uint64_t t0 = cpu_ns(), t1 = 0, t2 = 0;
@@ -2200,6 +2277,14 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	                            &oerr);
 	if (ret < 0)
 		goto refused;
+	/* GPU time per NVTX range: its ranges in a pass of their own before the load, when the
+	 * trace may hold one (its footer counts NVTX records; a trace without a footer may) */
+	fc = gt_reader_footer_counts(r);
+	if (!fc || fc->records[GT_REC_NVTX]) {
+		ret = gt_nvtx_gpu_begin(r, &q.proj, &q.errmsg);
+		if (ret < 0)
+			goto out;
+	}
 	ret = gt_reader_rewind(r);
 	if (ret < 0)
 		goto out;
@@ -2213,6 +2298,8 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		q.records++;
 		ret = on_record(&q, rec);
+		if (ret == 0 && q.proj && (ret = gt_nvtx_gpu_feed(q.proj, rec)) < 0)
+			q.errmsg = "out of memory";
 		if (ret < 0)
 			goto out;
 		if (opts && opts->progress && (q.records & PROGRESS_EVERY) == 0) {
@@ -2227,7 +2314,7 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 		q.errmsg = errbuf;
 		goto out;
 	}
-	if (put_processes(&q) < 0 || put_trace(&q) < 0) {
+	if ((q.proj && put_projection(&q) < 0) || put_processes(&q) < 0 || put_trace(&q) < 0) {
 		ret = q.err;
 		goto out;
 	}

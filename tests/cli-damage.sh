@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Damage is always told (docs/cli.md, "Damage"). A copy of a real trace with eight bytes
 # flipped inside its largest chunk (found through the footer's index, which stays intact)
-# goes through every command that reads a trace - info, stats, advise, diff, export in each format,
-# sql, view's export, merge: each gives the same warning line, with the chunk's exact bytes,
+# goes through every command that reads a trace - info, stats, advise, diff, export in each
+# format, sql, view's export, merge: each gives the same warning line, with the chunk's exact bytes,
 # and exits 65 after its output (view: its own status); each shows the loss (info's losses,
 # stats' damaged_file row with the records the index says the chunk held, diff's incomplete
 # side); and the outputs carry it: the Chrome JSON's metadata, the Perfetto export's metadata

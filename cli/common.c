@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "common.h"
 #include "options.h"
@@ -291,25 +292,20 @@ int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t)
 
 int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_reader_status *rs)
 {
-	bool damaged = rs->chunks_skipped || rs->records_skipped;
+	struct gt_catalog_damage d;
+	char text[GT_CATALOG_DAMAGE_TEXT];
 
-	if (!damaged && !rs->recovered)
-		return GT_EXIT_OK;
+	/* in the words of every output (the catalog's); merge's own line is the same */
+	gt_catalog_damage_of(rs, &d);
+	if (gt_catalog_damaged(&d))
+		gt_cli_warn("%s: %s is damaged: %s", cmd, path,
+		            gt_catalog_damage_text(&d, text, sizeof(text)));
 	if (rs->recovered)
 		gt_cli_warn("%s: %s has no index (its writer was interrupted): %llu chunk%s "
-		            "recovered, %llu damaged one%s skipped",
+		            "recovered",
 		            cmd, path, (unsigned long long)rs->chunks_read,
-		            rs->chunks_read == 1 ? "" : "s", (unsigned long long)rs->chunks_skipped,
-		            rs->chunks_skipped == 1 ? "" : "s");
-	else
-		gt_cli_warn("%s: %s is damaged: %llu chunk%s (%llu bytes) and %llu malformed "
-		            "record%s skipped",
-		            cmd, path, (unsigned long long)rs->chunks_skipped,
-		            rs->chunks_skipped == 1 ? "" : "s",
-		            (unsigned long long)rs->bytes_skipped,
-		            (unsigned long long)rs->records_skipped,
-		            rs->records_skipped == 1 ? "" : "s");
-	return damaged ? GT_EXIT_DAMAGED : GT_EXIT_OK;
+		            rs->chunks_read == 1 ? "" : "s");
+	return gt_catalog_damaged(&d) ? GT_EXIT_DAMAGED : GT_EXIT_OK;
 }
 
 int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t)

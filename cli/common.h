@@ -97,12 +97,13 @@ int gt_cli_window_check(const char *cmd, struct gt_reader *r, const char *path,
  * exports hand t->win.w to gt_export_window instead. Returns a GT_EXIT_* code. */
 int gt_cli_trace_filter(const struct gt_cli *cli, struct gt_cli_trace *t);
 
-/* After the trace was read: the one line that says what a damaged trace lost (chunks and
- * bytes skipped, malformed records), the same for every command; nothing for a whole trace.
- * A trace cut short whose every chunk was read (no footer: its writer was interrupted) is
- * not damaged: it gets its line and GT_EXIT_OK. Sets t->damaged. Returns GT_EXIT_OK, or
- * GT_EXIT_DAMAGED when something was skipped: the command finishes its output, then exits
- * with it (docs/cli.md, "Exit status"). */
+/* After the trace was read: the one line that says what a damaged trace lost, the same for
+ * every command and in the words of every output ("CMD: T is damaged: 1 chunk (611 bytes)
+ * and 0 malformed records skipped", gt_catalog_damage_text); nothing for a whole trace. A
+ * trace without a footer (its writer was interrupted) gets a line saying so too; one cut
+ * short whose every chunk was read is not damaged: that line alone and GT_EXIT_OK. Sets
+ * t->damaged. Returns GT_EXIT_OK, or GT_EXIT_DAMAGED when something was skipped: the command
+ * finishes its output, then exits with it (docs/cli.md, "Damage" and "Exit status"). */
 int gt_cli_trace_damage(const struct gt_cli *cli, struct gt_cli_trace *t);
 
 /* The same line for a reader status that is not a gt_cli_trace's (view's own export), naming

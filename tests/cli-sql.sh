@@ -104,7 +104,8 @@ expect_err "gputrace: export: a SQLite database is a file: give it a name with -
 truncate -s $(($(stat -c %s cut.gtrace) / 2)) cut.gtrace
 # the query runs on what could be read; the exit status says a chunk was lost
 expect_rc 65 "$gputrace" sql cut.gtrace -f csv "SELECT count, unit FROM GPUTRACE_LOSSES WHERE sourceName = 'damaged_file'"
-err_matches "^gputrace: warning: sql: cut.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered, 1 damaged one skipped$"
+err_matches "^gputrace: warning: sql: cut.gtrace is damaged: 1 chunk \([0-9]+ bytes\) and 0 malformed records skipped$"
+err_matches "^gputrace: warning: sql: cut.gtrace has no index \(its writer was interrupted\): [0-9]+ chunks recovered$"
 out_has_line "$(printf '1,chunks\r')"
 
 # A cached database is reused only when it records that it is an export of this very trace

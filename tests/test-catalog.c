@@ -336,6 +336,50 @@ END_TEST
 
 /* Memory is bounded by what the trace holds, not by its events: a million kernels of two
  * processes on two GPUs leave two processes, two GPUs and no thread. */
+/* A damaged file: what damaged_file losses recorded (chunks, not records: apart from the
+ * producers' losses) and what this read skipped, together, in the one wording. */
+START_TEST(test_damage)
+{
+	struct gt_rec_loss l = {0};
+	struct gt_reader_status rs = {0};
+	struct gt_catalog_damage d;
+	char text[GT_CATALOG_DAMAGE_TEXT];
+
+	l.source = GT_LOSS_RING_FULL;
+	l.count = 3;
+	feed(&l, GT_REC_LOSS, sizeof(l), 1);
+	l.source = GT_LOSS_FILE;
+	l.count = 2;
+	l.bytes = 5000;
+	l.records = 40;
+	l.malformed = 1;
+	feed(&l, GT_REC_LOSS, sizeof(l), 1);
+	ck_assert_uint_eq(gt_catalog_lost_total(&cat), 5);
+	ck_assert_uint_eq(gt_catalog_lost_records(&cat), 3);
+	ck_assert_uint_eq(cat.procs[0]->lost, 3);
+	ck_assert_uint_eq(cat.damage_recorded.chunks, 2);
+	ck_assert_uint_eq(cat.damage_recorded.bytes, 5000);
+	ck_assert_uint_eq(cat.damage_recorded.records, 40);
+	ck_assert_uint_eq(cat.damage_recorded.malformed, 1);
+	ck_assert(!gt_catalog_damaged(&cat.damage_read));
+
+	rs.recovered = true;
+	rs.chunks_read = 9;
+	rs.chunks_skipped = 1;
+	rs.bytes_skipped = 611;
+	rs.chunk_records_skipped = 57;
+	gt_catalog_read_done(&cat, &rs);
+	ck_assert(cat.recovered);
+	ck_assert_str_eq(gt_catalog_damage_text(&cat.damage_read, text, sizeof(text)),
+	                 "1 chunk (611 bytes) and 0 malformed records skipped");
+	gt_catalog_damage(&cat, &d);
+	ck_assert(gt_catalog_damaged(&d));
+	ck_assert_uint_eq(d.records, 97);
+	ck_assert_str_eq(gt_catalog_damage_text(&d, text, sizeof(text)),
+	                 "3 chunks (5611 bytes) and 1 malformed record skipped");
+}
+END_TEST
+
 START_TEST(test_bounded)
 {
 	for (unsigned i = 0; i < 1000000; i++)
@@ -406,6 +450,7 @@ int main(void)
 	tcase_add_test(tc, test_device_record_late);
 	tcase_add_test(tc, test_memory_peak);
 	tcase_add_test(tc, test_losses_and_notices);
+	tcase_add_test(tc, test_damage);
 	tcase_add_test(tc, test_bounded);
 	tcase_add_test(tc, test_host_names);
 	suite_add_tcase(s, tc);

@@ -351,6 +351,22 @@ START_TEST(test_names_and_metadata)
 	                                cJSON_GetObjectItemCaseSensitive(a, "losses"), "by_source"),
 	                        "ring_full"),
 	                    (double)fxe.lost);
+	{
+		/* every loss in words, and a damaged file's part of them: none here */
+		cJSON *l = cJSON_GetObjectItemCaseSensitive(a, "losses");
+		cJSON *df = cJSON_GetObjectItemCaseSensitive(l, "damaged_file");
+		char want[64];
+
+		snprintf(want, sizeof(want), "%llu records lost (ring_full %llu)",
+		         (unsigned long long)fxe.lost, (unsigned long long)fxe.lost);
+		ck_assert_str_eq(str(l, "summary"), want);
+		ck_assert_double_eq(num(df, "chunks"), 0);
+		ck_assert_double_eq(num(df, "bytes"), 0);
+		ck_assert_double_eq(num(df, "records"), 0);
+		ck_assert_double_eq(num(df, "malformed_records"), 0);
+		ck_assert_double_eq(num(l, "chunks_skipped"), 0);
+		ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(l, "recovered")));
+	}
 	ck_assert_str_eq(str(a, "hostname"), "fixture-host");
 	ck_assert_str_eq(str(a, "cmdline"), "python3 train.py --say \"hi\"");
 	ck_assert_double_eq(num(a, "overlapping_slices"), 0);

@@ -22,7 +22,9 @@ static const char *data_dir; /* argv[1] */
  * 200 ns, a memset of 50; steps "step 0..2" of 5000, 6000, 7000 ns with a 1000 ns "forward"
  * in each. NEW: gemm 3 x 1500, relu the same, fused_kernel 2 x 300 instead of old_kernel,
  * a cudaMalloc of 5000 ns more, copies of 250, steps 10 % longer, forward 1200; and 5 records
- * lost. */
+ * lost. With base_damaged, BASE records a damaged file's loss (as merge and --reindex do). */
+static bool base_damaged;
+
 static void write_side(struct tb *t, bool new_)
 {
 	uint32_t pid = new_ ? 300 : 100;
@@ -58,6 +60,15 @@ static void write_side(struct tb *t, bool new_)
 	if (new_) {
 		tb_api(t, pid, "cudaMalloc", now + 6000, now + 11000);
 		tb_loss(t, pid, GT_LOSS_RING_FULL, 5);
+	}
+	if (!new_ && base_damaged) {
+		struct gt_rec_loss l = {0};
+
+		l.source = GT_LOSS_FILE;
+		l.count = 2;
+		l.bytes = 9000;
+		l.records = 700;
+		tb_put(t, &l, GT_REC_LOSS, sizeof(l), pid);
 	}
 	tb_close(t);
 }
@@ -204,9 +215,9 @@ START_TEST(test_csv)
 	        "true,0,5,gpu-time,20.00,24.74,true\n"
 	        "\n"
 	        "# traces\n"
-	        "side,trace,host,command,lost_records,chunks_skipped,recovered,step_family\n"
-	        "BASE,base.gtrace,node-a,python train.py,0,0,false,step\n"
-	        "NEW,new.gtrace,node-b,python train.py,5,0,false,step\n"
+	        "side,trace,host,command,lost_records,chunks_skipped,damage,recovered,step_family\n"
+	        "BASE,base.gtrace,node-a,python train.py,0,0,,false,step\n"
+	        "NEW,new.gtrace,node-b,python train.py,5,0,,false,step\n"
 	        "\n"
 	        "# headline\n"
 	        "metric,unit,base,new,change,change_pct\n"
@@ -238,6 +249,44 @@ START_TEST(test_csv)
 	        "# vanished\n"
 	        "total_ns,count,mean_ns,median_ns,what,name\n"
 	        "1000,2,500.0,500.0,kernel,old_kernel\n");
+	free(buf);
+	gt_diff_free(d);
+}
+END_TEST
+
+/* A damaged side makes the comparison incomplete, named with what it lost in the words of
+ * every command; its chunks are no lost records. */
+START_TEST(test_damaged_side)
+{
+	static const char warn[] =
+	        "WARNING: incomplete traces, the comparison may be off by what they lost: BASE "
+	        "(base.gtrace) is damaged: 2 chunks (9000 bytes) and 0 malformed records skipped; "
+	        "NEW (new.gtrace) lost 5 records; see `gputrace stats -r losses`.\n\n";
+	struct gt_diff_options o = {.format = GT_STATS_FORMAT_CSV};
+	struct gt_diff *d;
+	const char *msg = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	base_damaged = true;
+	d = diff(NULL, 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(gt_diff_write(d, f, &msg), 0);
+	fclose(f);
+	ck_assert_msg(strncmp(buf, warn, strlen(warn)) == 0, "starts [%.300s]", buf);
+	free(buf);
+	gt_diff_free(d);
+
+	d = diff(&o, 0);
+	base_damaged = false;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(gt_diff_write(d, f, &msg), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\ntrue,0,5,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nBASE,base.gtrace,node-a,python train.py,0,2,2 chunks "
+	                                  "(9000 bytes) and 0 malformed records skipped,false,"));
 	free(buf);
 	gt_diff_free(d);
 }
@@ -346,6 +395,7 @@ static Suite *diff_suite(void)
 	tcase_add_test(tc, test_gate_unknown_metric);
 	tcase_add_test(tc, test_csv);
 	tcase_add_test(tc, test_table_flags_incomplete);
+	tcase_add_test(tc, test_damaged_side);
 	tcase_add_test(tc, test_mangled);
 	tcase_add_test(tc, test_real_ddp);
 	suite_add_tcase(s, tc);

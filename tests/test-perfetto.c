@@ -79,6 +79,10 @@ struct decoded {
 	uint64_t snap_boot, snap_mono, snap_real; /* the snapshot's other clocks (0: absent) */
 	bool have_snapshot;
 	uint64_t default_clock;
+	/* the losses' metadata (ChromeEventBundle.metadata): name, and a string or an integer */
+	char meta_name[16][64], meta_str[16][512];
+	uint64_t meta_int[16];
+	size_t nmeta, bundles;
 };
 
 static char *dup_bytes(const uint8_t *p, size_t n)
@@ -302,6 +306,46 @@ static void decode_event(struct decoded *d, uint64_t ts, const uint8_t *p, const
 	d->ev[d->nev++] = e;
 }
 
+static void decode_metadata(struct decoded *d, const uint8_t *p, const uint8_t *end)
+{
+	struct gt_pb_field f, g;
+
+	d->bundles++;
+	while (gt_pb_next(&p, end, &f) > 0) {
+		const uint8_t *q = f.data, *qe = f.data + f.len;
+		size_t i = d->nmeta++;
+
+		ck_assert_uint_eq(f.field, 2);
+		ck_assert_uint_lt(i, 16);
+		while (gt_pb_next(&q, qe, &g) > 0) {
+			if (g.field == 1) {
+				ck_assert_uint_lt(g.len, 64);
+				memcpy(d->meta_name[i], g.data, g.len);
+			} else if (g.field == 2) {
+				ck_assert_uint_lt(g.len, 512);
+				memcpy(d->meta_str[i], g.data, g.len);
+			} else {
+				ck_assert_uint_eq(g.field, 4);
+				d->meta_int[i] = g.value;
+			}
+		}
+	}
+}
+
+/* The metadata entry `name`: its string, and its integer into *v. */
+static const char *meta(const struct decoded *d, const char *name, uint64_t *v)
+{
+	for (size_t i = 0; i < d->nmeta; i++) {
+		if (strcmp(d->meta_name[i], name) != 0)
+			continue;
+		if (v)
+			*v = d->meta_int[i];
+		return d->meta_str[i];
+	}
+	ck_abort_msg("no metadata %s", name);
+	return NULL;
+}
+
 static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 {
 	const uint8_t *p = buf, *end = buf + len;
@@ -388,6 +432,9 @@ static void decode(struct decoded *d, const uint8_t *buf, size_t len)
 			case 60:
 				td = f.data;
 				td_len = f.len;
+				break;
+			case 5: /* ChromeEventBundle: only metadata */
+				decode_metadata(d, f.data, f.data + f.len);
 				break;
 			default:
 				ck_abort_msg("unexpected TracePacket field %u", f.field);
@@ -648,6 +695,24 @@ START_TEST(test_structure_and_counts)
 	ck_assert_uint_eq(counts[cat_iid(&d, "notice")], fxe.notices);
 	ck_assert_uint_eq(counts[cat_iid(&d, "process")], fxe.ends);
 	ck_assert_uint_eq(counters, fxe.memory);
+	{
+		/* the losses, once, as metadata: each process lost 5 API calls to a full ring */
+		char want[64];
+		uint64_t v = 1;
+
+		snprintf(want, sizeof(want), "%llu records lost (ring_full %llu)",
+		         (unsigned long long)fxe.losses * 5, (unsigned long long)fxe.losses * 5);
+		ck_assert_uint_eq(d.bundles, 1);
+		ck_assert_uint_eq(d.nmeta, 8);
+		ck_assert_str_eq(meta(&d, "gputrace.losses", NULL), want);
+		meta(&d, "gputrace.lost_records", &v);
+		ck_assert_uint_eq(v, fxe.losses * 5);
+		ck_assert_str_eq(meta(&d, "gputrace.damaged_file", NULL), "none");
+		meta(&d, "gputrace.damaged_chunks", &v);
+		ck_assert_uint_eq(v, 0);
+		meta(&d, "gputrace.recovered", &v);
+		ck_assert_uint_eq(v, 0);
+	}
 	decoded_free(&d);
 	free(buf);
 }

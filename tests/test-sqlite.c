@@ -1236,6 +1236,26 @@ START_TEST(truncated_and_corrupt_traces)
 	ck_assert_int_gt(q1(h, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 18000);
 	ck_assert_int_eq(q1(h, sql), 1);
 	ck_assert_int_eq(q1(h, "SELECT chunksSkipped FROM GPUTRACE_TRACE"), 1);
+	/* with its bytes, and the records the index says it held: with those read, every record
+	 * the footer counts */
+	ck_assert_int_eq(q1(h, "SELECT count FROM GPUTRACE_LOSSES WHERE unit = 'bytes'"),
+	                 q1(h, "SELECT bytesSkipped FROM GPUTRACE_TRACE"));
+	{
+		struct gt_reader *r;
+		const char *err = NULL;
+		int64_t all = 0;
+
+		ck_assert_int_eq(gt_reader_open(trace, &r, &err), 0);
+		for (unsigned t = 0; t < GT_REC_MAX; t++)
+			all += (int64_t)gt_reader_footer_counts(r)->records[t];
+		gt_reader_close(r);
+		ck_assert_int_eq(q1(h, "SELECT count FROM GPUTRACE_LOSSES WHERE unit = 'records'") +
+		                         q1(h, "SELECT records FROM GPUTRACE_TRACE"),
+		                 all);
+	}
+	ck_assert_int_eq(q1(h, "SELECT count(*) FROM GPUTRACE_LOSSES WHERE unit = 'malformed "
+	                       "records'"),
+	                 0);
 	/* the process of the last chunk still ended: its end record was after the damage */
 	ck_assert_int_eq(q1(h, "SELECT count(*) FROM GPUTRACE_PROCESSES WHERE end IS NOT NULL"), 2);
 	sqlite3_close(h);

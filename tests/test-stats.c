@@ -817,6 +817,16 @@ START_TEST(test_summary)
 	mset(&t, GT_MEM_DEVICE, 12000, 500, 1024);
 	mem(&t, GT_MEMORY_ALLOC, 0x1000, 3u << 20, 0, GT_MEM_DEVICE, 13000);
 	loss(&t, GT_LOSS_RING_FULL, GT_REC_KERNEL, 1234);
+	{
+		/* what merge or --reindex keeps of a damaged file: chunks, no lost records */
+		struct gt_rec_loss l = {0};
+
+		l.source = GT_LOSS_FILE;
+		l.count = 1;
+		l.bytes = 4096;
+		l.records = 300;
+		put(&t, &l, GT_REC_LOSS, sizeof(l));
+	}
 	process_end(&t, PID, GT_END_EXIT, 0);
 	process_end(&t, PID + 1, GT_END_SIGNAL, 9);
 	r = tw_close(&t);
@@ -835,9 +845,19 @@ START_TEST(test_summary)
 	                      "  GPU 0 (NVIDIA H200): 3.00 MiB\n"
 	                      "  1 allocation (3.00 MiB) never freed\n"
 	                      "Lost records: 1,234 (ring_full 1,234); the trace is incomplete\n"
+	                      "Damaged file: 1 chunk (4096 bytes) and 0 malformed records skipped "
+	                      "(recorded in the trace by merge or --reindex); the trace is "
+	                      "incomplete\n"
 	                      "Processes: 2\n"
 	                      "  pid 4242 (rank 0) ./train --epochs 1: exited with status 0\n"
 	                      "  pid 4243 python worker.py: killed by signal 9 (SIGKILL)\n");
+	free(out);
+	/* its row: the records those chunks held, and the chunks in words */
+	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
+	ck_assert_ptr_nonnull(strstr(out, "\nring_full,1234,kernel 1234\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ndamaged_file,300,1 chunk (4096 bytes) and 0 malformed "
+	                                  "records skipped (recorded in the trace by merge or "
+	                                  "--reindex)\n"));
 	free(out);
 	gt_reader_close(r);
 }

@@ -13,15 +13,15 @@
 
 static const char *const side_names[GT_DIFF_SIDE_MAX] = {"BASE", "NEW"};
 
-/* A trace that lost records (or whose file lost chunks) makes the comparison incomplete. */
+/* A trace that lost records, or whose file was damaged, makes the comparison incomplete. */
 static bool incomplete(const struct gt_diff_totals *t)
 {
-	return t->lost || t->chunks_skipped;
+	return t->lost || gt_catalog_damaged(&t->damage);
 }
 
 static void warning(const struct gt_diff *d, FILE *out)
 {
-	char n[32];
+	char n[32], dt[GT_CATALOG_DAMAGE_TEXT];
 
 	fputs("WARNING: incomplete traces, the comparison may be off by what they lost:", out);
 	for (unsigned s = 0; s < GT_DIFF_SIDE_MAX; s++) {
@@ -29,11 +29,13 @@ static void warning(const struct gt_diff *d, FILE *out)
 
 		if (!incomplete(t))
 			continue;
-		fprintf(out, " %s (%s) lost %s records", side_names[s], t->name,
-		        gt_fmt_count(t->lost, n, sizeof(n)));
-		if (t->chunks_skipped)
-			fprintf(out, " and %s damaged chunks",
-			        gt_fmt_count(t->chunks_skipped, n, sizeof(n)));
+		fprintf(out, " %s (%s)", side_names[s], t->name);
+		if (t->lost)
+			fprintf(out, " lost %s records%s", gt_fmt_count(t->lost, n, sizeof(n)),
+			        gt_catalog_damaged(&t->damage) ? " and" : "");
+		if (gt_catalog_damaged(&t->damage))
+			fprintf(out, " is damaged: %s",
+			        gt_catalog_damage_text(&t->damage, dt, sizeof(dt)));
 		fputc(';', out);
 	}
 	fputs(" see `gputrace stats -r losses`.\n\n", out);
@@ -75,24 +77,29 @@ static int section_traces(const struct gt_diff *d, struct gt_emit *e)
 	        {"command", "Command", GT_COL_STR},
 	        {"lost_records", "Lost", GT_COL_U64},
 	        {"chunks_skipped", "Chunks skipped", GT_COL_U64},
+	        {"damage", "Damaged file", GT_COL_STR},
 	        {"recovered", "Recovered", GT_COL_BOOL},
 	        {"step_family", "Steps found as", GT_COL_STR},
 	};
-	struct gt_cell c[8];
+	struct gt_cell c[9];
 	int ret = 0;
 
-	gt_stats_emit_begin(e, "traces", "Traces", cols, 8, 0);
+	gt_stats_emit_begin(e, "traces", "Traces", cols, 9, 0);
 	for (unsigned s = 0; s < GT_DIFF_SIDE_MAX && ret == 0; s++) {
 		const struct gt_diff_totals *t = &d->t[s];
+		char dt[GT_CATALOG_DAMAGE_TEXT];
 
 		c[0] = gt_cell_s(side_names[s]);
 		c[1] = gt_cell_s(t->name);
 		c[2] = gt_cell_s(t->host);
 		c[3] = gt_cell_s(t->command);
 		c[4] = gt_cell_u(t->lost);
-		c[5] = gt_cell_u(t->chunks_skipped);
-		c[6] = gt_cell_b(t->recovered);
-		c[7] = t->step_family ? gt_cell_s(gt_steps_family_name(
+		c[5] = gt_cell_u(t->damage.chunks);
+		c[6] = gt_catalog_damaged(&t->damage)
+		               ? gt_cell_s(gt_catalog_damage_text(&t->damage, dt, sizeof(dt)))
+		               : gt_cell_null();
+		c[7] = gt_cell_b(t->recovered);
+		c[8] = t->step_family ? gt_cell_s(gt_steps_family_name(
 		                                (enum gt_steps_family)t->step_family))
 		                      : gt_cell_null();
 		ret = gt_stats_emit_row(e, c);

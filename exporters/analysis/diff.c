@@ -269,9 +269,8 @@ int gt_diff_add(struct gt_diff *d, unsigned side, struct gt_reader *r, const cha
 	t->api_calls = st.cat.records[GT_REC_API];
 	/* a damaged file's chunks, those this read skipped and those the trace records (merge,
 	 * --reindex), are chunks, not records */
-	t->lost = gt_catalog_lost_total(&st.cat) - gt_catalog_lost(&st.cat, GT_LOSS_FILE);
-	t->chunks_skipped = st.status.chunks_skipped + gt_catalog_lost(&st.cat, GT_LOSS_FILE);
-	t->records_skipped = st.status.records_skipped;
+	t->lost = gt_catalog_lost_records(&st.cat);
+	gt_catalog_damage(&st.cat, &t->damage);
 	t->recovered = st.status.recovered;
 	d->have[side] = true;
 out:

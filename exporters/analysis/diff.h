@@ -48,9 +48,9 @@ struct gt_diff_totals {
 	uint64_t gpu_ns;   /* kernels, copies, memsets and graph launches, their durations summed */
 	uint64_t launches; /* kernels run (kernel records) */
 	uint64_t api_calls;                       /* API records */
-	uint64_t lost;                            /* records lost, all sources */
-	uint64_t chunks_skipped, records_skipped; /* reading a damaged file */
-	bool recovered;                           /* no footer */
+	uint64_t lost; /* records the producers lost, all sources (not damaged_file's) */
+	struct gt_catalog_damage damage; /* a damaged file's: recorded in it or skipped reading */
+	bool recovered;                  /* no footer */
 	uint64_t steps;                           /* step numbers (steps.h) */
 	uint64_t step_median_ns, step_mean_ns; /* per step number, its slowest process's duration */
 	int step_family;                       /* enum gt_steps_family */

@@ -713,11 +713,17 @@ int gt_rankstats_add(struct gt_rankstats *rs, struct gt_reader *r, const char *n
 	if (ret < 0)
 		goto out;
 	status = gt_reader_status(r);
-	in->lost = gt_catalog_lost_total(&ps.cat);
+	/* records the producers lost; a damaged file's chunks, recorded in the trace (merge,
+	 * --reindex) or skipped by this read, are chunks */
+	in->lost = gt_catalog_lost_records(&ps.cat);
 	if (status) {
+		struct gt_catalog_damage d;
+
+		gt_catalog_read_done(&ps.cat, status);
+		gt_catalog_damage(&ps.cat, &d);
 		in->recovered = status->recovered;
-		in->chunks_skipped = status->chunks_skipped;
-		in->records_skipped = status->records_skipped;
+		in->chunks_skipped = d.chunks;
+		in->records_skipped = d.malformed;
 	}
 	{
 		/* the trace's span (docs/cli.md, "Time"), the same whatever the grouping */

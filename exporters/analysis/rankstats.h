@@ -112,8 +112,8 @@ struct gt_rankstats_input {
 	char *name;                     /* owned: the path given */
 	char *host, *command, *version; /* owned, from the header ("" when absent) */
 	uint64_t span_ns;               /* the trace's span (gt_reader_times, docs/cli.md "Time") */
-	uint64_t lost;                  /* records lost, all sources */
-	uint64_t chunks_skipped, records_skipped;
+	uint64_t lost;                  /* records the producers lost (not damaged_file's) */
+	uint64_t chunks_skipped, records_skipped; /* a damaged file's: recorded in it or skipped */
 	bool recovered;
 	int step_family; /* enum gt_steps_family found in it */
 };

@@ -720,8 +720,10 @@ void gt_stats_end(struct gt_stats *st)
 {
 	const struct gt_reader_status *status = gt_reader_status(st->r);
 
-	if (status)
+	if (status) {
 		st->status = *status;
+		gt_catalog_read_done(&st->cat, status); /* the losses hold the file's damage */
+	}
 }
 
 int gt_stats_collect(struct gt_stats *st, struct gt_reader *r, const char **errmsg)

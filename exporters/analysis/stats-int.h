@@ -119,6 +119,11 @@ struct gt_stats {
 	struct gt_reader_status status; /* copied at the end of the pass */
 };
 
+/* The damage of a trace in words (catalog.h) and where it was found: "1 chunk (611 bytes)
+ * and 0 malformed records skipped", then "(recorded in the trace by merge or --reindex)",
+ * or, when both, how many chunks each. Into buf; returns buf. */
+const char *gt_stats_damage_detail(const struct gt_catalog *c, char *buf, size_t size);
+
 /* Histogram and series. */
 int gt_stats_series_add(struct gt_series *s, uint64_t v);
 /* Value at 1-based rank k (1 <= k <= count) within the histogram's precision. */

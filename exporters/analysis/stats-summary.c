@@ -177,14 +177,36 @@ static void print_memory(FILE *out, struct gt_stats *st)
 	}
 }
 
+const char *gt_stats_damage_detail(const struct gt_catalog *c, char *buf, size_t size)
+{
+	const struct gt_catalog_damage *rec = &c->damage_recorded, *read = &c->damage_read;
+	struct gt_catalog_damage d;
+	size_t n;
+
+	gt_catalog_damage(c, &d);
+	gt_catalog_damage_text(&d, buf, size);
+	n = strlen(buf);
+	if (gt_catalog_damaged(rec) && !gt_catalog_damaged(read))
+		snprintf(buf + n, size - n, " (recorded in the trace by merge or --reindex)");
+	else if (gt_catalog_damaged(rec))
+		snprintf(buf + n, size - n,
+		         " (%" PRIu64
+		         " chunk%s recorded in the trace by merge or --reindex, %" PRIu64
+		         " skipped reading it)",
+		         rec->chunks, rec->chunks == 1 ? "" : "s", read->chunks);
+	return buf;
+}
+
 static void print_losses(FILE *out, const struct gt_stats *st)
 {
 	uint64_t by_src[GT_LOSS_SOURCE_MAX + 1] = {0}, total = 0;
-	char count[32];
+	struct gt_catalog_damage d;
+	char count[32], detail[256];
 	bool first = true;
 
+	/* records; a damaged file's chunks are said apart, below */
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
-		by_src[s] = gt_catalog_lost(&st->cat, s);
+		by_src[s] = s == GT_LOSS_FILE ? 0 : gt_catalog_lost(&st->cat, s);
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
 		total += by_src[s];
 	if (total == 0) {
@@ -202,13 +224,15 @@ static void print_losses(FILE *out, const struct gt_stats *st)
 		}
 		fputs("); the trace is incomplete\n", out);
 	}
-	if (st->status.recovered || st->status.chunks_skipped || st->status.records_skipped)
+	gt_catalog_damage(&st->cat, &d);
+	if (gt_catalog_damaged(&d))
+		fprintf(out, "Damaged file: %s; the trace is incomplete\n",
+		        gt_stats_damage_detail(&st->cat, detail, sizeof(detail)));
+	if (st->status.recovered)
 		fprintf(out,
-		        "Trace file: %s%" PRIu64 " chunks read, %" PRIu64
-		        " damaged chunks (%" PRIu64 " bytes) and %" PRIu64 " records skipped\n",
-		        st->status.recovered ? "no footer (the writer stopped early); " : "",
-		        st->status.chunks_read, st->status.chunks_skipped, st->status.bytes_skipped,
-		        st->status.records_skipped);
+		        "Trace file: no footer (the writer stopped early); %" PRIu64
+		        " chunks read\n",
+		        st->status.chunks_read);
 }
 
 static void print_processes(FILE *out, const struct gt_stats *st)

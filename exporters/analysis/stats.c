@@ -484,19 +484,17 @@ static int report_losses(struct gt_emit *e, const struct gt_stats *st)
 		c[0] = gt_cell_s(src < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(src) : "unknown");
 		c[1] = gt_cell_u(total);
 		c[2] = total ? gt_cell_s(detail) : gt_cell_null();
-		if (src == GT_LOSS_FILE && (total || st->status.chunks_skipped)) {
-			/* a damaged file loses chunks, whose records nobody counted: those the
-			 * trace records (merge, --reindex) and those this read skipped */
-			uint64_t now = st->status.chunks_skipped;
+		if (src == GT_LOSS_FILE) {
+			/* a damaged file loses chunks, with the records they held where known:
+			 * those the trace records (merge, --reindex) and those this read skipped,
+			 * in the words every output uses */
+			struct gt_catalog_damage d;
 
-			snprintf(detail, sizeof(detail),
-			         "%" PRIu64 " chunk%s unreadable: %" PRIu64 " recorded in the trace "
-			         "(merge, --reindex), %" PRIu64 " skipped reading it (%" PRIu64
-			         " bytes)",
-			         total + now, total + now == 1 ? "" : "s", total, now,
-			         st->status.bytes_skipped);
-			c[1] = gt_cell_null();
-			c[2] = gt_cell_s(detail);
+			gt_catalog_damage(&st->cat, &d);
+			c[1] = gt_cell_u(d.records + d.malformed);
+			c[2] = gt_catalog_damaged(&d) ? gt_cell_s(gt_stats_damage_detail(
+			                                        &st->cat, detail, sizeof(detail)))
+			                              : gt_cell_null();
 		}
 		ret = gt_stats_emit_row(e, c);
 	}

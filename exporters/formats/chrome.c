@@ -840,22 +840,28 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 {
 	struct chrome *c = ctx;
 	const char *src = gt_loss_source_name(r->source);
-	char name[128];
+	char name[GT_CATALOG_DAMAGE_TEXT + 32];
 	char *n = name, *p;
 
 	if (!gt_timeline_proc(&c->m, r->hdr.pid))
 		return -ENOMEM;
-	n = LIT(n, "lost ");
-	n = gt_fmt_u64(n, r->count);
-	/* a damaged file's loss counts chunks (merge, --reindex) */
-	if (r->source == GT_LOSS_FILE)
-		n = LIT(n, " chunks (");
-	else
+	if (r->source == GT_LOSS_FILE) {
+		/* what merge or --reindex could not read, in the one wording */
+		struct gt_catalog_damage d;
+
+		gt_catalog_damage_of_loss(r, &d);
+		n = LIT(n, "damaged file: ");
+		gt_catalog_damage_text(&d, n, sizeof(name) - (size_t)(n - name));
+		n += strlen(n);
+	} else {
+		n = LIT(n, "lost ");
+		n = gt_fmt_u64(n, r->count);
 		n = LIT(n, " records (");
-	memcpy(n, src, strlen(src));
-	n += strlen(src);
-	*n++ = ')';
-	p = instant_head(c, r->hdr.pid, "g", "loss", name, (size_t)(n - name), r->ts_ns, 200);
+		memcpy(n, src, strlen(src));
+		n += strlen(src);
+		*n++ = ')';
+	}
+	p = instant_head(c, r->hdr.pid, "g", "loss", name, (size_t)(n - name), r->ts_ns, 300);
 	p = ARG(p, "count", r->count);
 	p = LIT(p, ",\"source\":\"");
 	memcpy(p, src, strlen(src));
@@ -864,6 +870,14 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 	memcpy(p, gt_record_name(r->kind), strlen(gt_record_name(r->kind)));
 	p += strlen(gt_record_name(r->kind));
 	*p++ = '"';
+	if (r->source == GT_LOSS_FILE) {
+		*p++ = ',';
+		p = ARG(p, "bytes", r->bytes);
+		*p++ = ',';
+		p = ARG(p, "records", r->records);
+		*p++ = ',';
+		p = ARG(p, "malformed records", r->malformed);
+	}
 	end_event(c, p);
 	return 0;
 }
@@ -994,11 +1008,17 @@ static void write_trailer(struct chrome *c, bool last)
 {
 	const struct gt_trace_header *h = gt_reader_header(c->r);
 	const struct gt_reader_status *st = gt_reader_status(c->r);
-	uint64_t total = 0;
+	struct gt_catalog_damage d;
+	char words[GT_CATALOG_LOSSES_TEXT];
+	uint64_t total;
 	char *p;
 	bool comma = false;
 
-	total = gt_catalog_lost_total(&c->m.cat);
+	/* the losses, this read's damage with them (so far: all of it in the last file) */
+	gt_catalog_read_done(&c->m.cat, st);
+	gt_catalog_damage(&c->m.cat, &d);
+	gt_catalog_losses_text(&c->m.cat, words, sizeof(words));
+	total = gt_catalog_lost_records(&c->m.cat);
 	p = gt_outbuf_space(&c->out, 8192 + 6 * 2000 + 64 * 1600);
 	p = LIT(p, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
 	p = gt_fmt_i64(p, c->base_ns);
@@ -1052,11 +1072,14 @@ static void write_trailer(struct chrome *c, bool last)
 	p = gt_fmt_u64(p, c->file_events);
 	p = LIT(p, ",\"hostname\":");
 	p = put_json_str(c, p, h && h->info.hostname ? h->info.hostname : "");
-	p = LIT(p, ",\"losses\":{\"total\":");
+	p = LIT(p, ",\"losses\":{\"summary\":");
+	p = put_json_str(c, p, words);
+	p = LIT(p, ",\"total\":");
 	p = gt_fmt_u64(p, total);
 	p = LIT(p, ",\"by_source\":{");
 	for (unsigned i = 0; i <= GT_LOSS_SOURCE_MAX; i++) {
-		uint64_t lost = gt_catalog_lost(&c->m.cat, i);
+		/* records; a damaged file's chunks are damaged_file's, below */
+		uint64_t lost = i == GT_LOSS_FILE ? 0 : gt_catalog_lost(&c->m.cat, i);
 
 		if (!lost)
 			continue;
@@ -1068,6 +1091,16 @@ static void write_trailer(struct chrome *c, bool last)
 		p = gt_fmt_u64(p, lost);
 		comma = true;
 	}
+	p = LIT(p, "},\"damaged_file\":{\"chunks\":");
+	p = gt_fmt_u64(p, d.chunks);
+	p = LIT(p, ",\"bytes\":");
+	p = gt_fmt_u64(p, d.bytes);
+	p = LIT(p, ",\"records\":");
+	p = gt_fmt_u64(p, d.records);
+	p = LIT(p, ",\"malformed_records\":");
+	p = gt_fmt_u64(p, d.malformed);
+	p = LIT(p, ",\"recorded_chunks\":");
+	p = gt_fmt_u64(p, c->m.cat.damage_recorded.chunks);
 	p = LIT(p, "},\"recovered\":");
 	p = st && st->recovered ? LIT(p, "true") : LIT(p, "false");
 	p = LIT(p, ",\"chunks_skipped\":");

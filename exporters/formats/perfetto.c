@@ -30,6 +30,12 @@ enum {
 	PKT_TIMESTAMP_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
 	PKT_TRACE_UUID = 89, /* TraceUuid: trace_processor's metadata.trace_uuid */
+	PKT_CHROME_EVENTS = 5, /* ChromeEventBundle: its metadata, trace_processor's metadata */
+
+	CEB_METADATA = 2, /* ChromeEventBundle.metadata: ChromeMetadata */
+	CM_NAME = 1,
+	CM_STRING_VALUE = 2,
+	CM_INT_VALUE = 4,
 	UUID_MSB = 1,
 	UUID_LSB = 2,
 
@@ -165,6 +171,8 @@ enum ann {
 	A_NVTX_MESSAGE,
 	A_DATE,
 	A_TRACE_CLOCK,
+	A_RECORDS,
+	A_MALFORMED,
 };
 static const char *const ann_names[] = {
         "device",
@@ -208,6 +216,8 @@ static const char *const ann_names[] = {
         "nvtx message",
         "date",
         "trace clock ns",
+        "records",
+        "malformed records",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -521,20 +531,53 @@ static void write_zero_marker(struct pf *f)
 	pkt_close(f, p, pm);
 }
 
-/* What reading the trace skipped (a damaged file), said in the export: an instant on the
- * "trace" track at the zero, next to "trace start", with the counts as its arguments. */
-static void write_damage_marker(struct pf *f, const struct gt_reader_status *rs)
+/* One entry of the losses' metadata: a string, or (s NULL) an integer. */
+static char *meta_entry(char *p, const char *name, const char *s, uint64_t v)
 {
-	char name[160], *n = name, *p, *pm, *tm;
+	char *m;
 
-	n = stpcpy(n, "trace file damaged: ");
-	n = gt_fmt_u64(n, rs->chunks_skipped);
-	n = stpcpy(n, rs->chunks_skipped == 1 ? " chunk (" : " chunks (");
-	n = gt_fmt_u64(n, rs->bytes_skipped);
-	n = stpcpy(n, " bytes) and ");
-	n = gt_fmt_u64(n, rs->records_skipped);
-	n = stpcpy(n, " records skipped");
-	p = pkt_open(f, 320, &pm);
+	p = gt_pb_open(p, CEB_METADATA, &m);
+	p = gt_pb_bytes(p, CM_NAME, name, strlen(name));
+	if (s)
+		p = gt_pb_bytes(p, CM_STRING_VALUE, s, strlen(s));
+	else
+		p = gt_pb_uint(p, CM_INT_VALUE, v);
+	return gt_pb_close(p, m);
+}
+
+/* What the trace lost, said in the export once it was read (docs/exporters.md): as metadata
+ * that trace_processor keeps in its `metadata` table (a ChromeEventBundle's metadata, rows
+ * named cr-gputrace.*; the UI lists them on its trace info page), and, when this read
+ * skipped damage, as an instant on the "trace" track at the zero, next to "trace start"
+ * (damage the trace records has its LOSS record's instant already). */
+static void write_losses(struct pf *f)
+{
+	const struct gt_catalog *c = &f->m.cat;
+	struct gt_catalog_damage d;
+	char words[GT_CATALOG_LOSSES_TEXT], dt[GT_CATALOG_DAMAGE_TEXT];
+	char name[GT_CATALOG_DAMAGE_TEXT + 32], *n, *p, *pm, *tm;
+
+	gt_catalog_damage(c, &d);
+	gt_catalog_damage_text(&d, dt, sizeof(dt));
+	gt_catalog_losses_text(c, words, sizeof(words));
+	p = pkt_open(f, sizeof(words) + sizeof(dt) + 16 * 48, &pm);
+	p = gt_pb_open(p, PKT_CHROME_EVENTS, &tm);
+	p = meta_entry(p, "gputrace.losses", words, 0);
+	p = meta_entry(p, "gputrace.lost_records", NULL, gt_catalog_lost_records(c));
+	p = meta_entry(p, "gputrace.damaged_file", gt_catalog_damaged(&d) ? dt : "none", 0);
+	p = meta_entry(p, "gputrace.damaged_chunks", NULL, d.chunks);
+	p = meta_entry(p, "gputrace.damaged_bytes", NULL, d.bytes);
+	p = meta_entry(p, "gputrace.damaged_records", NULL, d.records);
+	p = meta_entry(p, "gputrace.malformed_records", NULL, d.malformed);
+	p = meta_entry(p, "gputrace.recovered", NULL, c->recovered);
+	p = gt_pb_close(p, tm);
+	pkt_close(f, p, pm);
+	d = c->damage_read;
+	if (!gt_catalog_damaged(&d))
+		return;
+	n = stpcpy(name, "trace file damaged: ");
+	n = stpcpy(n, gt_catalog_damage_text(&d, dt, sizeof(dt)));
+	p = pkt_open(f, sizeof(name) + 160, &pm);
 	p = put_ts(f, p, f->base_ns);
 	p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
 	p = gt_pb_uint(p, TE_TYPE, TYPE_INSTANT);
@@ -542,8 +585,10 @@ static void write_damage_marker(struct pf *f, const struct gt_reader_status *rs)
 	p = gt_pb_uint(p, TE_CATEGORY_IIDS, CAT_LOSS);
 	p = gt_pb_bytes(p, TE_NAME, name, (size_t)(n - name));
 	p = ann_str(p, A_SOURCE, "damaged_file", 12);
-	p = ann_u64(p, A_COUNT, rs->chunks_skipped);
-	p = ann_u64(p, A_BYTES, rs->bytes_skipped);
+	p = ann_u64(p, A_COUNT, d.chunks);
+	p = ann_u64(p, A_BYTES, d.bytes);
+	p = ann_u64(p, A_RECORDS, d.records);
+	p = ann_u64(p, A_MALFORMED, d.malformed);
 	p = gt_pb_close(p, tm);
 	pkt_close(f, p, pm);
 }
@@ -1261,23 +1306,37 @@ static int emit_loss(void *ctx, const struct gt_rec_loss *r)
 	const char *src = gt_loss_source_name(r->source);
 	const char *kind = gt_record_name(r->kind);
 	struct ev e = {0};
-	char name[128];
+	char name[GT_CATALOG_DAMAGE_TEXT + 32];
 	char *n = name, *p, *pm, *tm;
 
-	n = stpcpy(n, "lost ");
-	n = gt_fmt_u64(n, r->count);
-	/* a damaged file's loss counts chunks (merge, --reindex) */
-	n = stpcpy(n, r->source == GT_LOSS_FILE ? " chunks (" : " records (");
-	n = stpcpy(n, src);
-	*n++ = ')';
+	if (r->source == GT_LOSS_FILE) {
+		/* what merge or --reindex could not read, in the one wording */
+		struct gt_catalog_damage d;
+
+		gt_catalog_damage_of_loss(r, &d);
+		n = stpcpy(n, "damaged file: ");
+		gt_catalog_damage_text(&d, n, sizeof(name) - (size_t)(n - name));
+		n += strlen(n);
+	} else {
+		n = stpcpy(n, "lost ");
+		n = gt_fmt_u64(n, r->count);
+		n = stpcpy(n, " records (");
+		n = stpcpy(n, src);
+		*n++ = ')';
+	}
 	e.literal = name;
 	e.literal_len = (size_t)(n - name);
-	p = proc_instant(f, r->hdr.pid, &e, CAT_LOSS, r->ts_ns, 128, &pm, &tm);
+	p = proc_instant(f, r->hdr.pid, &e, CAT_LOSS, r->ts_ns, 128 + sizeof(name), &pm, &tm);
 	if (!p)
 		return -ENOMEM;
 	p = ann_u64(p, A_COUNT, r->count);
 	p = ann_str(p, A_SOURCE, src, strlen(src));
 	p = ann_str(p, A_KIND, kind, strlen(kind));
+	if (r->source == GT_LOSS_FILE) {
+		p = ann_u64(p, A_BYTES, r->bytes);
+		p = ann_u64(p, A_RECORDS, r->records);
+		p = ann_u64(p, A_MALFORMED, r->malformed);
+	}
 	ev_close(f, p, pm, tm);
 	return 0;
 }
@@ -1434,10 +1493,9 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		goto out;
 	}
 	{
-		const struct gt_reader_status *rs = gt_reader_status(r);
-
-		if (rs->chunks_skipped || rs->records_skipped)
-			write_damage_marker(&f, rs);
+		/* the losses, this read's damage with them, as every output says them */
+		gt_catalog_read_done(&f.m.cat, gt_reader_status(r));
+		write_losses(&f);
 	}
 	if (opts->identity)
 		write_uuid_packet(&f, opts->identity); /* the last packet: the file is whole */

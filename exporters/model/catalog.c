@@ -1,6 +1,7 @@
 /* The catalog of what a trace holds: processes, GPUs, threads, losses, notices (see
  * catalog.h). Runs in the CLI. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,8 +452,14 @@ static __attribute__((noinline)) int observe_meta(struct gt_catalog *c, const un
 			return -ENOMEM;
 		c->losses[src][kind] += rec->loss.count;
 		/* a damaged file's count is chunks, not records */
-		if (src != GT_LOSS_FILE)
+		if (src != GT_LOSS_FILE) {
 			p->lost += rec->loss.count;
+			return 0;
+		}
+		c->damage_recorded.chunks += rec->loss.count;
+		c->damage_recorded.bytes += rec->loss.bytes;
+		c->damage_recorded.records += rec->loss.records;
+		c->damage_recorded.malformed += rec->loss.malformed;
 		return 0;
 	}
 	case GT_REC_NOTICE:
@@ -560,6 +567,7 @@ int gt_catalog_read(struct gt_catalog *c, struct gt_reader *r, const char **errm
 	}
 	if (ret < 0)
 		*errmsg = "the trace could not be read to the end";
+	gt_catalog_read_done(c, gt_reader_status(r));
 	return ret;
 }
 
@@ -664,4 +672,87 @@ uint64_t gt_catalog_lost_total(const struct gt_catalog *c)
 	for (unsigned s = 0; s <= GT_LOSS_SOURCE_MAX; s++)
 		n += gt_catalog_lost(c, s);
 	return n;
+}
+
+uint64_t gt_catalog_lost_records(const struct gt_catalog *c)
+{
+	return gt_catalog_lost_total(c) - gt_catalog_lost(c, GT_LOSS_FILE);
+}
+
+void gt_catalog_damage_of(const struct gt_reader_status *rs, struct gt_catalog_damage *d)
+{
+	d->chunks = rs->chunks_skipped;
+	d->bytes = rs->bytes_skipped;
+	d->records = rs->chunk_records_skipped;
+	d->malformed = rs->records_skipped;
+}
+
+void gt_catalog_read_done(struct gt_catalog *c, const struct gt_reader_status *rs)
+{
+	gt_catalog_damage_of(rs, &c->damage_read);
+	c->recovered = rs->recovered;
+}
+
+void gt_catalog_damage(const struct gt_catalog *c, struct gt_catalog_damage *d)
+{
+	d->chunks = c->damage_recorded.chunks + c->damage_read.chunks;
+	d->bytes = c->damage_recorded.bytes + c->damage_read.bytes;
+	d->records = c->damage_recorded.records + c->damage_read.records;
+	d->malformed = c->damage_recorded.malformed + c->damage_read.malformed;
+}
+
+const char *gt_catalog_damage_text(const struct gt_catalog_damage *d, char *buf, size_t size)
+{
+	char bytes[32];
+
+	/* a damaged_file loss from before LOSS had bytes says only its chunks */
+	if (d->chunks && !d->bytes)
+		snprintf(bytes, sizeof(bytes), "size unknown");
+	else
+		snprintf(bytes, sizeof(bytes), "%" PRIu64 " bytes", d->bytes);
+	snprintf(buf, size, "%" PRIu64 " chunk%s (%s) and %" PRIu64 " malformed record%s skipped",
+	         d->chunks, d->chunks == 1 ? "" : "s", bytes, d->malformed,
+	         d->malformed == 1 ? "" : "s");
+	return buf;
+}
+
+void gt_catalog_damage_of_loss(const struct gt_rec_loss *l, struct gt_catalog_damage *d)
+{
+	d->chunks = l->count;
+	d->bytes = l->bytes;
+	d->records = l->records;
+	d->malformed = l->malformed;
+}
+
+const char *gt_catalog_losses_text(const struct gt_catalog *c, char *buf, size_t size)
+{
+	uint64_t lost = gt_catalog_lost_records(c);
+	struct gt_catalog_damage d;
+	char dt[GT_CATALOG_DAMAGE_TEXT];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (lost) {
+		n += (size_t)snprintf(buf, size, "%" PRIu64 " record%s lost (", lost,
+		                      lost == 1 ? "" : "s");
+		for (unsigned s = 0, first = 1; s <= GT_LOSS_SOURCE_MAX && n < size; s++) {
+			uint64_t k = s == GT_LOSS_FILE ? 0 : gt_catalog_lost(c, s);
+
+			if (!k)
+				continue;
+			n += (size_t)snprintf(
+			        buf + n, size - n, "%s%s %" PRIu64, first ? "" : ", ",
+			        s < GT_LOSS_SOURCE_MAX ? gt_loss_source_name(s) : "unknown", k);
+			first = 0;
+		}
+		if (n < size)
+			n += (size_t)snprintf(buf + n, size - n, ")");
+	}
+	gt_catalog_damage(c, &d);
+	if (gt_catalog_damaged(&d) && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "%sdamaged file: %s", n ? "; " : "",
+		                      gt_catalog_damage_text(&d, dt, sizeof(dt)));
+	if (!n)
+		snprintf(buf, size, "none");
+	return buf;
 }

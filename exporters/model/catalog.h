@@ -90,6 +90,16 @@ struct gt_catalog_gpu {
 	uint64_t mem_peak_ts_ns; /* when it was reached */
 };
 
+/* What a damaged trace file cost (docs/cli.md, "Damage"): chunks that could not be read,
+ * with the bytes they took and the records they held where known, and malformed records
+ * skipped inside chunks that were read. */
+struct gt_catalog_damage {
+	uint64_t chunks;
+	uint64_t bytes;     /* of the file, taken by those chunks */
+	uint64_t records;   /* held by those chunks, as far as the index or their headers said */
+	uint64_t malformed; /* records skipped inside chunks that were read */
+};
+
 struct gt_catalog_thread {
 	uint32_t process; /* index */
 	uint32_t tid;
@@ -141,6 +151,13 @@ struct gt_catalog {
 	/* set by gt_catalog_read() only: the earliest and latest timestamp of any record (0 is
 	 * "not set" in a record and is skipped); first_ns UINT64_MAX when none */
 	uint64_t first_ns, last_ns;
+
+	/* A damaged file's cost, as every output says it: recorded in the trace by whoever
+	 * wrote its records again (damaged_file LOSS records: gputrace merge, info --reindex),
+	 * and skipped reading this file (gt_catalog_read_done, once the trace was read). */
+	struct gt_catalog_damage damage_recorded;
+	struct gt_catalog_damage damage_read;
+	bool recovered; /* the file had no footer (gt_catalog_read_done) */
 };
 
 /* reader: where host names are read to compare them (NULL: compared by string id). Returns 0
@@ -212,7 +229,42 @@ uint32_t gt_catalog_ranks(const struct gt_catalog *c);
 /* Records lost from `source` (GT_LOSS_SOURCE_MAX: unknown sources), all kinds together. */
 uint64_t gt_catalog_lost(const struct gt_catalog *c, unsigned source);
 
-/* Records lost, all sources. */
+/* Records lost, all sources; a damaged_file loss adds its chunks (see below). */
 uint64_t gt_catalog_lost_total(const struct gt_catalog *c);
+
+/* Records the producers lost: every source but damaged_file, whose count is chunks. */
+uint64_t gt_catalog_lost_records(const struct gt_catalog *c);
+
+/* Once r was read to its end (or as far as it reads): what it skipped becomes the catalog's
+ * damage_read and recovered. Called by every consumer that reads a whole trace, so that the
+ * losses it outputs hold the file's damage too. */
+void gt_catalog_read_done(struct gt_catalog *c, const struct gt_reader_status *rs);
+
+/* The damage a reader status says. */
+void gt_catalog_damage_of(const struct gt_reader_status *rs, struct gt_catalog_damage *d);
+
+/* Recorded and read, together. */
+void gt_catalog_damage(const struct gt_catalog *c, struct gt_catalog_damage *d);
+
+/* Whether d lost anything: a chunk or a malformed record. */
+static inline bool gt_catalog_damaged(const struct gt_catalog_damage *d)
+{
+	return d->chunks || d->malformed;
+}
+
+/* The one wording of damage, which every command and output uses: "1 chunk (611 bytes) and
+ * 0 malformed records skipped". Into buf (GT_CATALOG_DAMAGE_TEXT bytes are enough); returns
+ * buf. */
+#define GT_CATALOG_DAMAGE_TEXT 128u
+const char *gt_catalog_damage_text(const struct gt_catalog_damage *d, char *buf, size_t size);
+
+/* The damage a damaged_file LOSS record says. */
+void gt_catalog_damage_of_loss(const struct gt_rec_loss *l, struct gt_catalog_damage *d);
+
+/* Every loss of the trace in words, as the exports' metadata says it: "none", or "3 records
+ * lost (ring_full 3)", "damaged file: <gt_catalog_damage_text>" or both, "; " between. Into
+ * buf (GT_CATALOG_LOSSES_TEXT bytes are enough); returns buf. */
+#define GT_CATALOG_LOSSES_TEXT 512u
+const char *gt_catalog_losses_text(const struct gt_catalog *c, char *buf, size_t size);
 
 #endif /* GPUTRACE_EXPORTERS_CATALOG_H */

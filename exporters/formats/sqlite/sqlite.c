@@ -1114,9 +1114,53 @@ static int on_stream(struct sq *q, const struct gt_rec_stream *s, const struct p
 	return row_end(q, SQ_CUDA_STREAM);
 }
 
+/* A damaged file's loss (docs/sql.md): a row per unit that is not 0 - chunks, the bytes
+ * they took, the records they held, malformed records - of the process p at ts (a LOSS
+ * record's), or of none (p NULL: what this export's reader skipped). */
+static int put_damage(struct sq *q, const struct gt_catalog_damage *d, uint64_t ts,
+                      const struct proc *p)
+{
+	static const char *const units[] = {"chunks", "bytes", "records", "malformed records"};
+	uint64_t counts[] = {d->chunks, d->bytes, d->records, d->malformed};
+
+	for (unsigned i = 0; i < 4; i++) {
+		struct val *st;
+
+		if (!counts[i])
+			continue;
+		st = row_begin(q, SQ_GT_LOSSES);
+		if (p) {
+			b_u64(st, 1, ts);
+			b_i64(st, 2, (int64_t)p->gpid);
+			b_i64(st, 3, p->pid);
+		} else {
+			for (int c = 1; c <= 3; c++)
+				b_null(st, c);
+		}
+		b_i64(st, 4, GT_LOSS_FILE);
+		b_text(st, 5, gt_loss_source_name(GT_LOSS_FILE));
+		b_null(st, 6);
+		b_null(st, 7);
+		b_u64(st, 8, counts[i]);
+		b_text(st, 9, units[i]);
+		if (row_end(q, SQ_GT_LOSSES) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
 static int on_loss(struct sq *q, const struct gt_rec_loss *l, const struct proc *p)
 {
-	struct val *st = row_begin(q, SQ_GT_LOSSES);
+	struct val *st;
+
+	if (l->source == GT_LOSS_FILE) {
+		/* counts chunks, not records (merge, info --reindex) */
+		struct gt_catalog_damage d;
+
+		gt_catalog_damage_of_loss(l, &d);
+		return put_damage(q, &d, l->ts_ns, p);
+	}
+	st = row_begin(q, SQ_GT_LOSSES);
 
 	b_u64(st, 1, l->ts_ns);
 	b_i64(st, 2, (int64_t)p->gpid);
@@ -1567,28 +1611,11 @@ static int put_processes(struct sq *q)
 	return 0;
 }
 
+/* What this export's reader skipped, as the catalog has it once the trace was read. */
 static int put_reader_losses(struct sq *q, const struct gt_reader_status *rs)
 {
-	static const char *const units[] = {"chunks", "bytes", "records"};
-	uint64_t counts[] = {rs->chunks_skipped, rs->bytes_skipped, rs->records_skipped};
-
-	for (unsigned i = 0; i < 3; i++) {
-		struct val *st = row_begin(q, SQ_GT_LOSSES);
-
-		if (!counts[i])
-			continue;
-		for (int c = 1; c <= 3; c++)
-			b_null(st, c);
-		b_i64(st, 4, GT_LOSS_FILE);
-		b_text(st, 5, gt_loss_source_name(GT_LOSS_FILE));
-		b_null(st, 6);
-		b_null(st, 7);
-		b_u64(st, 8, counts[i]);
-		b_text(st, 9, units[i]);
-		if (row_end(q, SQ_GT_LOSSES) < 0)
-			return q->err;
-	}
-	return 0;
+	gt_catalog_read_done(&q->cat, rs);
+	return put_damage(q, &q->cat.damage_read, 0, NULL);
 }
 
 /* The CUPTI version: the header's, else those the processes loaded (their notices, as

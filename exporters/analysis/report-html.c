@@ -151,7 +151,9 @@ static void write_header(const struct gt_report *rep, FILE *out)
 			fputs(k++ ? ", " : "", out);
 			esc(out, gpu_label(&t->gpus[g], l, sizeof(l)));
 		}
-		fprintf(out, " (%u)</td><td>", t->ngpus);
+		if (!t->ngpus)
+			fputs("none", out);
+		fputs("</td><td>", out);
 		esc(out, t->losses);
 		fputs("</td></tr>\n", out);
 		if (t->damage[0]) {
@@ -181,9 +183,12 @@ static void write_busy(const struct gt_report *rep, FILE *out)
 
 		fputs("<h3>", out);
 		esc(out, t->name);
-		fprintf(out, "</h3>\n<p>Buckets of %s.</p>\n", dur(t->bucket_ns, a, sizeof(a)));
+		fprintf(out,
+		        "</h3>\n<p>From the GPU's first activity to its last, in buckets of "
+		        "%s.</p>\n",
+		        dur(t->bucket_ns, a, sizeof(a)));
 		snprintf(id, sizeof(id), "busy-%zu", i);
-		frame(out, id, t_secs(t, t->first_ns), t_secs(t, t->last_ns),
+		frame(out, id, t_secs(t, t->plot_from_ns), t_secs(t, t->plot_to_ns),
 		      "seconds since the trace's zero", "100%", "GPU busy");
 		for (size_t g = 0; g < t->ngpu_rows; g++) {
 			const struct rep_gpu *gg = &t->gpus[g];
@@ -200,7 +205,8 @@ static void write_busy(const struct gt_report *rep, FILE *out)
 				double x = t_secs(t, gg->win[b].start_ns);
 
 				fprintf(out, "%s%.1f,%.1f", b ? " " : "",
-				        px_x(x, t_secs(t, t->first_ns), t_secs(t, t->last_ns)),
+				        px_x(x, t_secs(t, t->plot_from_ns),
+				             t_secs(t, t->plot_to_ns)),
 				        px_y(f > 1.0 ? 1.0 : f, 1.0));
 			}
 			fprintf(out, "\"><title>%s</title></polyline>\n",
@@ -218,11 +224,16 @@ static void write_busy(const struct gt_report *rep, FILE *out)
 	fputs("</section>\n", out);
 }
 
+static double clip(uint64_t v, uint64_t max)
+{
+	return (double)(v < max ? v : max);
+}
+
 static void write_steps(const struct gt_report *rep, FILE *out)
 {
 	const struct gt_rankstats *rs = rep->rs;
 	int64_t nmin = INT64_MAX, nmax = INT64_MIN;
-	uint64_t dmax = 0;
+	uint64_t dmax = 0, wmax = 0; /* the longest step; the longest first step (warm-up) */
 	size_t k = 0;
 	char a[32], b[32], c[32], l[64];
 
@@ -233,7 +244,12 @@ static void write_steps(const struct gt_report *rep, FILE *out)
 		for (size_t s = 0; s < g->nsteps; s++) {
 			uint64_t d = g->steps[s].end_ns - g->steps[s].start_ns;
 
-			dmax = d > dmax ? d : dmax;
+			/* a rank's first step warms up, often 100 times longer than the rest: it
+			 * would flatten them, so the scale is the others' when there are some */
+			if (s == 0 && g->nsteps >= 3)
+				wmax = d > wmax ? d : wmax;
+			else
+				dmax = d > dmax ? d : dmax;
 			nmin = g->step_numbers[s] < nmin ? g->step_numbers[s] : nmin;
 			nmax = g->step_numbers[s] > nmax ? g->step_numbers[s] : nmax;
 		}
@@ -245,7 +261,15 @@ static void write_steps(const struct gt_report *rep, FILE *out)
 		      out);
 		return;
 	}
-	fputs("<p>Each step's duration on each rank (its NVTX range), by step number.</p>\n", out);
+	fputs("<p>Each step's duration on each rank (its NVTX range), by step number.", out);
+	if (wmax > dmax)
+		fprintf(out,
+		        " The first step of a rank warms up: one that took longer than every other "
+		        "step (up to %s) is drawn at the top, off the scale.",
+		        dur(wmax, a, sizeof(a)));
+	else
+		dmax = dmax > wmax ? dmax : wmax;
+	fputs("</p>\n", out);
 	snprintf(a, sizeof(a), "%.3f ms", (double)dmax / 1e6);
 	frame(out, "steps-plot", (double)nmin, (double)nmax, "step", a, "step time");
 	for (size_t i = 0; i < rs->ngroups; i++) {
@@ -264,7 +288,7 @@ static void write_steps(const struct gt_report *rep, FILE *out)
 		for (size_t s = 0; s < g->nsteps; s++)
 			fprintf(out, "%s%.1f,%.1f", s ? " " : "",
 			        px_x((double)g->step_numbers[s], (double)nmin, (double)nmax),
-			        px_y((double)(g->steps[s].end_ns - g->steps[s].start_ns),
+			        px_y(clip(g->steps[s].end_ns - g->steps[s].start_ns, dmax),
 			             (double)dmax));
 		fprintf(out, "\"><title>%s</title></polyline>\n", l);
 		for (size_t s = 0; s < g->nsteps; s++)
@@ -273,7 +297,7 @@ static void write_steps(const struct gt_report *rep, FILE *out)
 			        "cy=\"%.1f\"><title>%s step %" PRId64 ": %s</title></circle>\n",
 			        colors[k % NCOLORS],
 			        px_x((double)g->step_numbers[s], (double)nmin, (double)nmax),
-			        px_y((double)(g->steps[s].end_ns - g->steps[s].start_ns),
+			        px_y(clip(g->steps[s].end_ns - g->steps[s].start_ns, dmax),
 			             (double)dmax),
 			        l, g->step_numbers[s],
 			        dur(g->steps[s].end_ns - g->steps[s].start_ns, a, sizeof(a)));
@@ -385,8 +409,8 @@ static void write_memory(const struct gt_report *rep, FILE *out)
 {
 	fputs("<section id=\"memory\">\n<h2>Device memory in use over time</h2>\n<p>Bytes "
 	      "allocated through CUDA and not yet freed, per GPU, as the trace's allocations and "
-	      "frees add up (what was allocated before tracing began is not counted; a caching "
-	      "allocator's pool counts as in use).</p>\n",
+	      "frees add up, over the time of the busy plot (what was allocated before tracing "
+	      "began is not counted; a caching allocator's pool counts as in use).</p>\n",
 	      out);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		const struct rep_trace *t = &rep->traces[i];
@@ -405,7 +429,7 @@ static void write_memory(const struct gt_report *rep, FILE *out)
 			continue;
 		}
 		snprintf(id, sizeof(id), "memory-%zu", i);
-		frame(out, id, t_secs(t, t->first_ns), t_secs(t, t->last_ns),
+		frame(out, id, t_secs(t, t->plot_from_ns), t_secs(t, t->plot_to_ns),
 		      "seconds since the trace's zero", gt_fmt_bytes((double)peak, a, sizeof(a)),
 		      "in use");
 		for (size_t g = 0; g < t->ngpu_rows; g++) {
@@ -421,8 +445,8 @@ static void write_memory(const struct gt_report *rep, FILE *out)
 			for (uint32_t b = 0; b < t->nbuckets; b++) {
 				v = gg->mem_seen[b] ? gg->mem[b] : v;
 				fprintf(out, "%s%.1f,%.1f", b ? " " : "",
-				        px_x(t_secs(t, gg->win[b].start_ns), t_secs(t, t->first_ns),
-				             t_secs(t, t->last_ns)),
+				        px_x(t_secs(t, gg->win[b].start_ns),
+				             t_secs(t, t->plot_from_ns), t_secs(t, t->plot_to_ns)),
 				        px_y((double)v, (double)peak));
 			}
 			fprintf(out, "\"><title>%s: peak %s</title></polyline>\n",

@@ -38,7 +38,10 @@ struct rep_trace {
 	char *name;                 /* owned: as given */
 	uint64_t zero_ns, span_ns;  /* docs/cli.md "Time" */
 	uint64_t first_ns, last_ns; /* the records read (a window's), trace clock */
-	uint64_t bucket_ns;         /* each bucket's width; the plots start at first_ns */
+	/* what the busy and memory plots cover: the GPU activity's first start to last end
+	 * (the records' when there is none), in buckets of bucket_ns */
+	uint64_t plot_from_ns, plot_to_ns;
+	uint64_t bucket_ns;
 	uint32_t nbuckets;
 	uint32_t nprocs, nranks, ngpus;
 	char ranks[128];  /* "0, 1" or "" */

@@ -107,9 +107,9 @@ static struct rep_gpu *gpu_row(struct gt_report *rep, struct rep_trace *t, uint3
 	if (!g->win || !g->mem || !g->mem_seen)
 		goto nomem;
 	for (uint32_t b = 0; b < t->nbuckets; b++) {
-		g->win[b].start_ns = t->first_ns + b * t->bucket_ns;
+		g->win[b].start_ns = t->plot_from_ns + b * t->bucket_ns;
 		g->win[b].end_ns =
-		        b + 1 == t->nbuckets ? t->last_ns : g->win[b].start_ns + t->bucket_ns;
+		        b + 1 == t->nbuckets ? t->plot_to_ns : g->win[b].start_ns + t->bucket_ns;
 	}
 	if (gt_busy_new(g->win, t->nbuckets, rep->scratch, &g->busy) < 0)
 		goto nomem;
@@ -126,17 +126,30 @@ nomem:
 
 static uint32_t bucket_of(const struct rep_trace *t, uint64_t ts)
 {
-	uint64_t b = ts > t->first_ns ? (ts - t->first_ns) / t->bucket_ns : 0;
+	uint64_t b = ts > t->plot_from_ns ? (ts - t->plot_from_ns) / t->bucket_ns : 0;
 
 	return b < t->nbuckets ? (uint32_t)b : t->nbuckets - 1;
 }
 
 static int on_span(struct gt_report *rep, struct rep_trace *t, struct gt_stats *st, uint32_t pid,
-                   const struct gt_gpu_span *span)
+                   const struct gt_gpu_span *span, bool buckets)
 {
-	const struct gt_catalog_gpu *cg = gt_catalog_gpu(&st->cat, pid, span->device_id);
-	struct rep_gpu *g = cg ? gpu_row(rep, t, cg->index) : NULL;
+	const struct gt_catalog_gpu *cg;
+	struct rep_gpu *g;
 
+	if (!buckets) {
+		/* the first pass: the extent of the GPU activity */
+		if (span->end_ns > span->start_ns) {
+			if (span->start_ns < t->plot_from_ns)
+				t->plot_from_ns = span->start_ns;
+			if (span->end_ns > t->plot_to_ns)
+				t->plot_to_ns = span->end_ns;
+		}
+		return 0;
+	}
+
+	cg = gt_catalog_gpu(&st->cat, pid, span->device_id);
+	g = cg ? gpu_row(rep, t, cg->index) : NULL;
 	if (!g)
 		return -ENOMEM;
 	/* every kind as one: the union is the time anything ran */
@@ -188,22 +201,22 @@ static int read_pass(struct gt_report *rep, struct rep_trace *t, struct gt_reade
 	}
 	while ((ret = gt_reader_next(r, &rec)) > 0) {
 		ret = gt_stats_feed(st, rec);
-		if (ret == 0 && buckets) {
+		if (ret == 0) {
 			switch (rec->hdr.type) {
 			case GT_REC_KERNEL:
-				ret = on_span(rep, t, st, rec->hdr.pid, &rec->kernel.span);
+				ret = on_span(rep, t, st, rec->hdr.pid, &rec->kernel.span, buckets);
 				break;
 			case GT_REC_MEMCPY:
-				ret = on_span(rep, t, st, rec->hdr.pid, &rec->memcpy.span);
+				ret = on_span(rep, t, st, rec->hdr.pid, &rec->memcpy.span, buckets);
 				break;
 			case GT_REC_MEMSET:
-				ret = on_span(rep, t, st, rec->hdr.pid, &rec->memset.span);
+				ret = on_span(rep, t, st, rec->hdr.pid, &rec->memset.span, buckets);
 				break;
 			case GT_REC_GRAPH:
-				ret = on_span(rep, t, st, rec->hdr.pid, &rec->graph.span);
+				ret = on_span(rep, t, st, rec->hdr.pid, &rec->graph.span, buckets);
 				break;
 			case GT_REC_MEMORY:
-				ret = on_memory(rep, t, st, &rec->memory);
+				ret = buckets ? on_memory(rep, t, st, &rec->memory) : 0;
 				break;
 			default:
 				break;
@@ -414,22 +427,30 @@ int gt_report_add(struct gt_report *rep, struct gt_reader *r, const char *name, 
 	t->zero_ns = tt.zero_ns;
 	t->span_ns = tt.span_ns;
 
-	/* first the records' extent (a window's, when one is set), then the buckets over it */
+	/* first the extent of the records and of the GPU activity (a window's, when one is
+	 * set), then the buckets over the GPU activity */
+	t->plot_from_ns = UINT64_MAX;
 	ret = read_pass(rep, t, r, &st, false, errmsg);
 	t->first_ns = st.first_ns;
 	t->last_ns = st.last_ns;
 	gt_stats_fini(&st);
 	if (ret < 0)
 		return ret;
-	if (t->first_ns == UINT64_MAX || t->last_ns <= t->first_ns) {
-		t->first_ns = t->last_ns = t->first_ns == UINT64_MAX ? t->zero_ns : t->first_ns;
+	if (t->first_ns == UINT64_MAX)
+		t->first_ns = t->last_ns = t->zero_ns;
+	if (t->plot_from_ns >= t->plot_to_ns) {
+		t->plot_from_ns = t->first_ns;
+		t->plot_to_ns = t->last_ns;
+	}
+	if (t->plot_to_ns <= t->plot_from_ns) {
+		t->plot_to_ns = t->plot_from_ns;
 		t->nbuckets = 1;
 		t->bucket_ns = 1;
 	} else {
-		len = t->last_ns - t->first_ns;
+		len = t->plot_to_ns - t->plot_from_ns;
 		t->nbuckets = len < GT_REPORT_BUCKETS ? (uint32_t)len : GT_REPORT_BUCKETS;
 		t->bucket_ns = (len + t->nbuckets - 1) / t->nbuckets;
-		/* the last bucket ends at last_ns: no bucket may start after it */
+		/* the last bucket ends at plot_to_ns: no bucket may start after it */
 		while ((uint64_t)(t->nbuckets - 1) * t->bucket_ns >= len)
 			t->nbuckets--;
 	}

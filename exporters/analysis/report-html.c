@@ -118,6 +118,14 @@ static bool drawn(const struct rep_gpu *g)
 	return g->win && g->final != UINT32_MAX;
 }
 
+static bool drawn_any(const struct rep_trace *t)
+{
+	for (size_t g = 0; g < t->ngpu_rows; g++)
+		if (drawn(&t->gpus[g]))
+			return true;
+	return false;
+}
+
 static double t_secs(const struct rep_trace *t, uint64_t ts)
 {
 	return ts > t->zero_ns ? (double)(ts - t->zero_ns) / 1e9 : 0.0;
@@ -153,6 +161,8 @@ static void write_header(const struct gt_report *rep, FILE *out)
 		}
 		if (!t->ngpus)
 			fputs("none", out);
+		else if (!drawn_any(t))
+			fprintf(out, "%u, no activity", t->ngpus);
 		fputs("</td><td>", out);
 		esc(out, t->losses);
 		fputs("</td></tr>\n", out);

@@ -33,6 +33,7 @@ int cmd_sql(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Print "gputrace: <msg>" to stderr, printf-style. The one place the CLI reports errors. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,6 +17,7 @@ static const struct command commands[] = {
         {"run", cmd_run, "trace a program and everything it spawns"},
         {"stats", cmd_stats, "summarize where the GPU time went, in a trace or across ranks"},
         {"advise", cmd_advise, "find what costs time in a trace, and say what to do about it"},
+        {"report", cmd_report, "write one HTML page with plots and advice that opens offline"},
         {"diff", cmd_diff, "compare two traces: what got slower, what appeared, what vanished"},
         {"export", cmd_export, "convert a trace to Perfetto, Chrome JSON, CSV or SQLite"},
         {"sql", cmd_sql, "run SQL on a trace (Nsight Systems' SQLite schema)"},

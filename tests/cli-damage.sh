@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Damage is always told (docs/cli.md, "Damage"). A copy of a real trace with eight bytes
-# flipped inside its largest chunk (found through the footer's index, which stays intact)
-# goes through every command that reads a trace - info, stats, advise, diff, export in each
-# format, sql, view's export, merge: each gives the same warning line, with the chunk's exact bytes,
-# and exits 65 after its output (view: its own status); each shows the loss (info's losses,
-# stats' damaged_file row with the records the index says the chunk held, diff's incomplete
-# side); and the outputs carry it: the Chrome JSON's metadata, the Perfetto export's metadata
-# as trace_processor imports it and its instant, the csv's loss row, SQLite's GPUTRACE_LOSSES,
-# the merged trace's LOSS record. Then `info --reindex` of a trace cut short keeps the loss on
-# record: info, stats, diff and the exports of the reindexed trace still say it, exit 0.
+# Damage is always told (docs/cli.md, "Damage"). A copy of a real trace with eight bytes flipped
+# inside its largest chunk (found through the footer's index, which stays intact) goes through every
+# command that reads a trace - info, stats, advise, report, diff, export in each format, sql, view's
+# export, merge: each gives the same warning line, with the chunk's exact bytes, and exits 65 after
+# its output (view: its own status); each shows the loss (info's losses, stats' damaged_file row
+# with the records the index says the chunk held, report's header, diff's incomplete side); and the
+# outputs carry it: the Chrome JSON's metadata, the Perfetto export's metadata as trace_processor
+# imports it and its instant, the csv's loss row, SQLite's GPUTRACE_LOSSES, the merged trace's LOSS
+# record. Then `info --reindex` of a trace cut short keeps the loss on record: info, stats, diff and
+# the exports of the reindexed trace still say it, exit 0.
 # Usage: cli-damage.sh GPUTRACE [TRACE_PROCESSOR_SHELL]
 set -u
 gputrace=$(realpath "$1")
@@ -86,6 +86,12 @@ expect_rc 65 "$gputrace" advise flip.gtrace -f json
 has_err_line "$(line advise)"
 grep -q '^{"inputs":\[{"name":"flip.gtrace"' "$tmp/out" ||
 	fail "advise: no findings of the damaged trace: $(head -c 300 "$tmp/out")"
+
+# ---- report: the page of what could be read, its damage said in the header ----
+expect_rc 65 "$gputrace" report flip.gtrace -o flip.html
+has_err_line "$(line report)"
+grep -qF "<tr><td colspan=\"8\" class=\"damage\">Damaged: $words. " flip.html ||
+	fail "report: the page does not say the damage: $(grep -F 'damage' flip.html | head -3)"
 
 # ---- diff: incomplete, the damaged side named with what it lost ----
 expect_rc 65 "$gputrace" diff whole.gtrace flip.gtrace

@@ -9,7 +9,7 @@ man=$src/docs/gputrace.1
 completion=$src/docs/completion/gputrace.bash
 failures=0
 
-for cmd in run stats advise diff export sql view info merge doctor; do
+for cmd in run stats advise report diff export sql view info merge doctor; do
 	help=$("$gputrace" "$cmd" --help 2>/dev/null) || continue # not in this build yet
 	for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
 		# roff writes each '-' as '\-'.

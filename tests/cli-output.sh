@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one output path, command by command (src/output/output.c under each): export in every
-# format, stats -o, diff -o, advise -o, sql --db, merge -o, view's export, run -o and run --export.
+# format, stats -o, diff -o, advise -o, report -o, sql --db, merge -o, view's export, run -o
+# and run --export.
 # An output that is an input - the trace itself, ./T, its absolute path, a hard link, a
 # symlink - is refused with 64 and the input left byte-identical; a FIFO and a device node are
 # refused (73) and left as they were; a symlink is written through and stays a link; SIGTERM
@@ -53,6 +54,8 @@ for name in "${names[@]}"; do
 	err_matches "^gputrace: diff: the output .* is the input T\.gtrace \(the same file\)"
 	expect_rc 64 "$gputrace" advise U.gtrace T.gtrace -o "$name"
 	err_matches "^gputrace: advise: the output .* is the input T\.gtrace \(the same file\)"
+	expect_rc 64 "$gputrace" report U.gtrace T.gtrace -o "$name"
+	err_matches "^gputrace: report: the output .* is the input T\.gtrace \(the same file\)"
 	expect_rc 64 "$gputrace" merge -q -o "$name" U.gtrace T.gtrace
 	err_matches "^gputrace: merge: the output .* is the input T\.gtrace \(the same file\)"
 	if [ "$have_sqlite" = 1 ]; then
@@ -141,6 +144,8 @@ for kind in "${kinds[@]}"; do
 	expect_err "gputrace: diff: node is $is; $only"
 	expect_rc 73 "$gputrace" advise T.gtrace -o node
 	expect_err "gputrace: advise: node is $is; $only"
+	expect_rc 73 "$gputrace" report T.gtrace -o node
+	expect_err "gputrace: report: node is $is; $only"
 	if [ "$have_sqlite" = 1 ]; then
 		# refused before SQLite opens it (a FIFO would block that open)
 		expect_rc 73 "$gputrace" sql T.gtrace --db node "SELECT 1"
@@ -178,7 +183,7 @@ for f in chrome perfetto sqlite; do
 	expect_rc 0 "$gputrace" export T.gtrace -f "$f" -o "link.$f" -q
 	through "link.$f" "real/t.$f"
 done
-for c in stats diff advise; do
+for c in stats diff advise report; do
 	: >"real/$c.txt"
 	ln -s "real/$c.txt" "link-$c.txt"
 done
@@ -188,6 +193,8 @@ expect_rc 0 "$gputrace" diff U.gtrace T.gtrace -o link-diff.txt
 through link-diff.txt real/diff.txt
 expect_rc 0 "$gputrace" advise T.gtrace -o link-advise.txt
 through link-advise.txt real/advise.txt
+expect_rc 0 "$gputrace" report T.gtrace -o link-report.txt
+through link-report.txt real/report.txt
 if [ "$have_sqlite" = 1 ]; then
 	: >real/db.sqlite
 	ln -s real/db.sqlite link-db.sqlite
@@ -262,6 +269,8 @@ interrupt "diff -o" int-diff.txt ".int-diff.txt.gt-*" 0 \
 	"$gputrace" diff big.gtrace big2.gtrace -o int-diff.txt
 interrupt "advise -o" int-advise.txt ".int-advise.txt.gt-*" 0 \
 	"$gputrace" advise big.gtrace -o int-advise.txt
+interrupt "report -o" int-report.html ".int-report.html.gt-*" 0 \
+	"$gputrace" report big.gtrace -o int-report.html
 # merge: the trace writer's own temporary, OUT.tmp-PID
 interrupt "merge -o" int-merge.gtrace "int-merge.gtrace.tmp-*" 1 \
 	"$gputrace" merge -q -o int-merge.gtrace big.gtrace T.gtrace
@@ -313,6 +322,9 @@ limited "diff -o" lim-diff.txt 1 \
 limited "advise -o" lim-advise.txt 1 \
 	'^gputrace: advise: lim-advise\.txt: could not write the findings$' \
 	"$gputrace" advise T.gtrace -o lim-advise.txt
+limited "report -o" lim-report.html 1 \
+	'^gputrace: report: lim-report\.html: could not write the page$' \
+	"$gputrace" report T.gtrace -o lim-report.html
 limited "merge -o" lim-merge.gtrace 1000 '^gputrace: merge: lim-merge\.gtrace: File too large$' \
 	"$gputrace" merge -q -o lim-merge.gtrace big.gtrace T.gtrace
 cp big.gtrace limv.gtrace

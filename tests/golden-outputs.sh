@@ -17,6 +17,7 @@ for t in in/*.gtrace; do
 	$G stats $t --by device -f json >$b.stats.dev 2>&1
 	$G advise $t >$b.advise 2>&1; echo "rc $?" >>$b.advise
 	$G advise $t -f json >$b.advise.json 2>&1
+	$G report $t -o $b.report.html >$b.report.err 2>&1; echo "rc $?" >>$b.report.err
 	$G export $t -q -f chrome -o $b.json 2>$b.json.err
 	$G export $t -q -f perfetto -o $b.pftrace 2>$b.pf.err
 	mkdir -p $b-csv; $G export $t -q -f csv -o $b-csv/$b.csv 2>$b.csv.err
@@ -29,6 +30,7 @@ $G diff in/ddp-rank0.gtrace in/ddp-rank1.gtrace >diff 2>&1
 $G diff in/ddp-rank0.gtrace in/ddp-rank1.gtrace -f json >diff.json 2>&1
 $G stats in/ddp-rank0.gtrace in/ddp-rank1.gtrace >rankstats 2>&1
 $G advise in/ddp-rank0.gtrace in/ddp-rank1.gtrace >advise-ranks 2>&1
+$G report in/ddp-rank0.gtrace in/ddp-rank1.gtrace -o report-ranks.html >report-ranks.err 2>&1
 $G merge -o merged.gtrace in/ddp-rank0.gtrace in/ddp-rank1.gtrace >merge.out 2>&1
 $G export merged.gtrace -q -f chrome -o merged.json 2>&1
 rm -f merged.gtrace in/*.sqlite

@@ -16,7 +16,7 @@ _gputrace() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	if ((COMP_CWORD == 1)); then
-		COMPREPLY=($(compgen -W "run stats advise diff export sql view info merge doctor --help \
+		COMPREPLY=($(compgen -W "run stats advise report diff export sql view info merge doctor --help \
 			--version" \
 			-- "$cur"))
 		return
@@ -97,6 +97,19 @@ _gputrace() {
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-f --format -o --output --fail-on --top --step --mangled
 				-q --quiet --from --to --nvtx --pid --rank --device --stream -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
+		fi
+		;;
+	report)
+		case $prev in
+		-o | --output) COMPREPLY=($(compgen -f -X '!*.html' -- "$cur") $(compgen -d -- "$cur")); return ;;
+		--step | --from | --to | --pid | --rank | --device | --stream) return ;;
+		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output --step --mangled -q --quiet --from --to --nvtx
+				--pid --rank --device --stream -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -X '!*.gtrace' -- "$cur") $(compgen -d -- "$cur"))
 		fi

@@ -77,6 +77,11 @@ static const char *const advice[GT_ADVISE_RULE_MAX] = {
                 "prefetching), and look at the stragglers the others wait for.",
 };
 
+const char *gt_advise_rule_advice(unsigned rule)
+{
+	return rule < GT_ADVISE_RULE_MAX ? advice[rule] : NULL;
+}
+
 /* "10.801093719": seconds, as --from and --to take them. */
 static const char *secs(uint64_t ns, char *buf, size_t bytes)
 {

@@ -135,6 +135,8 @@ int gt_advise_write(const struct gt_advise *a, FILE *out, unsigned format);
 /* "pageable-memcpy", ...; NULL for an unknown rule. */
 const char *gt_advise_rule_id(unsigned rule);
 const char *gt_advise_rule_title(unsigned rule);
+/* What to do about a rule's findings, in a sentence or two; NULL for an unknown rule. */
+const char *gt_advise_rule_advice(unsigned rule);
 
 /* A rule by its id. Returns 0 or -EINVAL. */
 int gt_advise_rule_parse(const char *id, unsigned *rule);

@@ -1,6 +1,6 @@
 /* libFuzzer target: what the CLI does with a trace once the reader has accepted it - the
- * run summary, the stats reports (of one trace, and across ranks), diff, advise, and the
- * chrome, perfetto and csv exporters - on
+ * run summary, the stats reports (of one trace, and across ranks), diff, advise, the HTML
+ * report, and the chrome, perfetto and csv exporters - on
  * arbitrary traces (fuzz-trace.h's three modes). The exporters trust the reader's framing
  * but not the values: unknown enum values, string ids that were never defined, timestamps
  * in any order. Checks: failures come with a message, and the JSON outputs (chrome, stats
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "report.h"
 #include "diff.h"
 #include "exporter.h"
 #include "fuzz-trace.h"
@@ -33,6 +34,7 @@ enum {
 	USE_RANKSTATS, /* stats across ranks, JSON, grouped by the consumer byte's next bits */
 	USE_DIFF,      /* the trace against itself, JSON, with a gate */
 	USE_ADVISE,    /* advise, JSON, and a gate */
+	USE_REPORT,    /* the HTML report */
 	USE_MAX
 };
 
@@ -268,6 +270,43 @@ static int advise(struct gt_reader *r, const char **msg)
 	return ret;
 }
 
+static int html(struct gt_reader *r, const char **msg)
+{
+	static const char head[] = "<!DOCTYPE html>\n", tail[] = "</html>\n";
+	struct gt_report *rep = NULL;
+	FILE *f;
+	int ret;
+
+	free(out);
+	out = NULL;
+	out_len = 0;
+	if (gt_report_new(NULL, &rep) < 0)
+		return 0;
+	ret = gt_report_add(rep, r, "t.gtrace", msg);
+	if (ret == 0 && gt_report_finish(rep) < 0)
+		ret = 0; /* out of memory: nothing to check */
+	else if (ret == 0 && (f = open_memstream(&out, &out_len))) {
+		ret = gt_report_write_html(rep, f);
+		fclose(f);
+		if (ret < 0)
+			*msg = "report: cannot write";
+		else {
+			/* whole, and nothing from outside the file */
+			FUZZ_CHECK(out_len > sizeof(head) + sizeof(tail) &&
+			                   !memcmp(out, head, sizeof(head) - 1) &&
+			                   !memcmp(out + out_len - (sizeof(tail) - 1), tail,
+			                           sizeof(tail) - 1),
+			           "report: not a whole page");
+			/* a name holding one is escaped (&quot;): no attribute can come of it */
+			FUZZ_CHECK(!memmem(out, out_len, " src=\"", 6) &&
+			                   !memmem(out, out_len, " href=\"", 7),
+			           "report: a reference out of the page");
+		}
+	}
+	gt_report_free(rep);
+	return ret;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gt_reader *r = NULL;
@@ -287,6 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      : use == USE_RANKSTATS ? rankstats(r, data[0] / USE_MAX, &msg)
 	      : use == USE_DIFF      ? diff(r, path, &msg)
 	      : use == USE_ADVISE    ? advise(r, &msg)
+	      : use == USE_REPORT    ? html(r, &msg)
 	                             : export(r, use, &msg);
 	FUZZ_CHECK(ret == 0 || (msg && *msg), "consumer %u failed (%d) without a message", use,
 	           ret);

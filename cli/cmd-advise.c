@@ -120,53 +120,17 @@ static const struct gt_cli_cmd advise_cmd = {
         .args_what = "trace",
 };
 
-/* Add every trace of cli to a. Returns an exit status; *damage becomes GT_EXIT_DAMAGED when
- * one was damaged. */
-static int add_traces(const struct gt_cli *cli, struct gt_advise *a, int *damage)
+static int add_one(void *ctx, struct gt_reader *r, const char *path, const char **errmsg)
 {
-	const char *errmsg = NULL;
-	int ret, status = GT_EXIT_OK;
-
-	for (int i = 0; i < cli->nargs && status == GT_EXIT_OK; i++) {
-		struct gt_cli_trace t;
-
-		status = gt_cli_trace_open(cli, cli->args[i], &t);
-		if (status == GT_EXIT_OK)
-			status = gt_cli_trace_filter(cli, &t);
-		if (status == GT_EXIT_OK) {
-			ret = gt_advise_add(a, t.r, t.path, &errmsg);
-			if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
-				*damage = GT_EXIT_DAMAGED;
-			if (ret < 0) {
-				gt_cli_error("advise: %s: %s", t.path,
-				             errmsg ? errmsg : strerror(-ret));
-				status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
-			}
-		}
-		gt_cli_trace_close(&t);
-	}
-	if (status == GT_EXIT_OK && gt_advise_finish(a) < 0) {
-		gt_cli_error("advise: out of memory");
-		status = GT_EXIT_SOFTWARE;
-	}
-	return status;
+	return gt_advise_add(ctx, r, path, errmsg);
 }
 
-/* --step NAME named no range of the traces: an error that lists the first one's ranges. */
-static int no_such_step(const struct gt_cli *cli, const char *name)
+static int finish_all(void *ctx)
 {
-	struct gt_cli_trace t;
-	char names[1024];
-	int status = gt_cli_trace_open(cli, cli->args[0], &t);
-
-	if (status == GT_EXIT_OK && gt_window_nvtx_names(t.r, names, sizeof(names), 12) > 0)
-		gt_cli_error("advise: --step %s: no NVTX range of %s has that name; its ranges: %s",
-		             name, cli->args[0], names);
-	else if (status == GT_EXIT_OK)
-		gt_cli_error("advise: --step %s: %s has no NVTX ranges", name, cli->args[0]);
-	gt_cli_trace_close(&t);
-	return GT_EXIT_USAGE;
+	return gt_advise_finish(ctx);
 }
+
+static const struct gt_cli_traces_sink traces_sink = {add_one, finish_all};
 
 int cmd_advise(int argc, char **argv)
 {
@@ -205,11 +169,11 @@ int cmd_advise(int argc, char **argv)
 	/* the output first: refused before a trace is read, its temporary there while they are */
 	status = gt_cli_report_open(&cli, &o, &out);
 	if (status == GT_EXIT_OK)
-		status = add_traces(&cli, a, &damage);
+		status = gt_cli_add_traces(&cli, &traces_sink, a, &damage);
 	if (status != GT_EXIT_OK)
 		goto out;
 	if (cli.step && a->steps == 0) {
-		status = no_such_step(&cli, cli.step);
+		status = gt_cli_no_such_step(&cli, cli.args[0], cli.step);
 		goto out;
 	}
 	ret = gt_advise_write(a, out,

@@ -101,52 +101,17 @@ out:
 	return status;
 }
 
-/* --step NAME named no range of the trace: an error that lists the ranges there are. */
-static int no_such_step(const struct gt_cli *cli, const char *path, const char *name)
+static int add_one(void *ctx, struct gt_reader *r, const char *path, const char **errmsg)
 {
-	struct gt_cli_trace t;
-	char names[1024];
-	int status = gt_cli_trace_open(cli, path, &t);
-
-	if (status == GT_EXIT_OK && gt_window_nvtx_names(t.r, names, sizeof(names), 12) > 0)
-		gt_cli_error("stats: --step %s: no NVTX range of %s has that name; its ranges: %s",
-		             name, path, names);
-	else if (status == GT_EXIT_OK)
-		gt_cli_error("stats: --step %s: %s has no NVTX ranges", name, path);
-	gt_cli_trace_close(&t);
-	return GT_EXIT_USAGE;
+	return gt_rankstats_add(ctx, r, path, errmsg);
 }
 
-/* Add every trace of cli to rs. Returns an exit status; *damage becomes GT_EXIT_DAMAGED
- * when one was damaged. */
-static int add_traces(const struct gt_cli *cli, struct gt_rankstats *rs, int *damage)
+static int finish_all(void *ctx)
 {
-	const char *errmsg = NULL;
-	int ret, status = GT_EXIT_OK;
-
-	for (int i = 0; i < cli->nargs && status == GT_EXIT_OK; i++) {
-		struct gt_cli_trace t;
-
-		status = gt_cli_trace_open(cli, cli->args[i], &t);
-		if (status == GT_EXIT_OK)
-			status = gt_cli_trace_filter(cli, &t);
-		if (status == GT_EXIT_OK) {
-			ret = gt_rankstats_add(rs, t.r, t.path, &errmsg);
-			if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
-				*damage = GT_EXIT_DAMAGED;
-			if (ret < 0) {
-				gt_cli_error("stats: %s: %s", t.path, errmsg);
-				status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
-			}
-		}
-		gt_cli_trace_close(&t);
-	}
-	if (status == GT_EXIT_OK && gt_rankstats_finish(rs) < 0) {
-		gt_cli_error("stats: out of memory");
-		status = GT_EXIT_SOFTWARE;
-	}
-	return status;
+	return gt_rankstats_finish(ctx);
 }
+
+static const struct gt_cli_traces_sink traces_sink = {add_one, finish_all};
 
 /* The reports across ranks, over every trace of cli. */
 static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_options *opts)
@@ -169,11 +134,11 @@ static int stats_ranks(const struct gt_cli *cli, const struct gt_rankstats_optio
 	/* the output first: refused before a trace is read, its temporary there while they are */
 	status = gt_cli_report_open(cli, &o, &out);
 	if (status == GT_EXIT_OK)
-		status = add_traces(cli, rs, &damage);
+		status = gt_cli_add_traces(cli, &traces_sink, rs, &damage);
 	if (status != GT_EXIT_OK)
 		goto out;
 	if (opts->step_name && rs->nsteps == 0) {
-		status = no_such_step(cli, cli->args[0], opts->step_name);
+		status = gt_cli_no_such_step(cli, cli->args[0], opts->step_name);
 		goto out;
 	}
 	if (rs->split_gpu)

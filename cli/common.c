@@ -327,6 +327,58 @@ void gt_cli_trace_close(struct gt_cli_trace *t)
 	t->r = NULL;
 }
 
+int gt_cli_add_traces(const struct gt_cli *cli, const struct gt_cli_traces_sink *sink, void *ctx,
+                      int *damage)
+{
+	const char *errmsg, *name = cli->cmd->name;
+	int ret, status = GT_EXIT_OK;
+
+	for (int i = 0; i < cli->nargs && status == GT_EXIT_OK; i++) {
+		struct gt_cli_trace t;
+
+		status = gt_cli_trace_open(cli, cli->args[i], &t);
+		if (status == GT_EXIT_OK)
+			status = gt_cli_trace_filter(cli, &t);
+		if (status == GT_EXIT_OK) {
+			errmsg = NULL;
+			ret = sink->add(ctx, t.r, t.path, &errmsg);
+			/* what was skipped is told even when the trace could not be used */
+			if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
+				*damage = GT_EXIT_DAMAGED;
+			if (ret < 0) {
+				gt_cli_error("%s: %s: %s", name, t.path,
+				             errmsg ? errmsg : strerror(-ret));
+				status = ret == -ENOMEM ? GT_EXIT_SOFTWARE : GT_EXIT_BAD_TRACE;
+			}
+		}
+		gt_cli_trace_close(&t);
+	}
+	if (status == GT_EXIT_OK && sink->finish(ctx) < 0) {
+		gt_cli_error("%s: out of memory", name);
+		status = GT_EXIT_SOFTWARE;
+	}
+	return status;
+}
+
+int gt_cli_no_such_step(const struct gt_cli *cli, const char *path, const char *name)
+{
+	const char *cmd = cli->cmd->name;
+	struct gt_cli_trace t;
+	char names[1024];
+	int status = gt_cli_trace_open(cli, path, &t);
+
+	if (status == GT_EXIT_OK) {
+		if (gt_window_nvtx_names(t.r, names, sizeof(names), 12) > 0)
+			gt_cli_error("%s: --step %s: no NVTX range of %s has that name; its "
+			             "ranges: %s",
+			             cmd, name, path, names);
+		else
+			gt_cli_error("%s: --step %s: %s has no NVTX ranges", cmd, name, path);
+	}
+	gt_cli_trace_close(&t);
+	return GT_EXIT_USAGE;
+}
+
 /* ---- outputs ----------------------------------------------------------------------------- */
 
 bool gt_cli_args_repeat(const struct gt_cli *cli, int *first, int *again)

@@ -113,6 +113,24 @@ int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_read
 /* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
 void gt_cli_trace_close(struct gt_cli_trace *t);
 
+/* What a command that reads several traces into one analysis does with them: add() reads
+ * one (an -errno, *errmsg set where it can say more), finish() once all are in (< 0: out of
+ * memory). */
+struct gt_cli_traces_sink {
+	int (*add)(void *ctx, struct gt_reader *r, const char *path, const char **errmsg);
+	int (*finish)(void *ctx);
+};
+
+/* Open every trace of cli in turn, with its window, hand it to sink->add(ctx, ...), tell
+ * its damage, then call sink->finish(ctx). Returns an exit status (errors printed); *damage
+ * becomes GT_EXIT_DAMAGED when a trace was damaged. */
+int gt_cli_add_traces(const struct gt_cli *cli, const struct gt_cli_traces_sink *sink, void *ctx,
+                      int *damage);
+
+/* --step NAME named no NVTX range of path: print an error that lists the ranges path has.
+ * Returns GT_EXIT_USAGE. */
+int gt_cli_no_such_step(const struct gt_cli *cli, const char *path, const char *name);
+
 /* Whether two of cli's positional arguments name one file (the same device and inode: two
  * names of one file too): then *first and *again are their indexes, first < again. Arguments
  * that cannot be read are left to whoever opens them. */

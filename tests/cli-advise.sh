@@ -18,7 +18,7 @@ out_has_line "Exit status: 0 ok, 3 a finding matched --fail-on (the findings are
 expect_rc 64 "$gputrace" advise
 expect_err "gputrace: advise: no trace; usage: gputrace advise [options] FILE..."
 expect_rc 64 "$gputrace" advise --fail-on sync "$pt"
-expect_err "gputrace: advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc, idle-host, idle-event, idle-other, short-kernels, copy-exposed, slow-steps, memory-full, memory-growth, straggler, nccl-exposed), a cost (10ms) or a share of the span (5%), not 'sync'"
+expect_err "gputrace: advise: --fail-on takes a rule (pageable-memcpy, sync-memcpy, sync-memset, sync-api, steady-malloc, idle-host, idle-event, idle-other, short-kernels, copy-exposed, serialized, slow-steps, memory-full, memory-growth, straggler, nccl-exposed), a cost (10ms) or a share of the span (5%), not 'sync'"
 expect_rc 64 "$gputrace" advise --top 6 "$pt"
 expect_err "gputrace: advise: --top takes a number from 1 to 5, not '6'"
 expect_rc 64 "$gputrace" advise -f csv "$pt"
@@ -34,14 +34,14 @@ expect_rc 0 "$gputrace" advise "$pt"
 out_has_line "Advice for $pt: span 11.554 s, 20 steps (19 in the steady state: each process's first warms up)"
 grep -qE '^ 1  idle-host +19\.553 ms +0\.17 +1\.029 ms +381  GPU idle: waiting for the host to launch work$' "$tmp/out" ||
 	fail "no idle-host row first: $(head -5 "$tmp/out")"
-grep -qE '^ 6  pageable-memcpy +15\.968 us .* 4  copies from or to pageable host memory$' "$tmp/out" ||
+grep -qE '^ 7  pageable-memcpy +15\.968 us .* 4  copies from or to pageable host memory$' "$tmp/out" ||
 	fail "no pageable-memcpy row: $(cat "$tmp/out")"
 out_has_line "    5.000390165          5.000402485             12.320 us  GPU 0 stream 7 pid 517  HtoD 512.00 KiB, pageable host memory"
 
 # --fail-on: 3 after the findings, with the finding named; 0 when nothing matches.
 expect_rc 3 "$gputrace" advise --fail-on pageable-memcpy "$pt"
 expect_err "gputrace: advise: --fail-on pageable-memcpy: pageable-memcpy, 15.968 us in all (4 times)"
-grep -q '^6. pageable-memcpy' "$tmp/out" || fail "--fail-on did not write the findings first"
+grep -q '^7. pageable-memcpy' "$tmp/out" || fail "--fail-on did not write the findings first"
 expect_rc 0 "$gputrace" advise --fail-on sync-api "$pt"
 expect_rc 3 "$gputrace" advise --fail-on 10ms "$pt"
 expect_err "gputrace: advise: --fail-on 10ms: idle-host, 19.553 ms in all (381 times)"

@@ -72,7 +72,7 @@ expect_rc 0 "$gputrace" report "$pt" -o "$tmp/pt.html"
 expect_out ""
 expect_err ""
 want=$(counts "$pt")
-[ "$want" = "traces=1 busy-series=1 memory-series=1 kernel-bars=20 nvtx-bars=2 step-points=20 step-rows=20 findings=6 ranges=25" ] ||
+[ "$want" = "traces=1 busy-series=1 memory-series=1 kernel-bars=20 nvtx-bars=2 step-points=20 step-rows=20 findings=7 ranges=30" ] ||
 	fail "stats and advise on $pt changed: $want"
 # shellcheck disable=SC2086
 python3 "$check" "$tmp/pt.html" $want || fail "the page of $pt"
@@ -86,7 +86,7 @@ grep -qF '<tr class="step"><td>pid 517</td><td>'"$pt"'</td><td>1</td><td>10.7897
 # The ranks of a job: one page.
 expect_rc 0 "$gputrace" report "$r0" "$r1" -o "$tmp/ddp.html"
 want=$(counts "$r0" "$r1")
-[ "$want" = "traces=2 busy-series=2 memory-series=2 kernel-bars=40 nvtx-bars=26 step-points=24 step-rows=24 findings=9 ranges=41" ] ||
+[ "$want" = "traces=2 busy-series=2 memory-series=2 kernel-bars=40 nvtx-bars=26 step-points=24 step-rows=24 findings=10 ranges=46" ] ||
 	fail "stats and advise on the ranks changed: $want"
 # shellcheck disable=SC2086
 python3 "$check" "$tmp/ddp.html" $want || fail "the page of the ranks"

@@ -51,7 +51,8 @@ static void str(struct tw *t, uint32_t id, const char *s)
 	ck_assert_int_eq(gt_writer_string(t->w, PID, id, s, strlen(s)), 0);
 }
 
-static void tw_open(struct tw *t)
+/* A trace whose one GPU has sm SMs (0: unknown). */
+static void tw_open_sm(struct tw *t, uint32_t sm)
 {
 	struct gt_trace_info info = {
 	        .clock_id = GT_CLOCK_MONOTONIC,
@@ -61,7 +62,7 @@ static void tw_open(struct tw *t)
 	        .tool_version = "0.1.0",
 	};
 	struct gt_rec_process p = {.rank = -1, .local_rank = -1, .world_size = -1};
-	struct gt_rec_device d = {.global_mem_bytes = 1000};
+	struct gt_rec_device d = {.global_mem_bytes = 1000, .sm_count = sm};
 	int fd;
 
 	snprintf(t->path, sizeof(t->path), "/tmp/test-advise-XXXXXX");
@@ -80,6 +81,11 @@ static void tw_open(struct tw *t)
 	str(t, S_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
 	put(t, &p, GT_REC_PROCESS, sizeof(p));
 	put(t, &d, GT_REC_DEVICE, sizeof(d));
+}
+
+static void tw_open(struct tw *t)
+{
+	tw_open_sm(t, 0);
 }
 
 static struct gt_reader *tw_close(struct tw *t)
@@ -125,6 +131,16 @@ static void kernel(struct tw *t, uint32_t corr, uint64_t start, uint64_t end)
 	struct gt_rec_kernel k = {.name_id = S_KERNEL};
 
 	k.span = (struct gt_gpu_span){START + start, START + end, corr, 0, 1, 7};
+	put(t, &k, GT_REC_KERNEL, sizeof(k));
+}
+
+/* A kernel of `blocks` thread blocks on stream `stream`. */
+static void kernel_grid(struct tw *t, uint32_t corr, uint64_t start, uint64_t end, uint32_t blocks,
+                        uint32_t stream)
+{
+	struct gt_rec_kernel k = {.name_id = S_KERNEL, .grid_x = blocks, .grid_y = 1, .grid_z = 1};
+
+	k.span = (struct gt_gpu_span){START + start, START + end, corr, 0, 1, stream};
 	put(t, &k, GT_REC_KERNEL, sizeof(k));
 }
 
@@ -550,6 +566,77 @@ START_TEST(copy_exposed)
 }
 END_TEST
 
+/* Small kernels queued back to back on one stream of a 10-SM GPU. */
+static void serial_trace(struct tw *t, uint32_t blocks)
+{
+	tw_open_sm(t, 10);
+	three_steps(t);
+	/* warm-up step: a run that does not count */
+	api(t, S_LAUNCH, 11, 10, 20);
+	kernel_grid(t, 11, 100, 200, blocks, 7);
+	api(t, S_LAUNCH, 12, 20, 30);
+	kernel_grid(t, 12, 200, 300, blocks, 7);
+	/* step 1: three kernels, each launched before the one ahead ended */
+	api(t, S_LAUNCH, 1, 1000, 1010);
+	kernel_grid(t, 1, 1100, 1300, blocks > 2 ? blocks : 2, 7);
+	api(t, S_LAUNCH, 2, 1010, 1020);
+	kernel_grid(t, 2, 1300, 1400, blocks > 5 ? blocks : 5, 7);
+	api(t, S_LAUNCH, 3, 1020, 1030);
+	kernel_grid(t, 3, 1400, 1700, blocks, 7);
+	/* step 2: a run that another stream's kernel overlaps */
+	api(t, S_LAUNCH, 4, 2000, 2010);
+	kernel_grid(t, 4, 2100, 2200, blocks, 7);
+	api(t, S_LAUNCH, 5, 2010, 2020);
+	kernel_grid(t, 5, 2200, 2300, blocks, 7);
+	kernel_grid(t, 6, 2150, 2250, 1, 9);
+	/* and two kernels the host launched late: the host kept them apart */
+	api(t, S_LAUNCH, 7, 2400, 2410);
+	kernel_grid(t, 7, 2500, 2600, blocks, 7);
+	api(t, S_LAUNCH, 8, 2650, 2660);
+	kernel_grid(t, 8, 2700, 2800, blocks, 7);
+}
+
+START_TEST(serialized)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+
+	serial_trace(&t, 1);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_SERIALIZED);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->count, 1);
+	/* 600 ns in a row; side by side as long as the longest, 300 ns (their SM-time, 120 ns
+	 * over every SM, is less) */
+	ck_assert_uint_eq(f->cost_ns, 300);
+	ck_assert_uint_eq(f->top[0].start_ns, 1100);
+	ck_assert_uint_eq(f->top[0].end_ns, 1700);
+	ck_assert_int_eq(f->top[0].stream, 7);
+	ck_assert_int_eq(f->top[0].step, 1);
+	ck_assert_str_eq(f->top[0].what, "3 kernels in a row, none on more than 5 of 10 SMs "
+	                                 "(first: kernel)");
+	gt_advise_free(a);
+
+	/* the same kernels on grids that fill the GPU */
+	serial_trace(&t, 10);
+	a = advise_reader(tw_close(&t));
+	ck_assert_ptr_null(find(a, GT_ADVISE_SERIALIZED));
+	gt_advise_free(a);
+
+	/* a GPU whose SM count is unknown: no finding */
+	tw_open(&t);
+	three_steps(&t);
+	api(&t, S_LAUNCH, 1, 1000, 1010);
+	kernel_grid(&t, 1, 1100, 1300, 1, 7);
+	api(&t, S_LAUNCH, 2, 1010, 1020);
+	kernel_grid(&t, 2, 1300, 1400, 1, 7);
+	a = advise_reader(tw_close(&t));
+	ck_assert_ptr_null(find(a, GT_ADVISE_SERIALIZED));
+	gt_advise_free(a);
+}
+END_TEST
+
 START_TEST(memory_growth)
 {
 	struct tw t;
@@ -736,7 +823,7 @@ START_TEST(real_pytorch_train)
 
 	ck_assert_uint_eq(a->steps, 20);
 	ck_assert_uint_eq(a->steady_steps, 19);
-	ck_assert_uint_eq(a->nfindings, 6);
+	ck_assert_uint_eq(a->nfindings, 7);
 	/* its pageable copies: four host-to-device ones, all before the first step */
 	f = find(a, GT_ADVISE_PAGEABLE_MEMCPY);
 	ck_assert_ptr_nonnull(f);
@@ -763,6 +850,12 @@ START_TEST(real_pytorch_train)
 	ck_assert_int_eq(f->top[0].step, 1);
 	ck_assert_uint_eq(f->cost_ns, 1073625);
 	ck_assert_uint_eq(find(a, GT_ADVISE_IDLE_OTHER)->count, 370);
+	/* a split-K GEMM of 10 blocks and its reduction, queued in time, on a 132-SM GPU */
+	f = find(a, GT_ADVISE_SERIALIZED);
+	ck_assert_uint_eq(f->count, 18);
+	ck_assert_uint_eq(f->cost_ns, 21407);
+	ck_assert_str_eq(f->top[0].what, "2 kernels in a row, none on more than 10 of 132 SMs "
+	                                 "(first: sgemm_largek_lds64)");
 	ck_assert_ptr_null(find(a, GT_ADVISE_SYNC_API)); /* its syncs are outside the steps */
 	ck_assert_ptr_null(find(a, GT_ADVISE_STRAGGLER));
 	gt_advise_free(a);
@@ -824,6 +917,7 @@ static Suite *advise_suite(void)
 	tcase_add_test(tc, slow_steps);
 	tcase_add_test(tc, memory_full);
 	tcase_add_test(tc, copy_exposed);
+	tcase_add_test(tc, serialized);
 	tcase_add_test(tc, memory_growth);
 	tcase_add_test(tc, nccl_exposed);
 	tcase_add_test(tc, gate);

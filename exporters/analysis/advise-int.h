@@ -38,7 +38,7 @@ struct act {
 	uint16_t kind;      /* enum act_kind */
 	uint16_t flags;     /* ACT_* */
 	uint32_t copy_kind; /* enum gt_memcpy_kind; memsets: enum gt_mem_kind */
-	uint32_t _pad;
+	uint32_t blocks;    /* kernels: thread blocks of the grid (UINT32_MAX at most); 0 unknown */
 };
 
 /* A launch call (kernel launch, copy, memset, graph launch). */

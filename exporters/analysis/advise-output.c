@@ -55,6 +55,12 @@ static const char *const advice[GT_ADVISE_RULE_MAX] = {
                 "their own, from pinned memory, ahead of the kernels that need them "
                 "(PyTorch: pin_memory=True and .to(device, non_blocking=True), prefetching "
                 "the next batch while this one computes).",
+        [GT_ADVISE_SERIALIZED] =
+                "These kernels ran one after another on one stream, each on fewer thread "
+                "blocks than the GPU has SMs, while nothing else ran: most SMs sat idle. If "
+                "they do not depend on each other, launch them on separate streams (or as "
+                "parallel branches of a CUDA graph), or fuse them into one larger kernel "
+                "(torch.compile, horizontal fusion, batching the small operations).",
         [GT_ADVISE_SLOW_STEPS] =
                 "Open the slow steps' time ranges (gputrace view --from --to) next to a "
                 "typical one: data loading stalls, garbage collection, checkpoints, "

@@ -263,6 +263,128 @@ static int copies_exposed(struct gt_advise *a, struct adv_trace *t)
 	return 0;
 }
 
+/* ---- small kernels serialized on one stream ------------------------------------------------ */
+
+/* Kernels of one stream that ran one after another with the GPU otherwise empty. */
+struct serial_run {
+	const struct act *first;
+	uint64_t start_ns, end_ns; /* the first's start, the last's end */
+	uint64_t sum_ns;           /* their durations */
+	double work_ns;            /* durations weighted by the share of SMs their grid used */
+	uint64_t longest_ns;
+	uint32_t n, max_blocks;
+	bool shared; /* another kernel ran on the GPU meanwhile */
+};
+
+/* Whether kernel x may be part of a run: a grid smaller than the GPU, outside graphs (whose
+ * order the graph sets), in the steady state. */
+static bool serial_candidate(const struct adv_trace *t, const struct act *x, uint32_t sm)
+{
+	const struct gt_step *s;
+
+	return x->kind == ACT_KERNEL && x->blocks && x->blocks < sm &&
+	       !(x->flags & ACT_IN_GRAPH) && adv_steady(t, x->pid, x->start_ns, &s);
+}
+
+static void serial_close(struct gt_advise *a, struct adv_trace *t, struct serial_run *r,
+                         uint32_t sm)
+{
+	uint64_t packed, cost;
+	char name[96], what[160];
+
+	if (!r->first)
+		return;
+	/* what the run would take with its kernels side by side: as long as its longest
+	 * kernel, or as its SM-time spread over every SM, whichever is more */
+	packed = (uint64_t)(r->work_ns + 0.5);
+	if (packed < r->longest_ns)
+		packed = r->longest_ns;
+	cost = r->sum_ns > packed ? r->sum_ns - packed : 0;
+	if (r->n >= 2 && !r->shared && cost) {
+		snprintf(what, sizeof(what), "%u kernels in a row, none on more than %u of %u SMs "
+		         "(first: %s)",
+		         r->n, r->max_blocks, sm,
+		         adv_kernel_name(a, t, r->first->name_id, name, sizeof(name)));
+		adv_note(a, t, GT_ADVISE_SERIALIZED, r->start_ns, r->end_ns, cost, r->first->pid,
+		         r->first->gpu, r->first->stream, what);
+	}
+	r->first = NULL;
+}
+
+static void serial_start(struct serial_run *r, const struct act *x, uint64_t busy_other,
+                         uint32_t sm)
+{
+	uint64_t d = x->end_ns - x->start_ns;
+
+	*r = (struct serial_run){
+	        .first = x,
+	        .start_ns = x->start_ns,
+	        .end_ns = x->end_ns,
+	        .sum_ns = d,
+	        .work_ns = (double)d * x->blocks / sm,
+	        .longest_ns = d,
+	        .n = 1,
+	        .max_blocks = x->blocks,
+	        .shared = busy_other > x->start_ns,
+	};
+}
+
+/* Runs of kernels on one stream, each launched before the one ahead of it ended (the stream's
+ * order, not the host, kept them apart), each on fewer thread blocks than the GPU has SMs,
+ * with no other kernel on the GPU meanwhile: if they are independent, side by side on
+ * several streams they would take the time of the longest, or of their SM-time spread over
+ * all SMs; the difference is the cost. Activities sorted by GPU and start. */
+static void serialized(struct gt_advise *a, struct adv_trace *t)
+{
+	for (size_t first = 0, last; first < t->nacts; first = last) {
+		uint32_t gpu = t->acts[first].gpu;
+		const struct gt_catalog_gpu *g = gpu < t->cat.ngpus ? t->cat.gpus[gpu] : NULL;
+		uint32_t sm = g ? g->sm_count : 0;
+		struct serial_run r = {0};
+		uint64_t busy_other = 0; /* the latest end of a kernel outside the run */
+
+		for (last = first; last < t->nacts && t->acts[last].gpu == gpu; last++)
+			;
+		if (!sm)
+			continue;
+		for (size_t i = first; i < last; i++) {
+			const struct act *x = &t->acts[i];
+			bool compute = x->kind == ACT_KERNEL || x->kind == ACT_GRAPH;
+			bool mine = r.first && x->pid == r.first->pid && x->stream == r.first->stream;
+
+			if (mine && serial_candidate(t, x, sm) && x->call_end_ns &&
+			    x->call_end_ns <= r.end_ns && x->start_ns >= r.end_ns) {
+				uint64_t d = x->end_ns - x->start_ns;
+
+				r.end_ns = x->end_ns;
+				r.sum_ns += d;
+				r.work_ns += (double)d * x->blocks / sm;
+				if (d > r.longest_ns)
+					r.longest_ns = d;
+				if (x->blocks > r.max_blocks)
+					r.max_blocks = x->blocks;
+				r.n++;
+				r.shared |= busy_other > r.start_ns;
+				continue;
+			}
+			if (r.first && !mine && compute && x->start_ns < r.end_ns)
+				r.shared = true;
+			if (r.first && (mine || x->start_ns >= r.end_ns)) {
+				if (r.end_ns > busy_other)
+					busy_other = r.end_ns;
+				serial_close(a, t, &r, sm);
+			}
+			if (!r.first && serial_candidate(t, x, sm)) {
+				serial_start(&r, x, busy_other, sm);
+				continue;
+			}
+			if (compute && x->end_ns > busy_other)
+				busy_other = x->end_ns;
+		}
+		serial_close(a, t, &r, sm);
+	}
+}
+
 int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 {
 	uint64_t busy_end = 0;
@@ -293,6 +415,7 @@ int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 	ret = copies_exposed(a, t);
 	if (ret < 0)
 		return ret;
+	serialized(a, t);
 
 	/* kernels that ran shorter than the call that launched them */
 	for (size_t i = 0; i < t->nacts; i++) {

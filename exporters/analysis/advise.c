@@ -24,6 +24,9 @@ static const struct {
         [GT_ADVISE_SHORT_KERNELS] = {"short-kernels", "kernels shorter than their launch call"},
         [GT_ADVISE_COPY_EXPOSED] = {"copy-exposed",
                                     "copies between host and GPU that no compute overlaps"},
+        [GT_ADVISE_SERIALIZED] = {"serialized",
+                                  "small kernels one after another on one stream, GPU otherwise "
+                                  "empty"},
         [GT_ADVISE_SLOW_STEPS] = {"slow-steps", "steps far slower than the median step"},
         [GT_ADVISE_MEMORY_FULL] = {"memory-full", "device memory near the GPU's capacity"},
         [GT_ADVISE_MEMORY_GROWTH] = {"memory-growth", "device memory in use grows with every step"},
@@ -373,9 +376,17 @@ static int feed(struct gt_advise *a, struct adv_trace *t, const union gt_record 
 	if (ret < 0)
 		return ret;
 	switch (rec->hdr.type) {
-	case GT_REC_KERNEL:
-		return add_act(t, &rec->kernel.span, pid, ACT_KERNEL,
-		               rec->kernel.graph_id ? ACT_IN_GRAPH : 0, rec->kernel.name_id, 0, 0);
+	case GT_REC_KERNEL: {
+		const struct gt_rec_kernel *k = &rec->kernel;
+		uint64_t blocks = (uint64_t)k->grid_x * k->grid_y * k->grid_z;
+		size_t n = t->nacts;
+
+		ret = add_act(t, &k->span, pid, ACT_KERNEL, k->graph_id ? ACT_IN_GRAPH : 0,
+		              k->name_id, 0, 0);
+		if (ret == 0 && t->nacts > n)
+			t->acts[n].blocks = blocks < UINT32_MAX ? (uint32_t)blocks : UINT32_MAX;
+		return ret;
+	}
 	case GT_REC_MEMCPY: {
 		const struct gt_rec_memcpy *m = &rec->memcpy;
 		unsigned flags = 0;

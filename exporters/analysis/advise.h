@@ -1,13 +1,14 @@
 /* Advice from a trace: findings a user can act on, in the spirit of Nsight Systems' expert
  * rules and Holistic Trace Analysis - pageable and synchronous copies, synchronizing calls
  * inside steps, allocations in the steady state, GPU idle time by cause, kernels shorter than
- * their launch, copies no compute overlaps, slow steps, memory near capacity or growing, and
- * across ranks stragglers and exposed communication. Each finding gives its cost (time lost,
- * in all and per step), where it happened (time ranges since the trace's zero, processes,
- * ranks, GPUs, streams) and what to do. Fed one trace at a time, then written as a table or
- * JSON, largest cost first. Runs in the CLI. Memory grows with the number of GPU activities,
- * launch calls and device allocations of the trace being read (80, 24 and 24 bytes each), not
- * with the other records. Rules and thresholds: docs/advise.md. */
+ * their launch, copies no compute overlaps, small kernels serialized on one stream, slow
+ * steps, memory near capacity or growing, and across ranks stragglers and exposed
+ * communication. Each finding gives its cost (time lost, in all and per step), where it
+ * happened (time ranges since the trace's zero, processes, ranks, GPUs, streams) and what to
+ * do. Fed one trace at a time, then written as a table or JSON, largest cost first. Runs in
+ * the CLI. Memory grows with the number of GPU activities, launch calls and device
+ * allocations of the trace being read (80, 24 and 24 bytes each), not with the other
+ * records. Rules and thresholds: docs/advise.md. */
 #ifndef GPUTRACE_EXPORTERS_ADVISE_H
 #define GPUTRACE_EXPORTERS_ADVISE_H
 
@@ -30,6 +31,7 @@ enum gt_advise_rule {
 	GT_ADVISE_IDLE_OTHER,          /* GPU idle: the next work was queued but started late */
 	GT_ADVISE_SHORT_KERNELS,       /* kernels that ran shorter than their launch call */
 	GT_ADVISE_COPY_EXPOSED,        /* copies between host and GPU while no kernel ran */
+	GT_ADVISE_SERIALIZED,          /* small kernels queued one after another on one stream */
 	GT_ADVISE_SLOW_STEPS,          /* steps far slower than the process's median step */
 	GT_ADVISE_MEMORY_FULL,         /* device memory in use near the GPU's capacity */
 	GT_ADVISE_MEMORY_GROWTH,       /* device memory in use higher after every step */

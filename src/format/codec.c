@@ -406,7 +406,8 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 	X(U32, cbid)                                                                               \
 	X(U32, name_id)                                                                            \
 	X(S32, return_code)                                                                        \
-	X(U32, domain)
+	X(U32, domain)                                                                             \
+	X(U32, stack_id)
 
 #define NVTX_FIELDS(X)                                                                             \
 	X(D32, hdr.pid)                                                                            \
@@ -420,7 +421,8 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 	X(U32, category)                                                                           \
 	X(U32, color)                                                                              \
 	X(U32, kind)                                                                               \
-	X(U32, depth)
+	X(U32, depth)                                                                              \
+	X(U32, stack_id)
 
 #define SYNC_FIELDS(X)                                                                             \
 	X(D32, hdr.pid)                                                                            \
@@ -756,6 +758,8 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 		return r;
 	}
 	prog = &c->progs[type];
+	if (!prog->size)
+		return GT_DECODE_SKIPPED; /* a type value this reader has no description of */
 	prev = c->prev[type];
 	base = (uint8_t *)&recs[type];
 	/* Decode assuming every field is there, and check once at the end. Memory-safe even
@@ -899,7 +903,9 @@ int gt_codec_init(struct gt_codec *c)
 		const struct gt_record_desc *d = gt_record_desc(type);
 		struct gt_codec_prog *prog = &c->progs[type];
 
-		if (!d || d->nfields + 1u > GT_CODEC_MAX_FIELDS)
+		if (!d)
+			continue; /* an unused type value: its records are skipped when read */
+		if (d->nfields + 1u > GT_CODEC_MAX_FIELDS)
 			return -EINVAL;
 		prog->size = d->size;
 		/* the header's pid travels as the first field: delta coded, so it costs one

@@ -30,6 +30,10 @@
 /* Standalone: at exit, seconds the trace's writing may go without progress (no write, sync
  * or drained record) before the process gives up on completing it. Default 60. */
 #define GT_ENV_WRITE_TIMEOUT "GPUTRACE_WRITE_TIMEOUT"
+/* Stacks of API calls and NVTX ranges: none (default) or native[:KINDS[:NS]], KINDS a
+ * comma-separated list of kernel, memory, sync, other or all (default all), NS the shortest
+ * API call, in nanoseconds, that gets one (default 0). */
+#define GT_ENV_BACKTRACE "GPUTRACE_BACKTRACE"
 /* Non-empty: diagnostics from the injection library go to stderr. */
 #define GT_ENV_DEBUG "GPUTRACE_DEBUG"
 /* Set by gputrace run on the child: the CLI's pid, so a child knows it is traced. */

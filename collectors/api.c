@@ -4,6 +4,7 @@
  * records (default, measured cheaper: docs/collectors.md) or, with a capture range, from the
  * callback API with our own timestamps. Runs inside the traced application: callbacks on the
  * calling thread, activity parsing on CUPTI's buffer-completion thread. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <cupti.h>
@@ -150,32 +151,38 @@ struct api_pending {
 	struct gt_rec_api rec[GT_API_PENDING];
 	unsigned head, count; /* oldest slot, slots in use */
 };
-static _Thread_local struct api_pending pending;
+/* Allocated on a buffer thread's first driver record (CUPTI's threads, not the application's):
+ * as a thread-local array it would take the static TLS that a dlopen()ed library is short of. */
+static _Thread_local struct api_pending *pending;
 
 static void pending_emit_oldest(void)
 {
-	struct gt_rec_api *r = &pending.rec[pending.head];
+	struct gt_rec_api *r = &pending->rec[pending->head];
 
 	if (r->hdr.type == GT_REC_API) /* cleared when dropped as nested */
 		gt_emit_wait(&r->hdr);
-	pending.head = (pending.head + 1) & (GT_API_PENDING - 1);
-	pending.count--;
+	pending->head = (pending->head + 1) & (GT_API_PENDING - 1);
+	pending->count--;
 }
 
 /* End of an activity buffer: emit the driver API records held back while looking for the
  * runtime call they were made inside (CUPTI's buffer thread). */
 static void api_buffer_end(void)
 {
-	while (pending.count)
+	while (pending && pending->count)
 		pending_emit_oldest();
 }
 
-static void pending_add(const struct gt_rec_api *r)
+static void pending_add(struct gt_rec_api *r)
 {
-	if (pending.count == GT_API_PENDING)
+	if (!pending && !(pending = calloc(1, sizeof(*pending)))) {
+		gt_emit_wait(&r->hdr); /* kept, though it may be a runtime call's internals */
+		return;
+	}
+	if (pending->count == GT_API_PENDING)
 		pending_emit_oldest();
-	pending.rec[(pending.head + pending.count) & (GT_API_PENDING - 1)] = *r;
-	pending.count++;
+	pending->rec[(pending->head + pending->count) & (GT_API_PENDING - 1)] = *r;
+	pending->count++;
 }
 
 /* Drop the queued driver records of the same thread inside a runtime call's interval. */
@@ -183,8 +190,8 @@ static void pending_drop_nested(const struct gt_rec_api *rt)
 {
 	unsigned i;
 
-	for (i = 0; i < pending.count; i++) {
-		struct gt_rec_api *d = &pending.rec[(pending.head + i) & (GT_API_PENDING - 1)];
+	for (i = 0; pending && i < pending->count; i++) {
+		struct gt_rec_api *d = &pending->rec[(pending->head + i) & (GT_API_PENDING - 1)];
 
 		if (d->hdr.type == GT_REC_API && d->tid == rt->tid && d->start_ns >= rt->start_ns &&
 		    d->end_ns <= rt->end_ns)

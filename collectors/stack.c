@@ -39,7 +39,7 @@ static struct {
 static _Atomic unsigned nmods;
 static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __thread bool in_capture __attribute__((tls_model("initial-exec")));
+static _Thread_local bool in_capture;
 
 struct unwind_walk {
 	uint64_t *pcs;

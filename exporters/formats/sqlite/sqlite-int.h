@@ -40,6 +40,7 @@ enum sq_table {
 	SQ_GT_OVERHEAD,
 	SQ_GT_DEVICES,
 	SQ_GT_NVTX_GPU,
+	SQ_CALLCHAINS,
 	SQ_TABLE_MAX
 };
 

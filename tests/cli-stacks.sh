@@ -132,4 +132,4 @@ if command -v objcopy >/dev/null && command -v readelf >/dev/null; then
 	expect_out "$frames_want"
 fi
 
-cli_done
+cli_done cli-stacks

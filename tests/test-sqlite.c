@@ -234,7 +234,7 @@ static const struct {
          "INTEGER,text TEXT,globalTid INTEGER,endGlobalTid INTEGER,textId INTEGER,domainId "
          "INTEGER,uint64Value INTEGER,int64Value INTEGER,doubleValue REAL,uint32Value INTEGER,"
          "int32Value INTEGER,floatValue REAL,jsonTextId INTEGER,jsonText TEXT,binaryData TEXT,"
-         "eventId INTEGER"},
+         "eventId INTEGER,callchainId INTEGER"},
         {"ENUM_NSYS_EVENT_TYPE", "id INTEGER,name TEXT,label TEXT"},
         {"ENUM_NSYS_EVENT_CLASS", "id INTEGER,name TEXT,label TEXT"},
         {"ENUM_CUDA_MEMCPY_OPER", "id INTEGER,name TEXT,label TEXT"},
@@ -279,6 +279,9 @@ static const struct {
         {"GPUTRACE_NVTX_GPU_PROJECTION",
          "eventId INTEGER,globalTid INTEGER,projStart INTEGER,projEnd INTEGER,"
          "projDuration INTEGER,busyDuration INTEGER,gpuOps INTEGER,level INTEGER"},
+        {"CUDA_CALLCHAINS",
+         "id INTEGER,stackDepth INTEGER,symbol INTEGER,module INTEGER,originalIP INTEGER,"
+         "unresolved INTEGER"},
 };
 #define NSCHEMA (sizeof(schema) / sizeof(schema[0]))
 

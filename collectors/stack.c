@@ -1,6 +1,6 @@
-/* Call stacks (GPUTRACE_BACKTRACE=native): unwinds the calling thread with libgcc's
- * _Unwind_Backtrace (DWARF call frame information, so code built without frame pointers
- * unwinds too), finds or adds the stack in a lock-free table of the process's distinct stacks,
+/* Call stacks (GPUTRACE_BACKTRACE=native): unwinds the calling thread with libunwind's
+ * unw_backtrace (or, in a build without libunwind, libgcc's _Unwind_Backtrace; both read the
+ * DWARF call frame information, so code built without frame pointers unwinds too), finds or adds the stack in a lock-free table of the process's distinct stacks,
  * and writes a new stack once as GT_REC_STACK records, after GT_REC_MODULE records for the
  * executable segments its frames lie in. Symbols are found when exporting, never here.
  * Runs inside the traced application, on the threads that call CUDA and NVTX. */
@@ -11,10 +11,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <unwind.h>
 
 #include "emit.h"
+#include "gt-config.h"
 #include "stack.h"
+
+#if GT_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#else
+#include <unwind.h>
+#endif
 
 #define GT_STACK_SLOTS   16384 /* distinct stacks a process may have, power of two */
 #define GT_STACK_PROBES  64    /* slots tried before a stack is given up (id 0) */
@@ -47,6 +54,7 @@ struct unwind_walk {
 	bool truncated;
 };
 
+#if !GT_HAVE_LIBUNWIND
 static _Unwind_Reason_Code unwind_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct unwind_walk *w = arg;
@@ -64,12 +72,40 @@ static _Unwind_Reason_Code unwind_frame(struct _Unwind_Context *ctx, void *arg)
 	w->pcs[w->n++] = pc;
 	return _URC_NO_REASON;
 }
+#endif
+
+/* The caller's return addresses into w, above this library's frames. */
+static void unwind(struct unwind_walk *w)
+{
+#if GT_HAVE_LIBUNWIND
+	/* unw_backtrace caches each frame's unwind rule per thread (its fast trace path): about
+	 * 8 ns a frame against libgcc's 170 (docs/performance.md, "Stacks") */
+	void *ips[GT_STACK_DEPTH_MAX + 16];
+	int n = unw_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+	int i = 0;
+
+	while (i < n && (uintptr_t)ips[i] >= self_lo && (uintptr_t)ips[i] < self_hi)
+		i++;
+	for (; i < n; i++) {
+		if (w->n == w->max) {
+			w->truncated = true;
+			break;
+		}
+		w->pcs[w->n++] = (uintptr_t)ips[i];
+	}
+	/* a full buffer may have cut a deeper stack */
+	if (n == (int)(sizeof(ips) / sizeof(ips[0])))
+		w->truncated = true;
+#else
+	_Unwind_Backtrace(unwind_frame, w);
+#endif
+}
 
 unsigned gt_stack_unwind_only(uint64_t *pcs, unsigned max)
 {
 	struct unwind_walk w = {pcs, 0, max, false};
 
-	_Unwind_Backtrace(unwind_frame, &w);
+	unwind(&w);
 	return w.n;
 }
 
@@ -246,7 +282,7 @@ uint32_t gt_stack_capture(void)
 	if (!gt_stack_on || in_capture)
 		return 0;
 	in_capture = true;
-	_Unwind_Backtrace(unwind_frame, &w);
+	unwind(&w);
 	h = hash_pcs(pcs, w.n);
 	for (unsigned i = 0; i < GT_STACK_PROBES; i++) {
 		unsigned s = (unsigned)(h + i) & (GT_STACK_SLOTS - 1);

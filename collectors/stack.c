@@ -101,14 +101,6 @@ static void unwind(struct unwind_walk *w)
 #endif
 }
 
-unsigned gt_stack_unwind_only(uint64_t *pcs, unsigned max)
-{
-	struct unwind_walk w = {pcs, 0, max, false};
-
-	unwind(&w);
-	return w.n;
-}
-
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t me = (uintptr_t)arg;

@@ -23,7 +23,4 @@ void gt_stack_init(void);
  */
 uint32_t gt_stack_capture(void);
 
-/* Per-capture cost probe for bench/: unwind only, returns the frames found. */
-unsigned gt_stack_unwind_only(uint64_t *pcs, unsigned max);
-
 #endif /* GT_COLLECTORS_STACK_H */

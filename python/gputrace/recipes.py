@@ -72,11 +72,16 @@ def nccl_kernel(name):
 
 # ---- GPU busy time (exporters/analysis/busy.c), a chunk at a time ----
 
+# pieces of the union (stretches between two interval ends) kept open after each merge: more
+# than busy.c's GT_BUSY_KEEP segments, so that what busy.c sums exactly is summed exactly here
+KEEP = 8192
+
+
 class Busy:
-    """The union of one GPU's intervals by kind. Intervals are merged a batch at a time; what
-    lies before the earliest start of the latest batch is summed and dropped (the floor), so
-    memory stays about one batch. An interval that starts below the floor is late: its time
-    there is counted in late_ns and left out, as busy.c does."""
+    """The union of one GPU's intervals by kind. Intervals are merged a batch at a time; all
+    but the newest KEEP pieces of the union are summed and dropped (below the floor), so
+    memory stays about a batch and KEEP pieces. An interval that starts below the floor is
+    late: its time there is counted in late_ns and left out, as busy.c does."""
 
     def __init__(self, windows):
         self.by_mask = [0] * 8
@@ -106,14 +111,10 @@ class Busy:
         self.pend = (np.concatenate([ps, s]), np.concatenate([pe, e]),
                      np.concatenate([pk, kind]))
 
-    def merge(self, upto=None):
-        """Sum everything before upto (everything when None)."""
+    def merge(self, keep=0):
+        """Sum everything but the newest `keep` pieces of the union."""
         s, e, k = self.pend
         if not len(s):
-            return
-        if upto is None:
-            upto = int(e.max())
-        if upto <= self.floor:
             return
         t = np.concatenate([s, e])
         d = np.concatenate([np.ones(len(s), np.int64), -np.ones(len(e), np.int64)])
@@ -124,10 +125,17 @@ class Busy:
         for bit in (C, N, M):
             cnt = np.cumsum(np.where(kk == bit, d, 0))
             mask |= np.where(cnt > 0, bit, 0).astype(np.uint8)
-        ts = t[:-1]
-        te = np.minimum(t[1:], upto)
+        ts, te = t[:-1], t[1:]
         live = te > ts
         ts, te, mk = ts[live], te[live], mask[:-1][live]
+        if keep:
+            if len(ts) <= keep:
+                return
+            upto = int(ts[len(ts) - keep])
+            live = ts < upto
+            ts, te, mk = ts[live], te[live], mk[live]
+        else:
+            upto = int(e.max())
         lens = te - ts
         for m in range(1, 8):
             sel = mk == m
@@ -265,7 +273,7 @@ def map_trace(path, rows=1 << 18, step_name=None, lib=None):
                     b = g["sets"][gpu] = Busy(g["steps"])
                 s, e, k = o["s"].to_numpy(), o["e"].to_numpy(), o["k"].to_numpy()
                 b.add(s, e, k)
-                b.merge(int(s.min()))
+                b.merge(KEEP)
                 ko = o[o["kernel"].to_numpy()]
                 if len(ko):
                     g["kernels"] += len(ko)

@@ -1,7 +1,7 @@
 """python3 -m gputrace: recipes over many traces on Dask's distributed scheduler.
 
     python3 -m gputrace recipe NAME DIR_OR_FILES... [-o OUTDIR] [--scheduler ADDRESS]
-                                                    [--workers N] [--rows N]
+                                                    [--workers N] [--rows N] [--memory]
     python3 -m gputrace recipes                        # the recipes, one line each
 
 Each trace is read by one mapper task (gputrace.recipes.map_trace) on a worker; the client
@@ -47,6 +47,8 @@ def main(argv=None):
     r.add_argument("--rows", type=int, default=1 << 18,
                    help="records a mapper reads at a time (default 262144)")
     r.add_argument("--step", help="steps are the NVTX ranges named STEP (as stats --step)")
+    r.add_argument("--memory", action="store_true",
+                   help="print each worker's peak memory (its largest RSS) to stderr")
     try:
         a = p.parse_args(argv)
     except SystemExit as e:
@@ -85,6 +87,13 @@ def main(argv=None):
         client.close()
         if cluster:
             cluster.close()
+    if a.memory:
+        peak = {}
+        for res in results:
+            peak[res["worker"]] = max(peak.get(res["worker"], 0), res["peak_rss_kb"])
+        for pid, kb in sorted(peak.items()):
+            n = sum(1 for res in results if res["worker"] == pid)
+            print(f"worker {pid}: {n} traces, peak RSS {kb / 1024:.1f} MiB", file=sys.stderr)
     tables, summary = recipes.RECIPES[a.name][1](results)
     out = a.output or a.name
     os.makedirs(out, exist_ok=True)

@@ -5,6 +5,8 @@ same groups, steps, GPU busy time and stragglers. A mapper reads its trace in ch
 `rows` records, so its memory is bounded by a chunk (plus the groups, steps and names).
 Runs in the worker processes (mappers) and the client (reducers)."""
 import math
+import os
+import resource
 
 import numpy as np
 import pandas as pd
@@ -297,7 +299,10 @@ def map_trace(path, rows=1 << 18, step_name=None, lib=None):
             for df in part.values():
                 for pid in np.unique(df["pid"]):
                     group(int(pid))["active"] = True
-        out = {"path": path, "span_ns": t.span_ns, "family": fam, "groups": {}}
+        # the worker's peak memory so far (Linux: KiB), for bench/scale.sh
+        out = {"path": path, "span_ns": t.span_ns, "family": fam, "groups": {},
+               "worker": os.getpid(),
+               "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
         for key, g in groups.items():
             if not g["active"]:
                 continue

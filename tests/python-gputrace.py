@@ -161,6 +161,30 @@ keep, recipes.KEEP = recipes.KEEP, 64
 compare(syn, 300, "synthetic in chunks of 300, 64 pieces open")
 recipes.KEEP = keep
 
+# ---- GPU time per NVTX range, per trace, against stats -r nvtx-gpu ----
+for path in [os.path.join(data, f) for f in ("ddp-rank0.gtrace", "ddp-rank1.gtrace",
+                                             "ddp-2rank.gtrace", "pytorch-train.gtrace",
+                                             "example.gtrace")] + syn[:1]:
+    for rows in (1 << 18, 100):
+        res = recipes.map_nvtx_gpu(path, rows=rows)
+        ncli = sections([path, "-r", "nvtx-gpu"])
+        got = recipes.reduce_nvtx_gpu([res])
+        same(ncli["nvtx_gpu"], got, f"nvtx-gpu {os.path.basename(path)} in chunks of {rows}")
+        if rows == 100:
+            import json
+            out = subprocess.run([gt, "stats", path, "-r", "nvtx-gpu", "-f", "json"],
+                                 check=True, capture_output=True, text=True).stdout
+            want = json.loads(out)["nvtx_gpu_totals"]
+            want = {k: want[k] for k in res["totals"]}
+            check(res["totals"] == want, f"nvtx-gpu {path}: {res['totals']} != CLI {want}")
+res = recipes.map_nvtx_gpu(ddp[1], rows=100)
+check(res["totals"] == {"ranges": 24, "cross_thread_ranges": 0, "gpu_ops": 561,
+                        "unmatched_ops": 0, "projected_ranges": 24},
+      f"nvtx-gpu ddp-rank1 totals {res['totals']}")
+top = recipes.reduce_nvtx_gpu([res]).iloc[0]
+check((top["range"], top["proj_total_ns"], top["instances"], top["gpu_ops"]) ==
+      ("ProfilerStep#0", 246956628, 1, 11), f"nvtx-gpu ddp-rank1 first row {dict(top)}")
+
 # ---- end to end, on a LocalCluster ----
 out = os.path.join(tmp, "out")
 run = subprocess.run([sys.executable, "-m", "gputrace", "recipe", "gpu-idle", tmp, "-o", out,

@@ -77,8 +77,9 @@ def main(argv=None):
                                dashboard_address=None)
         client = Client(cluster)
     try:
-        futures = client.map(recipes.map_trace, paths, rows=a.rows, step_name=a.step,
-                             pure=False)
+        mapper = recipes.MAPPERS.get(a.name, recipes.map_trace)
+        kw = {} if a.name in recipes.MAPPERS else {"step_name": a.step}
+        futures = client.map(mapper, paths, rows=a.rows, pure=False, **kw)
         results = client.gather(futures)
     except Exception as e:  # a mapper's error, as the worker raised it
         print(f"gputrace: {e}", file=sys.stderr)

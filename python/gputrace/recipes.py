@@ -569,3 +569,180 @@ RECIPES = {
     "nccl-time": ("NCCL kernel time per rank, exposed and overlapped", _r_nccl),
     "gpu-idle": ("GPU time per rank: compute, communication, copies, idle", _r_idle),
 }
+
+
+# ---- GPU time per NVTX range (exporters/analysis/nvtx-gpu.c) ----
+
+CALLS_KEPT = 1 << 16  # launching calls kept for pairing, as GT_NVTX_GPU_CALLS
+WAITING_KEPT = 1 << 16  # GPU work kept waiting for its call, as GT_NVTX_GPU_WAITING
+STYLES = {0: "PushPop", 1: "StartEnd"}
+
+
+def _series(v):
+    """(total, avg, median, min, max, stddev) as series_of in nvtx-gpu.c, in its order of
+    double arithmetic."""
+    v = sorted(int(x) for x in v)
+    n = len(v)
+    total = sum(v)
+    avg = total / n
+    median = float(v[n // 2]) if n % 2 else (float(v[n // 2 - 1]) + float(v[n // 2])) / 2
+    s = sq = 0.0
+    for x in v:
+        d = float(x) - avg
+        s += d
+        sq += d * d
+    std = math.sqrt((sq - s * s / n) / (n - 1)) if n > 1 else 0.0
+    return total, avg, median, v[0], v[-1], std
+
+
+def map_nvtx_gpu(path, rows=1 << 18, lib=None):
+    """The ranges of one trace projected onto the GPU: per name, the statistics of `stats -r
+    nvtx-gpu`. Keeps every push/pop and same-thread start/end range (as nvtx-gpu.c does), up
+    to CALLS_KEPT calls and WAITING_KEPT pieces of work, and 24 bytes per (range, operation
+    it contains)."""
+    with gputrace.open(path, lib) as t:
+        procs = t.table("processes", strings="ids")
+        ranks = sorted({int(r) for r in procs["rank"]}) if len(procs) else []
+        parts = []
+        totals = {"ranges": 0, "cross_thread_ranges": 0, "gpu_ops": 0, "unmatched_ops": 0}
+        for part in t.read(["nvtx"], rows=rows, strings="ids"):
+            n = part["nvtx"]
+            n = n[(n["kind"] == 0) | (n["kind"] == 1)]
+            totals["ranges"] += len(n)
+            cross = (n["kind"] == 1) & (n["tid"] != n["end_tid"])
+            totals["cross_thread_ranges"] += int(cross.sum())
+            n = n[~cross]
+            parts.append(pd.DataFrame({
+                "pid": n["pid"].to_numpy(np.int64), "tid": n["tid"].to_numpy(np.int64),
+                "start": n["start_ns"].to_numpy(np.int64), "end": n["end_ns"].to_numpy(np.int64),
+                "kind": n["kind"].to_numpy(np.int64),
+                "domain_id": n["domain_id"].to_numpy(np.int64),
+                "message_id": n["message_id"].to_numpy(np.int64)}))
+        ranges = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+            columns=["pid", "tid", "start", "end", "kind", "domain_id", "message_id"])
+        by_thread = {}
+        for (pid, tid), rg in ranges.groupby(["pid", "tid"], sort=False):
+            by_thread[(int(pid), int(tid))] = (rg.index.to_numpy(), rg["start"].to_numpy(),
+                                               rg["end"].to_numpy())
+        calls = pd.DataFrame({"key": np.zeros(0, np.int64), "tid": np.zeros(0, np.int64),
+                              "cs": np.zeros(0, np.int64), "ce": np.zeros(0, np.int64)})
+        waiting = pd.DataFrame({"key": np.zeros(0, np.int64), "s": np.zeros(0, np.int64),
+                                "e": np.zeros(0, np.int64)})
+        pairs = []
+        for part in t.read(["api", "kernels", "memcpy", "memset", "graphs"], rows=rows,
+                           strings="ids"):
+            a = part.get("api")
+            if a is not None:
+                st = a["start_ns"].to_numpy(np.int64)
+                calls = pd.concat([calls, pd.DataFrame({
+                    "key": a["pid"].to_numpy(np.int64) << 32 |
+                    a["correlation_id"].to_numpy(np.int64),
+                    "tid": a["tid"].to_numpy(np.int64), "cs": st,
+                    "ce": np.maximum(a["end_ns"].to_numpy(np.int64), st)})], ignore_index=True)
+                calls = calls.drop_duplicates("key", keep="last").iloc[-CALLS_KEPT:]
+            ops = [waiting]
+            for tb in ("kernels", "memcpy", "memset", "graphs"):
+                df = part.get(tb)
+                if df is None:
+                    continue
+                totals["gpu_ops"] += len(df)
+                corr = df["correlation_id"].to_numpy(np.int64)
+                totals["unmatched_ops"] += int((corr == 0).sum())
+                df = df[corr != 0]
+                ops.append(pd.DataFrame({
+                    "key": df["pid"].to_numpy(np.int64) << 32 |
+                    df["correlation_id"].to_numpy(np.int64),
+                    "s": df["start_ns"].to_numpy(np.int64),
+                    "e": df["end_ns"].to_numpy(np.int64)}))
+            ops = pd.concat(ops, ignore_index=True)
+            m = ops.merge(calls, on="key", how="left")
+            found = m["tid"].notna().to_numpy()
+            waiting = ops[~found].iloc[-WAITING_KEPT:]
+            totals["unmatched_ops"] += int((~found).sum()) - len(waiting)
+            m = m[found]
+            m = m.assign(pid=m["key"].to_numpy(np.int64) >> 32, tid=m["tid"].astype(np.int64))
+            for (pid, tid), g in m.groupby(["pid", "tid"], sort=False):
+                rt = by_thread.get((int(pid), int(tid)))
+                if rt is None:
+                    continue
+                g = g.sort_values("cs", kind="stable")
+                cs, ce = g["cs"].to_numpy(np.int64), g["ce"].to_numpy(np.int64)
+                s, e = g["s"].to_numpy(np.int64), g["e"].to_numpy(np.int64)
+                idx, rs, re_ = rt
+                lo = np.searchsorted(cs, rs, side="left")
+                hi = np.searchsorted(cs, re_, side="right")
+                cnt = np.maximum(hi - lo, 0)
+                if not cnt.sum():
+                    continue
+                rr = np.repeat(np.arange(len(idx)), cnt)
+                off = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                oi = np.repeat(lo, cnt) + off
+                ok = ce[oi] <= re_[rr]
+                pairs.append(np.stack([idx[rr[ok]], s[oi[ok]], e[oi[ok]]], axis=1))
+        totals["unmatched_ops"] += len(waiting)
+        rows_out = []
+        if pairs:
+            p = pd.DataFrame(np.concatenate(pairs), columns=["i", "s", "e"])
+            p = p.sort_values(["i", "s"], kind="stable")
+            per = p.groupby("i").agg(ops=("s", "size"), s=("s", "min"), e=("e", "max"))
+            # the union of each instance's intervals
+            cm = p.groupby("i")["e"].cummax()
+            prev = cm.groupby(p["i"]).shift(1)
+            new = (prev.isna() | (p["s"] > prev)).to_numpy()
+            seg = np.cumsum(new)
+            segs = pd.DataFrame({"i": p["i"].to_numpy(), "seg": seg, "s": p["s"].to_numpy(),
+                                 "e": cm.to_numpy()}).groupby("seg").agg(
+                i=("i", "first"), s=("s", "first"), e=("e", "max"))
+            busy = (segs["e"] - segs["s"]).clip(lower=0).groupby(segs["i"]).sum()
+            per["busy"] = busy
+            per = per.join(ranges, how="left")
+            totals["projected_ranges"] = len(per)
+            names = {}
+            for r in per.itertuples():
+                key = (int(r.kind), t.string(r.domain_id) if r.domain_id else None,
+                       t.string(r.message_id) or "")
+                x = names.setdefault(key, [[], [], 0, 0])
+                x[0].append(max(int(r.e) - int(r.s), 0))
+                x[1].append(int(r.busy))
+                x[2] += max(int(r.end) - int(r.start), 0)
+                x[3] += int(r.ops)
+            for (kind, dom, msg), (proj, busy_v, rng, nops) in names.items():
+                ps, bs = _series(proj), _series(busy_v)
+                rows_out.append({"proj_total_ns": ps[0], "instances": len(proj),
+                                 "proj_avg_ns": f"{ps[1]:.1f}", "proj_median_ns": f"{ps[2]:.1f}",
+                                 "proj_min_ns": ps[3], "proj_max_ns": ps[4],
+                                 "proj_stddev_ns": f"{ps[5]:.1f}", "busy_total_ns": bs[0],
+                                 "busy_avg_ns": f"{bs[1]:.1f}", "busy_median_ns": f"{bs[2]:.1f}",
+                                 "busy_min_ns": bs[3], "busy_max_ns": bs[4],
+                                 "busy_stddev_ns": f"{bs[5]:.1f}", "range_total_ns": rng,
+                                 "gpu_ops": nops, "style": STYLES[kind], "domain": dom or "",
+                                 "range": msg, "_kind": kind, "_dom": dom})
+        # most projected time first; then style, the default domain first, domain, message
+        rows_out.sort(key=lambda r: (-r["proj_total_ns"], r["_kind"], r["_dom"] is not None,
+                                     (r["_dom"] or "").encode(), r["range"].encode()))
+        for r in rows_out:
+            del r["_kind"], r["_dom"]
+        return {"path": path, "rank": ranks[0] if len(ranks) == 1 else None,
+                "rows": rows_out, "totals": totals, "worker": os.getpid(),
+                "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def reduce_nvtx_gpu(results):
+    rows = []
+    for res in sorted(results, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["path"])):
+        for r in res["rows"]:
+            rows.append({"trace": res["path"], "rank": "" if res["rank"] is None else
+                         res["rank"], **r})
+    return pd.DataFrame(rows)
+
+
+def _r_nvtx_gpu(res):
+    d = reduce_nvtx_gpu(res)
+    ops = sum(r["totals"]["gpu_ops"] for r in res)
+    un = sum(r["totals"]["unmatched_ops"] for r in res)
+    return {"nvtx_gpu": d}, (f"nvtx-gpu: {len(d)} (trace, range name) rows over "
+                             f"{len(res)} traces; {ops} GPU operations, {un} unmatched")
+
+
+RECIPES["nvtx-gpu"] = ("GPU time per NVTX range, per trace (stats -r nvtx-gpu)", _r_nvtx_gpu)
+MAPPERS = {"nvtx-gpu": map_nvtx_gpu}

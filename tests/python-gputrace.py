@@ -161,6 +161,9 @@ keep, recipes.KEEP = recipes.KEEP, 64
 compare(syn, 300, "synthetic in chunks of 300, 64 pieces open")
 recipes.KEEP = keep
 
+# one rank: a step compared with no other has no lag
+compare(syn[1:2], 1 << 18, "one synthetic rank")
+
 # ---- GPU time per NVTX range, per trace, against stats -r nvtx-gpu ----
 for path in [os.path.join(data, f) for f in ("ddp-rank0.gtrace", "ddp-rank1.gtrace",
                                              "ddp-2rank.gtrace", "pytorch-train.gtrace",

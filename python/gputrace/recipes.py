@@ -490,7 +490,8 @@ def reduce_steps(results, min_lag_pct=MIN_LAG_PCT):
                           "slowest_compute_ns": r["slowest_compute_ns"],
                           **gc(r["fastest"], "fastest_"),
                           "fastest_compute_ns": r["fastest_compute_ns"],
-                          "spread_ns": r["spread_ns"], "lag_ns": r["lag_ns"],
+                          "spread_ns": r["spread_ns"],
+                          "lag_ns": r["lag_ns"] if r["ranks"] >= 2 else "",
                           "lag_pct": lag_pct, "straggler": str(r["straggler"]).lower(),
                           "min_duration_ns": r["min_duration_ns"],
                           "max_duration_ns": r["max_duration_ns"]})

@@ -206,8 +206,7 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec);
  * holds GT_REC_NONE, GT_REC_STRING (not of fixed size) or an unknown type, when stride is not
  * a multiple of 8 or smaller than one of the types' gt_record_desc()->size, or buf is NULL
  * with cap > 0; or -errno from reading (that batch is then lost). */
-int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride,
-                         size_t cap);
+int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride, size_t cap);
 
 /* Look up a string seen so far. Returns NULL if unknown. len may be NULL.
  * The pointer stays valid until gt_reader_close(). */

@@ -742,8 +742,7 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
 	}
 }
 
-int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride,
-                         size_t cap)
+int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride, size_t cap)
 {
 	const union gt_record *rec;
 	unsigned char *out = buf;

@@ -14,6 +14,7 @@ kernels=${4:-5000000}
 python=${5:-python3}
 src=$(dirname "$(realpath "$0")")/..
 mkdir -p "$dir/traces"
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 export GPUTRACE_LIB=$build/src/format/libgputrace.so.0 PYTHONPATH=$src/python
 echo "# $ranks ranks x $kernels kernels, $(nproc) cores, $(uname -r), $(date -u +%FT%TZ)"
 t0=$(date +%s.%N)
@@ -22,23 +23,23 @@ for ((r = 0; r < ranks; r++)); do
 	[ -s "$f" ] || "$build/tests/mktrace" -o "$f" --kernels "$kernels" --steps --nccl --memcpy \
 		--api --rank "$r" --world "$ranks" --pid $((1000 + r)) --seed $((r + 1)) >/dev/null
 done
-echo "traces: $(du -sh "$dir/traces" | cut -f1), $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s to write (skipped when there)"
+echo "traces: $(du -sh "$dir/traces" | cut -f1), $(since "$t0") s to write (skipped when there)"
 for w in 1 2; do
 	out=$dir/out-$w
 	rm -rf "$out"
 	t0=$(date +%s.%N)
 	"$python" -m gputrace recipe step-time "$dir/traces" -o "$out" --workers "$w" --memory 2>&1 |
 		grep -v 'distributed\.' || true
-	echo "workers $w: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s wall"
+	echo "workers $w: $(since "$t0") s wall"
 done
-t0=$(date +%s.%N)
 /usr/bin/time -f "gputrace stats --by rank: %e s wall, peak RSS %M KiB" \
 	"$build/cli/gputrace" stats "$dir"/traces/*.gtrace --by rank -r steps,stragglers -f csv \
 	-o "$dir/stats.csv"
 # the recipe's steps equal the CLI's
 sed -n '/^# steps$/,/^$/p' "$dir/stats.csv" | sed '1d;/^$/d' >"$dir/cli-steps.csv"
 if cmp -s "$dir/cli-steps.csv" "$dir/out-2/steps.csv"; then
-	echo "steps.csv equals gputrace stats's steps section ($(($(wc -l <"$dir/cli-steps.csv") - 1)) steps)"
+	n=$(($(wc -l <"$dir/cli-steps.csv") - 1))
+	echo "steps.csv equals gputrace stats's steps section ($n steps)"
 else
 	echo "steps.csv DIFFERS from gputrace stats's steps section"
 	exit 1

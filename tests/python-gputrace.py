@@ -87,9 +87,14 @@ with gputrace.open(os.path.join(data, "example.gtrace")) as t:
     check(whole["start_ns"].equals(k["start_ns"]) and
           list(whole["name"].astype(str)) == list(k["name"].astype(str)),
           "chunks of 7 concatenated equal the whole table")
-    ref = subprocess.run([gt, "export", os.path.join(data, "example.gtrace"), "-f", "csv",
-                          "--mangled", "-q", "-o", os.path.join(tempfile.mkdtemp(), "ref")],
-                         check=True, capture_output=True)
+    # every kernel's duration and name as the CSV export has them, in file order
+    ref = os.path.join(tempfile.mkdtemp(), "ref")
+    subprocess.run([gt, "export", os.path.join(data, "example.gtrace"), "-f", "csv",
+                    "--mangled", "-q", "-o", ref], check=True, capture_output=True)
+    rows = list(csv.reader(open(ref + "-kernel.csv")))[1:]
+    check([(int(r[2]) - int(r[1]), r[8]) for r in rows] ==
+          [(int(e) - int(b), str(n)) for b, e, n in zip(k["start_ns"], k["end_ns"], k["name"])],
+          "example: kernels as the CSV export has them")
     rel = t.table("kernels", relative=True, strings="text")
     check(int(rel["start_ns"].iloc[0]) == int(k["start_ns"].iloc[0]) - t.zero_ns,
           "relative times count from the trace's zero")

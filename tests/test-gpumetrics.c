@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "exporter.h"
+#include "stats.h"
 #include "gputrace/trace.h"
 #include "trace-build.h"
 
@@ -47,7 +48,7 @@ static void tb_sample(struct tb *t, uint32_t pid, uint64_t ts, uint64_t sm_milli
 
 /* pid 100 on GPU 0 (uuid 0x11...): two metrics, four samples at 1.1, 1.2, 1.3, 1.4 ms; SMs
  * Active 50, 100, 12.5, 0 %; DRAM read 1000, 3000, 2000, 0 bytes/s; one kernel from 1.0 to
- * 1.25 ms. */
+ * 1.25 ms; steps 1 (1.0 to 1.2 ms) and 2 (1.2 to 1.4 ms). */
 static void write_trace(struct tb *t)
 {
 	tb_open(t, "node-a");
@@ -55,6 +56,8 @@ static void write_trace(struct tb *t)
 	tb_metric(t, 100, 0, "SMs Active", "%", 1000);
 	tb_metric(t, 100, 1, "DRAM Read Bandwidth", "bytes/s", 1);
 	tb_kernel(t, 100, "gemm", 7, 1000000, 1250000);
+	tb_nvtx(t, 100, NULL, "ProfilerStep#1", 1000000, 1200000);
+	tb_nvtx(t, 100, NULL, "ProfilerStep#2", 1200000, 1400000);
 	tb_sample(t, 100, 1100000, 50000, 1000);
 	tb_sample(t, 100, 1200000, 100000, 3000);
 	tb_sample(t, 100, 1300000, 12500, 2000);
@@ -295,6 +298,56 @@ out:
 }
 END_TEST
 
+static char *stats_csv(const char *path, unsigned reports)
+{
+	struct gt_stats_options o = {.reports = reports, .format = GT_STATS_FORMAT_CSV};
+	struct gt_reader *r = tb_reader(path);
+	const char *msg = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(gt_stats_report(r, f, &o, &msg) == 0, "%s", msg);
+	fclose(f);
+	gt_reader_close(r);
+	return buf;
+}
+
+/* Hand-computed: SMs Active over the run (50 + 100 + 12.5 + 0) / 4 = 40.625, peak 100; the
+ * kernel ran in the intervals of the first three samples: (50 + 100 + 12.5) / 3 = 54.17;
+ * step 1 holds the samples at 1.1 and 1.2 ms, step 2 those at 1.3 and 1.4 ms. GPU busy: 3
+ * of 4 intervals. */
+START_TEST(stats_means_and_peaks)
+{
+	struct tb t;
+	char *out;
+
+	write_trace(&t);
+	out = stats_csv(t.path, GT_STATS_REPORT_GPU_METRICS);
+	tb_expect_text(out, "# gpu_metrics\n"
+	                    "gpu,metric,unit,scope,samples,mean,peak,sampled_by_pid\n"
+	                    "0,SMs Active,%,run,4,40.62,100.00,100\n"
+	                    "0,SMs Active,%,kernels running,3,54.17,100.00,100\n"
+	                    "0,SMs Active,%,step 1,2,75.00,100.00,100\n"
+	                    "0,SMs Active,%,step 2,2,6.25,12.50,100\n"
+	                    "0,DRAM Read Bandwidth,bytes/s,run,4,1500.00,3000.00,100\n"
+	                    "0,DRAM Read Bandwidth,bytes/s,kernels running,3,2000.00,3000.00,100\n"
+	                    "0,DRAM Read Bandwidth,bytes/s,step 1,2,2000.00,3000.00,100\n"
+	                    "0,DRAM Read Bandwidth,bytes/s,step 2,2,1000.00,2000.00,100\n"
+	                    "\n# gpu_busy\n"
+	                    "gpu,samples,gpu_busy_pct,sm_active_pct,sm_active_busy_pct\n"
+	                    "0,4,75.00,40.62,54.17\n");
+	free(out);
+	/* in the default reports because the trace holds samples */
+	out = stats_csv(t.path, 0);
+	ck_assert_ptr_nonnull(strstr(out, "\n# gpu_busy\n"));
+	ck_assert_ptr_nonnull(strstr(out, "pm_buffer_overflow,0,\n"));
+	free(out);
+	tb_remove(&t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("gpumetrics");
@@ -308,6 +361,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, chrome_counters);
 	tcase_add_test(tc, sqlite_tables);
 	tcase_add_test(tc, perfetto_counter_tracks);
+	tcase_add_test(tc, stats_means_and_peaks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

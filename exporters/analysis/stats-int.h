@@ -328,4 +328,8 @@ int gt_stats_report_nvtx_gpu(struct gt_emit *e, const struct gt_nvtx_gpu *g, boo
 /* Shortest %g form that reads back as d; non-finite numbers become null. */
 void gt_stats_json_double(FILE *out, double d);
 
+/* The sections "gpu_metrics" and "gpu_busy" (stats-gpumetrics.c): reads st->r again (three
+ * passes, rewound after). Returns 0 or -errno. */
+int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st);
+
 #endif /* GPUTRACE_STATS_INT_H */

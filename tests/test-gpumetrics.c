@@ -339,6 +339,22 @@ START_TEST(stats_means_and_peaks)
 	                    "gpu,samples,gpu_busy_pct,sm_active_pct,sm_active_busy_pct\n"
 	                    "0,4,75.00,40.62,54.17\n");
 	free(out);
+	/* the run's summary says who sampled */
+	{
+		struct gt_reader *r = tb_reader(t.path);
+		const char *msg = NULL;
+		char *sum = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&sum, &len);
+
+		ck_assert_int_eq(gt_stats_summary(r, f, &msg), 0);
+		fclose(f);
+		gt_reader_close(r);
+		ck_assert_msg(strstr(sum, "\nGPU metrics:\n  GPU 0: 2 metrics sampled by pid 100 "
+		                          "every 100.0 us, 4 samples\n"),
+		              "%s", sum);
+		free(sum);
+	}
 	/* in the default reports because the trace holds samples */
 	out = stats_csv(t.path, 0);
 	ck_assert_ptr_nonnull(strstr(out, "\n# gpu_busy\n"));

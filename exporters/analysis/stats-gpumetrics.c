@@ -317,3 +317,34 @@ int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st)
 	gt_reader_rewind(st->r);
 	return ret;
 }
+
+void gt_stats_summary_gpu_metrics(FILE *out, struct gt_stats *st)
+{
+	struct gm_stats g = {.st = st};
+	bool first = true;
+
+	if (!st->cat.records[GT_REC_GPU_METRIC])
+		return;
+	gt_gm_init(&g.gm);
+	if (gt_catalog_init(&g.cat, st->r) == 0 && pass(&g, 0) == 0) {
+		for (uint32_t i = 0; i < g.gm.cap && i < g.cat.ngpus; i++) {
+			const struct gt_gm_gpu *mg = g.gm.gpus[i];
+			const struct gt_catalog_gpu *cg = g.cat.gpus[i];
+
+			if (!mg || !mg->nmetrics || cg->merged_into)
+				continue;
+			if (first)
+				fputs("GPU metrics:\n", out);
+			first = false;
+			fprintf(out,
+			        "  GPU %u: %u metrics sampled by pid %u every %.1f us, %llu "
+			        "samples\n",
+			        cg->number, mg->nmetrics, mg->m[0].sampler_pid,
+			        (double)mg->m[0].interval_ns / 1000.0,
+			        (unsigned long long)mg->samples);
+		}
+	}
+	gt_gm_fini(&g.gm);
+	gt_catalog_fini(&g.cat);
+	gt_reader_rewind(st->r);
+}

@@ -332,4 +332,8 @@ void gt_stats_json_double(FILE *out, double d);
  * passes, rewound after). Returns 0 or -errno. */
 int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st);
 
+/* The run summary's lines on GPU metrics: which process sampled each GPU, how often, how
+ * many samples (one pass of its own over st->r, only when the trace has GPU_METRIC records). */
+void gt_stats_summary_gpu_metrics(FILE *out, struct gt_stats *st);
+
 #endif /* GPUTRACE_STATS_INT_H */

@@ -1,6 +1,7 @@
 /* The GPU metric sets of PM sampling per architecture: one pass each, checked against
  * CUPTI's profiler host API for GH100, GA100, GA102, AD102, GB100 and GB202 by the suite
  * gpumetrics-host. Runs inside the traced application and in tests; pure data. */
+#include <stdio.h>
 #include <string.h>
 
 #include "gputrace/record.h"
@@ -104,4 +105,28 @@ unsigned gt_gm_reason_of(int cupti_result)
 	default:
 		return GT_GM_ERROR;
 	}
+}
+
+char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason,
+                        const char *what, const char *cupti_error)
+{
+	int n;
+
+	if (cupti_error && !*cupti_error)
+		cupti_error = NULL;
+	if (what && cupti_error)
+		n = snprintf(buf, bytes, "GPU metrics of device %u not sampled: %s (%s: %s)", dev,
+		             gt_gpu_metrics_reason_name(reason), what, cupti_error);
+	else if (what || cupti_error)
+		n = snprintf(buf, bytes, "GPU metrics of device %u not sampled: %s (%s)", dev,
+		             gt_gpu_metrics_reason_name(reason), what ? what : cupti_error);
+	else
+		n = snprintf(buf, bytes, "GPU metrics of device %u not sampled: %s", dev,
+		             gt_gpu_metrics_reason_name(reason));
+	if (reason == GT_GM_NO_PERMISSION && n >= 0 && (size_t)n < bytes)
+		snprintf(buf + n, bytes - (size_t)n,
+		         "; the driver lets only administrators read the counters "
+		         "(NVreg_RestrictProfilingToAdminUsers=1): run as root or set the module "
+		         "parameter to 0");
+	return buf;
 }

@@ -103,21 +103,11 @@ static void gm_notice_how(uint32_t dev, unsigned reason, int cupti_result, const
 {
 	struct gt_rec_notice n;
 	char msg[512];
-	const char *err = "";
+	const char *err = NULL;
 
 	if (cupti_result && gt_cupti.cuptiGetResultString)
 		gt_cupti.cuptiGetResultString((CUptiResult)cupti_result, &err);
-	snprintf(msg, sizeof(msg), "GPU metrics of device %u not sampled: %s%s%s%s%s", dev,
-	         gt_gpu_metrics_reason_name(reason), what ? " (" : "", what ? what : "",
-	         *err ? ": " : "", *err ? err : "");
-	if (what)
-		strncat(msg, ")", sizeof(msg) - strlen(msg) - 1);
-	if (reason == GT_GM_NO_PERMISSION)
-		strncat(msg,
-		        "; the driver lets only administrators read the counters "
-		        "(NVreg_RestrictProfilingToAdminUsers=1): run as root or set the module "
-		        "parameter to 0",
-		        sizeof(msg) - strlen(msg) - 1);
+	gt_gm_notice_text(msg, sizeof(msg), dev, reason, what, err);
 	gt_notice_fill(&n, reason == GT_GM_OTHER_PROCESS ? GT_NOTICE_INFO : GT_NOTICE_WARNING,
 	               GT_NOTICE_GPU_METRICS, (int)reason, msg);
 	if (wait)

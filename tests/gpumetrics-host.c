@@ -2,8 +2,9 @@
  * profiler host API, which evaluates a configuration for a chip by name without a GPU: every
  * metric of every set is known to the chip, has the unit the set gives it, and each set fits
  * one pass (PM sampling takes no more). libcupti is dlopen()ed from argv[1]; exit 77 (skipped)
- * when it or libnvperf_host beside it is absent. Also the CUPTI results behind each reason a
- * GPU is not sampled. Runs as a meson test (suite gpumetrics). */
+ * when it or libnvperf_host beside it is absent. First, without CUPTI: the CUPTI results
+ * behind each reason a GPU is not sampled, and each reason's notice text exactly. Runs as a
+ * meson test (suite gpumetrics). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,48 @@ int main(int argc, char **argv)
 	CHECK(gt_gm_set_for_chip("TU102", GT_GM_SET_DEFAULT, (const struct gt_gm_def *[12]){0},
 	                         12) == 0,
 	      "Turing has a set");
+
+	/* the notice for each reason, as the trace and the summary show it */
+	{
+		static const struct {
+			unsigned reason;
+			const char *what, *err, *want;
+		} texts[] = {
+		        {GT_GM_NO_PERMISSION, "cuptiProfilerInitialize",
+		         "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+		         "GPU metrics of device 1 not sampled: no permission to read GPU performance "
+		         "counters (cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); the "
+		         "driver lets only administrators read the counters "
+		         "(NVreg_RestrictProfilingToAdminUsers=1): run as root or set the module "
+		         "parameter to 0"},
+		        {GT_GM_BUSY, "cuptiPmSamplingEnable", "CUPTI_ERROR_HARDWARE_BUSY",
+		         "GPU metrics of device 1 not sampled: another profiler holds the GPU's "
+		         "performance counters (cuptiPmSamplingEnable: CUPTI_ERROR_HARDWARE_BUSY)"},
+		        {GT_GM_UNSUPPORTED, "no metric set for chip TU102", NULL,
+		         "GPU metrics of device 1 not sampled: the GPU or driver does not support PM "
+		         "sampling (no metric set for chip TU102)"},
+		        {GT_GM_NO_LIBRARY, "libcupti.so.12 has no cuptiPmSamplingEnable", "",
+		         "GPU metrics of device 1 not sampled: libnvperf_host or CUPTI's PM sampling "
+		         "API not found (libcupti.so.12 has no cuptiPmSamplingEnable)"},
+		        {GT_GM_OTHER_PROCESS, NULL, NULL,
+		         "GPU metrics of device 1 not sampled: another traced process samples this "
+		         "GPU"},
+		        {GT_GM_ERROR, "cuptiPmSamplingSetConfig", "CUPTI_ERROR_INVALID_PARAMETER",
+		         "GPU metrics of device 1 not sampled: a CUPTI call failed "
+		         "(cuptiPmSamplingSetConfig: CUPTI_ERROR_INVALID_PARAMETER)"},
+		};
+		char buf[512];
+
+		for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+			gt_gm_notice_text(buf, sizeof(buf), 1, texts[i].reason, texts[i].what,
+			                  texts[i].err);
+			CHECK(strcmp(buf, texts[i].want) == 0, "notice %u: '%s'", texts[i].reason,
+			      buf);
+		}
+		/* cut, never overrun */
+		gt_gm_notice_text(buf, 20, 0, GT_GM_NO_PERMISSION, NULL, NULL);
+		CHECK(strcmp(buf, "GPU metrics of devi") == 0, "cut: '%s'", buf);
+	}
 
 	if (argc < 2 || !(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
 		printf("skip: no libcupti (%s)\n", argc > 1 ? argv[1] : "none given");

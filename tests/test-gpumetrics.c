@@ -15,6 +15,7 @@
 #include "stats.h"
 #include "gputrace/trace.h"
 #include "trace-build.h"
+#include "window.h"
 
 static const char *tp_path; /* argv[1], may be absent */
 
@@ -98,7 +99,7 @@ START_TEST(records_round_trip)
 	ck_assert_str_eq(gt_record_name(GT_REC_GPU_SAMPLE), "gpu_sample");
 	ck_assert_str_eq(gt_record_name(GT_REC_GPU_METRIC), "gpu_metric");
 	ck_assert_str_eq(gt_record_name(24), "unknown"); /* left unused here */
-	ck_assert_str_eq(gt_loss_source_name(GT_LOSS_PM_OVERFLOW), "pm_buffer_overflow");
+	ck_assert_str_eq(gt_loss_source_name(GT_LOSS_PM_OVERFLOW), "pm_overflow");
 	ck_assert_str_eq(gt_loss_source_name(GT_LOSS_PM_LAG), "pm_decode_lag");
 	gt_reader_close(r);
 	tb_remove(&t);
@@ -159,6 +160,32 @@ START_TEST(chrome_counters)
 	ck_assert_ptr_nonnull(strstr(json, "\"ts\":1399.000,\"args\":{\"%\":0}}"));
 	ck_assert_ptr_nonnull(strstr(json, "\"ts\":1199.000,\"args\":{\"bytes/s\":3000}}"));
 	free(json);
+	unlink(out);
+	tb_remove(&t);
+}
+END_TEST
+
+/* A window keeps the metrics (state records) and the samples whose interval ends inside it. */
+START_TEST(chrome_window)
+{
+	struct gt_window w = {.from_ns = 1150000, .to_ns = 1350000};
+	struct gt_export_options o = {.demangle = 1};
+	struct gt_export_result res;
+	const char *err = NULL;
+	struct gt_reader *r;
+	char out[96];
+	struct tb t;
+
+	write_trace(&t);
+	snprintf(out, sizeof(out), "%s.json", t.path);
+	o.output = out;
+	r = tb_reader(t.path);
+	ck_assert_msg(gt_export_window(gt_exporter_find("chrome"), r, &w, &o, &res, &err, NULL) ==
+	                      0,
+	              "%s", err);
+	gt_reader_close(r);
+	/* the samples at 1.2 and 1.3 ms, two metrics each */
+	ck_assert_uint_eq(res.counters, 4);
 	unlink(out);
 	tb_remove(&t);
 }
@@ -358,7 +385,7 @@ START_TEST(stats_means_and_peaks)
 	/* in the default reports because the trace holds samples */
 	out = stats_csv(t.path, 0);
 	ck_assert_ptr_nonnull(strstr(out, "\n# gpu_busy\n"));
-	ck_assert_ptr_nonnull(strstr(out, "pm_buffer_overflow,0,\n"));
+	ck_assert_ptr_nonnull(strstr(out, "pm_overflow,0,\n"));
 	free(out);
 	tb_remove(&t);
 }
@@ -375,6 +402,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, records_round_trip);
 	tcase_add_test(tc, chrome_counters);
+	tcase_add_test(tc, chrome_window);
 	tcase_add_test(tc, sqlite_tables);
 	tcase_add_test(tc, perfetto_counter_tracks);
 	tcase_add_test(tc, stats_means_and_peaks);

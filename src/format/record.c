@@ -382,7 +382,7 @@ const char *gt_loss_source_name(unsigned source)
 	static const char *const names[GT_LOSS_SOURCE_MAX] = {
 	        "cupti_dropped", "ring_full",    "torn_record",  "corrupt_ring",
 	        "buffer_pool",   "flush_window", "damaged_file", "nvtx_unrecorded",
-	        "pm_buffer_overflow", "pm_decode_lag",
+	        "pm_overflow", "pm_decode_lag",
 	};
 	return NAME_OF(names, source);
 }

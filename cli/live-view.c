@@ -386,7 +386,8 @@ static int draw_gpus(struct gt_live_view *v, const struct gt_live_snapshot *s, i
 			strcpy(sm, "-");
 			strcpy(dram, "-");
 		}
-		put(y++, 0, COLS, "%-4u %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s %5s %10s",
+		put(y++, 0, COLS,
+		    "%-4u %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s %5s %10s",
 		    g->number, name_w, name_w, g->name ? g->name : "(device not named yet)",
 		    r->busy_pct, fmt_rate(r->kernels_per_s, k, sizeof(k)), c[GT_LIVE_HTOD],
 		    c[GT_LIVE_DTOH], c[GT_LIVE_DTOD], c[GT_LIVE_PTOP],

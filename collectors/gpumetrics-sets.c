@@ -8,13 +8,20 @@
 
 #include "gpumetrics-sets.h"
 
-#define PCT(name, metric) {name, metric ".avg.pct_of_peak_sustained_elapsed", "%", 1000}
-#define BPS(name, metric) {name, metric ".sum.per_second", "bytes/s", 1}
+#define PCT(name, metric)                                                                          \
+	{                                                                                          \
+		name, metric ".avg.pct_of_peak_sustained_elapsed", "%", 1000                       \
+	}
+#define BPS(name, metric)                                                                          \
+	{                                                                                          \
+		name, metric ".sum.per_second", "bytes/s", 1                                       \
+	}
 
 /* Names every architecture shares; the sets below take them by index. */
 static const struct gt_gm_def sm_active = PCT("SMs Active", "sm__cycles_active");
 static const struct gt_gm_def sm_issue = PCT("SM Issue", "sm__inst_executed_realtime");
-static const struct gt_gm_def tensor = PCT("Tensor Active", "sm__pipe_tensor_cycles_active_realtime");
+static const struct gt_gm_def tensor =
+        PCT("Tensor Active", "sm__pipe_tensor_cycles_active_realtime");
 static const struct gt_gm_def gr_active = PCT("GR Active", "gr__cycles_active");
 static const struct gt_gm_def dram_read = BPS("DRAM Read Bandwidth", "dram__bytes_read");
 static const struct gt_gm_def dram_write = BPS("DRAM Write Bandwidth", "dram__bytes_write");
@@ -32,7 +39,8 @@ static const struct gt_gm_def *const full[] = {
 };
 /* Ada (AD10x): no NVLink. */
 static const struct gt_gm_def *const ada[] = {
-        &sm_active, &sm_issue, &tensor, &dram_read, &dram_write, &pcie_read, &pcie_write, &gr_active,
+        &sm_active,  &sm_issue,  &tensor,     &dram_read,
+        &dram_write, &pcie_read, &pcie_write, &gr_active,
 };
 /* Blackwell data-center (GB10x): no PCIe byte counters. */
 static const struct gt_gm_def *const gb1[] = {
@@ -40,7 +48,8 @@ static const struct gt_gm_def *const gb1[] = {
 };
 /* Blackwell (GB20x): DRAM by operation, no NVLink. */
 static const struct gt_gm_def *const gb2[] = {
-        &sm_active, &sm_issue, &tensor, &dram_read_op, &dram_write_op, &pcie_read, &pcie_write, &gr_active,
+        &sm_active,     &sm_issue,  &tensor,     &dram_read_op,
+        &dram_write_op, &pcie_read, &pcie_write, &gr_active,
 };
 
 static const struct {
@@ -70,8 +79,7 @@ const char *gt_gm_arch(const char *chip)
 	return a < 0 ? NULL : archs[a].arch;
 }
 
-size_t gt_gm_set_for_chip(const char *chip, unsigned set, const struct gt_gm_def **defs,
-                          size_t max)
+size_t gt_gm_set_for_chip(const char *chip, unsigned set, const struct gt_gm_def **defs, size_t max)
 {
 	int a = arch_of(chip);
 	size_t n = 0;
@@ -107,8 +115,8 @@ unsigned gt_gm_reason_of(int cupti_result)
 	}
 }
 
-char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason,
-                        const char *what, const char *cupti_error)
+char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason, const char *what,
+                        const char *cupti_error)
 {
 	int n;
 

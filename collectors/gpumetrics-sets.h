@@ -11,10 +11,11 @@
 #include "envconf.h" /* enum gt_gm_set */
 
 struct gt_gm_def {
-	const char *name;   /* "SMs Active" */
-	const char *metric; /* CUPTI's name, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed" */
-	const char *unit;   /* "%" or "bytes/s" */
-	uint32_t scale;     /* raw value = CUPTI's value * scale, rounded */
+	const char *name; /* "SMs Active" */
+	const char
+	        *metric;  /* CUPTI's name, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed" */
+	const char *unit; /* "%" or "bytes/s" */
+	uint32_t scale;   /* raw value = CUPTI's value * scale, rounded */
 };
 
 /* The architecture a chip name ("GH100", from cuptiDeviceGetChipName) belongs to:
@@ -33,7 +34,7 @@ unsigned gt_gm_reason_of(int cupti_result);
 /* The notice's text for device dev not sampled for `reason`: "GPU metrics of device 0 not
  * sampled: <reason> (<what>: <cupti_error>)", and for no permission how to allow it. what
  * and cupti_error may be NULL. Into buf (bytes > 0); returns buf. */
-char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason,
-                        const char *what, const char *cupti_error);
+char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason, const char *what,
+                        const char *cupti_error);
 
 #endif /* GT_COLLECTORS_GPUMETRICS_SETS_H */

@@ -31,11 +31,11 @@
 #include "env.h"
 #include "gpumetrics-sets.h"
 
-#define DECODE_MS     20u           /* how often the hardware buffer is decoded */
-#define HW_BUFFER     (64u << 20)   /* bytes of CUPTI's hardware buffer per GPU */
-#define MAX_DEVICES   64u
+#define DECODE_MS      20u         /* how often the hardware buffer is decoded */
+#define HW_BUFFER      (64u << 20) /* bytes of CUPTI's hardware buffer per GPU */
+#define MAX_DEVICES    64u
 #define EXIT_BUDGET_NS (200000000ull) /* the last decode at exit: then what is left is lag */
-#define JOIN_WAIT_S   2             /* the exit waits this long for the thread, then leaves it */
+#define JOIN_WAIT_S    2              /* the exit waits this long for the thread, then leaves it */
 
 /* X(name, params): every PM sampling and profiler host function, all of them in libcupti
  * (which loads libnvperf_host itself); resolved here so that an older CUPTI without them
@@ -159,10 +159,11 @@ static int gm_lock(uint32_t dev, bool *other)
 }
 
 /* The host object with `d`'s metrics for its chip, and its config image (malloc'd). */
-static CUptiResult gm_config(struct gm_dev *d, const char *chip, uint8_t *avail,
-                             uint8_t **image, size_t *bytes)
+static CUptiResult gm_config(struct gm_dev *d, const char *chip, uint8_t *avail, uint8_t **image,
+                             size_t *bytes)
 {
-	CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+	CUpti_Profiler_Host_Initialize_Params hi = {
+	        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
 	        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
 	CUpti_Profiler_Host_GetConfigImageSize_Params is = {
@@ -356,7 +357,8 @@ static void gm_decode(uint32_t dev, uint64_t deadline_ns)
 	struct gm_dev *d = &gm.dev[dev];
 
 	for (unsigned round = 0; round < 64; round++) {
-		CUpti_PmSampling_DecodeData_Params dd = {CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE};
+		CUpti_PmSampling_DecodeData_Params dd = {
+		        CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE};
 		CUpti_PmSampling_GetCounterDataInfo_Params gi = {
 		        CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
 		CUpti_PmSampling_CounterDataImage_Initialize_Params ci = {
@@ -404,7 +406,8 @@ static void gm_decode(uint32_t dev, uint64_t deadline_ns)
 			if (dd.overflow && d->last_end && si.startTimestamp > d->last_end &&
 			    si.startTimestamp - d->last_end > gm.interval_ns) {
 				gt_emit_loss_wait(GT_LOSS_PM_OVERFLOW,
-				                  (si.startTimestamp - d->last_end) / gm.interval_ns,
+				                  (si.startTimestamp - d->last_end) /
+				                          gm.interval_ns,
 				                  GT_REC_GPU_SAMPLE);
 				dd.overflow = 0;
 			}
@@ -482,8 +485,8 @@ static void *gm_thread(void *arg)
 				}
 				gm_start(dev);
 			}
-			if (gm.dev[dev].running && atomic_load_explicit(&gt_inj.active,
-			                                                memory_order_relaxed))
+			if (gm.dev[dev].running &&
+			    atomic_load_explicit(&gt_inj.active, memory_order_relaxed))
 				gm_decode(dev, 0);
 		}
 		nanosleep(&period, NULL);

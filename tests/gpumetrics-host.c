@@ -49,7 +49,8 @@ static const struct {
 
 static void check_set(const char *chip, unsigned set, size_t want)
 {
-	CUpti_Profiler_Host_Initialize_Params ip = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+	CUpti_Profiler_Host_Initialize_Params ip = {
+	        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
 	CUpti_Profiler_Host_ConfigAddMetrics_Params ap = {
 	        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
 	CUpti_Profiler_Host_GetConfigImageSize_Params sp = {
@@ -92,8 +93,7 @@ static void check_set(const char *chip, unsigned set, size_t want)
 	ap.numMetrics = n;
 	CHECK(h.add(&ap) == CUPTI_SUCCESS, "%s: the set is refused", chip);
 	sp.pHostObject = ip.pHostObject;
-	CHECK(h.size(&sp) == CUPTI_SUCCESS && sp.configImageSize > 0, "%s: no config image",
-	      chip);
+	CHECK(h.size(&sp) == CUPTI_SUCCESS && sp.configImageSize > 0, "%s: no config image", chip);
 	img = malloc(sp.configImageSize ? sp.configImageSize : 1);
 	gp.pHostObject = ip.pHostObject;
 	gp.configImageSize = sp.configImageSize;
@@ -140,8 +140,10 @@ int main(int argc, char **argv)
 		} texts[] = {
 		        {GT_GM_NO_PERMISSION, "cuptiProfilerInitialize",
 		         "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
-		         "GPU metrics of device 1 not sampled: no permission to read GPU performance "
-		         "counters (cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); the "
+		         "GPU metrics of device 1 not sampled: no permission to read GPU "
+		         "performance "
+		         "counters (cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); "
+		         "the "
 		         "driver lets only administrators read the counters "
 		         "(NVreg_RestrictProfilingToAdminUsers=1): run as root or set the module "
 		         "parameter to 0"},
@@ -149,10 +151,12 @@ int main(int argc, char **argv)
 		         "GPU metrics of device 1 not sampled: another profiler holds the GPU's "
 		         "performance counters (cuptiPmSamplingEnable: CUPTI_ERROR_HARDWARE_BUSY)"},
 		        {GT_GM_UNSUPPORTED, "no metric set for chip TU102", NULL,
-		         "GPU metrics of device 1 not sampled: the GPU or driver does not support PM "
+		         "GPU metrics of device 1 not sampled: the GPU or driver does not support "
+		         "PM "
 		         "sampling (no metric set for chip TU102)"},
 		        {GT_GM_NO_LIBRARY, "libcupti.so.12 has no cuptiPmSamplingEnable", "",
-		         "GPU metrics of device 1 not sampled: libnvperf_host or CUPTI's PM sampling "
+		         "GPU metrics of device 1 not sampled: libnvperf_host or CUPTI's PM "
+		         "sampling "
 		         "API not found (libcupti.so.12 has no cuptiPmSamplingEnable)"},
 		        {GT_GM_OTHER_PROCESS, NULL, NULL,
 		         "GPU metrics of device 1 not sampled: another traced process samples this "

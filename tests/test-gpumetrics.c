@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "exporter.h"
-#include "stats.h"
 #include "gputrace/trace.h"
+#include "stats.h"
 #include "trace-build.h"
 #include "window.h"
 
@@ -35,8 +35,7 @@ static void tb_metric(struct tb *t, uint32_t pid, uint32_t index, const char *na
 	tb_put(t, &m, GT_REC_GPU_METRIC, sizeof(m), pid);
 }
 
-static void tb_sample(struct tb *t, uint32_t pid, uint64_t ts, uint64_t sm_milli,
-                      uint64_t dram_bps)
+static void tb_sample(struct tb *t, uint32_t pid, uint64_t ts, uint64_t sm_milli, uint64_t dram_bps)
 {
 	struct gt_rec_gpu_sample s = {0};
 
@@ -224,8 +223,7 @@ START_TEST(sqlite_tables)
 	snprintf(out, sizeof(out), "%s.sqlite", t.path);
 	o.output = out;
 	r = tb_reader(t.path);
-	ck_assert_msg(gt_export_run(gt_exporter_find("sqlite"), r, &o, &res, &err) == 0, "%s",
-	              err);
+	ck_assert_msg(gt_export_run(gt_exporter_find("sqlite"), r, &o, &res, &err) == 0, "%s", err);
 	gt_reader_close(r);
 	ck_assert_int_eq(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	ck_assert_int_eq(sql_rows(db, "SELECT * FROM TARGET_INFO_GPU_METRICS ORDER BY metricId",

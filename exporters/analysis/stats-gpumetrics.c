@@ -11,8 +11,8 @@
 #include "stats-int.h"
 #include "steps.h"
 
-#define SUB 4u                  /* bits per sampling interval */
-#define MAX_BITS (1ull << 32)   /* beyond: "while kernels ran" is left out (null) */
+#define SUB      4u           /* bits per sampling interval */
+#define MAX_BITS (1ull << 32) /* beyond: "while kernels ran" is left out (null) */
 
 struct acc {
 	uint64_t n;
@@ -155,7 +155,8 @@ static int setup(struct gm_stats *g)
 			if (n && len == 10 && memcmp(n, "SMs Active", 10) == 0)
 				a->sm_index = (int)k;
 			if (!a->res_ns && mg->m[k].interval_ns)
-				a->res_ns = mg->m[k].interval_ns / SUB ? mg->m[k].interval_ns / SUB : 1;
+				a->res_ns =
+				        mg->m[k].interval_ns / SUB ? mg->m[k].interval_ns / SUB : 1;
 		}
 		if (!a->res_ns)
 			a->res_ns = 1;
@@ -175,14 +176,10 @@ static int setup(struct gm_stats *g)
 }
 
 static const struct gt_col metric_cols[] = {
-        {"gpu", "GPU", GT_COL_I64},
-        {"metric", "Metric", GT_COL_STR},
-        {"unit", "Unit", GT_COL_STR},
-        {"scope", "Over", GT_COL_STR},
-        {"samples", "Samples", GT_COL_U64},
-        {"mean", "Mean", GT_COL_PCT},
-        {"peak", "Peak", GT_COL_PCT},
-        {"sampled_by_pid", "Sampled by", GT_COL_U64},
+        {"gpu", "GPU", GT_COL_I64},         {"metric", "Metric", GT_COL_STR},
+        {"unit", "Unit", GT_COL_STR},       {"scope", "Over", GT_COL_STR},
+        {"samples", "Samples", GT_COL_U64}, {"mean", "Mean", GT_COL_PCT},
+        {"peak", "Peak", GT_COL_PCT},       {"sampled_by_pid", "Sampled by", GT_COL_U64},
 };
 
 static const struct gt_col busy_cols[] = {
@@ -230,8 +227,8 @@ static int emit(struct gt_emit *e, struct gm_stats *g)
 		if (g->gm.gpus[i] && g->cat.gpus[i]->index == i && !g->cat.gpus[i]->merged_into)
 			order[n++] = g->cat.gpus[i];
 	qsort(order, n, sizeof(*order), by_number);
-	gt_stats_emit_begin(e, "gpu_metrics", "GPU metrics", metric_cols, sizeof(metric_cols) / sizeof(metric_cols[0]),
-	                    0);
+	gt_stats_emit_begin(e, "gpu_metrics", "GPU metrics", metric_cols,
+	                    sizeof(metric_cols) / sizeof(metric_cols[0]), 0);
 	for (uint32_t k = 0; k < n && ret == 0; k++) {
 		const struct gt_catalog_gpu *cg = order[k];
 		struct gt_gm_gpu *mg = g->gm.gpus[cg->index];

@@ -620,9 +620,11 @@ static __attribute__((noinline)) void on_other(struct gt_live *l, const union gt
 			g->sm_pct = (double)sm->values[g->sm_idx - 1] / g->sm_scale;
 		g->dram_bytes_per_s = 0;
 		if (g->dram_r_idx && g->dram_r_idx <= sm->count)
-			g->dram_bytes_per_s += (double)sm->values[g->dram_r_idx - 1] / g->dram_r_scale;
+			g->dram_bytes_per_s +=
+			        (double)sm->values[g->dram_r_idx - 1] / g->dram_r_scale;
 		if (g->dram_w_idx && g->dram_w_idx <= sm->count)
-			g->dram_bytes_per_s += (double)sm->values[g->dram_w_idx - 1] / g->dram_w_scale;
+			g->dram_bytes_per_s +=
+			        (double)sm->values[g->dram_w_idx - 1] / g->dram_w_scale;
 		break;
 	}
 	case GT_REC_PROCESS_END:

@@ -99,8 +99,7 @@ int gt_gm_observe(struct gt_gm *gm, struct gt_catalog *cat, const union gt_recor
 bool gt_gm_value(const struct gt_gm_gpu *g, const struct gt_rec_gpu_sample *s, unsigned i,
                  double *value)
 {
-	if (!g || i >= g->nmetrics || i >= s->count || i >= GT_GPU_METRICS_MAX ||
-	    !g->m[i].name_id)
+	if (!g || i >= g->nmetrics || i >= s->count || i >= GT_GPU_METRICS_MAX || !g->m[i].name_id)
 		return false;
 	*value = (double)s->values[i] / (double)g->m[i].scale;
 	return true;

@@ -52,7 +52,6 @@ bool gt_gm_value(const struct gt_gm_gpu *g, const struct gt_rec_gpu_sample *s, u
 /* Write metric i's value of sample s at p, exactly ("42.125": the raw value divided by a
  * power-of-ten scale, trailing zeros dropped; otherwise %.6g); p has room for 32 bytes.
  * Returns the end, or p when the sample has no such value. */
-char *gt_gm_fmt(char *p, const struct gt_gm_gpu *g, const struct gt_rec_gpu_sample *s,
-                unsigned i);
+char *gt_gm_fmt(char *p, const struct gt_gm_gpu *g, const struct gt_rec_gpu_sample *s, unsigned i);
 
 #endif /* GPUTRACE_EXPORTERS_GPUMETRICS_H */

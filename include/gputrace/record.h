@@ -356,8 +356,8 @@ enum gt_loss_source {
 	GT_LOSS_FLUSH_WINDOW, /* records still in CUPTI when the process was killed (estimate) */
 	GT_LOSS_FILE, /* a damaged file: chunks skipped reading it (merge, info --reindex) */
 	GT_LOSS_NVTX,         /* NVTX ranges the handlers could not record (see collectors.md) */
-	GT_LOSS_PM_OVERFLOW,  /* GPU metric samples the hardware buffer overwrote (kind GPU_SAMPLE) */
-	GT_LOSS_PM_LAG,       /* GPU metric samples dropped: decoding fell behind (kind GPU_SAMPLE) */
+	GT_LOSS_PM_OVERFLOW,  /* GPU metric samples lost to a hardware-buffer overflow */
+	GT_LOSS_PM_LAG,       /* GPU metric samples not decoded in time (exit) or not evaluated */
 	GT_LOSS_SOURCE_MAX
 };
 
@@ -470,7 +470,7 @@ struct gt_rec_origin {
 /* Why a GPU's hardware metrics were not sampled (GT_NOTICE_GPU_METRICS's detail). */
 enum gt_gpu_metrics_reason {
 	GT_GM_ERROR = 0,       /* a CUPTI or host-API call failed; the message says which */
-	GT_GM_NO_PERMISSION,   /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (NVreg_RestrictProfiling...) */
+	GT_GM_NO_PERMISSION,   /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: admin-only counters */
 	GT_GM_BUSY,            /* another profiler holds the GPU's counters */
 	GT_GM_UNSUPPORTED,     /* the GPU, driver or CUPTI has no PM sampling, or no set for it */
 	GT_GM_NO_LIBRARY,      /* libnvperf_host or the CUPTI PM sampling API not found */

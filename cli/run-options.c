@@ -68,6 +68,16 @@ static void usage(FILE *out)
 	      "      --graph LEVEL        CUDA graphs as whole launches (graph, "
 	      "default) or one\n"
 	      "                           record per node (node)\n"
+	      "      --gpu-metrics[=DEVICES][:FREQUENCY][:SET]\n"
+	      "                           sample hardware metrics over time (PM sampling): "
+	      "SMs and\n"
+	      "                           tensor pipes active, DRAM, PCIe, NVLink "
+	      "bandwidth; DEVICES\n"
+	      "                           all (default) or CUDA ordinals like 0,1; "
+	      "FREQUENCY per\n"
+	      "                           second (default 10000, or 10k); SET default or "
+	      "sm; one\n"
+	      "                           process samples each GPU\n"
 	      "      --export FORMAT      also export next to the trace: chrome, "
 	      "perfetto, csv, sqlite\n"
 	      "      --stats              print the full statistics report at the end\n"
@@ -139,6 +149,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_VIEW,
 		OPT_LIVE,
 		OPT_LIVE_INTERVAL,
+		OPT_GPU_METRICS,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -153,6 +164,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"flush-interval", required_argument, NULL, OPT_FLUSH},
 	        {"write-queue", required_argument, NULL, OPT_WRITE_QUEUE},
 	        {"graph", required_argument, NULL, OPT_GRAPH},
+	        {"gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
 	        {"view", optional_argument, NULL, OPT_VIEW},
@@ -213,6 +225,10 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_GRAPH:
 			r = set_setting(o, GT_ENVCONF_GRAPH, "--graph", optarg);
+			break;
+		case OPT_GPU_METRICS:
+			r = set_setting(o, GT_ENVCONF_GPU_METRICS, "--gpu-metrics",
+			                optarg ? optarg : "all");
 			break;
 		case OPT_EXPORT:
 			if (!gt_exporter_find(optarg)) {

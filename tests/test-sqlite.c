@@ -279,6 +279,10 @@ static const struct {
         {"GPUTRACE_NVTX_GPU_PROJECTION",
          "eventId INTEGER,globalTid INTEGER,projStart INTEGER,projEnd INTEGER,"
          "projDuration INTEGER,busyDuration INTEGER,gpuOps INTEGER,level INTEGER"},
+        {"GPU_METRICS",
+         "rawTimestamp INTEGER,timestamp INTEGER,typeId INTEGER,metricId INTEGER,value INTEGER"},
+        {"TARGET_INFO_GPU_METRICS",
+         "typeId INTEGER,sourceId INTEGER,typeName TEXT,metricId INTEGER,metricName TEXT"},
 };
 #define NSCHEMA (sizeof(schema) / sizeof(schema[0]))
 

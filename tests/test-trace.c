@@ -363,6 +363,8 @@ START_TEST(test_straight_equals_generic)
 		for (unsigned t = GT_REC_STRING + 1; t < GT_REC_MAX; t++) {
 			size_t na, nb;
 
+			if (!gt_record_desc(t))
+				continue; /* a value left unused */
 			fill_record(t, round * 3 + t, &r);
 			na = gt_codec_encode(&a, &r.hdr, ea);
 			nb = gt_codec_encode(&b, &r.hdr, eb);
@@ -468,7 +470,8 @@ START_TEST(test_roundtrip_all_types)
 	make_string(&want[n++], 0, UINT32_MAX, "last id", 7);
 	for (unsigned round = 0; round < ROUNDS; round++)
 		for (unsigned t = GT_REC_STRING + 1; t < GT_REC_MAX; t++)
-			fill_record(t, round * 5 + t, &want[n++].rec);
+			if (gt_record_desc(t)) /* values left unused have none */
+				fill_record(t, round * 5 + t, &want[n++].rec);
 	for (unsigned i = 0; i < n; i++)
 		per_type[want[i].rec.hdr.type]++;
 	per_type[GT_REC_STRING]++; /* the one gt_writer_string writes below */

@@ -756,6 +756,8 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 		return r;
 	}
 	prog = &c->progs[type];
+	if (!prog->nops)
+		return GT_DECODE_SKIPPED; /* a type this build does not know */
 	prev = c->prev[type];
 	base = (uint8_t *)&recs[type];
 	/* Decode assuming every field is there, and check once at the end. Memory-safe even
@@ -899,7 +901,9 @@ int gt_codec_init(struct gt_codec *c)
 		const struct gt_record_desc *d = gt_record_desc(type);
 		struct gt_codec_prog *prog = &c->progs[type];
 
-		if (!d || d->nfields + 1u > GT_CODEC_MAX_FIELDS)
+		if (!d)
+			continue; /* a value left unused: its records are skipped (nops 0) */
+		if (d->nfields + 1u > GT_CODEC_MAX_FIELDS)
 			return -EINVAL;
 		prog->size = d->size;
 		/* the header's pid travels as the first field: delta coded, so it costs one

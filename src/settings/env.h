@@ -30,6 +30,8 @@
 /* Standalone: at exit, seconds the trace's writing may go without progress (no write, sync
  * or drained record) before the process gives up on completing it. Default 60. */
 #define GT_ENV_WRITE_TIMEOUT "GPUTRACE_WRITE_TIMEOUT"
+/* GPU metrics sampled over time (PM sampling): [DEVICES][:FREQUENCY][:SET], docs/gpu-metrics.md */
+#define GT_ENV_GPU_METRICS "GPUTRACE_GPU_METRICS"
 /* Non-empty: diagnostics from the injection library go to stderr. */
 #define GT_ENV_DEBUG "GPUTRACE_DEBUG"
 /* Set by gputrace run on the child: the CLI's pid, so a child knows it is traced. */

@@ -23,6 +23,7 @@
 
 #include "catalog.h"
 #include "demangle.h"
+#include "gpumetrics.h"
 #include "exporter.h"
 #include "hash.h"
 #include "nvtx-gpu.h"
@@ -193,6 +194,7 @@ struct sq {
 
 	/* processes, GPUs, threads: the catalog's, and what the export adds to them */
 	struct gt_catalog cat;
+	struct gt_gm gm; /* GPU metrics: what each GPU's samples hold */
 	struct proc *procs; /* by catalog index */
 	size_t nprocs, procs_cap;
 	uint32_t hosts[MAX_HW_ID]; /* StringIds id of each host seen, by hwId */
@@ -267,9 +269,11 @@ struct val {
 	union {
 		int64_t i;     /* SQLITE_INTEGER; 0 for SQLITE_NULL */
 		const char *s; /* SQLITE_TEXT */
+		double d;      /* SQLITE_FLOAT */
 	} u;
 	int32_t len;  /* text bytes, -1: up to the NUL; 0 for the others */
-	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT; VAL_REBIND in `bound` */
+	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT or SQLITE_TEXT; VAL_REBIND
+	               * in `bound` */
 };
 
 _Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes");
@@ -305,6 +309,14 @@ static inline void b_null(struct val *row, int i)
 	row_set(row, i, 0, SQLITE_NULL);
 }
 
+static inline void b_f64(struct val *row, int i, double v)
+{
+	int64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	row_set(row, i, bits, SQLITE_FLOAT);
+}
+
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
@@ -336,6 +348,9 @@ static inline void bind_val(sqlite3_stmt *st, int param, const struct val *v)
 		break;
 	case SQLITE_TEXT:
 		sqlite3_bind_text(st, param, v->u.s, v->len, SQLITE_STATIC);
+		break;
+	case SQLITE_FLOAT:
+		sqlite3_bind_double(st, param, v->u.d);
 		break;
 	default:
 		sqlite3_bind_null(st, param);
@@ -1257,6 +1272,66 @@ static int on_host(struct sq *q, const struct gt_catalog_process *cp, struct pro
 	return 0;
 }
 
+/* A GPU metric described: its TARGET_INFO_GPU_METRICS row, "SMs Active [%]". */
+static int on_gpu_metric(struct sq *q, const struct gt_rec_gpu_metric *m)
+{
+	const struct gt_catalog_gpu *g = NULL;
+	char name[200], type[64];
+	const char *s, *u;
+	size_t slen = 0, ulen = 0;
+	struct val *st;
+
+	if (gt_gm_observe(&q->gm, &q->cat, (const union gt_record *)m) < 0 ||
+	    !gt_gm_gpu(&q->gm, &q->cat, m->hdr.pid, m->device_id, &g) ||
+	    m->index >= GT_GPU_METRICS_MAX)
+		return q->err ? q->err : 0;
+	s = gt_reader_string(q->r, m->name_id, &slen);
+	u = gt_reader_string(q->r, m->unit_id, &ulen);
+	snprintf(name, sizeof(name), "%.*s [%.*s]", s ? (int)(slen < 120 ? slen : 120) : 0,
+	         s ? s : "", u ? (int)(ulen < 32 ? ulen : 32) : 0, u ? u : "");
+	snprintf(type, sizeof(type), "GPU %u metrics", g->number);
+	st = row_begin(q, SQ_TARGET_GPU_METRICS); /* batch 1: the names are on the stack */
+	b_i64(st, 1, g->number);
+	b_i64(st, 2, g->number);
+	b_text(st, 3, type);
+	b_i64(st, 4, m->index);
+	b_text(st, 5, name);
+	return row_end(q, SQ_TARGET_GPU_METRICS);
+}
+
+/* A GPU metrics sample: a GPU_METRICS row per metric it holds a value of. */
+static int on_gpu_sample(struct sq *q, const struct gt_rec_gpu_sample *r)
+{
+	const struct gt_catalog_gpu *g = NULL;
+	struct gt_gm_gpu *gg = gt_gm_gpu(&q->gm, &q->cat, r->hdr.pid, r->device_id, &g);
+
+	if (!gg)
+		return 0;
+	gg->samples++;
+	see(q, r->ts_ns, r->ts_ns);
+	for (unsigned i = 0; i < gg->nmetrics; i++) {
+		struct val *st;
+		double v;
+		int ret;
+
+		if (!gt_gm_value(gg, r, i, &v))
+			continue;
+		st = row_begin(q, SQ_GPU_METRICS);
+		b_u64(st, 1, r->ts_ns);
+		b_u64(st, 2, r->ts_ns);
+		b_i64(st, 3, g->number);
+		b_i64(st, 4, i);
+		if (v == (double)(int64_t)v)
+			b_i64(st, 5, (int64_t)v);
+		else
+			b_f64(st, 5, v);
+		ret = row_end(q, SQ_GPU_METRICS);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 _Static_assert(GT_REC_MAX <= 32, "on_record: record types as bits of a uint32_t");
 
 static int on_record(struct sq *q, const union gt_record *rec)
@@ -1330,6 +1405,10 @@ static int on_record(struct sq *q, const union gt_record *rec)
 		return on_clock(q, &rec->clock, p);
 	case GT_REC_NOTICE:
 		return on_notice(q, &rec->notice, p);
+	case GT_REC_GPU_METRIC:
+		return on_gpu_metric(q, &rec->gpu_metric);
+	case GT_REC_GPU_SAMPLE:
+		return on_gpu_sample(q, &rec->gpu_sample);
 	default:
 		return 0;
 	}
@@ -1719,6 +1798,7 @@ static unsigned batch_of(enum sq_table t)
 	case SQ_RUNTIME:
 	case SQ_MEMORY_USAGE:
 	case SQ_NVTX:
+	case SQ_GPU_METRICS:
 		return SQ_BATCH;
 	default:
 		return 1;
@@ -2212,6 +2292,7 @@ static void sq_free(struct sq *q)
 	free(q->ctxs);
 	map_fini(&q->by_sid);
 	free(q->sid_names);
+	gt_gm_fini(&q->gm);
 	gt_catalog_fini(&q->cat);
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);

@@ -25,7 +25,7 @@ enum {
 };
 
 #define PAGE_ROWS     65536u
-#define RG_BYTES      (64u << 20) /* buffered values per row group, default bound */
+#define RG_BYTES      (8u << 20) /* a row group's buffered values: faults and cache misses grow with it */
 #define RG_MAX_ROWS   (1u << 20)
 #define STAT_MAX_LEN  256 /* longer strings: no min/max for the chunk */
 #define ZSTD_LEVEL    1
@@ -58,7 +58,7 @@ struct pq_file {
 	int err;
 	struct pq_buf rgs; /* serialized RowGroups */
 	uint32_t nrgs;
-	struct pq_buf page, chunk, zbuf;
+	struct pq_buf page, zbuf;
 	uint32_t *lv;      /* PAGE_ROWS levels or indexes */
 	ZSTD_CCtx *z;
 };
@@ -326,17 +326,16 @@ static int out(struct pq_file *f, const void *p, size_t n)
 	return 0;
 }
 
-/* A page of f->page's bytes: compressed, its header and body appended to f->chunk.
+/* A page of src[0..n): compressed, its header and body written.
  * *raw gets the uncompressed bytes with header, *comp the written ones. */
-static int page_out(struct pq_file *f, int type, uint32_t nvals, int enc, bool optional,
-                    uint64_t *raw, uint64_t *comp)
+static int page_out(struct pq_file *f, const void *src, size_t n, int type, uint32_t nvals,
+                    int enc, uint64_t *raw, uint64_t *comp)
 {
-	size_t bound = ZSTD_compressBound(f->page.n), zn;
+	size_t bound = ZSTD_compressBound(n), zn;
+	int ret;
 	struct pq_buf hdr = {0};
 	struct th t;
 
-	if (f->page.oom)
-		return -ENOMEM;
 	f->zbuf.n = 0;
 	if (f->zbuf.cap < bound) {
 		uint8_t *np = realloc(f->zbuf.p, bound);
@@ -346,12 +345,12 @@ static int page_out(struct pq_file *f, int type, uint32_t nvals, int enc, bool o
 		f->zbuf.p = np;
 		f->zbuf.cap = bound;
 	}
-	zn = ZSTD_compressCCtx(f->z, f->zbuf.p, bound, f->page.p, f->page.n, ZSTD_LEVEL);
+	zn = ZSTD_compressCCtx(f->z, f->zbuf.p, bound, src, n, ZSTD_LEVEL);
 	if (ZSTD_isError(zn))
 		return -EIO;
 	th_init(&t, &hdr);
 	th_i32(&t, 1, type);
-	th_i32(&t, 2, (int32_t)f->page.n);
+	th_i32(&t, 2, (int32_t)n);
 	th_i32(&t, 3, (int32_t)zn);
 	if (type == PAGE_DATA) {
 		th_begin(&t, 5);
@@ -367,13 +366,13 @@ static int page_out(struct pq_file *f, int type, uint32_t nvals, int enc, bool o
 		th_end(&t);
 	}
 	th_end(&t);
-	(void)optional;
-	pq_buf_put(&f->chunk, hdr.p, hdr.n);
-	pq_buf_put(&f->chunk, f->zbuf.p, zn);
-	*raw += hdr.n + f->page.n;
+	*raw += hdr.n + n;
 	*comp += hdr.n + zn;
+	ret = hdr.oom ? -ENOMEM : out(f, hdr.p, hdr.n);
+	if (ret == 0)
+		ret = out(f, f->zbuf.p, zn);
 	pq_buf_free(&hdr);
-	return f->chunk.oom ? -ENOMEM : 0;
+	return ret;
 }
 
 static unsigned bits_for(uint32_t n)
@@ -403,16 +402,16 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	size_t vi = 0;
 	int ret;
 
-	f->chunk.n = 0;
 	if (str && c->ndict) {
-		f->page.n = 0;
-		pq_buf_put(&f->page, c->dict.p, c->dict.n);
-		ret = page_out(f, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, false, &raw, &comp);
+		if (c->dict.oom)
+			return -ENOMEM;
+		ret = page_out(f, c->dict.p, c->dict.n, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, &raw,
+		               &comp);
 		if (ret < 0)
 			return ret;
 		dict_off = start;
 	}
-	data_off = start + f->chunk.n;
+	data_off = f->off;
 	for (uint32_t r0 = 0; r0 < f->nrows; r0 += PAGE_ROWS) {
 		uint32_t nr = f->nrows - r0 < PAGE_ROWS ? f->nrows - r0 : PAGE_ROWS;
 		size_t nv = nr;
@@ -440,18 +439,21 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 				f->lv[k] = (uint32_t)c->v[vi + k];
 			pq_buf_byte(&f->page, (uint8_t)bw);
 			pq_rle_hybrid(&f->page, f->lv, nv, bw);
-		} else {
+		} else if (c->def.optional) {
 			pq_buf_put(&f->page, c->v + vi, nv * 8);
 		}
+		if (f->page.oom)
+			return -ENOMEM;
+		/* a required number: the values as they are, without a copy */
+		if (!str && !c->def.optional)
+			ret = page_out(f, c->v + vi, nv * 8, PAGE_DATA, nr, ENC_PLAIN, &raw, &comp);
+		else
+			ret = page_out(f, f->page.p, f->page.n, PAGE_DATA, nr,
+			               str ? ENC_RLE_DICTIONARY : ENC_PLAIN, &raw, &comp);
 		vi += nv;
-		ret = page_out(f, PAGE_DATA, nr, str ? ENC_RLE_DICTIONARY : ENC_PLAIN,
-		               c->def.optional, &raw, &comp);
 		if (ret < 0)
 			return ret;
 	}
-	ret = out(f, f->chunk.p, f->chunk.n);
-	if (ret < 0)
-		return ret;
 	*raw_all += raw;
 
 	th_begin(rg, 0); /* ColumnChunk */
@@ -640,7 +642,6 @@ void pq_free(struct pq_file *f)
 	free(f->lv);
 	pq_buf_free(&f->rgs);
 	pq_buf_free(&f->page);
-	pq_buf_free(&f->chunk);
 	pq_buf_free(&f->zbuf);
 	ZSTD_freeCCtx(f->z);
 	free(f);

@@ -10,11 +10,11 @@
 #include "parquet.h"
 #include "thrift.h"
 
-#define EXPECT(buf, ...)                                                                  \
-	do {                                                                              \
-		static const uint8_t want[] = {__VA_ARGS__};                              \
-		ck_assert_uint_eq((buf)->n, sizeof(want));                                 \
-		ck_assert_mem_eq((buf)->p, want, sizeof(want));                           \
+#define EXPECT(buf, ...)                                                                           \
+	do {                                                                                       \
+		static const uint8_t want[] = {__VA_ARGS__};                                       \
+		ck_assert_uint_eq((buf)->n, sizeof(want));                                         \
+		ck_assert_mem_eq((buf)->p, want, sizeof(want));                                    \
 	} while (0)
 
 START_TEST(test_varint)
@@ -48,19 +48,19 @@ START_TEST(test_fields)
 	struct th t;
 
 	th_init(&t, &b);
-	th_i32(&t, 1, 5);         /* delta 1, i32: 0x15; zigzag 10 */
-	th_i64(&t, 3, -1);        /* delta 2, i64: 0x26; zigzag 1 */
-	th_string(&t, 20, "ab");  /* delta 17: long form, type then zigzag(20) = 40 */
-	th_bool(&t, 21, true);    /* delta 1, true: 0x11 */
-	th_begin(&t, 22);         /* delta 1, struct: 0x1c */
-	th_i32(&t, 1, 0);         /* ids start again inside: 0x15 0x00 */
-	th_end(&t);               /* stop */
-	th_i32(&t, 23, 1);        /* delta from 22 again: 0x15, zigzag 2 */
+	th_i32(&t, 1, 5);               /* delta 1, i32: 0x15; zigzag 10 */
+	th_i64(&t, 3, -1);              /* delta 2, i64: 0x26; zigzag 1 */
+	th_string(&t, 20, "ab");        /* delta 17: long form, type then zigzag(20) = 40 */
+	th_bool(&t, 21, true);          /* delta 1, true: 0x11 */
+	th_begin(&t, 22);               /* delta 1, struct: 0x1c */
+	th_i32(&t, 1, 0);               /* ids start again inside: 0x15 0x00 */
+	th_end(&t);                     /* stop */
+	th_i32(&t, 23, 1);              /* delta from 22 again: 0x15, zigzag 2 */
 	th_list(&t, 24, TH_I32, 3);     /* 0x19, then 3 << 4 | 5 */
 	th_list(&t, 25, TH_STRUCT, 20); /* 0x19, then 0xfc and the size 20 */
 	th_end(&t);
-	EXPECT(&b, 0x15, 0x0a, 0x26, 0x01, 0x08, 0x28, 0x02, 'a', 'b', 0x11, 0x1c, 0x15, 0x00,
-	       0x00, 0x15, 0x02, 0x19, 0x35, 0x19, 0xfc, 0x14, 0x00);
+	EXPECT(&b, 0x15, 0x0a, 0x26, 0x01, 0x08, 0x28, 0x02, 'a', 'b', 0x11, 0x1c, 0x15, 0x00, 0x00,
+	       0x15, 0x02, 0x19, 0x35, 0x19, 0xfc, 0x14, 0x00);
 	pq_buf_free(&b);
 }
 END_TEST

@@ -24,26 +24,27 @@ enum {
 	PAGE_DICTIONARY = 2,
 };
 
-#define PAGE_ROWS     65536u
-#define RG_BYTES      (8u << 20) /* a row group's buffered values: faults and cache misses grow with it */
-#define RG_MAX_ROWS   (1u << 20)
-#define STAT_MAX_LEN  256 /* longer strings: no min/max for the chunk */
-#define ZSTD_LEVEL    1
-#define MAGIC         "PAR1"
+#define PAGE_ROWS 65536u
+#define RG_BYTES                                                                                   \
+	(8u << 20) /* a row group's buffered values: faults and cache misses grow with it */
+#define RG_MAX_ROWS  (1u << 20)
+#define STAT_MAX_LEN 256 /* longer strings: no min/max for the chunk */
+#define ZSTD_LEVEL   1
+#define MAGIC        "PAR1"
 
 /* A column's values of the row group being built. */
 struct col {
 	struct pq_col def;
-	uint8_t *defl;     /* optional: 1 value, 0 null, per row */
-	int64_t *v;        /* int64/double bits; strings: dictionary index */
-	size_t nv;         /* values (non-null) */
+	uint8_t *defl; /* optional: 1 value, 0 null, per row */
+	int64_t *v;    /* int64/double bits; strings: dictionary index */
+	size_t nv;     /* values (non-null) */
 	int64_t imin, imax;
 	double dmin, dmax;
 	/* strings: dictionary of this row group's values, PLAIN (4-byte length, bytes) */
 	struct pq_buf dict;
-	uint32_t *doff;    /* offset in dict of each entry */
+	uint32_t *doff; /* offset in dict of each entry */
 	uint32_t ndict, dcap;
-	uint32_t *slot;    /* hash table: entry + 1; 0 empty */
+	uint32_t *slot; /* hash table: entry + 1; 0 empty */
 	uint32_t smask;
 	uint64_t nulls;
 };
@@ -59,7 +60,7 @@ struct pq_file {
 	struct pq_buf rgs; /* serialized RowGroups */
 	uint32_t nrgs;
 	struct pq_buf page, zbuf;
-	uint32_t *lv;      /* PAGE_ROWS levels or indexes */
+	uint32_t *lv; /* PAGE_ROWS levels or indexes */
 	ZSTD_CCtx *z;
 };
 
@@ -328,8 +329,8 @@ static int out(struct pq_file *f, const void *p, size_t n)
 
 /* A page of src[0..n): compressed, its header and body written.
  * *raw gets the uncompressed bytes with header, *comp the written ones. */
-static int page_out(struct pq_file *f, const void *src, size_t n, int type, uint32_t nvals,
-                    int enc, uint64_t *raw, uint64_t *comp)
+static int page_out(struct pq_file *f, const void *src, size_t n, int type, uint32_t nvals, int enc,
+                    uint64_t *raw, uint64_t *comp)
 {
 	size_t bound = ZSTD_compressBound(n), zn;
 	int ret;
@@ -597,9 +598,10 @@ int pq_finish(struct pq_file *f, uint64_t *bytes)
 		const struct pq_col *d = &f->c[i].def;
 
 		th_begin(&t, 0);
-		th_i32(&t, 1, d->type == PQ_STRING ? PT_BYTE_ARRAY
-		              : d->type == PQ_DOUBLE ? PT_DOUBLE
-		                                     : PT_INT64);
+		th_i32(&t, 1,
+		       d->type == PQ_STRING   ? PT_BYTE_ARRAY
+		       : d->type == PQ_DOUBLE ? PT_DOUBLE
+		                              : PT_INT64);
 		th_i32(&t, 3, d->optional ? REP_OPTIONAL : REP_REQUIRED);
 		th_string(&t, 4, d->name);
 		if (d->type == PQ_STRING) {

@@ -28,6 +28,7 @@
 #include "hash.h"
 #include "nvtx-gpu.h"
 #include "output.h"
+#include "parquet.h"
 #include "sql.h"
 #include "sqlite-int.h"
 #include "strtab.h"
@@ -170,8 +171,11 @@ struct tab {
 	struct lane lane[SQ_LANES];
 };
 
+struct pq_sink;
+
 struct sq {
 	sqlite3 *db;
+	struct pq_sink *pq; /* the Parquet export: rows go to its writers, db is NULL */
 	const char *identity; /* GPUTRACE_SOURCE, or NULL; borrowed */
 	int cache_mib; /* page cache, MiB; 0: DEFAULT_CACHE_MB */
 	struct tab tab[SQ_TABLE_MAX];
@@ -464,10 +468,14 @@ static int flush(struct sq *q, enum sq_table t)
 	return 0;
 }
 
+static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row);
+
 static inline int row_end(struct sq *q, enum sq_table t)
 {
 	struct lane *l = lane_of(q, t);
 
+	if (q->pq) /* Parquet: each row to its table's writer as it is made (batch 1) */
+		return pq_sink_row(q, t, l->vals);
 	if (++l->n < q->tab[t].batch)
 		return 0;
 	return flush_lane(q, t, l);
@@ -2489,6 +2497,339 @@ out:
 	gt_output_free(own); /* removes the temporary unless committed */
 	return ret;
 }
+
+/* ---- The Parquet export: the same rows, to one Parquet file per table ---------------- */
+
+/* A table's Parquet file: each column of its CREATE statement, with where its value comes
+ * from (a value of the row, or the literal its INSERT gives). */
+struct pq_tab {
+	struct pq_file *f;
+	int fd;
+	unsigned ncols;
+	struct pq_col col[SQ_MAX_COLS];
+	int param[SQ_MAX_COLS]; /* value 1.. of the row; 0: lit */
+	struct val lit[SQ_MAX_COLS];
+	char text[SQ_MAX_COLS][SQ_VALUE_BYTES]; /* literal strings, unquoted */
+};
+
+struct pq_sink {
+	struct pq_tab tab[SQ_TABLE_MAX];
+	const char *dir; /* the output directory's final name */
+	struct gt_output *out;
+	uint64_t bytes;
+	unsigned files;
+};
+
+static int pq_fail(struct sq *q, const char *what, int err)
+{
+	if (!q->err) {
+		snprintf(errbuf, sizeof(errbuf), "%.600s: %s", what, strerror(-err));
+		q->errmsg = errbuf;
+		q->err = err;
+	}
+	return q->err;
+}
+
+static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row)
+{
+	struct pq_tab *pt = &q->pq->tab[t];
+	char num[24];
+	int ret;
+
+	for (unsigned c = 0; c < pt->ncols; c++) {
+		const struct val *v = pt->param[c] ? &row[pt->param[c]] : &pt->lit[c];
+		bool str = pt->col[c].type == PQ_STRING;
+
+		if (v->kind == SQLITE_INTEGER && !str) {
+			pq_put_i64(pt->f, v->u.i);
+		} else if (v->kind == SQLITE_INTEGER) { /* TEXT affinity: its decimal text */
+			int n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
+
+			pq_put_str(pt->f, num, (size_t)n);
+		} else if (v->kind == SQLITE_TEXT && str) {
+			pq_put_str(pt->f, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
+		} else if (v->kind == SQLITE_TEXT) {
+			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
+		} else {
+			pq_put_null(pt->f);
+		}
+	}
+	ret = pq_row_end(pt->f);
+	if (ret < 0)
+		return pq_fail(q, gt_sq_tables[t].name, ret);
+	q->rows++;
+	return 0;
+}
+
+/* The columns of a CREATE TABLE ("name TYPE[ NOT NULL][ PRIMARY KEY], ...") into cols. */
+static int pq_parse_create(const char *create, struct pq_col *cols, unsigned *ncols)
+{
+	const char *p = strchr(create, '(');
+	unsigned n = 0;
+
+	if (!p)
+		return -EINVAL;
+	for (p++; *p && *p != ')';) {
+		size_t len = strcspn(p, ",)"), nl = strcspn(p, " ,)");
+		char def[128];
+
+		if (n == SQ_MAX_COLS || nl >= sizeof(cols[n].name) || len >= sizeof(def))
+			return -EINVAL;
+		memcpy(def, p, len);
+		def[len] = '\0';
+		memcpy(cols[n].name, p, nl);
+		cols[n].name[nl] = '\0';
+		cols[n].type = strstr(def, " TEXT") ? PQ_STRING
+		               : strstr(def, " REAL") ? PQ_DOUBLE
+		                                      : PQ_INT64;
+		cols[n].optional = !strstr(def, " NOT NULL");
+		n++;
+		p += len;
+		if (*p == ',')
+			p += 1 + (p[1] == ' ');
+	}
+	*ncols = n;
+	return 0;
+}
+
+/* Table t's columns and where each value comes from; the row buffer of its one lane. */
+static int pq_tab_init(struct sq *q, enum sq_table t)
+{
+	struct pq_tab *pt = &q->pq->tab[t];
+	struct tab *b = &q->tab[t];
+	struct sq_insert in;
+	int nparams = 0, param[SQ_MAX_COLS];
+
+	if (pq_parse_create(gt_sq_tables[t].create, pt->col, &pt->ncols) < 0 ||
+	    !insert_parse(gt_sq_tables[t].insert, &in))
+		return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
+	for (int j = 0; j < in.n; j++)
+		param[j] = strcmp(in.val[j], "?") == 0 ? ++nparams : 0;
+	for (unsigned c = 0; c < pt->ncols; c++) {
+		const char *name = pt->col[c].name;
+		int j = in.named ? insert_find(&in, name, strlen(name))
+		        : (int)c < in.n ? (int)c
+		                        : -1;
+		const char *lv = j >= 0 ? in.val[j] : "NULL";
+
+		pt->param[c] = j >= 0 ? param[j] : 0;
+		if (pt->param[c])
+			continue;
+		if (strcmp(lv, "NULL") == 0) {
+			pt->lit[c] = (struct val){{.i = 0}, 0, SQLITE_NULL};
+		} else if (lv[0] == '\'') {
+			size_t l = strlen(lv);
+
+			snprintf(pt->text[c], sizeof(pt->text[c]), "%.*s", (int)(l >= 2 ? l - 2 : 0),
+			         lv + 1);
+			pt->lit[c] = (struct val){{.s = pt->text[c]}, -1, SQLITE_TEXT};
+		} else {
+			pt->lit[c] = (struct val){{.i = strtoll(lv, NULL, 10)}, 0, SQLITE_INTEGER};
+		}
+	}
+	b->ncols = nparams;
+	b->batch = 1;
+	b->nlanes = 1;
+	b->lane[0].vals = calloc((size_t)nparams + 1, sizeof(struct val));
+	if (!b->lane[0].vals)
+		return pq_fail(q, "out of memory", -ENOMEM);
+	return 0;
+}
+
+/* A new file DIR/name.parquet of the output for cols[0..ncols). */
+static int pq_create(struct sq *q, const char *name, const struct pq_col *cols, unsigned ncols,
+                     struct pq_file **f, int *fd)
+{
+	struct gt_output_error oerr = {0};
+	char path[4096];
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s.parquet", q->pq->dir, name) >= (int)sizeof(path))
+		return pq_fail(q, q->pq->dir, -ENAMETOOLONG);
+	ret = gt_output_create(q->pq->out, path, fd, &oerr);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "%s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		q->errmsg = errbuf;
+		return q->err = ret;
+	}
+	ret = pq_open(*fd, cols, ncols, 0, f);
+	return ret < 0 ? pq_fail(q, path, ret) : 0;
+}
+
+/* The last row group and footer of f, and fd closed. */
+static int pq_close_file(struct sq *q, const char *name, struct pq_file **f, int *fd)
+{
+	uint64_t bytes = 0;
+	int ret = pq_finish(*f, &bytes);
+
+	if (ret == 0 && close(*fd) < 0)
+		ret = -errno;
+	else if (ret < 0)
+		close(*fd);
+	*fd = -1;
+	pq_free(*f);
+	*f = NULL;
+	if (ret < 0)
+		return pq_fail(q, name, ret);
+	q->pq->bytes += bytes;
+	q->pq->files++;
+	return 0;
+}
+
+/* The ENUM_ tables, each a file of its own. */
+static int pq_enums(struct sq *q)
+{
+	static const struct pq_col cols[] = {
+	        {"id", PQ_INT64, false}, {"name", PQ_STRING, true}, {"label", PQ_STRING, true}};
+
+	for (const struct sq_enum_def *e = gt_sq_enums; e->table; e++) {
+		struct pq_file *f = NULL;
+		int fd = -1;
+
+		if (pq_create(q, e->table, cols, 3, &f, &fd) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return q->err;
+		}
+		for (unsigned i = 0; i < e->nrows; i++) {
+			pq_put_i64(f, e->rows[i].id);
+			pq_put_str(f, e->rows[i].name, strlen(e->rows[i].name));
+			pq_put_str(f, e->rows[i].label, strlen(e->rows[i].label));
+			if (pq_row_end(f) < 0)
+				break;
+			q->rows++;
+		}
+		if (pq_close_file(q, e->table, &f, &fd) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+static void pq_sink_free(struct sq *q)
+{
+	if (!q->pq)
+		return;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		pq_free(q->pq->tab[t].f);
+		if (q->pq->tab[t].fd >= 0)
+			close(q->pq->tab[t].fd);
+	}
+	free(q->pq);
+	q->pq = NULL;
+}
+
+static int parquet_run(struct gt_reader *r, const struct gt_export_options *opts,
+                       struct gt_export_result *res, const char **errmsg)
+{
+	struct sq q = {0};
+	const union gt_record *rec;
+	const struct gt_trace_counts *fc;
+	int ret;
+
+	q.r = r;
+	q.demangle = opts->demangle;
+	q.identity = opts->identity;
+	q.first_ns = UINT64_MAX;
+	q.errmsg = "out of memory";
+	ret = -ENOMEM;
+	q.pq = calloc(1, sizeof(*q.pq));
+	if (!q.pq)
+		goto out;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++)
+		q.pq->tab[t].fd = -1;
+	q.pq->dir = opts->output;
+	q.pq->out = opts->out;
+	ret = gt_catalog_init(&q.cat, r);
+	if (ret < 0)
+		goto out;
+	fc = gt_reader_footer_counts(r);
+	if (!fc || fc->records[GT_REC_NVTX]) {
+		ret = gt_nvtx_gpu_begin(r, &q.proj, &q.errmsg);
+		if (ret < 0)
+			goto out;
+	}
+	ret = gt_reader_rewind(r);
+	if (ret < 0)
+		goto out;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct pq_tab *pt = &q.pq->tab[t];
+
+		ret = pq_tab_init(&q, t);
+		if (ret == 0)
+			ret = pq_create(&q, gt_sq_tables[t].name, pt->col, pt->ncols, &pt->f, &pt->fd);
+		if (ret < 0)
+			goto out;
+	}
+	ret = pq_enums(&q);
+	if (ret < 0)
+		goto out;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		q.records++;
+		ret = on_record(&q, rec);
+		if (ret == 0 && q.proj && (ret = gt_nvtx_gpu_feed(q.proj, rec)) < 0)
+			q.errmsg = "out of memory";
+		if (ret < 0)
+			goto out;
+		if (opts->progress && (q.records & PROGRESS_EVERY) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(r, &done, &total);
+			opts->progress(opts->progress_ctx, done, total);
+		}
+	}
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		q.errmsg = errbuf;
+		goto out;
+	}
+	if ((q.proj && put_projection(&q) < 0) || put_processes(&q) < 0 || put_trace(&q) < 0) {
+		ret = q.err;
+		goto out;
+	}
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct pq_tab *pt = &q.pq->tab[t];
+
+		ret = pq_close_file(&q, gt_sq_tables[t].name, &pt->f, &pt->fd);
+		if (ret < 0)
+			goto out;
+	}
+	res->events = q.rows;
+	res->bytes = q.pq->bytes;
+	res->files = q.pq->files;
+	res->warning = NULL;
+	ret = 0;
+out:
+	pq_sink_free(&q);
+	sq_free(&q);
+	if (ret < 0 && errmsg)
+		*errmsg = q.errmsg;
+	return ret;
+}
+
+static unsigned parquet_output_flags(const struct gt_export_options *opts)
+{
+	(void)opts;
+	return GT_OUTPUT_DIR | GT_OUTPUT_NO_STDOUT;
+}
+
+/* What an earlier export to the same folder left: its tables. */
+static bool parquet_stale(const struct gt_export_options *opts, const char *name)
+{
+	size_t n = strlen(name);
+
+	(void)opts;
+	return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
+}
+
+const struct gt_exporter_ops gt_exporter_parquet = {
+        .name = "parquet",
+        .extension = ".parquet",
+        .help = "a folder of Parquet files, one per table of the SQLite export (docs/sql.md)",
+        .write = parquet_run,
+        .output_flags = parquet_output_flags,
+        .stdout_refused = "a Parquet export is a folder: give it a name with -o",
+        .stale = parquet_stale,
+};
 
 static unsigned sqlite_output_flags(const struct gt_export_options *opts)
 {

@@ -236,14 +236,14 @@ START_TEST(sqlite_tables)
 	                          "typeof(value) FROM GPU_METRICS ORDER BY metricId, timestamp",
 	                          got, sizeof(got)),
 	                 8);
-	ck_assert_str_eq(got, "1100000|1100000|0|0|50|integer\n"
-	                      "1200000|1200000|0|0|100|integer\n"
+	ck_assert_str_eq(got, "1100000|1100000|0|0|50.0|real\n"
+	                      "1200000|1200000|0|0|100.0|real\n"
 	                      "1300000|1300000|0|0|12.5|real\n"
-	                      "1400000|1400000|0|0|0|integer\n"
-	                      "1100000|1100000|0|1|1000|integer\n"
-	                      "1200000|1200000|0|1|3000|integer\n"
-	                      "1300000|1300000|0|1|2000|integer\n"
-	                      "1400000|1400000|0|1|0|integer\n");
+	                      "1400000|1400000|0|0|0.0|real\n"
+	                      "1100000|1100000|0|1|1000.0|real\n"
+	                      "1200000|1200000|0|1|3000.0|real\n"
+	                      "1300000|1300000|0|1|2000.0|real\n"
+	                      "1400000|1400000|0|1|0.0|real\n");
 	/* the kind of query Nsight Systems' GPU metrics recipes run */
 	ck_assert_int_eq(sql_rows(db,
 	                          "SELECT i.metricName, avg(g.value), max(g.value) FROM "
@@ -251,8 +251,8 @@ START_TEST(sqlite_tables)
 	                          "metricId) GROUP BY i.metricName ORDER BY i.metricName",
 	                          got, sizeof(got)),
 	                 2);
-	ck_assert_str_eq(got, "DRAM Read Bandwidth [bytes/s]|1500.0|3000\n"
-	                      "SMs Active [%]|40.625|100\n");
+	ck_assert_str_eq(got, "DRAM Read Bandwidth [bytes/s]|1500.0|3000.0\n"
+	                      "SMs Active [%]|40.625|100.0\n");
 	ck_assert_int_eq(sql_rows(db,
 	                          "SELECT value FROM META_DATA_EXPORT WHERE name = "
 	                          "'GPUTRACE_SCHEMA_VERSION'",
@@ -261,6 +261,16 @@ START_TEST(sqlite_tables)
 	ck_assert_str_eq(got, "5\n");
 	sqlite3_close(db);
 	unlink(out);
+
+	/* the same rows as Parquet: a real in a REAL column (DOUBLE) is written, not refused */
+	snprintf(out, sizeof(out), "%s.parquet", t.path);
+	r = tb_reader(t.path);
+	ck_assert_msg(gt_export_run(gt_exporter_find("parquet"), r, &o, &res, &err) == 0, "%s", err);
+	gt_reader_close(r);
+	snprintf(got, sizeof(got), "%s/GPU_METRICS.parquet", out);
+	ck_assert_int_eq(access(got, R_OK), 0);
+	snprintf(got, sizeof(got), "rm -rf '%s'", out);
+	ck_assert_int_eq(system(got), 0);
 	tb_remove(&t);
 }
 END_TEST

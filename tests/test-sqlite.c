@@ -280,7 +280,7 @@ static const struct {
          "eventId INTEGER,globalTid INTEGER,projStart INTEGER,projEnd INTEGER,"
          "projDuration INTEGER,busyDuration INTEGER,gpuOps INTEGER,level INTEGER"},
         {"GPU_METRICS",
-         "rawTimestamp INTEGER,timestamp INTEGER,typeId INTEGER,metricId INTEGER,value INTEGER"},
+         "rawTimestamp INTEGER,timestamp INTEGER,typeId INTEGER,metricId INTEGER,value REAL"},
         {"TARGET_INFO_GPU_METRICS",
          "typeId INTEGER,sourceId INTEGER,typeName TEXT,metricId INTEGER,metricName TEXT"},
 };

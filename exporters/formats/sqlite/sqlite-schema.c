@@ -266,7 +266,7 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
         [SQ_GPU_METRICS] = {"GPU_METRICS",
                             "CREATE TABLE GPU_METRICS (rawTimestamp INTEGER NOT NULL, timestamp "
                             "INTEGER NOT NULL, typeId INTEGER NOT NULL, metricId INTEGER NOT "
-                            "NULL, value INTEGER NOT NULL)",
+                            "NULL, value REAL NOT NULL)",
                             "INSERT INTO GPU_METRICS VALUES (?,?,?,?,?)"},
         [SQ_TARGET_GPU_METRICS] = {"TARGET_INFO_GPU_METRICS",
                                    "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT "

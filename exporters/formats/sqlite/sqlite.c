@@ -2546,6 +2546,10 @@ static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row)
 			int n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
 
 			pq_put_str(pt->f, num, (size_t)n);
+		} else if (v->kind == SQLITE_FLOAT && pt->col[c].type == PQ_DOUBLE) {
+			pq_put_f64(pt->f, v->u.d);
+		} else if (v->kind == SQLITE_FLOAT) { /* only REAL columns take reals */
+			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
 		} else if (v->kind == SQLITE_TEXT && str) {
 			pq_put_str(pt->f, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
 		} else if (v->kind == SQLITE_TEXT) {

@@ -145,10 +145,12 @@ static void check_permission(struct doctor *d)
 			break;
 	fclose(f);
 	if (admin_only == 1 && geteuid() != 0)
-		report(d, V_NOTE, "permission", NULL,
+		report(d, V_NOTE, "permission",
+		       "for --gpu-metrics run as root, or load the nvidia module with "
+		       "NVreg_RestrictProfilingToAdminUsers=0",
 		       "GPU performance counters are for administrators only "
-		       "(RmProfilingAdminOnly=1); gputrace only traces, which CUPTI allows "
-		       "every user, so nothing to do");
+		       "(RmProfilingAdminOnly=1): tracing works for every user, but run "
+		       "--gpu-metrics cannot sample (no permission)");
 	else
 		report(d, V_OK, "permission", NULL, "%s",
 		       geteuid() == 0 ? "running as root"

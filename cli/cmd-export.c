@@ -67,6 +67,8 @@ static void usage(FILE *out)
 	      "extension;\n"
 	      "                       - for standard output); an existing file is "
 	      "replaced\n"
+	      "                       (parquet: a folder, replaced only when it holds\n"
+	      "                       nothing but an earlier export's .parquet files)\n"
 	      "      --max-size SIZE  split the output into numbered files of at most SIZE, "
 	      "e.g.\n"
 	      "                       500M (chrome: in file order; perfetto: by time, each "

@@ -34,7 +34,10 @@ static void usage(FILE *out)
 	      "  -r, --report NAME    kernels, api, memcpy, memset, nvtx, memory, errors, losses\n"
 	      "                       or all (the default: all of these); nvtx-gpu: GPU time\n"
 	      "                       per NVTX range, as Nsight Systems' nvtx_gpu_proj_sum\n"
-	      "                       (only when named); across ranks: breakdown, steps,\n"
+	      "                       (only when named); gpu-metrics: mean and peak of each GPU\n"
+	      "                       metric over the run, while kernels ran and per step, and\n"
+	      "                       GPU busy beside SMs active (in the default when the trace\n"
+	      "                       has GPU metrics); across ranks: breakdown, steps,\n"
 	      "                       stragglers, kernels, api, memcpy, memset, nvtx or all;\n"
 	      "                       a comma list, or repeat the option\n"
 	      "      --instances      nvtx-gpu: every range instance too (nvtx_gpu_proj_trace)\n"
@@ -64,7 +67,7 @@ static void usage(FILE *out)
 }
 
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
-                                  "nvtx-gpu, breakdown, steps, stragglers, all";
+                                  "nvtx-gpu, gpu-metrics, breakdown, steps, stragglers, all";
 
 /* The reports of one trace. */
 static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
@@ -252,7 +255,8 @@ static int rank_reports(struct stats_ctx *x)
 		if (gt_rankstats_parse_reports(x->reports[i], &bits) < 0) {
 			gt_cli_error("stats: '%s': across ranks the reports are breakdown, steps, "
 			             "stragglers, kernels, api, memcpy, memset, nvtx and all; "
-			             "memory, errors, losses and nvtx-gpu are of one trace",
+			             "memory, errors, losses, nvtx-gpu and gpu-metrics are of one "
+			             "trace",
 			             x->reports[i]);
 			return GT_EXIT_USAGE;
 		}

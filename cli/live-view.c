@@ -359,13 +359,13 @@ static int draw_processes(const struct gt_live_snapshot *s, int y)
 
 static int draw_gpus(struct gt_live_view *v, const struct gt_live_snapshot *s, int y, int max)
 {
-	char c[5][24], k[24], ms[24], mem[24], peak[24];
-	int name_w = COLS - 100 > 12 ? (COLS - 100 < 28 ? COLS - 100 : 28) : 12;
+	char c[5][24], k[24], ms[24], mem[24], peak[24], sm[16], dram[24];
+	int name_w = COLS - 117 > 12 ? (COLS - 117 < 28 ? COLS - 117 : 28) : 12;
 
 	attron(A_BOLD);
-	put(y++, 0, COLS, "%-4s %-*s %5s %10s %10s %10s %10s %10s %9s %10s %10s", "GPU", name_w,
-	    "name", "busy", "kernels/s", "HtoD", "DtoH", "DtoD", "PtoP", "memset/s", "memory",
-	    "peak");
+	put(y++, 0, COLS, "%-4s %-*s %5s %10s %10s %10s %10s %10s %9s %10s %10s %5s %10s", "GPU",
+	    name_w, "name", "busy", "kernels/s", "HtoD", "DtoH", "DtoD", "PtoP", "memset/s",
+	    "memory", "peak", "SMs", "DRAM");
 	attroff(A_BOLD);
 	if (!s->ngpus)
 		put(y++, 0, COLS, "     no GPU activity yet");
@@ -378,13 +378,22 @@ static int draw_gpus(struct gt_live_view *v, const struct gt_live_snapshot *s, i
 		max--;
 		for (unsigned dir = 0; dir < GT_LIVE_PTOP + 1; dir++)
 			fmt_bw(r->copy_bytes_per_s[dir], c[dir], sizeof(c[dir]));
-		put(y++, 0, COLS, "%-4u %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s",
+		/* GPU metrics: the latest sample, "-" when the GPU is not sampled */
+		if (g->metrics) {
+			snprintf(sm, sizeof(sm), "%.0f%%", g->sm_active_pct);
+			fmt_bw(g->dram_bytes_per_s, dram, sizeof(dram));
+		} else {
+			strcpy(sm, "-");
+			strcpy(dram, "-");
+		}
+		put(y++, 0, COLS,
+		    "%-4u %-*.*s %4.0f%% %10s %10s %10s %10s %10s %9s %10s %10s %5s %10s",
 		    g->number, name_w, name_w, g->name ? g->name : "(device not named yet)",
 		    r->busy_pct, fmt_rate(r->kernels_per_s, k, sizeof(k)), c[GT_LIVE_HTOD],
 		    c[GT_LIVE_DTOH], c[GT_LIVE_DTOD], c[GT_LIVE_PTOP],
 		    fmt_rate(r->memsets_per_s, ms, sizeof(ms)),
 		    gt_fmt_bytes(g->mem_bytes, mem, sizeof(mem)),
-		    gt_fmt_bytes(g->mem_peak_bytes, peak, sizeof(peak)));
+		    gt_fmt_bytes(g->mem_peak_bytes, peak, sizeof(peak)), sm, dram);
 	}
 	return y;
 }

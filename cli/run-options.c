@@ -76,7 +76,18 @@ static void usage(FILE *out)
 	      "shortest\n"
 	      "                           call that gets one (default 0); symbolized "
 	      "when exported\n"
-	      "      --export FORMAT      also export next to the trace: chrome, "
+	      "      --gpu-metrics[=DEVICES][:FREQUENCY][:SET]\n"
+	      "                           sample hardware metrics over time (PM sampling): "
+	      "SMs and\n"
+	      "                           tensor pipes active, DRAM, PCIe, NVLink "
+	      "bandwidth; DEVICES\n"
+	      "                           all (default) or CUDA ordinals like 0,1; "
+	      "FREQUENCY per\n"
+	      "                           second (default 10000, or 10k); SET default or "
+	      "sm; one\n"
+	      "                           process samples each GPU\n",
+	      out);
+	fputs("      --export FORMAT      also export next to the trace: chrome, "
 	      "perfetto, csv, sqlite\n"
 	      "      --stats              print the full statistics report at the end\n"
 	      "      --view[=PORT]        then open the trace in the Perfetto UI as 'gputrace "
@@ -148,6 +159,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_VIEW,
 		OPT_LIVE,
 		OPT_LIVE_INTERVAL,
+		OPT_GPU_METRICS,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -163,6 +175,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"write-queue", required_argument, NULL, OPT_WRITE_QUEUE},
 	        {"graph", required_argument, NULL, OPT_GRAPH},
 	        {"backtrace", required_argument, NULL, OPT_BACKTRACE},
+	        {"gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
 	        {"view", optional_argument, NULL, OPT_VIEW},
@@ -226,6 +239,10 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_BACKTRACE:
 			r = set_setting(o, GT_ENVCONF_BACKTRACE, "--backtrace", optarg);
+			break;
+		case OPT_GPU_METRICS:
+			r = set_setting(o, GT_ENVCONF_GPU_METRICS, "--gpu-metrics",
+			                optarg ? optarg : "all");
 			break;
 		case OPT_EXPORT:
 			if (!gt_exporter_find(optarg)) {

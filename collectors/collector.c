@@ -11,7 +11,8 @@
 const struct gt_collector *const gt_collectors[] = {
         &gt_collector_meta,   &gt_collector_capture,  &gt_collector_kernel, &gt_collector_memcpy,
         &gt_collector_memset, &gt_collector_memory,   &gt_collector_api,    &gt_collector_sync,
-        &gt_collector_graph,  &gt_collector_overhead, &gt_collector_nvtx,   NULL,
+        &gt_collector_graph,  &gt_collector_overhead, &gt_collector_nvtx,
+        &gt_collector_gpumetrics, NULL,
 };
 
 bool gt_collector_on(const struct gt_collector *c, const struct gt_envconf *cfg)

@@ -80,6 +80,7 @@ extern const struct gt_collector gt_collector_sync;
 extern const struct gt_collector gt_collector_graph;
 extern const struct gt_collector gt_collector_overhead;
 extern const struct gt_collector gt_collector_nvtx;
+extern const struct gt_collector gt_collector_gpumetrics;
 
 /* ---- shared between collectors ---- */
 

@@ -3,7 +3,10 @@
  * gputrace (the `library` test builds it so):
  *     cc kernel-durations.c $(pkg-config --cflags --libs gputrace) -o kernel-durations
  *     ./kernel-durations run.gtrace
- * examples/kernel_durations.py does the same from Python through ctypes. */
+ * Kernels are read in batches (gt_reader_next_batch): the reader copies the next kernels
+ * into an array, whatever else lies between them in the file.
+ * examples/kernel_durations.py does the same from Python through ctypes, and
+ * examples/kernel_durations_pandas.py through the gputrace module. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +15,7 @@
 
 int main(int argc, char **argv)
 {
-	const union gt_record *rec;
+	static struct gt_rec_kernel batch[256];
 	struct gt_reader *r = NULL;
 	const char *msg = NULL;
 	uint64_t n = 0, total_ns = 0;
@@ -27,20 +30,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[1], msg ? msg : strerror(-ret));
 		return 1;
 	}
-	/* records come in file order; strings are known to the reader by the time a record that
+	/* kernels come in file order; strings are known to the reader by the time a record that
 	 * names them is returned */
-	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		const struct gt_rec_kernel *k = &rec->kernel;
-		const char *name;
-		uint64_t dur_ns;
+	while ((ret = gt_reader_next_batch(r, 1ull << GT_REC_KERNEL, batch, sizeof(batch[0]),
+	                                   sizeof(batch) / sizeof(batch[0]))) > 0) {
+		for (int i = 0; i < ret; i++) {
+			const struct gt_rec_kernel *k = &batch[i];
+			const char *name = gt_reader_string(r, k->name_id, NULL);
+			uint64_t dur_ns = k->span.end_ns > k->span.start_ns
+			                          ? k->span.end_ns - k->span.start_ns
+			                          : 0;
 
-		if (rec->hdr.type != GT_REC_KERNEL)
-			continue;
-		name = gt_reader_string(r, k->name_id, NULL);
-		dur_ns = k->span.end_ns > k->span.start_ns ? k->span.end_ns - k->span.start_ns : 0;
-		printf("%" PRIu64 " ns %s\n", dur_ns, name ? name : "?");
-		n++;
-		total_ns += dur_ns;
+			printf("%" PRIu64 " ns %s\n", dur_ns, name ? name : "?");
+			n++;
+			total_ns += dur_ns;
+		}
 	}
 	gt_reader_close(r);
 	if (ret < 0) {

@@ -97,6 +97,29 @@ else
 	echo "lib-install: no python3 (or a sanitized build); the ctypes example is not tested"
 fi
 
+# the Python module: installed as a package of python/gputrace, its _config.py naming the
+# installed library; with numpy and pandas, examples/kernel_durations_pandas.py prints the same
+modpython=${GT_MODULE_PYTHON:-}
+[ -n "$sanitize" ] && modpython=
+if [ -n "$modpython" ]; then
+	init=$(find "$root" -path '*/gputrace/__init__.py')
+	[ "$(wc -l <<<"$init")" -eq 1 ] && [ -n "$init" ] || fail "gputrace/__init__.py installed: [$init]"
+	pkg=$(dirname "$init")
+	for f in __main__.py recipes.py _config.py; do
+		[ -f "$pkg/$f" ] || fail "gputrace/$f not installed"
+	done
+	grep -q "^LIBGPUTRACE = \"${lib#"$root"}/libgputrace.so.0\"$" "$pkg/_config.py" ||
+		fail "gputrace/_config.py: $(cat "$pkg/_config.py")"
+	if "$modpython" -c 'import numpy, pandas' 2>/dev/null; then
+		expect_rc 0 env PYTHONPATH="$(dirname "$pkg")" GPUTRACE_LIB="$lib/libgputrace.so.0" \
+			"$modpython" "$src/examples/kernel_durations_pandas.py" "$trace"
+		[ "$(cat "$tmp/out")" = "$want" ] ||
+			fail "kernel_durations_pandas.py: $(diff <(echo "$want") "$tmp/out" | head -n 5)"
+	else
+		echo "lib-install: $modpython has no numpy or pandas; kernel_durations_pandas.py is not run"
+	fi
+fi
+
 # the installed CLI uses the library and finds it from its own place (no LD_LIBRARY_PATH)
 cli=$(find "$root" -type f -name gputrace -perm -u+x | head -n 1)
 readelf -d "$cli" | grep -q 'NEEDED.*\[libgputrace.so.0\]' || fail "gputrace is not linked against libgputrace.so.0"

@@ -274,9 +274,11 @@ START_TEST(test_real_trace)
 	gt_reader_close(r);
 	ck_assert_uint_eq(res.files, x->files);
 	for (unsigned type = 1; type < GT_REC_MAX; type++) {
-		const char *kind = gt_record_desc(type)->name;
+		const char *kind = gt_record_desc(type) ? gt_record_desc(type)->name : NULL;
 		const struct kind_rows *k = x->rows;
 
+		if (!kind)
+			continue; /* a value left unused */
 		while (k->kind && strcmp(k->kind, kind) != 0)
 			k++;
 		snprintf(path, sizeof(path), "%s/real%d-%s.csv", dir, _i, kind);

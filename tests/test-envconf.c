@@ -385,6 +385,52 @@ START_TEST(write_settings)
 }
 END_TEST
 
+/* GPUTRACE_GPU_METRICS=[DEVICES][:FREQUENCY][:SET]: each part optional, a refused value
+ * leaves the settings as they were. */
+START_TEST(gpu_metrics_values)
+{
+	static const char *const hint =
+	        "use [DEVICES][:FREQUENCY][:SET]: DEVICES all or CUDA ordinals 0 to 63 like 0,1; "
+	        "FREQUENCY samples per second from 1 to 1000000, e.g. 10000 or 10k; SET default "
+	        "or sm; or none";
+	static const char *const bad[] = {"x",   "0,",     "64",      "0;1", ":0",  ":1000001",
+	                                  ":5x", "::gpu",  "all:10:a", "-1", "0,,1", NULL};
+	const char *h = NULL;
+	struct gt_envconf c;
+
+	gt_envconf_defaults(&c);
+	ck_assert(!c.gpu_metrics);
+	ck_assert_uint_eq(c.gpu_metrics_hz, 10000);
+	ck_assert_int_eq(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, "all", &h), 0);
+	ck_assert(c.gpu_metrics);
+	ck_assert_uint_eq(c.gpu_metrics_devices, ~0ull);
+	ck_assert_uint_eq(c.gpu_metrics_hz, 10000);
+	ck_assert_uint_eq(c.gpu_metrics_set, GT_GM_SET_DEFAULT);
+	ck_assert_int_eq(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, "0,3:1k:sm", &h), 0);
+	ck_assert_uint_eq(c.gpu_metrics_devices, 9);
+	ck_assert_uint_eq(c.gpu_metrics_hz, 1000);
+	ck_assert_uint_eq(c.gpu_metrics_set, GT_GM_SET_SM);
+	ck_assert_int_eq(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, ":250", &h), 0);
+	ck_assert_uint_eq(c.gpu_metrics_devices, ~0ull);
+	ck_assert_uint_eq(c.gpu_metrics_hz, 250);
+	ck_assert_uint_eq(c.gpu_metrics_set, GT_GM_SET_DEFAULT);
+	ck_assert_int_eq(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, "1::default", &h), 0);
+	ck_assert_uint_eq(c.gpu_metrics_devices, 2);
+	ck_assert_uint_eq(c.gpu_metrics_hz, 10000);
+	for (int i = 0; bad[i]; i++) {
+		h = NULL;
+		ck_assert_msg(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, bad[i], &h) == -EINVAL,
+		              "%s accepted", bad[i]);
+		ck_assert_str_eq(h, hint);
+		ck_assert(c.gpu_metrics);
+		ck_assert_uint_eq(c.gpu_metrics_devices, 2);
+	}
+	ck_assert_int_eq(gt_envconf_set(&c, GT_ENVCONF_GPU_METRICS, "none", &h), 0);
+	ck_assert(!c.gpu_metrics);
+	ck_assert_str_eq(gt_envconf_name(GT_ENVCONF_GPU_METRICS), "GPUTRACE_GPU_METRICS");
+}
+END_TEST
+
 START_TEST(launch_filter)
 {
 	static const char *const kept[] = {
@@ -466,6 +512,7 @@ static Suite *envconf_suite(void)
 	tcase_add_test(tc, env_errors);
 	tcase_add_test(tc, write_settings);
 	tcase_add_test(tc, launch_filter);
+	tcase_add_test(tc, gpu_metrics_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

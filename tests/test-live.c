@@ -107,6 +107,58 @@ static const struct gt_live_snapshot *publish(struct gt_live *l, uint64_t now)
 	return gt_live_acquire(l);
 }
 
+static void gpu_metric(struct gt_live *l, uint32_t index, uint32_t name_id, uint32_t scale)
+{
+	struct gt_rec_gpu_metric m = {0};
+
+	m.hdr.type = GT_REC_GPU_METRIC;
+	m.hdr.size = sizeof(m);
+	m.hdr.pid = PID;
+	m.index = index;
+	m.name_id = name_id;
+	m.scale = scale;
+	gt_live_record(l, &m.hdr);
+}
+
+/* GPU metrics: the latest sample's SMs Active and DRAM read + write; "-" before any. */
+START_TEST(test_gpu_metrics)
+{
+	struct gt_live *l = mk(1000);
+	struct gt_rec_gpu_sample sm = {0};
+	const struct gt_live_snapshot *s;
+
+	string(l, 3, "NVIDIA H200");
+	string(l, 4, "SMs Active");
+	string(l, 5, "DRAM Read Bandwidth");
+	string(l, 6, "DRAM Write Bandwidth");
+	string(l, 7, "Tensor Active");
+	device(l, PID, 0, 0xAA, 3);
+	gpu_metric(l, 0, 4, 1000);
+	gpu_metric(l, 1, 7, 1000);
+	gpu_metric(l, 2, 5, 1);
+	gpu_metric(l, 3, 6, 1);
+	s = publish(l, 2000);
+	ck_assert_uint_eq(s->ngpus, 1);
+	ck_assert(!s->gpus[0].metrics);
+	sm.hdr.type = GT_REC_GPU_SAMPLE;
+	sm.hdr.size = sizeof(sm);
+	sm.hdr.pid = PID;
+	sm.count = 4;
+	sm.values[0] = 12500; /* 12.5 % */
+	sm.values[1] = 99000;
+	sm.values[2] = 3000000000ull;
+	sm.values[3] = 1000000000ull;
+	gt_live_record(l, &sm.hdr);
+	sm.values[0] = 87250; /* the latest counts */
+	gt_live_record(l, &sm.hdr);
+	s = publish(l, 3000);
+	ck_assert(s->gpus[0].metrics);
+	ck_assert_double_eq(s->gpus[0].sm_active_pct, 87.25);
+	ck_assert_double_eq(s->gpus[0].dram_bytes_per_s, 4e9);
+	gt_live_free(l);
+}
+END_TEST
+
 /* Busy is the union of kernel intervals over the wall time: overlapping kernels count once,
  * so two streams never make more than 100%. Kernels, copies by direction, memsets and
  * memory in use with its peak, per GPU. */
@@ -776,6 +828,7 @@ static Suite *live_suite(void)
 	TCase *tc = tcase_create("live");
 
 	tcase_add_test(tc, test_gpu);
+	tcase_add_test(tc, test_gpu_metrics);
 	tcase_add_test(tc, test_gpu_identity);
 	tcase_add_test(tc, test_kernel_order);
 	tcase_add_test(tc, test_nvtx);

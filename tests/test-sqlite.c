@@ -282,6 +282,10 @@ static const struct {
         {"CUDA_CALLCHAINS",
          "id INTEGER,stackDepth INTEGER,symbol INTEGER,module INTEGER,originalIP INTEGER,"
          "unresolved INTEGER"},
+        {"GPU_METRICS",
+         "rawTimestamp INTEGER,timestamp INTEGER,typeId INTEGER,metricId INTEGER,value REAL"},
+        {"TARGET_INFO_GPU_METRICS",
+         "typeId INTEGER,sourceId INTEGER,typeName TEXT,metricId INTEGER,metricName TEXT"},
 };
 #define NSCHEMA (sizeof(schema) / sizeof(schema[0]))
 

@@ -574,6 +574,8 @@ START_TEST(test_losses)
 	         "flush_window,0,\n"
 	         "damaged_file,0,\n"
 	         "nvtx_unrecorded,0,\n"
+	         "pm_overflow,0,\n"
+	         "pm_decode_lag,0,\n"
 	         "\n# reader\n"
 	         "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
 	         "false,%llu,0,0,0\n",
@@ -786,7 +788,8 @@ START_TEST(test_odd_records)
 	free(out);
 	out = report(r, GT_STATS_REPORT_LOSSES, GT_STATS_FORMAT_CSV, false);
 	ck_assert_ptr_nonnull(strstr(
-	        out, "damaged_file,0,\nnvtx_unrecorded,0,\nunknown,4,unspecified 4\n\n# reader"));
+	        out, "damaged_file,0,\nnvtx_unrecorded,0,\npm_overflow,0,\npm_decode_lag,0,\n"
+	        "unknown,4,unspecified 4\n\n# reader"));
 	free(out);
 	gt_reader_close(r);
 }
@@ -1112,6 +1115,8 @@ START_TEST(test_real_example_reports)
 	                      "flush_window,0,\n"
 	                      "damaged_file,0,\n"
 	                      "nvtx_unrecorded,0,\n"
+	                      "pm_overflow,0,\n"
+	                      "pm_decode_lag,0,\n"
 	                      "\n# reader\n"
 	                      "recovered,chunks_read,chunks_skipped,bytes_skipped,records_skipped\n"
 	                      "false,1,0,0,0\n");

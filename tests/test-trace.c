@@ -363,6 +363,8 @@ START_TEST(test_straight_equals_generic)
 		for (unsigned t = GT_REC_STRING + 1; t < GT_REC_MAX; t++) {
 			size_t na, nb;
 
+			if (!gt_record_desc(t))
+				continue; /* a value left unused */
 			fill_record(t, round * 3 + t, &r);
 			na = gt_codec_encode(&a, &r.hdr, ea);
 			nb = gt_codec_encode(&b, &r.hdr, eb);
@@ -470,7 +472,8 @@ START_TEST(test_roundtrip_all_types)
 	make_string(&want[n++], 0, UINT32_MAX, "last id", 7);
 	for (unsigned round = 0; round < ROUNDS; round++)
 		for (unsigned t = GT_REC_STRING + 1; t < GT_REC_MAX; t++)
-			fill_record(t, round * 5 + t, &want[n++].rec);
+			if (gt_record_desc(t)) /* values left unused have none */
+				fill_record(t, round * 5 + t, &want[n++].rec);
 	for (unsigned i = 0; i < n; i++)
 		per_type[want[i].rec.hdr.type]++;
 	per_type[GT_REC_STRING]++; /* the one gt_writer_string writes below */
@@ -631,6 +634,90 @@ START_TEST(test_empty_trace)
 	ck_assert_uint_eq(gt_reader_footer_counts(rd)->chunks, 0);
 	ck_assert_uint_eq(gt_reader_footer_counts(rd)->first_ts_ns, UINT64_MAX);
 	ck_assert(!gt_reader_status(rd)->recovered);
+	gt_reader_close(rd);
+}
+END_TEST
+
+/* gt_reader_next_batch: the records of the types asked for, packed as their structs at the
+ * stride asked for, in file order, in batches of at most cap; other types read past, strings
+ * known; bad arguments refused. */
+START_TEST(test_next_batch)
+{
+	const char *path = path_in("batch.gtrace");
+	struct gt_writer_options o = {.chunk_bytes = 4096};
+	const uint64_t K = 1ull << GT_REC_KERNEL, A = 1ull << GT_REC_API;
+	struct gt_rec_kernel k, got[7];
+	struct gt_rec_api a;
+	struct gt_writer *w;
+	struct gt_reader *rd;
+	uint64_t seen = 0;
+	int n;
+
+	ck_assert_int_eq(gt_writer_open(path, &test_info, &o, &w), 0);
+	ck_assert_int_eq(gt_writer_string(w, 7, 1, "kern", 4), 0);
+	for (uint32_t i = 0; i < 1000; i++) {
+		memset(&k, 0, sizeof(k));
+		k.hdr = (struct gt_rec_hdr){GT_REC_KERNEL, sizeof(k), 7};
+		k.span.start_ns = 1000 + 10ull * i;
+		k.span.end_ns = 1005 + 10ull * i;
+		k.span.correlation_id = i + 1;
+		k.name_id = 1;
+		k.grid_x = i;
+		ck_assert_int_eq(gt_writer_write(w, &k.hdr), 0);
+		memset(&a, 0, sizeof(a));
+		a.hdr = (struct gt_rec_hdr){GT_REC_API, sizeof(a), 7};
+		a.start_ns = 990 + 10ull * i;
+		a.end_ns = 995 + 10ull * i;
+		a.correlation_id = i + 1;
+		ck_assert_int_eq(gt_writer_write(w, &a.hdr), 0);
+	}
+	ck_assert_int_eq(gt_writer_close(w), 0);
+
+	ck_assert_int_eq(gt_reader_open(path, &rd, NULL), 0);
+	ck_assert_int_eq(gt_reader_next_batch(rd, 1ull << GT_REC_STRING, got, sizeof(k), 7),
+	                 -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, 1ull << GT_REC_MAX, got, sizeof(k), 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, 1ull << GT_REC_NONE, got, sizeof(k), 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, 0, got, sizeof(k), 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, K, NULL, sizeof(k), 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, K, got, sizeof(k) - 8, 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, K, got, sizeof(k) + 4, 7), -EINVAL);
+	ck_assert_int_eq(gt_reader_next_batch(rd, K, got, sizeof(k), 0), 0);
+	/* 1000 = 142 x 7 + 6 */
+	while ((n = gt_reader_next_batch(rd, K, got, sizeof(k), 7)) > 0) {
+		ck_assert_int_eq(n, seen < 994 ? 7 : 6);
+		for (int i = 0; i < n; i++, seen++) {
+			ck_assert_uint_eq(got[i].hdr.type, GT_REC_KERNEL);
+			ck_assert_uint_eq(got[i].hdr.size, sizeof(k));
+			ck_assert_uint_eq(got[i].hdr.pid, 7);
+			ck_assert_uint_eq(got[i].span.start_ns, 1000 + 10 * seen);
+			ck_assert_uint_eq(got[i].span.end_ns, 1005 + 10 * seen);
+			ck_assert_uint_eq(got[i].span.correlation_id, seen + 1);
+			ck_assert_uint_eq(got[i].grid_x, seen);
+		}
+	}
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(seen, 1000);
+	ck_assert_str_eq(gt_reader_string(rd, 1, NULL), "kern");
+	ck_assert_int_eq(gt_reader_next_batch(rd, K, got, sizeof(k), 7), 0);
+	/* two types after a rewind, at the larger one's stride: API call, kernel, ... in file
+	 * order, the API calls' slots zeroed after the record */
+	ck_assert_int_eq(gt_reader_rewind(rd), 0);
+	{
+		struct gt_rec_kernel *all = malloc(2001 * sizeof(*all));
+
+		memset(all, 0xff, 2001 * sizeof(*all));
+		ck_assert_int_eq(gt_reader_next_batch(rd, K | A, all, sizeof(*all), 2001), 2000);
+		for (unsigned i = 0; i < 2000; i++)
+			ck_assert_uint_eq(all[i].hdr.type, i % 2 ? GT_REC_API : GT_REC_KERNEL);
+		memcpy(&a, &all[1999], sizeof(a));
+		ck_assert_uint_eq(a.start_ns, 990 + 9990);
+		ck_assert_uint_eq(a.correlation_id, 1000);
+		for (size_t b = sizeof(a); b < sizeof(*all); b++)
+			ck_assert_uint_eq(((unsigned char *)&all[1999])[b], 0);
+		ck_assert_uint_eq(all[1998].grid_x, 999);
+		free(all);
+	}
 	gt_reader_close(rd);
 }
 END_TEST
@@ -1779,6 +1866,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_queued_writer_same_bytes);
 	tcase_add_test(tc, test_writeq_bytes_per_call);
 	tcase_add_test(tc, test_index_types_and_filter);
+	tcase_add_test(tc, test_next_batch);
 	tcase_add_test(tc, test_truncate_at_chunk_boundaries);
 	tcase_add_test(tc, test_truncate_at_random_offsets);
 	tcase_add_test(tc, test_bit_flips_in_chunks);

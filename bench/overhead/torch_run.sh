@@ -12,7 +12,10 @@
 # BENCH_CONFIGS picks configurations; besides bare, floor, gputrace, nsys and torch-profiler:
 # gputrace-kms (-t kernel,memcpy,memset), gputrace-noapi (--api none), gputrace-nomem
 # (default kinds but memory), gputrace-nonvtx (default kinds but nvtx), gputrace-cb (API
-# records through callbacks), gputrace-solo (standalone: CUDA_INJECTION64_PATH, no CLI).
+# records through callbacks), gputrace-solo (standalone: CUDA_INJECTION64_PATH, no CLI),
+# gputrace-gm10k and gputrace-gm1k (the defaults plus GPU metrics sampled at 10 kHz and 1 kHz,
+# run --gpu-metrics: their cost is theirs against gputrace; docs/gpu-metrics.md). To measure
+# them: BENCH_CONFIGS="bare gputrace gputrace-gm10k gputrace-gm1k" torch_run.sh BUILD 10
 # The accounting ladder (docs/performance.md), each adding one piece: floor-clock (the floor
 # with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
 # floor-api-default (+ API records of every call gputrace's default filter keeps),
@@ -110,6 +113,8 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-ka) opts=(-t kernel,memcpy,memset,api) ;;
 			gputrace-kaall) opts=(-t kernel,memcpy,memset,api --api all) ;;
 			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
+			gputrace-gm10k) opts=(--gpu-metrics=all:10000) ;;
+			gputrace-gm1k) opts=(--gpu-metrics=all:1000) ;;
 			esac
 			src_env=("${capenv[@]:1}")
 			[ "$c" = gputrace-cb ] && src_env=(GPUTRACE_API_SOURCE=callback)

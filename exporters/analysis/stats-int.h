@@ -328,4 +328,12 @@ int gt_stats_report_nvtx_gpu(struct gt_emit *e, const struct gt_nvtx_gpu *g, boo
 /* Shortest %g form that reads back as d; non-finite numbers become null. */
 void gt_stats_json_double(FILE *out, double d);
 
+/* The sections "gpu_metrics" and "gpu_busy" (stats-gpumetrics.c): reads st->r again (three
+ * passes, rewound after). Returns 0 or -errno. */
+int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st);
+
+/* The run summary's lines on GPU metrics: which process sampled each GPU, how often, how
+ * many samples (one pass of its own over st->r, only when the trace has GPU_METRIC records). */
+void gt_stats_summary_gpu_metrics(FILE *out, struct gt_stats *st);
+
 #endif /* GPUTRACE_STATS_INT_H */

@@ -354,6 +354,7 @@ int gt_stats_summary(struct gt_reader *r, FILE *out, const char **errmsg)
 		print_copies(out, &st);
 		print_api(out, &st);
 		print_memory(out, &st);
+		gt_stats_summary_gpu_metrics(out, &st);
 		print_notices(out, &st);
 	}
 	print_losses(out, &st);

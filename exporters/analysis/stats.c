@@ -12,6 +12,7 @@
 
 static const char *const report_names[] = {
         "kernels", "api", "memcpy", "memset", "nvtx", "memory", "errors", "losses", "nvtx-gpu",
+        "gpu-metrics",
 };
 #define NREPORTS (sizeof(report_names) / sizeof(report_names[0]))
 
@@ -540,6 +541,7 @@ static unsigned count_sections(unsigned reports, bool nvtx_instances)
 		if (reports & (1u << i))
 			n += (1u << i) == GT_STATS_REPORT_MEMORY     ? 4
 			     : (1u << i) == GT_STATS_REPORT_LOSSES   ? 2
+			     : (1u << i) == GT_STATS_REPORT_GPU_METRICS ? 2
 			     : (1u << i) == GT_STATS_REPORT_NVTX_GPU ? 2u + nvtx_instances
 			                                             : 1;
 	return n;
@@ -582,6 +584,8 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 	ret = gt_stats_collect(&st, r, errmsg);
 	if (ret < 0)
 		goto out;
+	if (!opts->reports && st.cat.records[GT_REC_GPU_SAMPLE])
+		reports |= GT_STATS_REPORT_GPU_METRICS;
 	ret = gt_stats_emit_new(out, opts->format, count_sections(reports, opts->nvtx_instances),
 	                        opts->limit, &e);
 	if (ret < 0)
@@ -629,6 +633,8 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 	if ((reports & GT_STATS_REPORT_MEMORY) && (ret = report_memory(e, &st)))
 		goto out_nomem;
 	if ((reports & GT_STATS_REPORT_ERRORS) && (ret = report_errors(e, &st)))
+		goto out_nomem;
+	if ((reports & GT_STATS_REPORT_GPU_METRICS) && (ret = gt_stats_report_gpu_metrics(e, &st)))
 		goto out_nomem;
 	if ((reports & GT_STATS_REPORT_LOSSES) && (ret = report_losses(e, &st)))
 		goto out_nomem;

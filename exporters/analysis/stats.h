@@ -23,7 +23,11 @@ enum gt_stats_report {
 	/* GPU time projected onto NVTX ranges (nvtx-gpu.h): asked for by name only, since it
 	 * reads the trace twice more and keeps every range */
 	GT_STATS_REPORT_NVTX_GPU = 1u << 8,
-	GT_STATS_REPORT_ANY = (1u << 9) - 1,
+	/* GPU metrics (PM sampling): mean and peak per GPU and metric, over the run, while
+	 * kernels ran and per step; GPU busy beside SMs active. In the default reports when the
+	 * trace holds GPU metric samples. */
+	GT_STATS_REPORT_GPU_METRICS = 1u << 9,
+	GT_STATS_REPORT_ANY = (1u << 10) - 1,
 };
 
 enum gt_stats_format {

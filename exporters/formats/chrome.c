@@ -826,6 +826,48 @@ static int emit_memory(void *ctx, const struct gt_rec_memory *r)
 	return 0;
 }
 
+/* A GPU metrics sample: a counter event per metric on its GPU's row, named as the metric,
+ * its value under the metric's unit ("SMs Active", {"%": 42.5}). */
+static int emit_gpu_sample(void *ctx, const struct gt_rec_gpu_sample *r)
+{
+	struct chrome *c = ctx;
+	struct gt_gm_gpu *gm = gt_gm_gpu(&c->m.gm, &c->m.cat, r->hdr.pid, r->device_id, NULL);
+	struct gt_timeline_gpu *g;
+
+	if (!gm)
+		return 0; /* no GPU_METRIC record said what its values are */
+	g = gt_timeline_gpu(&c->m, r->hdr.pid, r->device_id);
+	if (!g)
+		return -ENOMEM;
+	announce_gpu(c, g);
+	for (unsigned i = 0; i < gm->nmetrics; i++) {
+		size_t nlen = 0, ulen = 0;
+		const char *n, *u;
+		char *p;
+
+		if (!gt_gm_value(gm, r, i, &(double){0}))
+			continue;
+		n = text(c, gm->m[i].name_id, false, &nlen);
+		u = text(c, gm->m[i].unit_id, false, &ulen);
+		p = ev_begin(c, 200 + nlen + ulen);
+		p = LIT(p, "{\"ph\":\"C\",\"cat\":\"gpu_metrics\",\"name\":\"");
+		memcpy(p, n, nlen); /* text() escaped it */
+		p += nlen;
+		p = LIT(p, "\",");
+		p = put_pid_tid(p, gt_lanes_gpu_pid(&c->m, g), 0);
+		p = LIT(p, ",\"ts\":");
+		p = put_ts(p, c, r->ts_ns);
+		p = LIT(p, ",\"args\":{\"");
+		memcpy(p, u, ulen);
+		p += ulen;
+		p = LIT(p, "\":");
+		p = gt_gm_fmt(p, gm, r, i);
+		end_event(c, p);
+		c->counters++;
+	}
+	return 0;
+}
+
 /* A memory pool created, trimmed or destroyed: an instant across its GPU's rows, and the
  * bytes its GPU's pools now reserve as a counter. */
 static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
@@ -1288,6 +1330,7 @@ static const struct gt_timeline_sink chrome_sink = {
         .overhead = emit_overhead,
         .memory = emit_memory,
         .memory_pool = emit_memory_pool,
+        .gpu_sample = emit_gpu_sample,
         .loss = emit_loss,
         .notice = emit_notice,
         .process_end = emit_process_end,

@@ -62,6 +62,7 @@ enum {
 	TE_TRACK_UUID = 11,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
+	TE_DOUBLE_COUNTER_VALUE = 44,
 	TE_FLOW_IDS = 47,             /* fixed64 */
 	TE_TERMINATING_FLOW_IDS = 48, /* fixed64 */
 
@@ -1341,6 +1342,62 @@ static int emit_memory_pool(void *ctx, const struct gt_rec_memory_pool *r)
 	return 0;
 }
 
+/* A GPU metrics sample: one value on each of its GPU's metric counter tracks ("SMs Active
+ * (%)" under "GPU n"), announced at the metric's first value. */
+static int emit_gpu_sample(void *ctx, const struct gt_rec_gpu_sample *r)
+{
+	struct pf *f = ctx;
+	struct gt_gm_gpu *gm = gt_gm_gpu(&f->m.gm, &f->m.cat, r->hdr.pid, r->device_id, NULL);
+	struct gt_timeline_gpu *g;
+
+	if (!gm)
+		return 0; /* no GPU_METRIC record said what its values are */
+	g = gt_timeline_gpu(&f->m, r->hdr.pid, r->device_id);
+	if (!g)
+		return -ENOMEM;
+	for (unsigned i = 0; i < gm->nmetrics; i++) {
+		char name[160], *n, *p, *pm, *dm, *tm;
+		const char *s;
+		size_t len = 0;
+		double v;
+
+		if (!gt_gm_value(gm, r, i, &v))
+			continue;
+		if (!g->uuid_metric[i]) {
+			announce_gpu(f, g);
+			g->uuid_metric[i] = f->next_uuid++;
+			s = text(f, gm->m[i].name_id, &len);
+			n = name;
+			if (len) {
+				len = len < 96 ? len : 96;
+				memcpy(n, s, len);
+				n += len;
+			}
+			s = text(f, gm->m[i].unit_id, &len);
+			if (len) {
+				len = len < 32 ? len : 32;
+				n = stpcpy(n, " (");
+				memcpy(n, s, len);
+				n = stpcpy(n + len, ")");
+			}
+			p = desc_open(f, 200, g->uuid_metric[i], g->uuid_track, &pm, &dm);
+			p = gt_pb_bytes(p, TD_NAME, name, (size_t)(n - name));
+			p = gt_pb_open(p, TD_COUNTER, &tm);
+			p = gt_pb_close(p, tm);
+			desc_close(f, p, pm, dm);
+		}
+		p = pkt_open(f, 48, &pm);
+		p = put_ts(f, p, r->ts_ns);
+		p = gt_pb_open(p, PKT_TRACK_EVENT, &tm);
+		p = gt_pb_uint(p, TE_TYPE, TYPE_COUNTER);
+		p = gt_pb_uint(p, TE_TRACK_UUID, g->uuid_metric[i]);
+		p = gt_pb_double(p, TE_DOUBLE_COUNTER_VALUE, v);
+		ev_close(f, p, pm, tm);
+		f->counters++;
+	}
+	return 0;
+}
+
 /* An instant on a process track. */
 static char *proc_instant(struct pf *f, uint32_t pid, struct ev *e, enum cat cat, uint64_t ts,
                           size_t extra, char **pm, char **tm)
@@ -1476,6 +1533,7 @@ static const struct gt_timeline_sink pf_sink = {
         .loss = emit_loss,
         .notice = emit_notice,
         .process_end = emit_process_end,
+        .gpu_sample = emit_gpu_sample,
         .process_info = pf_process_info,
         .announce_lane = pf_announce_lane,
         .announce_gpu = pf_announce_gpu,

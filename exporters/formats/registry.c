@@ -15,6 +15,7 @@ extern const struct gt_exporter_ops gt_exporter_perfetto;
 extern const struct gt_exporter_ops gt_exporter_csv;
 #if GT_HAVE_SQLITE
 extern const struct gt_exporter_ops gt_exporter_sqlite;
+extern const struct gt_exporter_ops gt_exporter_parquet;
 #endif
 
 static const struct gt_exporter_ops *const exporters[] = {
@@ -23,6 +24,7 @@ static const struct gt_exporter_ops *const exporters[] = {
         &gt_exporter_csv,
 #if GT_HAVE_SQLITE
         &gt_exporter_sqlite,
+        &gt_exporter_parquet,
 #endif
         NULL,
 };

@@ -27,6 +27,12 @@ struct live_gpu {
 	struct gt_busy *busy; /* the union of the kernels' intervals; owned, made with the first */
 	uint64_t copies[GT_LIVE_COPY_MAX], copy_bytes[GT_LIVE_COPY_MAX];
 	uint64_t memsets, memset_bytes;
+	/* GPU metrics: 1 + the index of SMs Active, DRAM read and write in the samples (0: not
+	 * sampled), their scales, and the latest sample's values */
+	uint8_t sm_idx, dram_r_idx, dram_w_idx;
+	uint32_t sm_scale, dram_r_scale, dram_w_scale;
+	bool metrics;
+	double sm_pct, dram_bytes_per_s;
 };
 
 struct live_stat {
@@ -583,6 +589,44 @@ static __attribute__((noinline)) void on_other(struct gt_live *l, const union gt
 		if (t && !t->name_id)
 			t->name_id = r->thread.name_id;
 		break;
+	case GT_REC_GPU_METRIC: {
+		const struct gt_rec_gpu_metric *m = &r->gpu_metric;
+		const char *name = str(l, m->name_id);
+		uint32_t scale = m->scale ? m->scale : 1;
+
+		g = gpu(l, r->hdr.pid, m->device_id);
+		if (!g || !name || m->index >= GT_GPU_METRICS_MAX)
+			break;
+		if (strcmp(name, "SMs Active") == 0) {
+			g->sm_idx = (uint8_t)(m->index + 1);
+			g->sm_scale = scale;
+		} else if (strcmp(name, "DRAM Read Bandwidth") == 0) {
+			g->dram_r_idx = (uint8_t)(m->index + 1);
+			g->dram_r_scale = scale;
+		} else if (strcmp(name, "DRAM Write Bandwidth") == 0) {
+			g->dram_w_idx = (uint8_t)(m->index + 1);
+			g->dram_w_scale = scale;
+		}
+		break;
+	}
+	case GT_REC_GPU_SAMPLE: {
+		const struct gt_rec_gpu_sample *sm = &r->gpu_sample;
+
+		g = gpu(l, r->hdr.pid, sm->device_id);
+		if (!g)
+			break;
+		g->metrics = true;
+		if (g->sm_idx && g->sm_idx <= sm->count)
+			g->sm_pct = (double)sm->values[g->sm_idx - 1] / g->sm_scale;
+		g->dram_bytes_per_s = 0;
+		if (g->dram_r_idx && g->dram_r_idx <= sm->count)
+			g->dram_bytes_per_s +=
+			        (double)sm->values[g->dram_r_idx - 1] / g->dram_r_scale;
+		if (g->dram_w_idx && g->dram_w_idx <= sm->count)
+			g->dram_bytes_per_s +=
+			        (double)sm->values[g->dram_w_idx - 1] / g->dram_w_scale;
+		break;
+	}
 	case GT_REC_PROCESS_END:
 		/* its ring's drops are in the LOSS records written just before */
 		p = gt_catalog_process(&l->cat, r->hdr.pid);
@@ -684,6 +728,9 @@ static void gpu_row(struct gt_live *l, uint32_t i, struct gt_live_gpu *o)
 	memcpy(o->copy_bytes, a->copy_bytes, sizeof(o->copy_bytes));
 	o->memsets = a->memsets;
 	o->memset_bytes = a->memset_bytes;
+	o->metrics = a->metrics;
+	o->sm_active_pct = a->sm_pct;
+	o->dram_bytes_per_s = a->dram_bytes_per_s;
 }
 
 /* A GPU seen before its process's DEVICE record said which it was: its activity shows in the

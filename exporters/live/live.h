@@ -48,6 +48,10 @@ struct gt_live_gpu {
 	/* device and managed memory allocated minus freed, as the catalog counts it (the
 	 * timeline's "memory in use" counter), and its peak */
 	uint64_t mem_bytes, mem_peak_bytes;
+	/* GPU metrics (run --gpu-metrics), as the latest sample gives them: false until one */
+	bool metrics;
+	double sm_active_pct;    /* SMs Active, % */
+	double dram_bytes_per_s; /* DRAM read + write */
 };
 
 /* Kernels by name, NVTX ranges by message: totals so far. */

@@ -11,6 +11,7 @@ int gt_timeline_init(struct gt_timeline *m, struct gt_reader *reader, bool deman
 {
 	memset(m, 0, sizeof(*m));
 	m->reader = reader;
+	gt_gm_init(&m->gm);
 	if (gt_catalog_init(&m->cat, reader) < 0 ||
 	    gt_names_init(&m->names, reader, demangle, name_fn, name_expand) < 0 ||
 	    gt_idmap_init(&m->track_map, 256) < 0 || gt_idmap_init(&m->pool_map, 16) < 0 ||
@@ -44,6 +45,7 @@ void gt_timeline_fini(struct gt_timeline *m)
 	gt_names_fini(&m->names);
 	gt_flows_cache_fini(&m->api_flows);
 	gt_flows_cache_fini(&m->gpu_flows);
+	gt_gm_fini(&m->gm);
 	gt_catalog_fini(&m->cat);
 	memset(m, 0, sizeof(*m));
 }
@@ -213,6 +215,9 @@ int gt_timeline_observe(struct gt_timeline *m, const union gt_record *rec)
 	if (ret < 0)
 		return ret;
 	switch (rec->hdr.type) {
+	case GT_REC_GPU_METRIC:
+	case GT_REC_GPU_SAMPLE:
+		return gt_gm_observe(&m->gm, &m->cat, rec);
 	case GT_REC_PROCESS: {
 		/* the catalog has read it (a new process when the pid was reused) */
 		struct gt_timeline_proc *p = gt_timeline_proc(m, rec->hdr.pid);

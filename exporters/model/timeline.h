@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "gpumetrics.h"
 #include "flows.h"
 #include "gputrace/record.h"
 #include "gputrace/trace.h"
@@ -41,6 +42,8 @@ struct gt_timeline_gpu {
 	uint64_t uuid_pool;   /* perfetto: its memory pool counter track */
 	bool memory_announced;
 	bool pool_announced;
+	uint64_t uuid_metric[GT_GPU_METRICS_MAX]; /* perfetto: its GPU metric counter tracks,
+	                                           * 0 until announced */
 };
 
 struct gt_timeline {
@@ -52,6 +55,7 @@ struct gt_timeline {
 	                           * it, so that their lanes, and so their threads, agree) */
 	struct gt_names names;    /* every name drawn, transformed by the format's function */
 	struct gt_catalog cat;    /* what the trace holds: processes, GPUs, threads, losses */
+	struct gt_gm gm;          /* which metrics GPU samples hold (gpumetrics.h) */
 
 	struct gt_timeline_proc **procs; /* in order of appearance on the timeline; owned */
 	uint32_t nprocs, cap_procs;
@@ -138,6 +142,8 @@ struct gt_timeline_sink {
 	int (*loss)(void *ctx, const struct gt_rec_loss *r);
 	int (*notice)(void *ctx, const struct gt_rec_notice *r);
 	int (*process_end)(void *ctx, const struct gt_rec_process_end *r);
+	/* A sample of a GPU's metrics (m->gm describes them); NULL: not drawn */
+	int (*gpu_sample)(void *ctx, const struct gt_rec_gpu_sample *r);
 	/* A PROCESS record arrived (the model has read it): describe the process again if the
 	 * format needs to. */
 	void (*process_info)(void *ctx, uint32_t pid);
@@ -182,6 +188,8 @@ static inline int gt_timeline_dispatch(struct gt_timeline *m, const struct gt_ti
 		return ops->notice(ctx, &rec->notice);
 	case GT_REC_PROCESS_END:
 		return ops->process_end(ctx, &rec->process_end);
+	case GT_REC_GPU_SAMPLE:
+		return ops->gpu_sample ? ops->gpu_sample(ctx, &rec->gpu_sample) : 0;
 	case GT_REC_PROCESS:
 		ops->process_info(ctx, rec->hdr.pid);
 		return 0;

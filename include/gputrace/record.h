@@ -38,7 +38,9 @@ enum gt_rec_type {
 	GT_REC_STACK = 23,  /* a call stack, once per distinct stack of a process (or a part of it) */
 	GT_REC_MODULE = 24, /* an executable mapping the stacks of a process refer to */
 	/* 25 is reserved for Python code objects of stacks */
-	GT_REC_MAX = 25
+	GT_REC_GPU_METRIC = 26, /* one hardware metric a GPU is sampled for (PM sampling) */
+	GT_REC_GPU_SAMPLE = 27, /* one sample of a GPU's hardware metrics */
+	GT_REC_MAX = 28 /* types in between are unused: gt_record_desc() says NULL for them */
 };
 
 /* Every record starts with this header. size includes the header and is a multiple of 8. */
@@ -360,6 +362,8 @@ enum gt_loss_source {
 	GT_LOSS_FLUSH_WINDOW, /* records still in CUPTI when the process was killed (estimate) */
 	GT_LOSS_FILE, /* a damaged file: chunks skipped reading it (merge, info --reindex) */
 	GT_LOSS_NVTX,         /* NVTX ranges the handlers could not record (see collectors.md) */
+	GT_LOSS_PM_OVERFLOW,  /* GPU metric samples lost to a hardware-buffer overflow */
+	GT_LOSS_PM_LAG,       /* GPU metric samples not decoded in time (exit) or not evaluated */
 	GT_LOSS_SOURCE_MAX
 };
 
@@ -408,6 +412,7 @@ enum gt_notice_code {
 	GT_NOTICE_FLUSH_WINDOW, /* ended before its final flush: the last interval may be lost */
 	GT_NOTICE_CUPTI_LOADED, /* tracing started; detail = cuptiGetVersion, message its path */
 	GT_NOTICE_SELF_COST,    /* at exit: gputrace's own work; detail = its buffers' time in us */
+	GT_NOTICE_GPU_METRICS,  /* GPU metrics not sampled; detail = enum gt_gpu_metrics_reason */
 	GT_NOTICE_CODE_MAX
 };
 
@@ -513,6 +518,42 @@ struct gt_rec_module {
 	uint32_t build_id;    /* string: GNU build id as lowercase hex; 0 when it has none */
 };
 
+/* Why a GPU's hardware metrics were not sampled (GT_NOTICE_GPU_METRICS's detail). */
+enum gt_gpu_metrics_reason {
+	GT_GM_ERROR = 0,       /* a CUPTI or host-API call failed; the message says which */
+	GT_GM_NO_PERMISSION,   /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: admin-only counters */
+	GT_GM_BUSY,            /* another profiler holds the GPU's counters */
+	GT_GM_UNSUPPORTED,     /* the GPU, driver or CUPTI has no PM sampling, or no set for it */
+	GT_GM_NO_LIBRARY,      /* libnvperf_host or the CUPTI PM sampling API not found */
+	GT_GM_OTHER_PROCESS,   /* another traced process samples this GPU (info, not a failure) */
+	GT_GM_REASON_MAX
+};
+
+/* Most metrics one GPU is sampled for. */
+#define GT_GPU_METRICS_MAX 12u
+
+/* One metric of a GPU's samples: written by the process that samples the GPU (hdr.pid),
+ * once per metric, before that GPU's first GT_REC_GPU_SAMPLE. */
+struct gt_rec_gpu_metric {
+	struct gt_rec_hdr hdr;
+	uint64_t interval_ns; /* sampling interval */
+	uint32_t device_id;   /* CUDA ordinal in the sampling process */
+	uint32_t index;       /* which of the samples' values[] (< GT_GPU_METRICS_MAX) */
+	uint32_t name_id;     /* string: the short name, "SMs Active" */
+	uint32_t metric_id;   /* string: the counter's name in CUPTI, "sm__cycles_active..." */
+	uint32_t unit_id;     /* string: "%" (of peak) or "bytes/s" */
+	uint32_t scale;       /* a value in the unit is values[index] / scale (> 0) */
+};
+
+/* One sample of a GPU's metrics, each averaged over the interval that ends at ts_ns. */
+struct gt_rec_gpu_sample {
+	struct gt_rec_hdr hdr;
+	uint64_t ts_ns;     /* trace clock: end of the sampled interval */
+	uint32_t device_id; /* CUDA ordinal in the sampling process */
+	uint32_t count;     /* values used, <= GT_GPU_METRICS_MAX */
+	uint64_t values[GT_GPU_METRICS_MAX]; /* raw, see gt_rec_gpu_metric.scale */
+};
+
 /* Largest fixed-size record; a buffer of this size holds any decoded non-string record. */
 union gt_record {
 	struct gt_rec_hdr hdr;
@@ -540,6 +581,8 @@ union gt_record {
 	struct gt_rec_origin origin;
 	struct gt_rec_stack stack;
 	struct gt_rec_module module;
+	struct gt_rec_gpu_metric gpu_metric;
+	struct gt_rec_gpu_sample gpu_sample;
 };
 
 /* Field descriptions drive the file codec, the ring validator and string-id remapping. */
@@ -585,6 +628,8 @@ const char *gt_process_end_name(unsigned how);
 const char *gt_pool_op_name(unsigned op);
 /* CUPTI's memory pool types: 1 "local", 2 "imported"; "unknown" otherwise. */
 const char *gt_pool_type_name(unsigned type);
+/* Why GPU metrics were not sampled (enum gt_gpu_metrics_reason), one phrase. */
+const char *gt_gpu_metrics_reason_name(unsigned reason);
 
 /* Validate a record as read from untrusted memory: type known, size exact for fixed types,
  * string length within size. Returns 0 or -EINVAL. */

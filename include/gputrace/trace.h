@@ -38,7 +38,7 @@ struct gt_trace_info {
 	 (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |            \
 	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK) |         \
 	 (1ull << GT_REC_INPUT) | (1ull << GT_REC_ORIGIN) | (1ull << GT_REC_STACK) |               \
-	 (1ull << GT_REC_MODULE))
+	 (1ull << GT_REC_MODULE) | (1ull << GT_REC_GPU_METRIC))
 
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {
@@ -196,6 +196,18 @@ const struct gt_trace_header *gt_reader_header(const struct gt_reader *r);
  * Unknown record types are skipped and counted in status.records_skipped; damaged chunks are
  * skipped and counted in status (gt_reader_status). */
 int gt_reader_next(struct gt_reader *r, const union gt_record **rec);
+
+/* The next records of the types set in `types` (bit t: enum gt_rec_type t), in file order,
+ * copied into buf as the record structs of record.h, one every `stride` bytes (header
+ * included; the bytes of a slot after its record are zeroed): room for cap of them. Records
+ * of other types are read past; string records still enter the string table, so
+ * gt_reader_string knows every id the copied records name. For bindings that view a batch as
+ * arrays (Python's numpy: one structured view per type, selected by hdr.type). Returns the
+ * records copied (0 at the end; fewer than cap only at the end), -EINVAL when types is 0 or
+ * holds GT_REC_NONE, GT_REC_STRING (not of fixed size) or an unknown type, when stride is not
+ * a multiple of 8 or smaller than one of the types' gt_record_desc()->size, or buf is NULL
+ * with cap > 0; or -errno from reading (that batch is then lost). */
+int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride, size_t cap);
 
 /* Look up a string seen so far. Returns NULL if unknown. len may be NULL.
  * The pointer stays valid until gt_reader_close(). */

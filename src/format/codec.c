@@ -758,8 +758,8 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 		return r;
 	}
 	prog = &c->progs[type];
-	if (!prog->size)
-		return GT_DECODE_SKIPPED; /* a type value this reader has no description of */
+	if (!prog->nops)
+		return GT_DECODE_SKIPPED; /* a type this build does not know */
 	prev = c->prev[type];
 	base = (uint8_t *)&recs[type];
 	/* Decode assuming every field is there, and check once at the end. Memory-safe even
@@ -904,7 +904,7 @@ int gt_codec_init(struct gt_codec *c)
 		struct gt_codec_prog *prog = &c->progs[type];
 
 		if (!d)
-			continue; /* an unused type value: its records are skipped when read */
+			continue; /* a value left unused: its records are skipped (nops 0) */
 		if (d->nfields + 1u > GT_CODEC_MAX_FIELDS)
 			return -EINVAL;
 		prog->size = d->size;

@@ -4,6 +4,7 @@
  * Layout: docs/format.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -739,6 +740,40 @@ int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
 		if (ret <= 0)
 			return ret;
 	}
+}
+
+int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride, size_t cap)
+{
+	const union gt_record *rec;
+	unsigned char *out = buf;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!r || !types || (types & (1ull << GT_REC_NONE | 1ull << GT_REC_STRING)) ||
+	    (GT_REC_MAX < 64 && (types >> GT_REC_MAX)) || stride % 8 || (cap && !buf))
+		return -EINVAL;
+	for (unsigned t = 0; t < GT_REC_MAX; t++) {
+		const struct gt_record_desc *d = gt_record_desc(t);
+
+		if ((types >> t & 1) && (!d || d->size > stride))
+			return -EINVAL;
+	}
+	if (cap > (size_t)INT_MAX)
+		cap = INT_MAX; /* the count must fit the return value */
+	/* records of other types are read past (strings still enter the table) */
+	while (n < cap && (ret = gt_reader_next(r, &rec)) > 0) {
+		size_t size;
+
+		if (rec->hdr.type >= 64 || !(types >> rec->hdr.type & 1))
+			continue;
+		size = gt_record_desc(rec->hdr.type)->size;
+		memcpy(out + n * stride, rec, size);
+		memset(out + n * stride + size, 0, stride - size);
+		n++;
+	}
+	if (n < cap && ret < 0)
+		return ret;
+	return (int)n;
 }
 
 const struct gt_trace_header *gt_reader_header(const struct gt_reader *r)

@@ -281,6 +281,24 @@ static const struct gt_field module_fields[] = {
 	F(struct gt_rec_module, path_id, S),
 	F(struct gt_rec_module, build_id, S),
 };
+static const struct gt_field gpu_metric_fields[] = {
+	F(struct gt_rec_gpu_metric, interval_ns, 0),
+	F(struct gt_rec_gpu_metric, device_id, 0),
+	F(struct gt_rec_gpu_metric, index, 0),
+	F(struct gt_rec_gpu_metric, name_id, S),
+	F(struct gt_rec_gpu_metric, metric_id, S),
+	F(struct gt_rec_gpu_metric, unit_id, S),
+	F(struct gt_rec_gpu_metric, scale, 0),
+};
+
+#define V(i) FN(struct gt_rec_gpu_sample, "value" #i, values[i], D)
+static const struct gt_field gpu_sample_fields[] = {
+	F(struct gt_rec_gpu_sample, ts_ns, T),
+	F(struct gt_rec_gpu_sample, device_id, 0),
+	F(struct gt_rec_gpu_sample, count, 0),
+	V(0), V(1), V(2), V(3), V(4), V(5), V(6), V(7), V(8), V(9), V(10), V(11),
+};
+#undef V
 
 #define DESC(type, nm, st, fields)                                                         \
 	[type] = { nm, (uint16_t)sizeof(st), (uint16_t)(sizeof(fields) / sizeof(fields[0])), \
@@ -311,6 +329,8 @@ static const struct gt_record_desc descs[GT_REC_MAX] = {
 	DESC(GT_REC_ORIGIN, "origin", struct gt_rec_origin, origin_fields),
 	DESC(GT_REC_STACK, "stack", struct gt_rec_stack, stack_fields),
 	DESC(GT_REC_MODULE, "module", struct gt_rec_module, module_fields),
+	DESC(GT_REC_GPU_METRIC, "gpu_metric", struct gt_rec_gpu_metric, gpu_metric_fields),
+	DESC(GT_REC_GPU_SAMPLE, "gpu_sample", struct gt_rec_gpu_sample, gpu_sample_fields),
 };
 /* clang-format on */
 
@@ -331,13 +351,15 @@ _Static_assert(sizeof(struct gt_rec_input) % 8 == 0, "records are 8-byte multipl
 _Static_assert(sizeof(struct gt_rec_origin) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_stack) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_module) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_gpu_metric) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_gpu_sample) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(GT_GPU_METRICS_MAX == 12, "gpu_sample_fields lists 12 values");
 _Static_assert(sizeof(struct gt_rec_string) == 16, "string head is 16 bytes");
 
 const struct gt_record_desc *gt_record_desc(unsigned type)
 {
-	/* a value between two known types may be unused (another branch's type) */
 	if (type == GT_REC_NONE || type >= GT_REC_MAX || !descs[type].name)
-		return NULL;
+		return NULL; /* unknown, or a value this build leaves unused */
 	return &descs[type];
 }
 
@@ -394,6 +416,7 @@ const char *gt_loss_source_name(unsigned source)
 	static const char *const names[GT_LOSS_SOURCE_MAX] = {
 	        "cupti_dropped", "ring_full",    "torn_record",  "corrupt_ring",
 	        "buffer_pool",   "flush_window", "damaged_file", "nvtx_unrecorded",
+	        "pm_overflow", "pm_decode_lag",
 	};
 	return NAME_OF(names, source);
 }
@@ -428,4 +451,17 @@ const char *gt_process_end_name(unsigned how)
 	        "detached",
 	};
 	return NAME_OF(names, how);
+}
+
+const char *gt_gpu_metrics_reason_name(unsigned reason)
+{
+	static const char *const names[GT_GM_REASON_MAX] = {
+	        "a CUPTI call failed",
+	        "no permission to read GPU performance counters",
+	        "another profiler holds the GPU's performance counters",
+	        "the GPU or driver does not support PM sampling",
+	        "libnvperf_host or CUPTI's PM sampling API not found",
+	        "another traced process samples this GPU",
+	};
+	return NAME_OF(names, reason);
 }

@@ -101,6 +101,8 @@ static int build_xforms(struct gt_merge *m)
 		const struct gt_record_desc *d = gt_record_desc(t);
 		struct xform *x = &m->xf[t];
 
+		if (!d)
+			continue; /* a value left unused: the reader skips such records */
 		x->size = d->size;
 		for (unsigned f = 0; f < d->nfields; f++) {
 			const struct gt_field *fd = &d->fields[f];

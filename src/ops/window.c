@@ -189,7 +189,11 @@ static const union gt_record *decide(struct gt_window_filter *f, const union gt_
 	case GT_REC_STREAM:
 	case GT_REC_CLOCK:
 	case GT_REC_ORIGIN:
+	case GT_REC_GPU_METRIC:
 		return rec; /* metadata: always kept */
+	case GT_REC_GPU_SAMPLE: /* an instant: the end of its interval */
+		return on_gpu(f, rec->gpu_sample.device_id, UINT32_MAX) ? keep_instant(f, rec)
+		                                                        : NULL;
 	case GT_REC_MEMORY:
 		return on_gpu(f, rec->memory.device_id, UINT32_MAX) ? keep_state(f, rec) : NULL;
 	case GT_REC_MEMORY_POOL:

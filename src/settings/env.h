@@ -34,6 +34,8 @@
  * comma-separated list of kernel, memory, sync, other or all (default all), NS the shortest
  * API call, in nanoseconds, that gets one (default 0). */
 #define GT_ENV_BACKTRACE "GPUTRACE_BACKTRACE"
+/* GPU metrics sampled over time (PM sampling): [DEVICES][:FREQUENCY][:SET], docs/gpu-metrics.md */
+#define GT_ENV_GPU_METRICS "GPUTRACE_GPU_METRICS"
 /* Non-empty: diagnostics from the injection library go to stderr. */
 #define GT_ENV_DEBUG "GPUTRACE_DEBUG"
 /* Set by gputrace run on the child: the CLI's pid, so a child knows it is traced. */

@@ -29,6 +29,7 @@ static const char *const names[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_WRITE_QUEUE] = GT_ENV_WRITE_QUEUE,
         [GT_ENVCONF_WRITE_TIMEOUT] = GT_ENV_WRITE_TIMEOUT,
         [GT_ENVCONF_BACKTRACE] = GT_ENV_BACKTRACE,
+        [GT_ENVCONF_GPU_METRICS] = GT_ENV_GPU_METRICS,
 };
 
 /* What each setting accepts, for the message that refuses a value. */
@@ -45,6 +46,10 @@ static const char *const hints[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_WRITE_TIMEOUT] = "use seconds above 0 and up to 86400, e.g. 60",
         [GT_ENVCONF_BACKTRACE] = "use none or native[:KINDS[:NS]], KINDS from kernel, memory, "
                                  "sync, other, all; e.g. native:kernel,sync:10000",
+        [GT_ENVCONF_GPU_METRICS] = "use [DEVICES][:FREQUENCY][:SET]: DEVICES all or CUDA "
+                                   "ordinals 0 to 63 like 0,1; FREQUENCY samples per second "
+                                   "from 1 to 1000000, e.g. 10000 or 10k; SET default or sm; "
+                                   "or none",
 };
 
 static const struct {
@@ -77,6 +82,8 @@ void gt_envconf_defaults(struct gt_envconf *cfg)
 	cfg->capture = GT_CAPTURE_NONE;
 	cfg->write_queue_bytes = GT_WRITE_QUEUE_DEFAULT_BYTES;
 	cfg->write_timeout_ns = GT_WRITE_TIMEOUT_DEFAULT_NS;
+	cfg->gpu_metrics_devices = ~0ull;
+	cfg->gpu_metrics_hz = GT_GM_HZ_DEFAULT;
 }
 
 const char *gt_envconf_name(enum gt_envconf_key key)
@@ -268,6 +275,80 @@ static int parse_capture(const char *s, struct gt_envconf *cfg)
 	return 0;
 }
 
+/* GPUTRACE_GPU_METRICS: [DEVICES][:FREQUENCY][:SET], each part optional; "none" or "off":
+ * not sampled. */
+static int parse_gpu_metrics(const char *value, struct gt_envconf *cfg)
+{
+	static const char *const set_words[GT_GM_SET_MAX] = {"default", "sm"};
+	uint64_t devices = 0, hz = GT_GM_HZ_DEFAULT;
+	unsigned set = GT_GM_SET_DEFAULT;
+	const char *p = value, *colon;
+	size_t len;
+
+	if (strcasecmp(value, "none") == 0 || strcasecmp(value, "off") == 0) {
+		cfg->gpu_metrics = false;
+		return 0;
+	}
+	colon = strchr(p, ':');
+	len = colon ? (size_t)(colon - p) : strlen(p);
+	if (len == 0 || (len == 3 && strncasecmp(p, "all", 3) == 0)) {
+		devices = ~0ull;
+	} else {
+		const char *q = p, *end = p + len;
+
+		while (q < end) {
+			char *e;
+			unsigned long d;
+
+			if (!isdigit((unsigned char)*q))
+				return -EINVAL;
+			d = strtoul(q, &e, 10);
+			if (d > 63 || e > end || (e < end && *e != ','))
+				return -EINVAL;
+			devices |= 1ull << d;
+			q = e < end ? e + 1 : e;
+			if (e < end && q == end)
+				return -EINVAL; /* a trailing comma */
+		}
+	}
+	if (colon) {
+		const char *f = colon + 1, *colon2 = strchr(f, ':');
+		size_t flen = colon2 ? (size_t)(colon2 - f) : strlen(f);
+
+		if (flen) {
+			char *e;
+			unsigned long long v;
+
+			if (!isdigit((unsigned char)*f))
+				return -EINVAL;
+			v = strtoull(f, &e, 10);
+			if (e < f + flen && (*e == 'k' || *e == 'K') && e + 1 == f + flen) {
+				v *= 1000;
+				e++;
+			}
+			if (e != f + flen || v < 1 || v > GT_GM_HZ_MAX)
+				return -EINVAL;
+			hz = v;
+		}
+		if (colon2) {
+			const char *w = colon2 + 1;
+			unsigned i;
+
+			for (i = 0; i < GT_GM_SET_MAX; i++)
+				if (strcasecmp(w, set_words[i]) == 0)
+					break;
+			if (i == GT_GM_SET_MAX)
+				return -EINVAL;
+			set = i;
+		}
+	}
+	cfg->gpu_metrics = true;
+	cfg->gpu_metrics_devices = devices;
+	cfg->gpu_metrics_hz = (uint32_t)hz;
+	cfg->gpu_metrics_set = set;
+	return 0;
+}
+
 int gt_envconf_set(struct gt_envconf *cfg, enum gt_envconf_key key, const char *value,
                    const char **hint)
 {
@@ -325,6 +406,14 @@ int gt_envconf_set(struct gt_envconf *cfg, enum gt_envconf_key key, const char *
 		case GT_ENVCONF_BACKTRACE:
 			r = parse_backtrace(value, cfg);
 			break;
+		case GT_ENVCONF_GPU_METRICS: {
+			struct gt_envconf tmp = *cfg;
+
+			r = parse_gpu_metrics(value, &tmp);
+			if (r >= 0)
+				*cfg = tmp;
+			break;
+		}
 		default:
 			break;
 		}

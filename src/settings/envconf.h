@@ -83,8 +83,19 @@ enum gt_envconf_key {
 	GT_ENVCONF_WRITE_QUEUE, /* GPUTRACE_WRITE_QUEUE; `gputrace run --write-queue` */
 	GT_ENVCONF_WRITE_TIMEOUT, /* GPUTRACE_WRITE_TIMEOUT */
 	GT_ENVCONF_BACKTRACE,   /* GPUTRACE_BACKTRACE; `gputrace run --backtrace` */
+	GT_ENVCONF_GPU_METRICS, /* GPUTRACE_GPU_METRICS; `gputrace run --gpu-metrics` */
 	GT_ENVCONF_MAX
 };
+
+/* GPU metric sets (collectors/gpumetrics-sets.c, docs/gpu-metrics.md). */
+enum gt_gm_set {
+	GT_GM_SET_DEFAULT = 0, /* every metric the GPU has */
+	GT_GM_SET_SM,          /* SMs active, SM issue, tensor active, GR active */
+	GT_GM_SET_MAX
+};
+
+#define GT_GM_HZ_DEFAULT 10000u   /* samples per second */
+#define GT_GM_HZ_MAX     1000000u /* 1 us: PM sampling's shortest interval is about that */
 
 /* How long the end of a trace (gputrace run's, a standalone process's close) waits for a
  * writer that makes no progress (GPUTRACE_WRITE_TIMEOUT; the writer's stall_ns): a minute
@@ -114,6 +125,11 @@ struct gt_envconf {
 	unsigned backtrace;          /* enum gt_backtrace_mode */
 	unsigned backtrace_kinds;    /* enum gt_backtrace_kind mask: API calls that get a stack */
 	uint64_t backtrace_min_ns;   /* only API calls that took at least this long, ns */
+	/* GPU metrics (PM sampling): off unless GPUTRACE_GPU_METRICS is set */
+	bool gpu_metrics;
+	uint64_t gpu_metrics_devices; /* CUDA ordinals to sample, one bit each (all: ~0) */
+	uint32_t gpu_metrics_hz;      /* samples per second */
+	uint32_t gpu_metrics_set;     /* enum gt_gm_set */
 };
 
 /* Environment lookup, so tests can parse without touching the process environment. */

@@ -20,7 +20,7 @@ mkdir -p "$work"
 
 all_tests="kernels memcpy memset alloc nvtx streams8 graph graph-nodes apierror cuptifirst launches example fork pytorch
 sync overhead capture-profiler capture-profiler-activity capture-nvtx p2p ddp-nccl merge-nccl
-crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu"
+crash-abort crash-segv crash-kill crash-exit crash-illegal overload-gpu gpu-metrics"
 tests=${*:-$all_tests}
 passed=0 failed=0 skipped=0
 
@@ -322,6 +322,29 @@ PY
 	crash-illegal) run_cli crash-illegal 3 120 50 --flush-interval 50 -- ;;
 	# 200,000 launches through a 64 KiB ring: completes (exit 0, no hang), losses counted
 	overload-gpu) run_cli overload-gpu 0 120 200000 --buffer-size 64K -- ;;
+	gpu-metrics)
+		# the kernels workload under run --gpu-metrics (docs/gpu-metrics.md): samples with
+		# their metrics in the trace, or the notice that says why not; then stats' report
+		local out="$work/gm.gtrace" log="$work/gm.log" rc n
+		if [ ! -x "$cli" ]; then result gpu-metrics skip "(no gputrace CLI)"; return; fi
+		rm -f "$out"
+		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" --gpu-metrics -- \
+			"$wl" kernels >"$log" 2>&1
+		rc=$?
+		if [ $rc -eq 77 ]; then result gpu-metrics skip "(no GPU)"; return; fi
+		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+			result gpu-metrics fail "(gputrace run exit $rc)"; sed 's/^/    /' "$log"; return
+		fi
+		"$cli" info "$out" >>"$log" 2>&1
+		n=$(awk '$1 == "gpu_sample" {print $2}' "$log")
+		if [ -n "$n" ] && [ "$n" -gt 0 ] &&
+			"$cli" stats "$out" -r gpu-metrics >>"$log" 2>&1 &&
+			grep -q 'SMs Active' "$log"; then
+			result gpu-metrics pass "($n samples; $(grep -m1 'sampled by pid' "$log"))"
+		else
+			result gpu-metrics fail "(no samples: $(grep -m1 'not sampled' "$log"))"
+			sed 's/^/    /' "$log" | tail -n 40
+		fi ;;
 	*) result "$1" fail "(unknown test)" ;;
 	esac
 }

@@ -266,6 +266,19 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                            "NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
                            "originalIP INTEGER, unresolved INTEGER, PRIMARY KEY (id, stackDepth))",
                            "INSERT INTO CUDA_CALLCHAINS VALUES (?,?,?,?,?,?)"},
+        /* GPU metrics (PM sampling) as Nsight Systems lays them out: typeId and sourceId
+         * are the GPU's number, metricId the metric's index in its samples; value in the
+         * unit metricName ends with (an integer where it is one, else a real) */
+        [SQ_GPU_METRICS] = {"GPU_METRICS",
+                            "CREATE TABLE GPU_METRICS (rawTimestamp INTEGER NOT NULL, timestamp "
+                            "INTEGER NOT NULL, typeId INTEGER NOT NULL, metricId INTEGER NOT "
+                            "NULL, value REAL NOT NULL)",
+                            "INSERT INTO GPU_METRICS VALUES (?,?,?,?,?)"},
+        [SQ_TARGET_GPU_METRICS] = {"TARGET_INFO_GPU_METRICS",
+                                   "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT "
+                                   "NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL, "
+                                   "metricId INTEGER NOT NULL, metricName TEXT NOT NULL)",
+                                   "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?,?,?,?,?)"},
 };
 
 static const struct sq_enum_row event_type[] = {

@@ -23,10 +23,12 @@
 
 #include "catalog.h"
 #include "demangle.h"
+#include "gpumetrics.h"
 #include "exporter.h"
 #include "hash.h"
 #include "nvtx-gpu.h"
 #include "output.h"
+#include "parquet.h"
 #include "sql.h"
 #include "sqlite-int.h"
 #include "stacks.h"
@@ -170,8 +172,11 @@ struct tab {
 	struct lane lane[SQ_LANES];
 };
 
+struct pq_sink;
+
 struct sq {
 	sqlite3 *db;
+	struct pq_sink *pq; /* the Parquet export: rows go to its writers, db is NULL */
 	const char *identity; /* GPUTRACE_SOURCE, or NULL; borrowed */
 	int cache_mib; /* page cache, MiB; 0: DEFAULT_CACHE_MB */
 	struct tab tab[SQ_TABLE_MAX];
@@ -195,6 +200,7 @@ struct sq {
 
 	/* processes, GPUs, threads: the catalog's, and what the export adds to them */
 	struct gt_catalog cat;
+	struct gt_gm gm; /* GPU metrics: what each GPU's samples hold */
 	struct proc *procs; /* by catalog index */
 	size_t nprocs, procs_cap;
 	uint32_t hosts[MAX_HW_ID]; /* StringIds id of each host seen, by hwId */
@@ -269,9 +275,11 @@ struct val {
 	union {
 		int64_t i;     /* SQLITE_INTEGER; 0 for SQLITE_NULL */
 		const char *s; /* SQLITE_TEXT */
+		double d;      /* SQLITE_FLOAT */
 	} u;
 	int32_t len;  /* text bytes, -1: up to the NUL; 0 for the others */
-	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER or SQLITE_TEXT; VAL_REBIND in `bound` */
+	int32_t kind; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT or SQLITE_TEXT; VAL_REBIND
+	               * in `bound` */
 };
 
 _Static_assert(sizeof(struct val) == 16, "struct val: compared as its 16 bytes");
@@ -307,6 +315,14 @@ static inline void b_null(struct val *row, int i)
 	row_set(row, i, 0, SQLITE_NULL);
 }
 
+static inline void b_f64(struct val *row, int i, double v)
+{
+	int64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	row_set(row, i, bits, SQLITE_FLOAT);
+}
+
 /* v, or NULL when v is 0 (the records' "none") */
 static inline void b_nz(struct val *row, int i, uint64_t v)
 {
@@ -338,6 +354,9 @@ static inline void bind_val(sqlite3_stmt *st, int param, const struct val *v)
 		break;
 	case SQLITE_TEXT:
 		sqlite3_bind_text(st, param, v->u.s, v->len, SQLITE_STATIC);
+		break;
+	case SQLITE_FLOAT:
+		sqlite3_bind_double(st, param, v->u.d);
 		break;
 	default:
 		sqlite3_bind_null(st, param);
@@ -451,10 +470,14 @@ static int flush(struct sq *q, enum sq_table t)
 	return 0;
 }
 
+static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row);
+
 static inline int row_end(struct sq *q, enum sq_table t)
 {
 	struct lane *l = lane_of(q, t);
 
+	if (q->pq) /* Parquet: each row to its table's writer as it is made (batch 1) */
+		return pq_sink_row(q, t, l->vals);
 	if (++l->n < q->tab[t].batch)
 		return 0;
 	return flush_lane(q, t, l);
@@ -1307,6 +1330,66 @@ static int on_host(struct sq *q, const struct gt_catalog_process *cp, struct pro
 	return 0;
 }
 
+/* A GPU metric described: its TARGET_INFO_GPU_METRICS row, "SMs Active [%]". */
+static int on_gpu_metric(struct sq *q, const struct gt_rec_gpu_metric *m)
+{
+	const struct gt_catalog_gpu *g = NULL;
+	char name[200], type[64];
+	const char *s, *u;
+	size_t slen = 0, ulen = 0;
+	struct val *st;
+
+	if (gt_gm_observe(&q->gm, &q->cat, (const union gt_record *)m) < 0 ||
+	    !gt_gm_gpu(&q->gm, &q->cat, m->hdr.pid, m->device_id, &g) ||
+	    m->index >= GT_GPU_METRICS_MAX)
+		return q->err ? q->err : 0;
+	s = gt_reader_string(q->r, m->name_id, &slen);
+	u = gt_reader_string(q->r, m->unit_id, &ulen);
+	snprintf(name, sizeof(name), "%.*s [%.*s]", s ? (int)(slen < 120 ? slen : 120) : 0,
+	         s ? s : "", u ? (int)(ulen < 32 ? ulen : 32) : 0, u ? u : "");
+	snprintf(type, sizeof(type), "GPU %u metrics", g->number);
+	st = row_begin(q, SQ_TARGET_GPU_METRICS); /* batch 1: the names are on the stack */
+	b_i64(st, 1, g->number);
+	b_i64(st, 2, g->number);
+	b_text(st, 3, type);
+	b_i64(st, 4, m->index);
+	b_text(st, 5, name);
+	return row_end(q, SQ_TARGET_GPU_METRICS);
+}
+
+/* A GPU metrics sample: a GPU_METRICS row per metric it holds a value of. */
+static int on_gpu_sample(struct sq *q, const struct gt_rec_gpu_sample *r)
+{
+	const struct gt_catalog_gpu *g = NULL;
+	struct gt_gm_gpu *gg = gt_gm_gpu(&q->gm, &q->cat, r->hdr.pid, r->device_id, &g);
+
+	if (!gg)
+		return 0;
+	gg->samples++;
+	see(q, r->ts_ns, r->ts_ns);
+	for (unsigned i = 0; i < gg->nmetrics; i++) {
+		struct val *st;
+		double v;
+		int ret;
+
+		if (!gt_gm_value(gg, r, i, &v))
+			continue;
+		st = row_begin(q, SQ_GPU_METRICS);
+		b_u64(st, 1, r->ts_ns);
+		b_u64(st, 2, r->ts_ns);
+		b_i64(st, 3, g->number);
+		b_i64(st, 4, i);
+		if (v == (double)(int64_t)v)
+			b_i64(st, 5, (int64_t)v);
+		else
+			b_f64(st, 5, v);
+		ret = row_end(q, SQ_GPU_METRICS);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 _Static_assert(GT_REC_MAX <= 32, "on_record: record types as bits of a uint32_t");
 
 static int on_record(struct sq *q, const union gt_record *rec)
@@ -1383,6 +1466,10 @@ static int on_record(struct sq *q, const union gt_record *rec)
 	case GT_REC_STACK:
 	case GT_REC_MODULE:
 		return on_stack(q, rec, p);
+	case GT_REC_GPU_METRIC:
+		return on_gpu_metric(q, &rec->gpu_metric);
+	case GT_REC_GPU_SAMPLE:
+		return on_gpu_sample(q, &rec->gpu_sample);
 	default:
 		return 0;
 	}
@@ -1772,6 +1859,7 @@ static unsigned batch_of(enum sq_table t)
 	case SQ_RUNTIME:
 	case SQ_MEMORY_USAGE:
 	case SQ_NVTX:
+	case SQ_GPU_METRICS:
 		return SQ_BATCH;
 	default:
 		return 1;
@@ -2265,6 +2353,7 @@ static void sq_free(struct sq *q)
 	free(q->ctxs);
 	map_fini(&q->by_sid);
 	free(q->sid_names);
+	gt_gm_fini(&q->gm);
 	gt_catalog_fini(&q->cat);
 	map_fini(&q->null_stream);
 	map_fini(&q->streams);
@@ -2462,6 +2551,343 @@ out:
 	gt_output_free(own); /* removes the temporary unless committed */
 	return ret;
 }
+
+/* ---- The Parquet export: the same rows, to one Parquet file per table ---------------- */
+
+/* A table's Parquet file: each column of its CREATE statement, with where its value comes
+ * from (a value of the row, or the literal its INSERT gives). */
+struct pq_tab {
+	struct pq_file *f;
+	int fd;
+	unsigned ncols;
+	struct pq_col col[SQ_MAX_COLS];
+	int param[SQ_MAX_COLS]; /* value 1.. of the row; 0: lit */
+	struct val lit[SQ_MAX_COLS];
+	char text[SQ_MAX_COLS][SQ_VALUE_BYTES]; /* literal strings, unquoted */
+};
+
+struct pq_sink {
+	struct pq_tab tab[SQ_TABLE_MAX];
+	const char *dir; /* the output directory's final name */
+	struct gt_output *out;
+	uint64_t bytes;
+	unsigned files;
+};
+
+static int pq_fail(struct sq *q, const char *what, int err)
+{
+	if (!q->err) {
+		snprintf(errbuf, sizeof(errbuf), "%.600s: %s", what, strerror(-err));
+		q->errmsg = errbuf;
+		q->err = err;
+	}
+	return q->err;
+}
+
+static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row)
+{
+	struct pq_tab *pt = &q->pq->tab[t];
+	char num[24];
+	int ret;
+
+	for (unsigned c = 0; c < pt->ncols; c++) {
+		const struct val *v = pt->param[c] ? &row[pt->param[c]] : &pt->lit[c];
+		bool str = pt->col[c].type == PQ_STRING;
+
+		if (v->kind == SQLITE_INTEGER && !str) {
+			pq_put_i64(pt->f, v->u.i);
+		} else if (v->kind == SQLITE_INTEGER) { /* TEXT affinity: its decimal text */
+			int n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
+
+			pq_put_str(pt->f, num, (size_t)n);
+		} else if (v->kind == SQLITE_FLOAT && pt->col[c].type == PQ_DOUBLE) {
+			pq_put_f64(pt->f, v->u.d);
+		} else if (v->kind == SQLITE_FLOAT) { /* only REAL columns take reals */
+			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
+		} else if (v->kind == SQLITE_TEXT && str) {
+			pq_put_str(pt->f, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
+		} else if (v->kind == SQLITE_TEXT) {
+			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
+		} else {
+			pq_put_null(pt->f);
+		}
+	}
+	ret = pq_row_end(pt->f);
+	if (ret < 0)
+		return pq_fail(q, gt_sq_tables[t].name, ret);
+	q->rows++;
+	return 0;
+}
+
+/* The columns of a CREATE TABLE ("name TYPE[ NOT NULL][ PRIMARY KEY], ...") into cols. */
+static int pq_parse_create(const char *create, struct pq_col *cols, unsigned *ncols)
+{
+	const char *p = strchr(create, '(');
+	unsigned n = 0;
+
+	if (!p)
+		return -EINVAL;
+	for (p++; *p && *p != ')';) {
+		size_t len = strcspn(p, ",)"), nl = strcspn(p, " ,)");
+		char def[128];
+
+		if (n == SQ_MAX_COLS || nl >= sizeof(cols[n].name) || len >= sizeof(def))
+			return -EINVAL;
+		memcpy(def, p, len);
+		def[len] = '\0';
+		memcpy(cols[n].name, p, nl);
+		cols[n].name[nl] = '\0';
+		cols[n].type = strstr(def, " TEXT") ? PQ_STRING
+		               : strstr(def, " REAL") ? PQ_DOUBLE
+		                                      : PQ_INT64;
+		cols[n].optional = !strstr(def, " NOT NULL");
+		n++;
+		p += len;
+		if (*p == ',')
+			p += 1 + (p[1] == ' ');
+	}
+	*ncols = n;
+	return 0;
+}
+
+/* Table t's columns and where each value comes from; the row buffer of its one lane. */
+static int pq_tab_init(struct sq *q, enum sq_table t)
+{
+	struct pq_tab *pt = &q->pq->tab[t];
+	struct tab *b = &q->tab[t];
+	struct sq_insert in;
+	int nparams = 0, param[SQ_MAX_COLS];
+
+	if (pq_parse_create(gt_sq_tables[t].create, pt->col, &pt->ncols) < 0 ||
+	    !insert_parse(gt_sq_tables[t].insert, &in))
+		return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
+	for (int j = 0; j < in.n; j++)
+		param[j] = strcmp(in.val[j], "?") == 0 ? ++nparams : 0;
+	for (unsigned c = 0; c < pt->ncols; c++) {
+		const char *name = pt->col[c].name;
+		int j = in.named ? insert_find(&in, name, strlen(name))
+		        : (int)c < in.n ? (int)c
+		                        : -1;
+		const char *lv = j >= 0 ? in.val[j] : "NULL";
+
+		pt->param[c] = j >= 0 ? param[j] : 0;
+		if (pt->param[c])
+			continue;
+		if (strcmp(lv, "NULL") == 0) {
+			pt->lit[c] = (struct val){{.i = 0}, 0, SQLITE_NULL};
+		} else if (lv[0] == '\'') {
+			size_t l = strlen(lv);
+
+			snprintf(pt->text[c], sizeof(pt->text[c]), "%.*s", (int)(l >= 2 ? l - 2 : 0),
+			         lv + 1);
+			pt->lit[c] = (struct val){{.s = pt->text[c]}, -1, SQLITE_TEXT};
+		} else {
+			pt->lit[c] = (struct val){{.i = strtoll(lv, NULL, 10)}, 0, SQLITE_INTEGER};
+		}
+	}
+	b->ncols = nparams;
+	b->batch = 1;
+	b->nlanes = 1;
+	b->lane[0].vals = calloc((size_t)nparams + 1, sizeof(struct val));
+	if (!b->lane[0].vals)
+		return pq_fail(q, "out of memory", -ENOMEM);
+	return 0;
+}
+
+/* A new file DIR/name.parquet of the output for cols[0..ncols). */
+static int pq_create(struct sq *q, const char *name, const struct pq_col *cols, unsigned ncols,
+                     struct pq_file **f, int *fd)
+{
+	struct gt_output_error oerr = {0};
+	char path[4096];
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s.parquet", q->pq->dir, name) >= (int)sizeof(path))
+		return pq_fail(q, q->pq->dir, -ENAMETOOLONG);
+	ret = gt_output_create(q->pq->out, path, fd, &oerr);
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "%s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		q->errmsg = errbuf;
+		return q->err = ret;
+	}
+	ret = pq_open(*fd, cols, ncols, 0, f);
+	return ret < 0 ? pq_fail(q, path, ret) : 0;
+}
+
+/* The last row group and footer of f, and fd closed. */
+static int pq_close_file(struct sq *q, const char *name, struct pq_file **f, int *fd)
+{
+	uint64_t bytes = 0;
+	int ret = pq_finish(*f, &bytes);
+
+	if (ret == 0 && close(*fd) < 0)
+		ret = -errno;
+	else if (ret < 0)
+		close(*fd);
+	*fd = -1;
+	pq_free(*f);
+	*f = NULL;
+	if (ret < 0)
+		return pq_fail(q, name, ret);
+	q->pq->bytes += bytes;
+	q->pq->files++;
+	return 0;
+}
+
+/* The ENUM_ tables, each a file of its own. */
+static int pq_enums(struct sq *q)
+{
+	static const struct pq_col cols[] = {
+	        {"id", PQ_INT64, false}, {"name", PQ_STRING, true}, {"label", PQ_STRING, true}};
+
+	for (const struct sq_enum_def *e = gt_sq_enums; e->table; e++) {
+		struct pq_file *f = NULL;
+		int fd = -1;
+
+		if (pq_create(q, e->table, cols, 3, &f, &fd) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return q->err;
+		}
+		for (unsigned i = 0; i < e->nrows; i++) {
+			pq_put_i64(f, e->rows[i].id);
+			pq_put_str(f, e->rows[i].name, strlen(e->rows[i].name));
+			pq_put_str(f, e->rows[i].label, strlen(e->rows[i].label));
+			if (pq_row_end(f) < 0)
+				break;
+			q->rows++;
+		}
+		if (pq_close_file(q, e->table, &f, &fd) < 0)
+			return q->err;
+	}
+	return 0;
+}
+
+static void pq_sink_free(struct sq *q)
+{
+	if (!q->pq)
+		return;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		pq_free(q->pq->tab[t].f);
+		if (q->pq->tab[t].fd >= 0)
+			close(q->pq->tab[t].fd);
+	}
+	free(q->pq);
+	q->pq = NULL;
+}
+
+static int parquet_run(struct gt_reader *r, const struct gt_export_options *opts,
+                       struct gt_export_result *res, const char **errmsg)
+{
+	struct sq q = {0};
+	const union gt_record *rec;
+	const struct gt_trace_counts *fc;
+	int ret;
+
+	q.r = r;
+	q.demangle = opts->demangle;
+	q.identity = opts->identity;
+	q.first_ns = UINT64_MAX;
+	q.errmsg = "out of memory";
+	ret = -ENOMEM;
+	q.pq = calloc(1, sizeof(*q.pq));
+	if (!q.pq)
+		goto out;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++)
+		q.pq->tab[t].fd = -1;
+	q.pq->dir = opts->output;
+	q.pq->out = opts->out;
+	ret = gt_catalog_init(&q.cat, r);
+	if (ret < 0)
+		goto out;
+	fc = gt_reader_footer_counts(r);
+	if (!fc || fc->records[GT_REC_NVTX]) {
+		ret = gt_nvtx_gpu_begin(r, &q.proj, &q.errmsg);
+		if (ret < 0)
+			goto out;
+	}
+	ret = gt_reader_rewind(r);
+	if (ret < 0)
+		goto out;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct pq_tab *pt = &q.pq->tab[t];
+
+		ret = pq_tab_init(&q, t);
+		if (ret == 0)
+			ret = pq_create(&q, gt_sq_tables[t].name, pt->col, pt->ncols, &pt->f, &pt->fd);
+		if (ret < 0)
+			goto out;
+	}
+	ret = pq_enums(&q);
+	if (ret < 0)
+		goto out;
+	while ((ret = gt_reader_next(r, &rec)) > 0) {
+		q.records++;
+		ret = on_record(&q, rec);
+		if (ret == 0 && q.proj && (ret = gt_nvtx_gpu_feed(q.proj, rec)) < 0)
+			q.errmsg = "out of memory";
+		if (ret < 0)
+			goto out;
+		if (opts->progress && (q.records & PROGRESS_EVERY) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(r, &done, &total);
+			opts->progress(opts->progress_ctx, done, total);
+		}
+	}
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		q.errmsg = errbuf;
+		goto out;
+	}
+	if ((q.proj && put_projection(&q) < 0) || put_processes(&q) < 0 || put_trace(&q) < 0) {
+		ret = q.err;
+		goto out;
+	}
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct pq_tab *pt = &q.pq->tab[t];
+
+		ret = pq_close_file(&q, gt_sq_tables[t].name, &pt->f, &pt->fd);
+		if (ret < 0)
+			goto out;
+	}
+	res->events = q.rows;
+	res->bytes = q.pq->bytes;
+	res->files = q.pq->files;
+	res->warning = NULL;
+	ret = 0;
+out:
+	pq_sink_free(&q);
+	sq_free(&q);
+	if (ret < 0 && errmsg)
+		*errmsg = q.errmsg;
+	return ret;
+}
+
+static unsigned parquet_output_flags(const struct gt_export_options *opts)
+{
+	(void)opts;
+	return GT_OUTPUT_DIR | GT_OUTPUT_NO_STDOUT;
+}
+
+/* What an earlier export to the same folder left: its tables. */
+static bool parquet_stale(const struct gt_export_options *opts, const char *name)
+{
+	size_t n = strlen(name);
+
+	(void)opts;
+	return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
+}
+
+const struct gt_exporter_ops gt_exporter_parquet = {
+        .name = "parquet",
+        .extension = ".parquet",
+        .help = "a folder of Parquet files, one per table of the SQLite export (docs/sql.md)",
+        .write = parquet_run,
+        .output_flags = parquet_output_flags,
+        .stdout_refused = "a Parquet export is a folder: give it a name with -o",
+        .stale = parquet_stale,
+};
 
 static unsigned sqlite_output_flags(const struct gt_export_options *opts)
 {

@@ -788,9 +788,18 @@ START_TEST(doc_queries_run)
 			fclose(o);
 			ck_assert_msg(ret == 1, "docs/sql.md query failed (%d: %s):\n%s", ret,
 			              err.message, sql);
-			/* a header line and at least one row */
-			ck_assert_msg(strchr(out, '\n') && strchr(out, '\n')[1] != '\0',
-			              "docs/sql.md query returned no rows:\n%s", sql);
+			/* a header line and at least one row; a query of the stacks may return none
+			 * only while the fixture has none (it records no --backtrace) */
+			if (strstr(sql, "CUDA_CALLCHAINS") &&
+			    !(strchr(out, '\n') && strchr(out, '\n')[1] != '\0')) {
+				sqlite3 *h = open_db(fx_db);
+
+				ck_assert_int_eq(q1(h, "SELECT count(*) FROM CUDA_CALLCHAINS"), 0);
+				sqlite3_close(h);
+			} else {
+				ck_assert_msg(strchr(out, '\n') && strchr(out, '\n')[1] != '\0',
+				              "docs/sql.md query returned no rows:\n%s", sql);
+			}
 			free(out);
 			n++;
 			continue;
@@ -807,8 +816,9 @@ START_TEST(doc_queries_run)
 	}
 	fclose(f);
 	free(sql);
-	/* the examples the page promises: the join and thirteen worked queries */
-	ck_assert_uint_eq(n, 14);
+	/* the examples the page promises: the issue's join, thirteen worked queries and the
+	 * stacks query */
+	ck_assert_uint_eq(n, 15);
 }
 END_TEST
 

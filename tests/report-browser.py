@@ -64,16 +64,9 @@ def main():
         page = os.path.join(tmp, "report.html")
         subprocess.run([gputrace, "report", "ddp-rank0.gtrace", "ddp-rank1.gtrace", "-o", page],
                        cwd=data, check=True)
-        cd = subprocess.Popen([chromedriver, "--port=0"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
-        port = None
-        for line in cd.stdout:
-            m = re.search(r"started successfully on port (\d+)", line)
-            if m:
-                port = int(m.group(1))
-                break
+        cd, port, said = vb.start_chromedriver(chromedriver)
         if not port:
-            vb.fail("chromedriver did not start")
+            vb.fail("chromedriver did not start; it printed:\n  " + "\n  ".join(said))
             return 1
         wd = vb.WebDriver(port)
         wd.start(chromium, [

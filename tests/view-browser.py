@@ -82,6 +82,23 @@ def static_server(www, cert=None, key=None):
     return srv
 
 
+def start_chromedriver(chromedriver):
+    """Starts chromedriver on a port of its choice: (process, port or None, lines it printed).
+    chromedriver is outside what is tested: on a loaded CI machine, with other tests starting
+    one at the same moment, it has exited before saying its port. Up to three tries."""
+    said = []
+    for _ in range(3):
+        cd = subprocess.Popen([chromedriver, "--port=0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        for line in cd.stdout:
+            said.append(line.rstrip())
+            m = re.search(r"started successfully on port (\d+)", line)
+            if m:
+                return cd, int(m.group(1)), said
+        said.append("(exit status %s)" % cd.wait())
+    return cd, None, said
+
+
 class WebDriver:
     """The few W3C WebDriver calls the test needs, over chromedriver's local HTTP port."""
 
@@ -198,17 +215,10 @@ def main():
             fail("the UI URL printed is [%s]" % ui_url)
         fragment = ui_url[len(ALLOWED) + 1:]  # "#!/?url=http://127.0.0.1:PORT/run.pftrace"
 
-        cd = subprocess.Popen([chromedriver, "--port=0"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+        cd, port, said = start_chromedriver(chromedriver)
         procs.append(cd)
-        port = None
-        for line in cd.stdout:
-            m = re.search(r"started successfully on port (\d+)", line)
-            if m:
-                port = int(m.group(1))
-                break
         if not port:
-            fail("chromedriver did not start")
+            fail("chromedriver did not start; it printed:\n  " + "\n  ".join(said))
             return 1
         wd = WebDriver(port)
         wd.start(chromium, [

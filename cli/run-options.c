@@ -68,6 +68,14 @@ static void usage(FILE *out)
 	      "      --graph LEVEL        CUDA graphs as whole launches (graph, "
 	      "default) or one\n"
 	      "                           record per node (node)\n"
+	      "      --backtrace MODE     stacks of API calls and NVTX ranges: none "
+	      "(default) or\n"
+	      "                           native[:KINDS[:NS]]: KINDS of API calls from "
+	      "kernel,\n"
+	      "                           memory, sync, other, all (default all), NS the "
+	      "shortest\n"
+	      "                           call that gets one (default 0); symbolized "
+	      "when exported\n"
 	      "      --gpu-metrics[=DEVICES][:FREQUENCY][:SET]\n"
 	      "                           sample hardware metrics over time (PM sampling): "
 	      "SMs and\n"
@@ -77,8 +85,9 @@ static void usage(FILE *out)
 	      "FREQUENCY per\n"
 	      "                           second (default 10000, or 10k); SET default or "
 	      "sm; one\n"
-	      "                           process samples each GPU\n"
-	      "      --export FORMAT      also export next to the trace: chrome, "
+	      "                           process samples each GPU\n",
+	      out);
+	fputs("      --export FORMAT      also export next to the trace: chrome, "
 	      "perfetto, csv, sqlite\n"
 	      "      --stats              print the full statistics report at the end\n"
 	      "      --view[=PORT]        then open the trace in the Perfetto UI as 'gputrace "
@@ -144,6 +153,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_FLUSH,
 		OPT_WRITE_QUEUE,
 		OPT_GRAPH,
+		OPT_BACKTRACE,
 		OPT_EXPORT,
 		OPT_STATS,
 		OPT_VIEW,
@@ -164,6 +174,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"flush-interval", required_argument, NULL, OPT_FLUSH},
 	        {"write-queue", required_argument, NULL, OPT_WRITE_QUEUE},
 	        {"graph", required_argument, NULL, OPT_GRAPH},
+	        {"backtrace", required_argument, NULL, OPT_BACKTRACE},
 	        {"gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
@@ -225,6 +236,9 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_GRAPH:
 			r = set_setting(o, GT_ENVCONF_GRAPH, "--graph", optarg);
+			break;
+		case OPT_BACKTRACE:
+			r = set_setting(o, GT_ENVCONF_BACKTRACE, "--backtrace", optarg);
 			break;
 		case OPT_GPU_METRICS:
 			r = set_setting(o, GT_ENVCONF_GPU_METRICS, "--gpu-metrics",

@@ -4,6 +4,7 @@
  * records (default, measured cheaper: docs/collectors.md) or, with a capture range, from the
  * callback API with our own timestamps. Runs inside the traced application: callbacks on the
  * calling thread, activity parsing on CUPTI's buffer-completion thread. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <cupti.h>
@@ -13,6 +14,7 @@
 #include "cupti-glue.h"
 #include "cuptilib.h"
 #include "emit.h"
+#include "stack.h"
 
 #define RT_SIZE  CUPTI_RUNTIME_TRACE_CBID_SIZE
 #define DRV_SIZE CUPTI_DRIVER_TRACE_CBID_SIZE
@@ -21,6 +23,22 @@
 static bool want_rt[RT_SIZE], want_drv[DRV_SIZE];
 static _Atomic uint32_t name_rt[RT_SIZE], name_drv[DRV_SIZE];
 static bool use_callbacks;
+/* Calls whose stack is recorded (GPUTRACE_BACKTRACE): a callback at their exit unwinds. */
+static bool bt_rt[RT_SIZE], bt_drv[DRV_SIZE];
+
+/* With activity records, the stack is taken in the call's exit callback and its record comes
+ * later, on CUPTI's buffer thread: the stack id waits here, by correlation id. A slot is
+ * overwritten by the call GT_API_STACKS correlation ids later, long after its record came. */
+#define GT_API_STACKS 8192 /* power of two */
+static _Atomic uint64_t corr_stack[GT_API_STACKS]; /* correlation id << 32 | stack id */
+
+static uint32_t stack_of(uint32_t correlation_id)
+{
+	uint64_t v = atomic_load_explicit(&corr_stack[correlation_id & (GT_API_STACKS - 1)],
+	                                  memory_order_relaxed);
+
+	return v >> 32 == correlation_id ? (uint32_t)v : 0;
+}
 
 /* Runtime calls open on this thread: the runtime implements itself with driver calls, which
  * CUPTI reports too; those are the runtime call's internals, not calls of the application. */
@@ -72,9 +90,11 @@ static void api_callback(unsigned domain, unsigned cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	bool *w = want_of(domain, cbid);
+	bool bt = gt_stack_on && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? bt_rt[cbid] : bt_drv[cbid]);
+	uint32_t stack_id = 0;
 	struct gt_rec_api r;
 
-	if (!use_callbacks || !w || !*w)
+	if (!w || !*w || (!use_callbacks && !bt))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (runtime_depth)
@@ -96,6 +116,15 @@ static void api_callback(unsigned domain, unsigned cbid, const void *data)
 	r.start_ns = *cb->correlationData;
 	if (!r.start_ns)
 		return; /* entered before tracing started (capture range) */
+	if (bt && r.end_ns - r.start_ns >= gt_inj.cfg.backtrace_min_ns)
+		stack_id = gt_stack_capture();
+	if (!use_callbacks) {
+		if (stack_id)
+			atomic_store_explicit(&corr_stack[cb->correlationId & (GT_API_STACKS - 1)],
+			                      (uint64_t)cb->correlationId << 32 | stack_id,
+			                      memory_order_relaxed);
+		return;
+	}
 	gt_hdr(&r.hdr, GT_REC_API, sizeof(r));
 	r.tid = gt_thread_id();
 	r.correlation_id = cb->correlationId;
@@ -104,6 +133,8 @@ static void api_callback(unsigned domain, unsigned cbid, const void *data)
 	/* cudaError_t and CUresult are both int-sized enums */
 	r.return_code = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
+	r.stack_id = stack_id;
+	r._pad = 0;
 	gt_emit_nowait(&r.hdr);
 }
 
@@ -120,32 +151,38 @@ struct api_pending {
 	struct gt_rec_api rec[GT_API_PENDING];
 	unsigned head, count; /* oldest slot, slots in use */
 };
-static _Thread_local struct api_pending pending;
+/* Allocated on a buffer thread's first driver record (CUPTI's threads, not the application's):
+ * as a thread-local array it would take the static TLS that a dlopen()ed library is short of. */
+static _Thread_local struct api_pending *pending;
 
 static void pending_emit_oldest(void)
 {
-	struct gt_rec_api *r = &pending.rec[pending.head];
+	struct gt_rec_api *r = &pending->rec[pending->head];
 
 	if (r->hdr.type == GT_REC_API) /* cleared when dropped as nested */
 		gt_emit_wait(&r->hdr);
-	pending.head = (pending.head + 1) & (GT_API_PENDING - 1);
-	pending.count--;
+	pending->head = (pending->head + 1) & (GT_API_PENDING - 1);
+	pending->count--;
 }
 
 /* End of an activity buffer: emit the driver API records held back while looking for the
  * runtime call they were made inside (CUPTI's buffer thread). */
 static void api_buffer_end(void)
 {
-	while (pending.count)
+	while (pending && pending->count)
 		pending_emit_oldest();
 }
 
-static void pending_add(const struct gt_rec_api *r)
+static void pending_add(struct gt_rec_api *r)
 {
-	if (pending.count == GT_API_PENDING)
+	if (!pending && !(pending = calloc(1, sizeof(*pending)))) {
+		gt_emit_wait(&r->hdr); /* kept, though it may be a runtime call's internals */
+		return;
+	}
+	if (pending->count == GT_API_PENDING)
 		pending_emit_oldest();
-	pending.rec[(pending.head + pending.count) & (GT_API_PENDING - 1)] = *r;
-	pending.count++;
+	pending->rec[(pending->head + pending->count) & (GT_API_PENDING - 1)] = *r;
+	pending->count++;
 }
 
 /* Drop the queued driver records of the same thread inside a runtime call's interval. */
@@ -153,8 +190,8 @@ static void pending_drop_nested(const struct gt_rec_api *rt)
 {
 	unsigned i;
 
-	for (i = 0; i < pending.count; i++) {
-		struct gt_rec_api *d = &pending.rec[(pending.head + i) & (GT_API_PENDING - 1)];
+	for (i = 0; pending && i < pending->count; i++) {
+		struct gt_rec_api *d = &pending->rec[(pending->head + i) & (GT_API_PENDING - 1)];
 
 		if (d->hdr.type == GT_REC_API && d->tid == rt->tid && d->start_ns >= rt->start_ns &&
 		    d->end_ns <= rt->end_ns)
@@ -186,6 +223,8 @@ static void api_activity(const void *rec)
 	r.name_id = name_of(domain, a->cbid, NULL);
 	r.return_code = (int32_t)a->returnValue;
 	r.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GT_API_RUNTIME : GT_API_DRIVER;
+	r.stack_id = gt_stack_on ? stack_of(a->correlationId) : 0;
+	r._pad = 0;
 	if (r.domain == GT_API_DRIVER) {
 		pending_add(&r);
 		return;
@@ -203,7 +242,7 @@ static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned
 
 	for (cbid = 1; cbid < size; cbid++) {
 		const char *name = NULL;
-		bool on;
+		bool on, bt;
 
 		if (gt_cupti.cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) !=
 		            CUPTI_SUCCESS ||
@@ -215,9 +254,16 @@ static int enable_domain(const struct gt_envconf *cfg, unsigned domain, unsigned
 		if (!on)
 			continue;
 		(*n_on)++;
-		if (cfg->api_source == GT_API_SOURCE_CALLBACK)
+		bt = cfg->backtrace != GT_BACKTRACE_NONE &&
+		     (cfg->backtrace_kinds & gt_envconf_backtrace_kind(name));
+		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+			bt_rt[cbid] = bt;
+		else
+			bt_drv[cbid] = bt;
+		if (cfg->api_source == GT_API_SOURCE_CALLBACK || bt)
 			ret = gt_cupti_enable_callback(domain, cbid, true);
-		else if (cfg->api_filter != GT_API_FILTER_ALL)
+		if (!ret && cfg->api_source != GT_API_SOURCE_CALLBACK &&
+		    cfg->api_filter != GT_API_FILTER_ALL)
 			ret = gt_cupti_enable_api_activity(domain, cbid);
 		if (ret)
 			return ret;

@@ -17,6 +17,7 @@
 #include "collector.h"
 #include "cupti-glue.h"
 #include "cuptilib.h"
+#include "stack.h"
 #include "emit.h"
 #include "env.h"
 #include "gt-config.h"
@@ -103,6 +104,7 @@ static void do_start(void)
 	if (ret < 0)
 		dprintf(STDERR_FILENO, "gputrace: %s; using the default\n", bad);
 	gt_inj.pid = (uint32_t)getpid();
+	gt_stack_init();
 	/* before anything is started: a child forked from here on forgets it all */
 	pthread_atfork(NULL, NULL, on_fork_child);
 	fill_trace_info();

@@ -22,6 +22,7 @@
 #include "collector.h"
 #include "emit.h"
 #include "inject.h"
+#include "stack.h"
 #include "tsc.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -42,8 +43,9 @@ struct nvtx_frame {
 	uint32_t domain_id;  /* string; 0 default domain */
 	uint32_t color;      /* ARGB */
 	uint32_t category;
-	uint32_t depth;   /* within its domain */
-	uint32_t capture; /* 1 if this range opened the NVTX capture range */
+	uint32_t depth;    /* within its domain */
+	uint32_t capture;  /* 1 if this range opened the NVTX capture range */
+	uint32_t stack_id; /* GT_REC_STACK where it was pushed; 0 none */
 };
 
 struct nvtx_cache_entry {
@@ -239,7 +241,7 @@ static inline struct nvtx_thread *nt_get(void)
 _Static_assert(GT_NVTX_RANGES == 1u << GT_NVTX_RANGE_BITS, "range id bits name a slot");
 struct nvtx_range_start {
 	uint64_t start_ns;
-	uint32_t tid, message_id, domain_id, color, category, capture;
+	uint32_t tid, message_id, domain_id, color, category, capture, stack_id;
 };
 struct nvtx_open_range {
 	_Atomic uint64_t id; /* 0: no range */
@@ -611,7 +613,8 @@ static void nvtx_flush(enum gt_flush_why why)
 /* Fill NVTX record r in place, field by field (see stage_take). */
 static GT_HOT void fill_nvtx(struct gt_rec_nvtx *r, uint32_t kind, uint64_t start, uint64_t end,
                              uint64_t range_id, uint32_t open_tid, uint32_t end_tid, uint32_t dom,
-                             uint32_t msg, uint32_t color, uint32_t cat, uint32_t depth)
+                             uint32_t msg, uint32_t color, uint32_t cat, uint32_t depth,
+                             uint32_t stack_id)
 {
 	gt_hdr(&r->hdr, GT_REC_NVTX, sizeof(*r));
 	r->start_ns = start;
@@ -625,20 +628,22 @@ static GT_HOT void fill_nvtx(struct gt_rec_nvtx *r, uint32_t kind, uint64_t star
 	r->color = color;
 	r->kind = kind;
 	r->depth = depth;
+	r->stack_id = stack_id;
+	r->_pad = 0;
 }
 
 /* One NVTX record from the calling thread `nt` (NULL if its state could not be allocated):
  * into its stage, or to the ring directly. The caller has checked that tracing is on. */
 static GT_HOT void emit_nvtx(struct nvtx_thread *nt, uint32_t kind, uint64_t start, uint64_t end,
                              uint64_t range_id, uint32_t open_tid, uint32_t dom, uint32_t msg,
-                             uint32_t color, uint32_t cat, uint32_t depth)
+                             uint32_t color, uint32_t cat, uint32_t depth, uint32_t stack_id)
 {
 	struct gt_rec_nvtx spare, *r;
 	uint32_t count = 0;
 
 	r = stage_take(nt, &count);
 	fill_nvtx(r ? r : &spare, kind, start, end, range_id, open_tid, tid(nt), dom, msg, color,
-	          cat, depth);
+	          cat, depth, stack_id);
 	if (!r) {
 		gt_emit_nowait(&spare.hdr);
 		return;
@@ -684,6 +689,7 @@ static GT_HOT int push(uint32_t dom, const struct nvtx_attr *a)
 	f->color = a->color;
 	f->category = a->category;
 	f->depth = depth_in_domain;
+	f->stack_id = gt_stack_on ? gt_stack_capture() : 0;
 	f->start_ns = gt_fast_ns();
 	return (int)depth_in_domain;
 }
@@ -720,7 +726,7 @@ static GT_HOT int pop(uint32_t dom, uint64_t end)
 	nt->ndomain -= f.domain_id != 0;
 	if (tracing())
 		emit_nvtx(nt, GT_NVTX_PUSH_POP, f.start_ns, end, 0, nt->tid, f.domain_id,
-		          f.message_id, f.color, f.category, f.depth);
+		          f.message_id, f.color, f.category, f.depth, f.stack_id);
 	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 	return (int)f.depth;
@@ -738,6 +744,7 @@ static GT_HOT int pop(uint32_t dom, uint64_t end)
 static GT_HOT bool fast_path_on(const struct nvtx_thread *nt)
 {
 	return nt && !nt->ndomain && tracing() && gt_inj.cfg.capture != GT_CAPTURE_NVTX &&
+	       !gt_stack_on &&
 	       atomic_load_explicit(&gt_tsc_enabled, memory_order_relaxed);
 }
 
@@ -772,6 +779,7 @@ static int NVTX_API range_push_a(const char *message)
 	f->category = 0;
 	f->depth = d;
 	f->capture = 0;
+	f->stack_id = 0;
 	f->start_ns = gt_tsc_ns();
 	return (int)d;
 }
@@ -822,6 +830,8 @@ static int NVTX_API range_pop(void)
 	r->color = f->color;
 	r->kind = GT_NVTX_PUSH_POP;
 	r->depth = f->depth;
+	r->stack_id = f->stack_id;
+	r->_pad = 0;
 	/* as in pop: the frame is read before it is given up */
 	atomic_signal_fence(memory_order_seq_cst);
 	nt->depth = d - 1;
@@ -888,6 +898,7 @@ static nvtxRangeId_t range_start(uint32_t dom, const struct nvtx_attr *a)
 	r->s.domain_id = dom;
 	r->s.color = a->color;
 	r->s.category = a->category;
+	r->s.stack_id = gt_stack_on ? gt_stack_capture() : 0;
 	r->s.start_ns = gt_fast_ns();
 	/* release: pairs with the acquire in range_end, publishing the fields above */
 	atomic_store_explicit(&r->id, id, memory_order_release);
@@ -914,7 +925,7 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 	range_slot_give(slot);
 	if (tracing())
 		emit_nvtx(nt_get(), GT_NVTX_START_END, f.start_ns, end, id, f.tid, f.domain_id,
-		          f.message_id, f.color, f.category, 0);
+		          f.message_id, f.color, f.category, 0, f.stack_id);
 	if (f.capture)
 		gt_capture_nvtx(gt_inj.cfg.capture_name, false);
 }
@@ -971,7 +982,7 @@ static void mark(uint32_t dom, const struct nvtx_attr *a)
 	uint64_t now = gt_fast_ns();
 
 	emit_nvtx(nt, GT_NVTX_MARK, now, now, 0, tid(nt), dom, a->message_id, a->color, a->category,
-	          0);
+	          0, gt_stack_on ? gt_stack_capture() : 0);
 }
 
 static void NVTX_API mark_a(const char *message)

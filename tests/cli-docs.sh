@@ -17,7 +17,7 @@ for cmd in run stats advise report diff export sql view info merge doctor; do
 			echo "FAIL: gputrace.1 does not mention '$cmd $opt'" >&2
 			failures=$((failures + 1))
 		fi
-		if ! grep -qE -- "(^|[ \"|(])$opt([ \")|]|$)" "$completion"; then
+		if ! grep -qE -- "(^|[[:space:]\"|(])$opt([[:space:]\")|]|$)" "$completion"; then
 			echo "FAIL: gputrace.bash does not complete '$cmd $opt'" >&2
 			failures=$((failures + 1))
 		fi

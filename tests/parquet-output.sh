@@ -43,7 +43,7 @@ left=$(ls -A | tr '\n' ' ')
 expect 0 "" -- "$G" export -q -f parquet -o ok.parquet in.gtrace
 expect 0 "" -- "$G" export -q -f parquet -o ok.parquet in.gtrace
 n=$(ls ok.parquet | grep -c '\.parquet$')
-[ "$n" = 45 ] || { echo "FAIL: ok.parquet holds $n tables, want 45"; fail=1; }
+[ "$n" = 46 ] || { echo "FAIL: ok.parquet holds $n tables, want 46"; fail=1; }
 left=$(ls -A | tr '\n' ' ')
 [ "$left" = "file in.gtrace ok.parquet user " ] || { echo "FAIL: after two exports: $left"; fail=1; }
 exit $fail

@@ -107,8 +107,8 @@ START_TEST(test_headers)
 	t = slurp_kind("api");
 	ck_assert_int_eq(strncmp(t,
 	                         "pid,start_ns,end_ns,tid,correlation_id,cbid,name,return_code,"
-	                         "domain\r\n",
-	                         69),
+	                         "domain,stack_id\r\n",
+	                         78),
 	                 0);
 	free(t);
 }
@@ -172,7 +172,7 @@ START_TEST(test_values)
 	free(t);
 	t = slurp_kind("api");
 	/* a signed field and a failed call */
-	ck_assert_ptr_nonnull(strstr(t, ",cudaMemsetAsync,700,0\r\n"));
+	ck_assert_ptr_nonnull(strstr(t, ",cudaMemsetAsync,700,0,0\r\n"));
 	free(t);
 	t = slurp_kind("process");
 	ck_assert_ptr_nonnull(

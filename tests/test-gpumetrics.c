@@ -97,7 +97,7 @@ START_TEST(records_round_trip)
 	ck_assert_uint_eq(samples, 4);
 	ck_assert_str_eq(gt_record_name(GT_REC_GPU_SAMPLE), "gpu_sample");
 	ck_assert_str_eq(gt_record_name(GT_REC_GPU_METRIC), "gpu_metric");
-	ck_assert_str_eq(gt_record_name(24), "unknown"); /* left unused here */
+	ck_assert_str_eq(gt_record_name(25), "unknown"); /* reserved, unused */
 	ck_assert_str_eq(gt_loss_source_name(GT_LOSS_PM_OVERFLOW), "pm_overflow");
 	ck_assert_str_eq(gt_loss_source_name(GT_LOSS_PM_LAG), "pm_decode_lag");
 	gt_reader_close(r);

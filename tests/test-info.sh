@@ -119,31 +119,31 @@ size=$(stat -c %s "$tmp/r.gtrace")
 head -c $((size - 3000)) "$tmp/r.gtrace" >"$tmp/cut.gtrace"
 # (what it holds on standard output; the line every reading command gives damage, and 65)
 expect_rc 65 "$gputrace" info "$tmp/cut.gtrace"
-err_matches "^gputrace: warning: info: $tmp/cut.gtrace is damaged: 1 chunk \(1197 bytes\) and 0 malformed records skipped$"
+err_matches "^gputrace: warning: info: $tmp/cut.gtrace is damaged: 1 chunk \(1637 bytes\) and 0 malformed records skipped$"
 err_matches "^gputrace: warning: info: $tmp/cut.gtrace has no index \(its writer was interrupted\): 6 chunks recovered$"
 out_has_line "time span:   0.107829190 s (1000000000000 .. 1000107829190 ns), records from 0.000000000 s"
 out_has_line "losses:"
-out_has_line "  damaged file     1 chunk, 1197 bytes unreadable"
-out_has_line "recovered:   yes (6 chunks read, 1 skipped, 1197 bytes)"
+out_has_line "  damaged file     1 chunk, 1637 bytes unreadable"
+out_has_line "recovered:   yes (6 chunks read, 1 skipped, 1637 bytes)"
 out_has_line "index:       none (windows read the whole file; gputrace info --reindex makes one)"
 
 # --reindex: the cut file gets a complete index, with what could be read; a second run finds
 # it indexed; the traces of tests/data (from before chunk types) get their types.
 expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
 # (the records read, and the loss it keeps on record: a damaged_file LOSS record of 1 chunk)
-out_has_line "$tmp/cut.gtrace: reindexed: 3466 records in 2 chunks, $((size - 3000)) -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had no index: recovered)"
+out_has_line "$tmp/cut.gtrace: reindexed: 3397 records in 2 chunks, $((size - 3000)) -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had no index: recovered)"
 out_has_line "$tmp/cut.gtrace: 1 damaged chunk could not be read and is left out"
 [ ! -e "$tmp/cut.gtrace.tmp-"* ] 2>/dev/null || fail "a temporary file was left: $(ls "$tmp")"
 expect_rc 0 "$gputrace" info "$tmp/cut.gtrace"
-out_has_line "records:     3466"
+out_has_line "records:     3397"
 out_has_line "  damaged file     1 chunk left out, recorded in the trace (merge, --reindex)"
 out_has_line "recovered:   no"
 out_has_line "index:       2 chunks, with their record types"
 expect_rc 0 "$gputrace" info --reindex "$tmp/cut.gtrace"
-out_has_line "$tmp/cut.gtrace: reindexed: 3466 records in 2 chunks, $(stat -c %s "$tmp/cut.gtrace") -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had an index with chunk types)"
+out_has_line "$tmp/cut.gtrace: reindexed: 3397 records in 2 chunks, $(stat -c %s "$tmp/cut.gtrace") -> $(stat -c %s "$tmp/cut.gtrace") bytes (it had an index with chunk types)"
 # the loss stays on record through every output
 expect_rc 0 "$gputrace" stats -r losses -f csv "$tmp/cut.gtrace"
-grep -qE '^damaged_file,[1-9][0-9]*,1 chunk \(1197 bytes\) and 0 malformed records skipped \(recorded in the trace by merge or --reindex\)$' "$tmp/out" ||
+grep -qE '^damaged_file,[1-9][0-9]*,1 chunk \(1637 bytes\) and 0 malformed records skipped \(recorded in the trace by merge or --reindex\)$' "$tmp/out" ||
 	fail "stats after --reindex: no damaged_file row: $(cat "$tmp/out")"
 cp "$(dirname "$0")/data/ddp-2rank.gtrace" "$tmp/old.gtrace"
 expect_rc 0 "$gputrace" info "$tmp/old.gtrace"

@@ -835,9 +835,12 @@ static unsigned char fake_kind_on[CUPTI_ACTIVITY_KIND_COUNT];
 static unsigned fake_api_switched_on;  /* cuptiActivityEnable*Api(id, 1) that succeeded */
 static unsigned fake_kind_switched_on; /* cuptiActivityEnable(RUNTIME) that succeeded */
 
+static CUpti_CallbackFunc fake_cb_fn; /* the subscriber's callback */
+static const CUpti_Activity *fake_give; /* what fake_next_record hands out; NULL: INVALID */
+
 static CUptiResult CUPTIAPI fake_subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f, void *u)
 {
-	(void)f;
+	fake_cb_fn = f;
 	(void)u;
 	*h = (CUpti_SubscriberHandle)fake_cb_on;
 	return CUPTI_SUCCESS;
@@ -948,7 +951,7 @@ static CUptiResult CUPTIAPI fake_next_record(uint8_t *buf, size_t valid, CUpti_A
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	}
 	given++;
-	*rec = &invalid;
+	*rec = fake_give ? (CUpti_Activity *)fake_give : &invalid;
 	return CUPTI_SUCCESS;
 }
 
@@ -1196,6 +1199,114 @@ START_TEST(self_cost_notice)
 }
 END_TEST
 
+/* A runtime call (callback id 5, a "cudaLaunchKernel" to the fake CUPTI) with correlation id
+ * `corr`, through the subscriber callback at its entry and exit, as CUPTI makes them. */
+static __attribute__((noinline)) void fake_call(uint32_t corr)
+{
+	uint64_t scratch = 0;
+	int rc = 0;
+	CUpti_CallbackData cb = {.callbackSite = CUPTI_API_ENTER,
+	                         .functionName = "cudaLaunchKernel",
+	                         .correlationId = corr,
+	                         .correlationData = &scratch,
+	                         .functionReturnValue = &rc};
+
+	fake_cb_fn(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, 5, &cb);
+	cb.callbackSite = CUPTI_API_EXIT;
+	fake_cb_fn(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, 5, &cb);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* In the child: GPUTRACE_BACKTRACE as GT_TEST_BT says, API records from GT_TEST_SOURCE; three
+ * calls (correlation ids 1, 2, 3). With activity
+ * records, their records come afterwards, in one buffer, as CUPTI's thread would hand them. */
+static void stack_api_child(void)
+{
+	const char *source = getenv("GT_TEST_SOURCE");
+	bool activity = strcmp(source, "activity") == 0;
+
+	fake_refuse = REFUSE_MAX;
+	setenv("GPUTRACE_BACKTRACE", getenv("GT_TEST_BT"), 1);
+	fake_start("launch", source, NULL);
+	/* with activity records, the exit callback of a call of the kinds is on for its stack */
+	bool kernel_kind = strcmp(getenv("GT_TEST_BT"), "native:memory,sync,other") != 0;
+
+	if (!fake_cb_fn || (activity && fake_cb_on[CUPTI_CB_DOMAIN_RUNTIME_API][5] != kernel_kind))
+		_exit(4);
+	for (uint32_t corr = 1; corr <= 2; corr++)
+		fake_call(corr);
+	fake_call(3);
+	if (activity) {
+		for (uint32_t corr = 1; corr <= 3; corr++) {
+			CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
+			                       .cbid = 5,
+			                       .start = gt_now_ns(),
+			                       .end = gt_now_ns() + 1,
+			                       .processId = (uint32_t)getpid(),
+			                       .threadId = (uint32_t)getpid(),
+			                       .correlationId = corr};
+			uint8_t *buf = NULL;
+			size_t size = 0, max = 0;
+
+			fake_give = (const CUpti_Activity *)&a;
+			fake_requested(&buf, &size, &max);
+			if (!buf || !size)
+				_exit(5);
+			fake_completed(NULL, 0, buf, size, 1);
+			fake_give = NULL;
+		}
+	}
+}
+
+/* API records carry the stack of their call (_i: 0 from callbacks, 1 from activity records,
+ * matched by correlation id; none with 2, a threshold no call reaches, or 3, kinds the calls
+ * are not of); each stack is written once. */
+START_TEST(stack_api)
+{
+	static const char *const bt[] = {"native", "native:kernel,sync", "native:all:1000000000",
+	                                 "native:memory,sync,other"};
+	struct child_trace t;
+	const union gt_record *rec;
+	uint32_t ids[4] = {0};
+	unsigned apis = 0, stacks = 0;
+	int ret;
+	bool want = _i < 2;
+
+	setenv("GT_TEST_SOURCE", _i == 0 ? "callback" : "activity", 1);
+	setenv("GT_TEST_BT", bt[_i], 1);
+	child_trace_run(&t, "stack-api.gtrace", stack_api_child, NULL);
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type == GT_REC_STACK) {
+			stacks += rec->stack.first == 0;
+			ck_assert_uint_gt(rec->stack.depth, 0);
+			ck_assert_uint_eq(rec->stack.frames[0].kind, GT_FRAME_NATIVE);
+		}
+		if (rec->hdr.type != GT_REC_API)
+			continue;
+		apis++;
+		ck_assert_uint_le(rec->api.correlation_id, 3);
+		ids[rec->api.correlation_id] = rec->api.stack_id;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(apis, 3);
+	if (want) {
+		/* this test program holds the collectors, so its own frames are the library's
+		 * and left out: all three calls have the stack of the frames below it, written
+		 * once (tests/cli-stacks.sh checks frames through the real library) */
+		ck_assert_uint_ne(ids[1], 0);
+		ck_assert_uint_eq(ids[1], ids[2]);
+		ck_assert_uint_eq(ids[3], ids[1]);
+		ck_assert_uint_eq(stacks, 1);
+	} else {
+		ck_assert_uint_eq(ids[1] | ids[2] | ids[3], 0);
+		ck_assert_uint_eq(stacks, 0);
+	}
+	unsetenv("GT_TEST_SOURCE");
+	unsetenv("GT_TEST_BT");
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
@@ -1214,6 +1325,7 @@ static Suite *inject_suite(void)
 	tcase_add_loop_test(tc, refused_collector, 0, REFUSE_MAX);
 	tcase_add_loop_test(tc, capture_api_activity, 0, 2);
 	tcase_add_test(tc, self_cost_notice);
+	tcase_add_loop_test(tc, stack_api, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

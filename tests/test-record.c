@@ -11,7 +11,7 @@ static const char *const type_names[GT_REC_MAX] = {
         NULL,     "string", "process", "process_end", "thread", "device",      "context",
         "stream", "kernel", "memcpy",  "memset",      "memory", "memory_pool", "api",
         "nvtx",   "sync",   "graph",   "overhead",    "loss",   "clock",       "notice",
-        "input",  "origin",
+        "input",  "origin",  "stack",   "module",
         [GT_REC_GPU_METRIC] = "gpu_metric", [GT_REC_GPU_SAMPLE] = "gpu_sample",
 };
 
@@ -39,6 +39,8 @@ static const size_t type_sizes[GT_REC_MAX] = {
         sizeof(struct gt_rec_notice),
         sizeof(struct gt_rec_input),
         sizeof(struct gt_rec_origin),
+        sizeof(struct gt_rec_stack),
+        sizeof(struct gt_rec_module),
         [GT_REC_GPU_METRIC] = sizeof(struct gt_rec_gpu_metric),
         [GT_REC_GPU_SAMPLE] = sizeof(struct gt_rec_gpu_sample),
 };
@@ -75,7 +77,8 @@ START_TEST(test_fields_cover_structs)
 	static const unsigned pad_bytes[GT_REC_MAX] = {
 	        [GT_REC_STREAM] = 4, [GT_REC_MEMCPY] = 4,   [GT_REC_MEMORY] = 4, [GT_REC_SYNC] = 4,
 	        [GT_REC_GRAPH] = 4,  [GT_REC_OVERHEAD] = 4, [GT_REC_CLOCK] = 4,
-	        [GT_REC_INPUT] = 4, [GT_REC_ORIGIN] = 4, [GT_REC_DEVICE] = 4,
+	        [GT_REC_INPUT] = 4, [GT_REC_ORIGIN] = 4, [GT_REC_DEVICE] = 4,  [GT_REC_API] = 4,
+	        [GT_REC_NVTX] = 4,
 	};
 
 	for (unsigned t = 1; t < GT_REC_MAX; t++) {

@@ -19,8 +19,10 @@
 #include "ring-word.h"
 #include "ring.h"
 
-/* Test records are NVTX records (64 bytes, a 72-byte slot): tid = producer, range_id = seq. */
-#define SLOT_BYTES 72u
+/* Test records are NVTX records (72 bytes, an 80-byte slot): tid = producer, range_id = seq. */
+#define REC_BYTES ((unsigned)sizeof(struct gt_rec_nvtx))
+#define SLOT_BYTES 80u
+_Static_assert(sizeof(struct gt_rec_nvtx) == 72, "the slot counts below assume 72");
 
 static void make_rec(struct gt_rec_nvtx *r, uint32_t producer, uint64_t seq)
 {
@@ -231,8 +233,8 @@ START_TEST(test_threads_no_loss)
 }
 END_TEST
 
-/* A 4 KiB ring holds exactly 56 slots of 72 bytes (the 57th would need 64 bytes of padding
- * plus 72): with no consumer, 3 threads x 1000 records drop exactly 3000 - 56. */
+/* A 4 KiB ring holds exactly 51 slots of 80 bytes (the 52nd would need 16 bytes of padding
+ * plus 80): with no consumer, 3 threads x 1000 records drop exactly 3000 - 51. */
 START_TEST(test_threads_exact_drops)
 {
 	enum {
@@ -260,7 +262,7 @@ START_TEST(test_threads_exact_drops)
 	ck_assert_uint_eq(failed, N * M - 4096 / SLOT_BYTES);
 	ck_assert_uint_eq(gt_ring_header(ring)->dropped[GT_REC_NVTX], N * M - 4096 / SLOT_BYTES);
 	ck_assert_uint_eq(gt_ring_header(ring)->dropped[GT_REC_KERNEL], 0);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 4096 / SLOT_BYTES);
 	ck_assert_uint_eq(s.bad, 0);
 	for (i = 0; i < N; i++)
 		ck_assert_uint_eq(s.count[i], a[i].ok);
@@ -302,10 +304,10 @@ START_TEST(test_wait_bounded)
 	int efd = eventfd(0, EFD_CLOEXEC);
 
 	ck_assert_int_eq(gt_ring_create(4096, 1, &ring), 0);
-	for (i = 0; i < 56; i++)
+	for (i = 0; i < 4096 / SLOT_BYTES; i++)
 		ck_assert_int_eq(write_rec(ring, 0, i, 0), 0);
 	t0 = gt_now_ns();
-	ck_assert_int_eq(write_rec(ring, 0, 56, GT_RING_WAIT), -ENOSPC);
+	ck_assert_int_eq(write_rec(ring, 0, 4096 / SLOT_BYTES, GT_RING_WAIT), -ENOSPC);
 	dt = gt_now_ns() - t0;
 	/* it waited its whole bound, and then gave up (returned): how much longer the return
 	 * took is the scheduler's business, not a property of the ring */
@@ -317,9 +319,9 @@ START_TEST(test_wait_bounded)
 	c.ring = ring;
 	c.efd = efd;
 	ck_assert_int_eq(pthread_create(&th, NULL, slow_consumer, &c), 0);
-	ck_assert_int_eq(write_rec(ring, 0, 56, GT_RING_WAIT), 0);
+	ck_assert_int_eq(write_rec(ring, 0, 4096 / SLOT_BYTES, GT_RING_WAIT), 0);
 	pthread_join(th, NULL);
-	ck_assert_uint_eq(c.s.count[0], 56);
+	ck_assert_uint_eq(c.s.count[0], 4096 / SLOT_BYTES);
 	ck_assert_uint_eq(gt_ring_header(ring)->waits, 2);
 	ck_assert_uint_eq(gt_ring_header(ring)->dropped[GT_REC_NVTX], 1);
 	gt_ring_free(ring);
@@ -348,7 +350,7 @@ START_TEST(test_wakeup_once_per_crossing)
 	ck_assert_int_eq(gt_ring_create(4096, 1, &ring), 0);
 	gt_ring_set_wakeup_fd(ring, efd);
 	ck_assert(gt_ring_sleep_begin(ring));
-	for (i = 0; i < 28; i++) /* 28 x 72 = 2016 < 2048 */
+	for (i = 0; i < 25; i++) /* 25 x 80 = 2000 < 2048 */
 		ck_assert_int_eq(write_rec(ring, 0, seq++, 0), 0);
 	ck_assert_uint_eq(efd_read(efd), 0);
 	ck_assert_int_eq(write_rec(ring, 0, seq++, 0), 0); /* crosses 2048 */
@@ -359,7 +361,7 @@ START_TEST(test_wakeup_once_per_crossing)
 	/* past half already: the consumer must not sleep */
 	ck_assert(!gt_ring_sleep_begin(ring));
 	gt_ring_sleep_end(ring);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 49);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 46);
 	/* awake consumer: a crossing writes nothing */
 	for (i = 0; i < 40; i++)
 		ck_assert_int_eq(write_rec(ring, 0, seq++, 0), 0);
@@ -392,9 +394,9 @@ START_TEST(test_torn_in_process)
 	ck_assert_int_eq(gt_ring_create(4096, 1, &ring), 0);
 	/* 1: wait_ns */
 	ck_assert_int_eq(write_rec(ring, 0, 0, 0), 0);
-	slot = gt_ring_reserve(ring, GT_REC_NVTX, 64, 0);
+	slot = gt_ring_reserve(ring, GT_REC_NVTX, REC_BYTES, 0);
 	ck_assert_ptr_nonnull(slot);
-	memset(slot, 0x5a, 64);
+	memset(slot, 0x5a, REC_BYTES);
 	ck_assert_int_eq(write_rec(ring, 0, 1, 0), 0);
 	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 1);
 	gt_ring_stats(ring, &st);
@@ -408,7 +410,7 @@ START_TEST(test_torn_in_process)
 
 	/* 2: torn timeout, the consumer does not sleep: the first call only notes the slot */
 	gt_ring_set_torn_timeout(ring, 20000000);
-	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, 64, 0));
+	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, REC_BYTES, 0));
 	ck_assert_int_eq(write_rec(ring, 0, 2, 0), 0);
 	t0 = gt_now_ns();
 	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 0);
@@ -429,8 +431,8 @@ START_TEST(test_torn_in_process)
 		ck_assert_int_eq(write_rec(ring, 0, seq++, 0), 0);
 		ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 1);
 	}
-	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, 64, 0));
-	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, 64, 0)); /* padded, wraps */
+	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, REC_BYTES, 0));
+	ck_assert_ptr_nonnull(gt_ring_reserve(ring, GT_REC_NVTX, REC_BYTES, 0)); /* padded, wraps */
 	ck_assert_uint_lt(atomic_load(&gt_ring_header(ring)->head) & 4095, SLOT_BYTES * 2);
 	ck_assert_int_eq(write_rec(ring, 0, seq, 0), 0);
 	ck_assert_int_eq(write_rec(ring, 0, seq + 1, 0), 0);
@@ -754,7 +756,7 @@ START_TEST(test_sigkill_producers)
 END_TEST
 
 /* Batches: n records in one packed slot (one reservation, one commit word), read in order,
- * record by record. A 4 KiB ring takes at most 31 records of 64 bytes in one slot (half the
+ * record by record. A 4 KiB ring takes at most 28 records of 72 bytes in one slot (half the
  * area, word included). Batches that would straddle the end of the data area start after a
  * padding slot; a larger batch goes in several slots; a slot that finds the ring full is
  * dropped whole and counted whole. */
@@ -768,52 +770,52 @@ START_TEST(test_batch)
 	unsigned i, round;
 
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
-	/* a batch of 7 is one slot of 456 bytes: they wrap at a different offset each lap */
+	/* a batch of 6 is one slot of 440 bytes: they wrap at a different offset each lap */
 	for (round = 0; round < 100; round++) {
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < 6; i++)
 			make_rec(&recs[i], 0, seq++);
-		ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 7, 0), 0);
+		ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 6, 0), 0);
 		if (round % 3 == 2)
-			ck_assert_int_ge(gt_ring_consume(ring, check_rec, &s, 0, false), 7);
+			ck_assert_int_ge(gt_ring_consume(ring, check_rec, &s, 0, false), 6);
 	}
 	gt_ring_consume(ring, check_rec, &s, 0, false);
 	ck_assert_uint_eq(s.bad, 0);
-	ck_assert_uint_eq(s.count[0], 700);
+	ck_assert_uint_eq(s.count[0], 600);
 	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 0);
 	gt_ring_stats(ring, &st);
-	ck_assert_uint_eq(st.consumed, 700);
+	ck_assert_uint_eq(st.consumed, 600);
 	ck_assert_uint_eq(st.corrupt, 0);
 	gt_ring_free(ring);
 
-	/* a fresh ring, head at 0. A batch of 40 goes as slots of 31 and 9 (1,992 and 584
-	 * bytes), in order, and leaves 1,520 bytes: too few for 24 (1,544), dropped whole;
-	 * enough for 23 (1,480) */
+	/* a fresh ring, head at 0. A batch of 40 goes as slots of 28 and 12 (2,024 and 872
+	 * bytes), in order, and leaves 1,200 bytes: too few for 17 (1,232), dropped whole;
+	 * enough for 16 (1,160) */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
 	for (i = 0; i < 40; i++)
 		make_rec(&recs[i], 0, i);
 	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 40, 0), 0);
-	ck_assert_uint_eq(gt_ring_used_bytes(ring), 1992 + 584);
-	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 24, 0), -ENOSPC);
-	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 24);
+	ck_assert_uint_eq(gt_ring_used_bytes(ring), 2024 + 872);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 17, 0), -ENOSPC);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 17);
 	ck_assert_int_eq(gt_ring_write_batch(ring, &recs[0], sizeof(recs[0]), 0, 0), 0);
-	for (i = 0; i < 23; i++)
+	for (i = 0; i < 16; i++)
 		make_rec(&recs[i], 0, 40 + i);
-	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 23, 0), 0);
+	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 16, 0), 0);
 	ck_assert_uint_eq(gt_ring_used_bytes(ring), 4096 - 40);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 63);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
 	ck_assert_uint_eq(s.bad, 0);
-	ck_assert_uint_eq(s.count[0], 63);
+	ck_assert_uint_eq(s.count[0], 56);
 	gt_ring_free(ring);
 
-	/* more than the ring holds: 70 go as 31 + 31 + 8, and the last slot finds no room */
+	/* more than the ring holds: 70 go as 28 + 28 + 14, and the last slot finds no room */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(gt_ring_create(GT_RING_MIN_BYTES, 1, &ring), 0);
 	for (i = 0; i < 70; i++)
 		make_rec(&recs[i], 0, i);
 	ck_assert_int_eq(gt_ring_write_batch(ring, recs, sizeof(recs[0]), 70, 0), -ENOSPC);
-	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 8);
-	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 62);
+	ck_assert_uint_eq(atomic_load(&gt_ring_header(ring)->dropped[GT_REC_NVTX]), 14);
+	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, false), 56);
 	ck_assert_uint_eq(s.bad, 0);
 	gt_ring_free(ring);
 }
@@ -836,7 +838,7 @@ START_TEST(test_torn_packed)
 	body = gt_ring_reserve(ring, GT_REC_NVTX, 5 * sizeof(struct gt_rec_nvtx), 0);
 	ck_assert_ptr_nonnull(body);
 	atomic_store((_Atomic uint64_t *)(void *)(body - 8),
-	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 5 * 8, true));
+	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 5 * REC_BYTES / 8, true));
 	ck_assert_int_eq(write_rec(ring, 0, 1, 0), 0);
 	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, true), 2);
 	gt_ring_stats(ring, &st);
@@ -851,7 +853,7 @@ START_TEST(test_torn_packed)
 	body = gt_ring_reserve(ring, GT_REC_NVTX, 5 * sizeof(struct gt_rec_nvtx), 0);
 	ck_assert_ptr_nonnull(body);
 	atomic_store((_Atomic uint64_t *)(void *)(body - 8),
-	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 200 * 8, true));
+	             ring_word(pos, GT_REC_NVTX | RING_WORD_PACKED, 1 + 200 * REC_BYTES / 8, true));
 	ck_assert_int_eq(write_rec(ring, 0, 2, 0), 0);
 	ck_assert_int_eq(gt_ring_consume(ring, check_rec, &s, 0, true), 1);
 	gt_ring_stats(ring, &st);

@@ -411,6 +411,7 @@ START_TEST(test_varint_every_length)
 			a.name_id = (uint32_t)(v >> 32);
 			a.return_code = (int32_t)(uint32_t)v;
 			a.domain = (uint32_t)(v >> 1);
+			a.stack_id = (uint32_t)(v >> 2);
 			p = gt_put_varint(p, checked ? 0 : gt_zigzag(7)); /* pid: delta */
 			p = gt_put_varint(p, gt_zigzag((int64_t)(a.start_ns - prev_start)));
 			p = gt_put_varint(p, gt_zigzag((int64_t)(a.end_ns - prev_end)));
@@ -421,6 +422,7 @@ START_TEST(test_varint_every_length)
 			p = gt_put_varint(p, a.name_id);
 			p = gt_put_varint(p, gt_zigzag(a.return_code));
 			p = gt_put_varint(p, a.domain);
+			p = gt_put_varint(p, a.stack_id);
 			len = frame(want, GT_REC_API, body, (size_t)(p - body));
 			n = gt_codec_encode(&enc, &a.hdr, got);
 			ck_assert_uint_eq(n, len);
@@ -1494,6 +1496,60 @@ static size_t frame(uint8_t *out, unsigned type, const uint8_t *body, size_t len
 	return (size_t)(p + len - out);
 }
 
+/* Stacks: an API and an NVTX record written before stack_id existed read stack id 0; a STACK
+ * record and a MODULE record come back as written. */
+START_TEST(test_stack_records)
+{
+	static struct gt_codec enc, dec;
+	union gt_record *recs = calloc(GT_REC_MAX, sizeof(*recs));
+	struct gt_rec_string *strbuf = calloc(1, sizeof(*strbuf) + GT_STRING_MAX + 1);
+	uint8_t buf[4 * GT_CODEC_MAX_RECORD + GT_CODEC_PAD] = {0}, body[64], *p = body;
+	const uint8_t *rp;
+	const union gt_record *out;
+	struct gt_rec_stack s = {{GT_REC_STACK, sizeof(s), 9}};
+	struct gt_rec_module m = {{GT_REC_MODULE, sizeof(m), 9}};
+	size_t n;
+
+	ck_assert_int_eq(gt_codec_init(&enc), 0);
+	ck_assert_int_eq(gt_codec_init(&dec), 0);
+	/* an NVTX record of the old layout: pid, times, range id, ..., depth; no stack_id */
+	for (unsigned i = 0; i < 12; i++)
+		p = gt_put_varint(p, i == 0 ? gt_zigzag(9) : 3);
+	n = frame(buf, GT_REC_NVTX, body, (size_t)(p - body));
+	rp = buf;
+	ck_assert_int_eq(gt_codec_decode(&dec, &rp, buf + n, recs, strbuf, &out), GT_DECODE_OK);
+	ck_assert_uint_eq(out->hdr.type, GT_REC_NVTX);
+	ck_assert_uint_eq(out->nvtx.depth, 3);
+	ck_assert_uint_eq(out->nvtx.stack_id, 0);
+
+	s.stack_id = 17;
+	s.depth = 10;
+	s.first = 8;
+	s.frames[0] = (struct gt_stack_frame){0x7f0012345678ull, GT_FRAME_NATIVE, 0};
+	s.frames[1] = (struct gt_stack_frame){0x401000ull, GT_FRAME_NATIVE, 0};
+	m.start = 0x400000;
+	m.end = 0x402000;
+	m.file_offset = 0x1000;
+	m.bias = 0;
+	m.path_id = 3;
+	m.build_id = 4;
+	n = gt_codec_encode(&enc, &s.hdr, buf);
+	n += gt_codec_encode(&enc, &m.hdr, buf + n);
+	memset(buf + n, 0, GT_CODEC_PAD);
+	rp = buf;
+	ck_assert_int_eq(gt_codec_decode(&dec, &rp, buf + n, recs, strbuf, &out), GT_DECODE_OK);
+	ck_assert_mem_eq(out, &s, sizeof(s));
+	ck_assert_int_eq(gt_codec_decode(&dec, &rp, buf + n, recs, strbuf, &out), GT_DECODE_OK);
+	ck_assert_mem_eq(out, &m, sizeof(m));
+	ck_assert_ptr_eq(rp, buf + n);
+	ck_assert_int_eq(gt_record_validate(&s.hdr, sizeof(s)), 0);
+	ck_assert_str_eq(gt_record_name(GT_REC_STACK), "stack");
+	ck_assert_str_eq(gt_record_name(GT_REC_MODULE), "module");
+	free(strbuf);
+	free(recs);
+}
+END_TEST
+
 /* Record kinds and fields from other versions: an unknown type (200) is skipped and counted,
  * extra trailing fields of a known type are ignored, missing ones read as zero. */
 START_TEST(test_unknown_and_versioned_records)
@@ -1799,6 +1855,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_straight_codecs_active);
 	tcase_add_test(tc, test_straight_equals_generic);
 	tcase_add_test(tc, test_varint_every_length);
+	tcase_add_test(tc, test_stack_records);
 	tcase_add_test(tc, test_roundtrip_all_types);
 	tcase_add_test(tc, test_writer_rejects_malformed);
 	tcase_add_test(tc, test_rename_on_close);

@@ -30,8 +30,8 @@ _gputrace() {
 			case ${COMP_WORDS[i]} in
 			--) _gputrace_program $((i + 1)); return ;;
 			-o | --output | -t | --trace | --api | --capture-range | --delay | --duration | \
-				--buffer-size | --flush-interval | --write-queue | --graph | --export | \
-				--live-interval)
+				--buffer-size | --flush-interval | --write-queue | --graph | --backtrace | \
+				--export | --live-interval)
 				((i++)) ;;
 			--gpu-metrics=*) ;;
 			-*) ;;
@@ -50,6 +50,7 @@ _gputrace() {
 			[[ ${COMPREPLY[0]} == nvtx: ]] && compopt -o nospace 2>/dev/null
 			return ;;
 		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
+		--backtrace) COMPREPLY=($(compgen -W "none native native:" -- "$cur")); return ;;
 		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
 		--delay | --duration | --buffer-size | --flush-interval | --write-queue | \
 			--live-interval) return ;;
@@ -57,8 +58,8 @@ _gputrace() {
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
 				--capture-range --delay --duration --buffer-size --flush-interval
-				--write-queue --graph --gpu-metrics --gpu-metrics= --export --stats --view
-				--view= --live --live-interval -h --help --" -- "$cur"))
+				--write-queue --graph --backtrace --gpu-metrics --gpu-metrics= --export --stats
+				--view --view= --live --live-interval -h --help --" -- "$cur"))
 			[[ ${COMPREPLY[0]} == --view= || ${COMPREPLY[0]} == --gpu-metrics= ]] &&
 				compopt -o nospace 2>/dev/null
 		else

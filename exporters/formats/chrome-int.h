@@ -17,6 +17,8 @@
 
 struct gt_chrome;
 
+struct gt_stacks;
+
 struct gt_chrome_setup {
 	struct gt_reader *reader;             /* borrowed: names and header */
 	const struct gt_export_options *opts; /* borrowed: demangling, max_bytes */
@@ -29,6 +31,7 @@ struct gt_chrome_setup {
 	int32_t rank;        /* the file of one rank: its distributedInfo opens the file; -1: a
 	                      * whole trace, whose trailer names its rank if it holds only one */
 	bool small_gpu_pids; /* GPU n as pid n, as Kineto writes it (gt_lanes_gpu_pid) */
+	struct gt_stacks *stacks; /* borrowed; NULL: no "stack" args */
 };
 
 /* Open the output and write its head. Returns 0 or -errno; on failure *errmsg says why. */

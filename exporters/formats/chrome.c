@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stacks.h"
 #include "chrome-int.h"
 #include "exporter.h"
 #include "labels.h"
@@ -27,6 +28,8 @@
 #define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 struct chrome {
+	struct gt_stacks *stacks; /* borrowed; NULL: none */
+	char stack_json[8192];    /* the "stack" arg being written (stack_arg()) */
 	struct gt_timeline m;
 	struct gt_outbuf out;
 	struct gt_reader *r;
@@ -544,12 +547,53 @@ static int emit_graph(void *ctx, const struct gt_rec_graph *r)
 	return 0;
 }
 
+/* "stack":["inner (app)",...] for stack `id` of process pid, innermost first, into
+ * c->stack_json; its length, 0 when there is none. */
+static size_t stack_arg(struct chrome *c, uint32_t pid, uint32_t id)
+{
+	const struct gt_stack_sym *s;
+	char *p = c->stack_json, *end = p + sizeof(c->stack_json) - 8;
+	unsigned n = 0;
+
+	if (!c->stacks || !id || !(s = gt_stacks_get(c->stacks, pid, id, &n)))
+		return 0;
+	p = LIT(p, "\"stack\":[");
+	for (unsigned i = 0; i < n; i++) {
+		const char *base = strrchr(s[i].module, '/');
+		char frame[1024];
+		int w = snprintf(frame, sizeof(frame), "%s (%s)", s[i].symbol,
+		                 base ? base + 1 : s[i].module);
+
+		if (w < 0 || p + w + 4 > end)
+			break;
+		if (i)
+			*p++ = ',';
+		*p++ = '"';
+		for (const char *f = frame; *f; f++)
+			*p++ = *f == '"' || *f == '\\' || (unsigned char)*f < 0x20 ? '?' : *f;
+		*p++ = '"';
+	}
+	*p++ = ']';
+	return (size_t)(p - c->stack_json);
+}
+
+/* The "stack" arg, after a comma when args came before it. */
+static char *put_stack(struct chrome *c, char *p, size_t len)
+{
+	if (!len)
+		return p;
+	if (p[-1] != '{')
+		*p++ = ',';
+	memcpy(p, c->stack_json, len);
+	return p + len;
+}
+
 static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
 	struct chrome *c = ctx;
 	struct gt_track *t = gt_timeline_track(&c->m, GT_TRACK_THREAD, r->hdr.pid, r->tid);
 	const struct gt_flow_slot *gpu = NULL;
-	size_t nlen;
+	size_t nlen, slen;
 	const char *name;
 	unsigned lane;
 	char *p;
@@ -559,8 +603,9 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	announce_lane(c, t, lane); /* before the name: see emit_kernel */
 	name = text(c, r->name_id, false, &nlen);
+	slen = stack_arg(c, r->hdr.pid, r->stack_id);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-	               name, nlen, r->start_ns, r->end_ns, 200);
+	               name, nlen, r->start_ns, r->end_ns, 200 + slen);
 	p = ARG(p, "correlation", r->correlation_id);
 	p = LIT(p, ",");
 	p = ARG(p, "cbid", r->cbid);
@@ -568,6 +613,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 		p = LIT(p, ",\"return code\":");
 		p = gt_fmt_i64(p, r->return_code);
 	}
+	p = put_stack(c, p, slen);
 	end_event(c, p);
 	if (r->correlation_id) {
 		uint64_t id;
@@ -640,7 +686,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	struct chrome *c = ctx;
 	const struct gt_step *step = NULL;
 	struct gt_track *t;
-	size_t nlen, dlen = 0, mlen = 0;
+	size_t nlen, dlen = 0, mlen = 0, slen;
 	const char *name, *msg = NULL;
 	char step_name[48];
 	unsigned lane;
@@ -657,7 +703,8 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		announce_lane(c, t, 0);
 		name = nvtx_names(c, r, &nlen, &dlen);
 		lane_ids(c, t, 0, &pid, &tid);
-		p = ev_begin(c, 512 + nlen + dlen);
+		slen = stack_arg(c, r->hdr.pid, r->stack_id);
+		p = ev_begin(c, 512 + nlen + dlen + slen);
 		p = LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":\"");
 		memcpy(p, name, nlen);
 		p += nlen;
@@ -667,6 +714,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		p = put_ts(p, c, r->start_ns);
 		p = LIT(p, ",\"args\":{");
 		p = nvtx_args(c, p, r);
+		p = put_stack(c, p, slen);
 		end_event(c, p);
 		return 0;
 	}
@@ -695,8 +743,9 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		c->steps_written++;
 		c->file_steps++;
 	}
+	slen = stack_arg(c, r->hdr.pid, r->stack_id);
 	p = slice_head(c, t, lane, "user_annotation", name, nlen, r->start_ns, r->end_ns,
-	               400 + dlen + (msg ? mlen + 24 : 0));
+	               400 + dlen + (msg ? mlen + 24 : 0) + slen);
 	p = nvtx_args(c, p, r);
 	if (msg) {
 		if (p[-1] != '{')
@@ -706,6 +755,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		p += mlen;
 		*p++ = '"';
 	}
+	p = put_stack(c, p, slen);
 	end_event(c, p);
 	return 0;
 }
@@ -1334,6 +1384,7 @@ int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, 
 	c->times = setup->times;
 	c->base_ns = (int64_t)setup->times.zero_ns;
 	c->steps = setup->steps;
+	c->stacks = setup->stacks;
 	c->ranks = setup->ranks;
 	c->rank = setup->rank;
 	c->out_path = strdup(setup->path);
@@ -1437,6 +1488,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	struct gt_steps *own_steps = NULL;
 	struct gt_ranks *ranks = NULL;
 	struct gt_chrome *g = NULL;
+	struct gt_stacks *stacks = NULL;
 	uint64_t n = 0;
 	int ret;
 
@@ -1458,6 +1510,18 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	}
 	setup.steps = steps;
 	setup.ranks = ranks;
+	if (!gt_reader_footer_counts(r) || gt_reader_footer_counts(r)->records[GT_REC_STACK]) {
+		ret = gt_stacks_new(&stacks);
+		if (ret == 0)
+			ret = gt_stacks_load(stacks, r);
+		if (ret < 0) {
+			snprintf(errbuf, sizeof(errbuf), "reading the trace's stacks: %s",
+			         strerror(-ret));
+			*errmsg = errbuf;
+			goto out;
+		}
+		setup.stacks = stacks;
+	}
 	ret = gt_chrome_open(&setup, &g, errmsg);
 	if (ret < 0)
 		goto out;
@@ -1491,6 +1555,7 @@ out:
 	gt_chrome_free(g);
 	gt_ranks_free(ranks);
 	gt_steps_free(own_steps);
+	gt_stacks_free(stacks);
 	return ret < 0 ? ret : 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stacks.h"
 #include "exporter.h"
 #include "labels.h"
 #include "outbuf.h"
@@ -174,6 +175,7 @@ enum ann {
 	A_TRACE_CLOCK,
 	A_RECORDS,
 	A_MALFORMED,
+	A_STACK,
 };
 static const char *const ann_names[] = {
         "device",
@@ -219,6 +221,7 @@ static const char *const ann_names[] = {
         "trace clock ns",
         "records",
         "malformed records",
+        "stack",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -245,6 +248,8 @@ struct pf {
 	const struct gt_steps *steps; /* NVTX ranges to name ProfilerStep#N; NULL: none */
 	uint64_t trace_track;         /* the track of "trace start" (and of the damage) */
 	uint64_t steps_written;
+	struct gt_stacks *stacks; /* the trace's call stacks; NULL when it has none */
+	char stack_text[8192];    /* the text of the stack being written (stack_text()) */
 	const char *errmsg;
 	struct {
 		uint32_t x, y, z, iid;
@@ -1079,6 +1084,50 @@ static struct gt_track *cpu_begin(struct pf *f, enum gt_track_kind kind, uint32_
 	return t;
 }
 
+/* Stack `id` of process pid as text, a frame a line, innermost first ("inner (app)"); NULL
+ * when there is none. *len its bytes. */
+static const char *stack_text(struct pf *f, uint32_t pid, uint32_t id, size_t *len)
+{
+	const struct gt_stack_sym *s;
+	unsigned n = 0;
+	size_t at = 0;
+
+	*len = 0;
+	if (!f->stacks || !id || !(s = gt_stacks_get(f->stacks, pid, id, &n)))
+		return NULL;
+	for (unsigned i = 0; i < n && at < sizeof(f->stack_text); i++) {
+		const char *base = strrchr(s[i].module, '/');
+		int w = snprintf(f->stack_text + at, sizeof(f->stack_text) - at, "%s%s (%s)",
+		                 i ? "\n" : "", s[i].symbol, base ? base + 1 : s[i].module);
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	*len = at < sizeof(f->stack_text) ? at : sizeof(f->stack_text) - 1;
+	return f->stack_text;
+}
+
+/* The trace's stacks, read ahead of the export (a record may come before its stack's own
+ * records); *ret NULL when the trace has none. */
+static int load_stacks(struct gt_reader *r, struct gt_stacks **ret, const char **errmsg)
+{
+	const struct gt_trace_counts *c = gt_reader_footer_counts(r);
+	int err;
+
+	*ret = NULL;
+	if (c && !c->records[GT_REC_STACK])
+		return 0;
+	err = gt_stacks_new(ret);
+	if (err == 0)
+		err = gt_stacks_load(*ret, r);
+	if (err < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace's stacks: %s", strerror(-err));
+		*errmsg = errbuf;
+	}
+	return err;
+}
+
 static int emit_api(void *ctx, const struct gt_rec_api *r)
 {
 	struct pf *f = ctx;
@@ -1086,6 +1135,8 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	struct gt_track *t;
 	unsigned lane;
 	char *p, *pm, *tm;
+	const char *stack;
+	size_t slen;
 
 	if (name_id(f, &e, r->name_id, false) < 0)
 		return -ENOMEM;
@@ -1098,11 +1149,14 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	if (r->correlation_id)
 		gt_flows_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane,
 		             &e.flow_out);
-	p = ev_open(f, &e, 64, &pm, &tm);
+	stack = stack_text(f, r->hdr.pid, r->stack_id, &slen);
+	p = ev_open(f, &e, 64 + slen, &pm, &tm);
 	/* The correlation id is the low half of the flow id and the callback id is what the
 	 * name says: both stay in the JSON only; a failed call shows its code. */
 	if (r->return_code)
 		p = ann_i64(p, A_RETURN_CODE, r->return_code);
+	if (stack)
+		p = ann_str(p, A_STACK, stack, slen);
 	ev_close(f, p, pm, tm);
 	slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
 	return 0;
@@ -1113,8 +1167,8 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	struct pf *f = ctx;
 	struct ev e = {0};
 	struct gt_track *t;
-	size_t dlen = 0, msglen = 0;
-	const char *dom = NULL, *msg = NULL;
+	size_t dlen = 0, msglen = 0, slen;
+	const char *dom = NULL, *msg = NULL, *stack;
 	const struct gt_step *step = NULL;
 	char *p, *pm, *tm, step_name[48];
 	bool fresh;
@@ -1163,9 +1217,12 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	}
 	if (msg)
 		msg = text(f, r->message_id, &msglen);
-	p = ev_open(f, &e, 96 + dlen + msglen, &pm, &tm);
+	stack = stack_text(f, r->hdr.pid, r->stack_id, &slen);
+	p = ev_open(f, &e, 96 + dlen + msglen + slen, &pm, &tm);
 	if (msg)
 		p = ann_str(p, A_NVTX_MESSAGE, msg, msglen);
+	if (stack)
+		p = ann_str(p, A_STACK, stack, slen);
 	if (dom)
 		p = ann_str(p, A_DOMAIN, dom, dlen);
 	if (r->color)
@@ -1520,6 +1577,9 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 	ret = gt_export_steps(r, opts, &f.steps, &own_steps, &f.errmsg);
 	if (ret < 0)
 		goto out;
+	ret = load_stacks(r, &f.stacks, &f.errmsg);
+	if (ret < 0)
+		goto out;
 	ret = gt_outbuf_open(&f.out, opts->out, opts->output, &f.errmsg);
 	if (ret < 0)
 		goto out;
@@ -1578,6 +1638,7 @@ out:
 	}
 	gt_timeline_fini(&f.m);
 	gt_steps_free(own_steps);
+	gt_stacks_free(f.stacks);
 	return ret < 0 ? ret : 0;
 }
 

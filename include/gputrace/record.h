@@ -35,7 +35,9 @@ enum gt_rec_type {
 	GT_REC_NOTICE,      /* something the user should know (detach reason, CUPTI error) */
 	GT_REC_INPUT,       /* gputrace merge: one input file, its header and how it was read */
 	GT_REC_ORIGIN,      /* gputrace merge: where a process of the merged file came from */
-	/* 23..25: reserved for stack records */
+	GT_REC_STACK = 23,  /* a call stack, once per distinct stack of a process (or a part of it) */
+	GT_REC_MODULE = 24, /* an executable mapping the stacks of a process refer to */
+	/* 25 is reserved for Python code objects of stacks */
 	GT_REC_GPU_METRIC = 26, /* one hardware metric a GPU is sampled for (PM sampling) */
 	GT_REC_GPU_SAMPLE = 27, /* one sample of a GPU's hardware metrics */
 	GT_REC_MAX = 28 /* types in between are unused: gt_record_desc() says NULL for them */
@@ -275,6 +277,8 @@ struct gt_rec_api {
 	uint32_t name_id;    /* string: function name */
 	int32_t return_code; /* cudaError_t or CUresult */
 	uint32_t domain;     /* enum gt_api_domain */
+	uint32_t stack_id;   /* GT_REC_STACK of the calling thread at the call; 0: none */
+	uint32_t _pad;
 };
 
 enum gt_nvtx_kind {
@@ -297,6 +301,8 @@ struct gt_rec_nvtx {
 	uint32_t color; /* ARGB; 0 when unset */
 	uint32_t kind;  /* enum gt_nvtx_kind */
 	uint32_t depth; /* push/pop nesting depth on the thread, 0 outermost */
+	uint32_t stack_id; /* GT_REC_STACK where the range was opened or marked; 0: none */
+	uint32_t _pad;
 };
 
 enum gt_sync_kind {
@@ -467,6 +473,51 @@ struct gt_rec_origin {
 	uint32_t _pad;
 };
 
+/* What a stack frame holds (struct gt_stack_frame's kind). */
+enum gt_frame_kind {
+	GT_FRAME_NONE = 0,   /* unused slot */
+	GT_FRAME_NATIVE,     /* pc: an instruction address (a return address above frame 0) */
+	GT_FRAME_PYTHON,     /* reserved: pc a code object (GT_REC 25), arg an instruction offset */
+	GT_FRAME_KIND_MAX
+};
+
+struct gt_stack_frame {
+	uint64_t pc;   /* enum gt_frame_kind says what it is */
+	uint32_t kind; /* enum gt_frame_kind */
+	uint32_t arg;  /* 0 for native frames */
+};
+
+/* Frames one GT_REC_STACK record carries; a deeper stack is written as several records of the
+ * same stack_id, their `first` 0, 8, 16, ... */
+#define GT_STACK_FRAMES_PER_REC 8u
+/* Deepest stack recorded; deeper ones keep their innermost frames and set GT_STACK_TRUNCATED. */
+#define GT_STACK_DEPTH_MAX 64u
+
+/* A call stack of a process, innermost frame first (frame 0 is the caller of the CUDA or NVTX
+ * function), written once per distinct stack before any record that refers to its id. */
+struct gt_rec_stack {
+	struct gt_rec_hdr hdr;
+	uint32_t stack_id; /* > 0; unique within its process */
+	uint32_t depth;    /* frames in the whole stack */
+	uint32_t first;    /* index of frames[0] within the stack */
+	uint32_t flags;    /* GT_STACK_* */
+	struct gt_stack_frame frames[GT_STACK_FRAMES_PER_REC]; /* depth - first of them used */
+};
+
+#define GT_STACK_TRUNCATED (1u << 0) /* the stack was deeper than GT_STACK_DEPTH_MAX */
+
+/* An executable segment of a file mapped into a process: what symbolizes the native frames
+ * inside [start, end). The address in the file's ELF image is pc - bias. */
+struct gt_rec_module {
+	struct gt_rec_hdr hdr;
+	uint64_t start;       /* first address of the segment */
+	uint64_t end;         /* address past its end */
+	uint64_t file_offset; /* of the segment in the file, bytes */
+	uint64_t bias;        /* load bias: the segment's runtime address minus its ELF address */
+	uint32_t path_id;     /* string: the file's path */
+	uint32_t build_id;    /* string: GNU build id as lowercase hex; 0 when it has none */
+};
+
 /* Why a GPU's hardware metrics were not sampled (GT_NOTICE_GPU_METRICS's detail). */
 enum gt_gpu_metrics_reason {
 	GT_GM_ERROR = 0,       /* a CUPTI or host-API call failed; the message says which */
@@ -528,6 +579,8 @@ union gt_record {
 	struct gt_rec_notice notice;
 	struct gt_rec_input input;
 	struct gt_rec_origin origin;
+	struct gt_rec_stack stack;
+	struct gt_rec_module module;
 	struct gt_rec_gpu_metric gpu_metric;
 	struct gt_rec_gpu_sample gpu_sample;
 };

@@ -406,7 +406,8 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 	X(U32, cbid)                                                                               \
 	X(U32, name_id)                                                                            \
 	X(S32, return_code)                                                                        \
-	X(U32, domain)
+	X(U32, domain)                                                                             \
+	X(U32, stack_id)
 
 #define NVTX_FIELDS(X)                                                                             \
 	X(D32, hdr.pid)                                                                            \
@@ -420,7 +421,8 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 	X(U32, category)                                                                           \
 	X(U32, color)                                                                              \
 	X(U32, kind)                                                                               \
-	X(U32, depth)
+	X(U32, depth)                                                                              \
+	X(U32, stack_id)
 
 #define SYNC_FIELDS(X)                                                                             \
 	X(D32, hdr.pid)                                                                            \

@@ -162,6 +162,7 @@ static const struct gt_field api_fields[] = {
 	F(struct gt_rec_api, name_id, S),
 	F(struct gt_rec_api, return_code, I),
 	F(struct gt_rec_api, domain, 0),
+	F(struct gt_rec_api, stack_id, 0),
 };
 
 static const struct gt_field nvtx_fields[] = {
@@ -176,6 +177,7 @@ static const struct gt_field nvtx_fields[] = {
 	F(struct gt_rec_nvtx, color, 0),
 	F(struct gt_rec_nvtx, kind, 0),
 	F(struct gt_rec_nvtx, depth, 0),
+	F(struct gt_rec_nvtx, stack_id, 0),
 };
 
 static const struct gt_field sync_fields[] = {
@@ -251,6 +253,34 @@ static const struct gt_field origin_fields[] = {
 	F(struct gt_rec_origin, host_id, S),
 };
 
+#define FRAME_FIELDS(i)                                                                        \
+	FN(struct gt_rec_stack, "pc" #i, frames[i].pc, 0),                                 \
+	FN(struct gt_rec_stack, "kind" #i, frames[i].kind, 0),                             \
+	FN(struct gt_rec_stack, "arg" #i, frames[i].arg, 0)
+
+static const struct gt_field stack_fields[] = {
+	F(struct gt_rec_stack, stack_id, 0),
+	F(struct gt_rec_stack, depth, 0),
+	F(struct gt_rec_stack, first, 0),
+	F(struct gt_rec_stack, flags, 0),
+	FRAME_FIELDS(0),
+	FRAME_FIELDS(1),
+	FRAME_FIELDS(2),
+	FRAME_FIELDS(3),
+	FRAME_FIELDS(4),
+	FRAME_FIELDS(5),
+	FRAME_FIELDS(6),
+	FRAME_FIELDS(7),
+};
+
+static const struct gt_field module_fields[] = {
+	F(struct gt_rec_module, start, 0),
+	F(struct gt_rec_module, end, 0),
+	F(struct gt_rec_module, file_offset, 0),
+	F(struct gt_rec_module, bias, 0),
+	F(struct gt_rec_module, path_id, S),
+	F(struct gt_rec_module, build_id, S),
+};
 static const struct gt_field gpu_metric_fields[] = {
 	F(struct gt_rec_gpu_metric, interval_ns, 0),
 	F(struct gt_rec_gpu_metric, device_id, 0),
@@ -297,6 +327,8 @@ static const struct gt_record_desc descs[GT_REC_MAX] = {
 	DESC(GT_REC_NOTICE, "notice", struct gt_rec_notice, notice_fields),
 	DESC(GT_REC_INPUT, "input", struct gt_rec_input, input_fields),
 	DESC(GT_REC_ORIGIN, "origin", struct gt_rec_origin, origin_fields),
+	DESC(GT_REC_STACK, "stack", struct gt_rec_stack, stack_fields),
+	DESC(GT_REC_MODULE, "module", struct gt_rec_module, module_fields),
 	DESC(GT_REC_GPU_METRIC, "gpu_metric", struct gt_rec_gpu_metric, gpu_metric_fields),
 	DESC(GT_REC_GPU_SAMPLE, "gpu_sample", struct gt_rec_gpu_sample, gpu_sample_fields),
 };
@@ -317,6 +349,8 @@ _Static_assert(sizeof(struct gt_rec_graph) % 8 == 0, "records are 8-byte multipl
 _Static_assert(sizeof(struct gt_rec_notice) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_input) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_origin) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_stack) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_module) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_gpu_metric) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_gpu_sample) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(GT_GPU_METRICS_MAX == 12, "gpu_sample_fields lists 12 values");

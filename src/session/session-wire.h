@@ -11,7 +11,7 @@
 #define MSG_MAGIC   0x48535447u /* "GTSH" */
 /* Both ends share the record structs of one build: a change to a record's in-memory layout
  * bumps it (2: the device record carries the SM clock, LOSS its bytes and records). */
-#define MSG_VERSION 2u
+#define MSG_VERSION 3u
 
 enum msg_type {
 	MSG_HELLO = 1,   /* + exe, cmdline, host bytes; SCM_RIGHTS: ring memfd, eventfd */

@@ -30,6 +30,10 @@
 /* Standalone: at exit, seconds the trace's writing may go without progress (no write, sync
  * or drained record) before the process gives up on completing it. Default 60. */
 #define GT_ENV_WRITE_TIMEOUT "GPUTRACE_WRITE_TIMEOUT"
+/* Stacks of API calls and NVTX ranges: none (default) or native[:KINDS[:NS]], KINDS a
+ * comma-separated list of kernel, memory, sync, other or all (default all), NS the shortest
+ * API call, in nanoseconds, that gets one (default 0). */
+#define GT_ENV_BACKTRACE "GPUTRACE_BACKTRACE"
 /* GPU metrics sampled over time (PM sampling): [DEVICES][:FREQUENCY][:SET], docs/gpu-metrics.md */
 #define GT_ENV_GPU_METRICS "GPUTRACE_GPU_METRICS"
 /* Non-empty: diagnostics from the injection library go to stderr. */

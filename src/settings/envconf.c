@@ -28,6 +28,7 @@ static const char *const names[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_GRAPH] = GT_ENV_GRAPH,
         [GT_ENVCONF_WRITE_QUEUE] = GT_ENV_WRITE_QUEUE,
         [GT_ENVCONF_WRITE_TIMEOUT] = GT_ENV_WRITE_TIMEOUT,
+        [GT_ENVCONF_BACKTRACE] = GT_ENV_BACKTRACE,
         [GT_ENVCONF_GPU_METRICS] = GT_ENV_GPU_METRICS,
 };
 
@@ -43,6 +44,8 @@ static const char *const hints[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_GRAPH] = "use graph or node",
         [GT_ENVCONF_WRITE_QUEUE] = "use a size from 0 to 4G, e.g. 64M",
         [GT_ENVCONF_WRITE_TIMEOUT] = "use seconds above 0 and up to 86400, e.g. 60",
+        [GT_ENVCONF_BACKTRACE] = "use none or native[:KINDS[:NS]], KINDS from kernel, memory, "
+                                 "sync, other, all; e.g. native:kernel,sync:10000",
         [GT_ENVCONF_GPU_METRICS] = "use [DEVICES][:FREQUENCY][:SET]: DEVICES all or CUDA "
                                    "ordinals 0 to 63 like 0,1; FREQUENCY samples per second "
                                    "from 1 to 1000000, e.g. 10000 or 10k; SET default or sm; "
@@ -199,6 +202,55 @@ static int parse_word(const char *s, const char *const *words)
 	return -EINVAL;
 }
 
+/* "none" | "native" | "native:kernel,sync" | "native:all:5000" */
+static int parse_backtrace(const char *s, struct gt_envconf *cfg)
+{
+	static const char *const kind_words[] = {"kernel", "memory", "sync", "other", "all"};
+	unsigned kinds = 0;
+	uint64_t min_ns = 0;
+	const char *p, *colon;
+	int n;
+
+	if (strcasecmp(s, "none") == 0) {
+		cfg->backtrace = GT_BACKTRACE_NONE;
+		return 0;
+	}
+	if (strncasecmp(s, "native", 6) != 0 || (s[6] && s[6] != ':'))
+		return -EINVAL;
+	if (!s[6]) {
+		kinds = GT_BT_ALL;
+		goto done;
+	}
+	p = s + 7;
+	colon = strchr(p, ':');
+	while (p < (colon ? colon : p + strlen(p))) {
+		size_t len = strcspn(p, ",:");
+		size_t i;
+
+		for (i = 0; i < ARRAY_LEN(kind_words); i++)
+			if (strlen(kind_words[i]) == len && strncasecmp(kind_words[i], p, len) == 0)
+				break;
+		if (i == ARRAY_LEN(kind_words))
+			return -EINVAL;
+		kinds |= i == 4 ? GT_BT_ALL : 1u << i;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!kinds)
+		return -EINVAL;
+	if (colon) {
+		n = parse_digits(colon + 1, &min_ns);
+		if (n <= 0 || colon[1 + n])
+			return -EINVAL;
+	}
+done:
+	cfg->backtrace = GT_BACKTRACE_NATIVE;
+	cfg->backtrace_kinds = kinds;
+	cfg->backtrace_min_ns = min_ns;
+	return 0;
+}
+
 static int parse_capture(const char *s, struct gt_envconf *cfg)
 {
 	size_t len;
@@ -351,6 +403,9 @@ int gt_envconf_set(struct gt_envconf *cfg, enum gt_envconf_key key, const char *
 		case GT_ENVCONF_WRITE_TIMEOUT:
 			r = parse_seconds(value, &cfg->write_timeout_ns);
 			break;
+		case GT_ENVCONF_BACKTRACE:
+			r = parse_backtrace(value, cfg);
+			break;
 		case GT_ENVCONF_GPU_METRICS: {
 			struct gt_envconf tmp = *cfg;
 
@@ -440,4 +495,34 @@ int gt_envconf_api_is_launch(const char *name)
 		if (strncmp(name, launch_prefixes[i], strlen(launch_prefixes[i])) == 0)
 			return 1;
 	return 0;
+}
+
+unsigned gt_envconf_backtrace_kind(const char *name)
+{
+	static const struct {
+		const char *prefix;
+		unsigned kind;
+	} kinds[] = {
+	        {"cudaLaunch", GT_BT_KERNEL},         {"cuLaunch", GT_BT_KERNEL},
+	        {"cudaGraphLaunch", GT_BT_KERNEL},    {"cuGraphLaunch", GT_BT_KERNEL},
+	        {"cudaMemcpy", GT_BT_MEMORY},         {"cuMemcpy", GT_BT_MEMORY},
+	        {"cudaMemset", GT_BT_MEMORY},         {"cuMemset", GT_BT_MEMORY},
+	        {"cudaMalloc", GT_BT_MEMORY},         {"cuMemAlloc", GT_BT_MEMORY},
+	        {"cudaFree", GT_BT_MEMORY},           {"cuMemFree", GT_BT_MEMORY},
+	        {"cudaHostAlloc", GT_BT_MEMORY},      {"cuMemHostAlloc", GT_BT_MEMORY},
+	        {"cudaMemPrefetch", GT_BT_MEMORY},    {"cuMemPrefetch", GT_BT_MEMORY},
+	        {"cuMemCreate", GT_BT_MEMORY},        {"cuMemRelease", GT_BT_MEMORY},
+	        {"cudaDeviceSynchronize", GT_BT_SYNC}, {"cudaThreadSynchronize", GT_BT_SYNC},
+	        {"cudaStreamSynchronize", GT_BT_SYNC}, {"cudaEventSynchronize", GT_BT_SYNC},
+	        {"cudaStreamWaitEvent", GT_BT_SYNC},  {"cuCtxSynchronize", GT_BT_SYNC},
+	        {"cuStreamSynchronize", GT_BT_SYNC},  {"cuEventSynchronize", GT_BT_SYNC},
+	        {"cuStreamWaitEvent", GT_BT_SYNC},
+	};
+
+	if (!name)
+		return GT_BT_OTHER;
+	for (size_t i = 0; i < ARRAY_LEN(kinds); i++)
+		if (strncmp(name, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+			return kinds[i].kind;
+	return GT_BT_OTHER;
 }

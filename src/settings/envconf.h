@@ -54,6 +54,22 @@ enum gt_capture_mode {
 /* Bytes kept of an NVTX capture range's name, its terminator included: names up to 127. */
 #define GT_CAPTURE_NAME_MAX 128
 
+/* Which stacks are recorded (GPUTRACE_BACKTRACE). */
+enum gt_backtrace_mode {
+	GT_BACKTRACE_NONE = 0, /* the default */
+	GT_BACKTRACE_NATIVE,   /* native frames (instruction addresses) */
+	GT_BACKTRACE_MAX
+};
+
+/* The CUDA API calls whose stacks are recorded, as Nsight Systems groups them. */
+enum gt_backtrace_kind {
+	GT_BT_KERNEL = 1u << 0, /* launches: kernels and graphs */
+	GT_BT_MEMORY = 1u << 1, /* copies, memsets, allocations and frees */
+	GT_BT_SYNC = 1u << 2,   /* synchronization */
+	GT_BT_OTHER = 1u << 3,  /* every other call */
+	GT_BT_ALL = 0xfu,
+};
+
 /* The settings, one key each; GPUTRACE_DEBUG, a switch, has none (any non-empty value but
  * "0" turns it on). */
 enum gt_envconf_key {
@@ -66,6 +82,7 @@ enum gt_envconf_key {
 	GT_ENVCONF_GRAPH,       /* GPUTRACE_GRAPH */
 	GT_ENVCONF_WRITE_QUEUE, /* GPUTRACE_WRITE_QUEUE; `gputrace run --write-queue` */
 	GT_ENVCONF_WRITE_TIMEOUT, /* GPUTRACE_WRITE_TIMEOUT */
+	GT_ENVCONF_BACKTRACE,   /* GPUTRACE_BACKTRACE; `gputrace run --backtrace` */
 	GT_ENVCONF_GPU_METRICS, /* GPUTRACE_GPU_METRICS; `gputrace run --gpu-metrics` */
 	GT_ENVCONF_MAX
 };
@@ -105,6 +122,9 @@ struct gt_envconf {
 	uint64_t write_queue_bytes;
 	/* standalone: how long the close waits without the writer making progress, ns */
 	uint64_t write_timeout_ns;
+	unsigned backtrace;          /* enum gt_backtrace_mode */
+	unsigned backtrace_kinds;    /* enum gt_backtrace_kind mask: API calls that get a stack */
+	uint64_t backtrace_min_ns;   /* only API calls that took at least this long, ns */
 	/* GPU metrics (PM sampling): off unless GPUTRACE_GPU_METRICS is set */
 	bool gpu_metrics;
 	uint64_t gpu_metrics_devices; /* CUDA ordinals to sample, one bit each (all: ~0) */
@@ -144,5 +164,8 @@ int gt_envconf_parse(struct gt_envconf *cfg, gt_getenv_fn get, char *msg, size_t
 /* 1 if the runtime or driver function `name` launches, copies, sets, allocates, frees,
  * synchronizes or launches a graph: the calls GPUTRACE_API=launch keeps. */
 int gt_envconf_api_is_launch(const char *name);
+
+/* The GT_BT_* kind of the runtime or driver function `name` (GT_BT_OTHER when none fits). */
+unsigned gt_envconf_backtrace_kind(const char *name);
 
 #endif /* GPUTRACE_ENVCONF_H */

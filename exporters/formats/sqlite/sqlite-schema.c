@@ -149,7 +149,8 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                         "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT "
                         "NULL, callchainId INTEGER)",
                         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, "
-                        "globalTid, correlationId, nameId, returnValue) VALUES (?,?,?,?,?,?,?)"},
+                        "globalTid, correlationId, nameId, returnValue, callchainId) VALUES "
+                        "(?,?,?,?,?,?,?,?)"},
         [SQ_MEMORY_USAGE] = {"CUDA_GPU_MEMORY_USAGE_EVENTS",
                              "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER NOT NULL, "
                              "globalPid INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId "
@@ -187,10 +188,10 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                      "INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, "
                      "uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId "
                      "INTEGER, jsonText TEXT, binaryData TEXT, eventId INTEGER NOT NULL PRIMARY "
-                     "KEY)",
+                     "KEY, callchainId INTEGER)",
                      "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, "
-                     "text, globalTid, endGlobalTid, textId, domainId, eventId) VALUES "
-                     "(?,?,?,?,?,?,?,?,?,?,?,?)"},
+                     "text, globalTid, endGlobalTid, textId, domainId, eventId, callchainId) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         [SQ_GT_TRACE] = {"GPUTRACE_TRACE",
                          "CREATE TABLE GPUTRACE_TRACE (formatVersion INTEGER NOT NULL, clockId "
                          "INTEGER NOT NULL, clockName TEXT NOT NULL, startRealtimeNs INTEGER NOT "
@@ -260,6 +261,11 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
                             "projEnd INTEGER NOT NULL, projDuration INTEGER NOT NULL, busyDuration "
                             "INTEGER NOT NULL, gpuOps INTEGER NOT NULL, level INTEGER)",
                             "INSERT INTO GPUTRACE_NVTX_GPU_PROJECTION VALUES (?,?,?,?,?,?,?,?)"},
+        [SQ_CALLCHAINS] = {"CUDA_CALLCHAINS",
+                           "CREATE TABLE CUDA_CALLCHAINS (id INTEGER NOT NULL, stackDepth INTEGER "
+                           "NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
+                           "originalIP INTEGER, unresolved INTEGER, PRIMARY KEY (id, stackDepth))",
+                           "INSERT INTO CUDA_CALLCHAINS VALUES (?,?,?,?,?,?)"},
         /* GPU metrics (PM sampling) as Nsight Systems lays them out: typeId and sourceId
          * are the GPU's number, metricId the metric's index in its samples; value in the
          * unit metricName ends with (an integer where it is one, else a real) */

@@ -31,6 +31,7 @@
 #include "parquet.h"
 #include "sql.h"
 #include "sqlite-int.h"
+#include "stacks.h"
 #include "strtab.h"
 
 #define PROGRESS_EVERY   0xffffu /* records between progress calls, minus one */
@@ -181,6 +182,7 @@ struct sq {
 	struct tab tab[SQ_TABLE_MAX];
 	struct gt_reader *r;
 	bool demangle;
+	struct gt_stacks *stacks; /* the STACK and MODULE records seen; NULL until the first */
 
 	/* StringIds */
 	struct text *texts;
@@ -848,6 +850,51 @@ static int on_graph(struct sq *q, const struct gt_rec_graph *g, const struct pro
 	return row_end(q, SQ_GRAPH_TRACE);
 }
 
+/* CUDA_CALLCHAINS id of stack `id` of process p: stack ids are a process's own */
+static uint64_t callchain_id(const struct proc *p, uint32_t id)
+{
+	return ((uint64_t)p->index << 16) + id;
+}
+
+/* A STACK or MODULE record; the last record of a stack writes its CUDA_CALLCHAINS rows. */
+static int on_stack(struct sq *q, const union gt_record *rec, const struct proc *p)
+{
+	const struct gt_rec_stack *s = &rec->stack;
+	const struct gt_stack_sym *f;
+	unsigned n = 0;
+	int ret;
+
+	if (!q->stacks && gt_stacks_new(&q->stacks) < 0)
+		goto nomem;
+	if (gt_stacks_add(q->stacks, q->r, rec) < 0)
+		goto nomem;
+	if (rec->hdr.type != GT_REC_STACK || s->first + GT_STACK_FRAMES_PER_REC < s->depth)
+		return 0;
+	f = gt_stacks_get(q->stacks, s->hdr.pid, s->stack_id, &n);
+	for (unsigned i = 0; f && i < n; i++) {
+		struct val *st = row_begin(q, SQ_CALLCHAINS);
+		uint32_t sym = intern(q, f[i].symbol, strlen(f[i].symbol));
+		uint32_t mod = intern(q, f[i].module, strlen(f[i].module));
+
+		if (!sym || !mod)
+			return q->err;
+		b_u64(st, 1, callchain_id(p, s->stack_id));
+		b_i64(st, 2, i);
+		b_i64(st, 3, sym);
+		b_i64(st, 4, mod);
+		b_u64(st, 5, f[i].pc);
+		b_i64(st, 6, f[i].unresolved);
+		ret = row_end(q, SQ_CALLCHAINS);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+nomem:
+	q->err = -ENOMEM;
+	q->errmsg = "out of memory";
+	return q->err;
+}
+
 static int on_api(struct sq *q, const struct gt_rec_api *a, const struct proc *p)
 {
 	struct val *st = row_begin(q, SQ_RUNTIME);
@@ -863,6 +910,7 @@ static int on_api(struct sq *q, const struct gt_rec_api *a, const struct proc *p
 	b_corr(st, 5, p, a->correlation_id);
 	b_i64(st, 6, name);
 	b_i64(st, 7, a->return_code);
+	b_nz(st, 8, a->stack_id ? callchain_id(p, a->stack_id) : 0);
 	return row_end(q, SQ_RUNTIME);
 }
 
@@ -909,6 +957,7 @@ static int nvtx_domain(struct sq *q, const struct gt_rec_nvtx *n, const struct p
 	b_i64(st, 10, mut->raw);
 	b_i64(st, 11, mut->domain);
 	b_u64(st, 12, ++q->nvtx_id);
+	b_null(st, 13);
 	return row_end(q, SQ_NVTX);
 }
 
@@ -1024,6 +1073,7 @@ static int on_nvtx(struct sq *q, const struct gt_rec_nvtx *n, const struct proc 
 	b_nz(st, 10, text);
 	b_i64(st, 11, domain);
 	b_u64(st, 12, ++q->nvtx_id);
+	b_nz(st, 13, n->stack_id ? callchain_id(p, n->stack_id) : 0);
 	ret = row_end(q, SQ_NVTX);
 	if (ret < 0)
 		return ret;
@@ -1413,6 +1463,9 @@ static int on_record(struct sq *q, const union gt_record *rec)
 		return on_clock(q, &rec->clock, p);
 	case GT_REC_NOTICE:
 		return on_notice(q, &rec->notice, p);
+	case GT_REC_STACK:
+	case GT_REC_MODULE:
+		return on_stack(q, rec, p);
 	case GT_REC_GPU_METRIC:
 		return on_gpu_metric(q, &rec->gpu_metric);
 	case GT_REC_GPU_SAMPLE:
@@ -2307,6 +2360,7 @@ static void sq_free(struct sq *q)
 	map_fini(&q->domain_created);
 	gt_nvtx_gpu_pass_free(q->proj);
 	free(q->nvtx_ids);
+	gt_stacks_free(q->stacks);
 }
 
 static uint64_t cpu_ns(void)

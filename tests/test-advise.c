@@ -3,13 +3,17 @@
  * and the findings on the real traces of tests/data. Runs as a unit test. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <elf.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "advise.h"
+#include "report.h"
 #include "gputrace/trace.h"
 
 #define PID   4242u
@@ -378,6 +382,184 @@ START_TEST(sync_api_and_malloc)
 	api(&t, S_MALLOC, 0, 100, 200);
 	a = advise_reader(tw_close(&t));
 	ck_assert_uint_eq(a->nfindings, 0);
+	gt_advise_free(a);
+}
+END_TEST
+
+/* ---- where in the code ---- */
+
+/* Two functions of this program that "call CUDA": the frames of the stacks below. */
+static __attribute__((noinline)) void advise_user_load(volatile int *x)
+{
+	for (int i = 0; i < 3; i++)
+		*x += i;
+}
+
+static __attribute__((noinline)) void advise_user_save(volatile int *x)
+{
+	for (int i = 0; i < 5; i++)
+		*x -= i;
+}
+
+/* This program's executable segment, as MODULE records it. */
+static int exe_segment(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct gt_rec_module *m = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		m->start = info->dlpi_addr + ph->p_vaddr;
+		m->end = m->start + ph->p_memsz;
+		m->file_offset = ph->p_offset;
+		m->bias = info->dlpi_addr;
+		return 1; /* the first object is the program */
+	}
+	return 1;
+}
+
+#define S_EXE    20
+#define S_CUDART 21
+
+/* A stack of two frames: one in the CUDA runtime (no file to read: an address), then fn. */
+static void stack2(struct tw *t, uint32_t id, uintptr_t fn)
+{
+	struct gt_rec_stack st = {.stack_id = id, .depth = 2};
+
+	st.frames[0] = (struct gt_stack_frame){.pc = 0x7f0000001234, .kind = GT_FRAME_NATIVE};
+	st.frames[1] = (struct gt_stack_frame){.pc = (uint64_t)fn + 2,
+	                                       .kind = GT_FRAME_NATIVE};
+	put(t, &st, GT_REC_STACK, sizeof(st));
+}
+
+static void api_stack(struct tw *t, uint32_t name, uint32_t corr, uint64_t start, uint64_t end,
+                      uint32_t stack)
+{
+	struct gt_rec_api a = {.name_id = name, .correlation_id = corr, .stack_id = stack};
+
+	a.start_ns = START + start;
+	a.end_ns = START + end;
+	put(t, &a, GT_REC_API, sizeof(a));
+}
+
+/* Four pageable copies: two from advise_user_load (1000 + 500 ns), one from advise_user_save
+ * (1200), one without a stack (50). */
+static void sources_trace(struct tw *t)
+{
+	struct gt_rec_module exe = {0}, rt = {.start = 0x7f0000000000, .end = 0x7f0000100000};
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	ck_assert_int_gt(n, 0);
+	path[n] = '\0';
+	dl_iterate_phdr(exe_segment, &exe);
+	ck_assert_uint_gt(exe.end, exe.start);
+	tw_open(t);
+	str(t, S_EXE, path);
+	str(t, S_CUDART, "/usr/lib/x86_64-linux-gnu/libcudart.so.13");
+	exe.path_id = S_EXE;
+	rt.path_id = S_CUDART;
+	put(t, &exe, GT_REC_MODULE, sizeof(exe));
+	put(t, &rt, GT_REC_MODULE, sizeof(rt));
+	stack2(t, 1, (uintptr_t)advise_user_load);
+	stack2(t, 2, (uintptr_t)advise_user_save);
+	api_stack(t, S_MEMCPY_ASYNC, 1, 50, 90, 1);
+	copy(t, 1, 100, 1100, GT_MEMCPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	api_stack(t, S_MEMCPY_ASYNC, 2, 1150, 1190, 1);
+	copy(t, 2, 1200, 1700, GT_MEMCPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	api_stack(t, S_MEMCPY_ASYNC, 3, 1750, 1790, 2);
+	copy(t, 3, 1800, 3000, GT_MEMCPY_DTOH, GT_MEM_DEVICE, GT_MEM_PAGEABLE, GT_COPY_ASYNC);
+	api_stack(t, S_MEMCPY_ASYNC, 4, 3050, 3090, 0);
+	copy(t, 4, 3100, 3150, GT_MEMCPY_DTOH, GT_MEM_DEVICE, GT_MEM_PAGEABLE, GT_COPY_ASYNC);
+}
+
+/* A finding names the places in the code its calls came from: the innermost frame of the
+ * program's own (the CUDA runtime's frame passed over), costliest first; an instance its own;
+ * a call without a stack counts in none. */
+START_TEST(sources)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+	struct gt_report *rep;
+	const char *msg = NULL;
+	char *json = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	sources_trace(&t);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_PAGEABLE_MEMCPY);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->count, 4);
+	ck_assert_uint_eq(f->located, 3);
+	ck_assert_uint_eq(f->nplaces, 2);
+	ck_assert_uint_eq(f->nsources, 2);
+	ck_assert_str_eq(f->sources[0].where, "advise_user_load (test-advise)");
+	ck_assert_uint_eq(f->sources[0].count, 2);
+	ck_assert_uint_eq(f->sources[0].cost_ns, 1500);
+	ck_assert_str_eq(f->sources[1].where, "advise_user_save (test-advise)");
+	ck_assert_uint_eq(f->sources[1].count, 1);
+	ck_assert_uint_eq(f->sources[1].cost_ns, 1200);
+	ck_assert_uint_eq(f->ntop, 4);
+	ck_assert_str_eq(f->top[0].source, "advise_user_save (test-advise)");
+	ck_assert_str_eq(f->top[1].source, "advise_user_load (test-advise)");
+	ck_assert_str_eq(f->top[3].source, "");
+
+	out = open_memstream(&json, &len);
+	ck_assert_int_eq(gt_advise_write(a, out, GT_ADVISE_FORMAT_TABLE), 0);
+	fclose(out);
+	ck_assert_ptr_nonnull(strstr(json, "\n  Code:  advise_user_load (test-advise), 2 times, "
+	                                   "1.500 us; advise_user_save (test-advise), 1 time, "
+	                                   "1.200 us (3 of 4 with a stack)\n"));
+	ck_assert_ptr_nonnull(strstr(json, " HtoD"));
+	ck_assert_ptr_nonnull(strstr(json, " from advise_user_save (test-advise)\n"));
+	free(json);
+	json = NULL;
+	out = open_memstream(&json, &len);
+	ck_assert_int_eq(gt_advise_write(a, out, GT_ADVISE_FORMAT_JSON), 0);
+	fclose(out);
+	ck_assert_ptr_nonnull(strstr(json, "\"sources\":[{\"where\":\"advise_user_load "
+	                                   "(test-advise)\",\"count\":2,\"cost_ns\":1500},{"
+	                                   "\"where\":\"advise_user_save (test-advise)\","
+	                                   "\"count\":1,\"cost_ns\":1200}],\"places\":2,"
+	                                   "\"located\":3,"));
+	free(json);
+	gt_advise_free(a);
+
+	/* the HTML report shows them */
+	sources_trace(&t);
+	ck_assert_int_eq(gt_report_new(NULL, &rep), 0);
+	{
+		struct gt_reader *r = tw_close(&t);
+
+		ck_assert_int_eq(gt_report_add(rep, r, "t.gtrace", &msg), 0);
+		gt_reader_close(r);
+	}
+	ck_assert_int_eq(gt_report_finish(rep), 0);
+	json = NULL;
+	out = open_memstream(&json, &len);
+	ck_assert_int_eq(gt_report_write_html(rep, out), 0);
+	fclose(out);
+	ck_assert_ptr_nonnull(strstr(json, "<p><b>Code:</b> <code>advise_user_load (test-advise)"
+	                                   "</code> 2 times, 1.500 us; <code>advise_user_save "
+	                                   "(test-advise)</code> 1 times, 1.200 us.</p>"));
+	ck_assert_ptr_nonnull(strstr(json, " from <code>advise_user_save (test-advise)</code></li>"));
+	free(json);
+	gt_report_free(rep);
+
+	/* without stacks: no place named */
+	tw_open(&t);
+	api(&t, S_MEMCPY_ASYNC, 1, 50, 90);
+	copy(&t, 1, 100, 1100, GT_MEMCPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_PAGEABLE_MEMCPY);
+	ck_assert_uint_eq(f->nsources, 0);
+	ck_assert_uint_eq(f->located, 0);
+	ck_assert_str_eq(f->top[0].source, "");
 	gt_advise_free(a);
 }
 END_TEST
@@ -922,6 +1104,7 @@ static Suite *advise_suite(void)
 	tcase_add_test(tc, nccl_exposed);
 	tcase_add_test(tc, gate);
 	tcase_add_test(tc, json);
+	tcase_add_test(tc, sources);
 	tcase_add_test(tc, real_pytorch_train);
 	tcase_add_test(tc, real_ddp);
 	suite_add_tcase(s, tc);

@@ -39,12 +39,16 @@ struct act {
 	uint16_t flags;     /* ACT_* */
 	uint32_t copy_kind; /* enum gt_memcpy_kind; memsets: enum gt_mem_kind */
 	uint32_t blocks;    /* kernels: thread blocks of the grid (UINT32_MAX at most); 0 unknown */
+	uint32_t stack;     /* its launch call's stack (run --backtrace); 0 none */
+	uint32_t _pad;
 };
 
 /* A launch call (kernel launch, copy, memset, graph launch). */
 struct call {
 	uint64_t start_ns, end_ns;
 	uint32_t pid, corr;
+	uint32_t stack; /* 0 none */
+	uint32_t _pad;
 };
 
 /* A cudaStreamWaitEvent: a stream told to wait. */
@@ -86,6 +90,13 @@ struct adv_trace {
 	size_t nwaits, capwaits;
 	struct memev *mem;
 	size_t nmem, capmem;
+	/* where in the code (advise-source.c): the trace's stacks, NULL without; the cost per
+	 * rule, process and stack */
+	struct gt_stacks *stacks;
+	struct gt_idmap src_map;
+	struct adv_src *src;
+	size_t nsrc, capsrc;
+	int src_err; /* -ENOMEM when a charge could not be kept */
 };
 
 /* The accumulated findings. */
@@ -93,13 +104,34 @@ struct adv_priv {
 	struct gt_advise_finding acc[GT_ADVISE_RULE_MAX];
 	struct gt_rankstats *rs;
 	uint32_t medians; /* processes whose steps slow-steps compared */
+	/* the places in the code per rule, across traces (advise-source.c) */
+	struct gt_idmap place_map;
+	struct adv_src *places;
+	size_t nplaces, capplaces;
 };
 
 /* Note one instance of rule: times on the trace clock, pid as the trace has it, gpu a catalog
- * index (UINT32_MAX none), stream -1 none. */
+ * index (UINT32_MAX none), stream -1 none, stack the id of its call's stack (0 none). */
 void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t start_ns,
               uint64_t end_ns, uint64_t cost_ns, uint32_t pid, uint32_t gpu, int64_t stream,
-              const char *what);
+              uint32_t stack, const char *what);
+
+/* ---- where in the code (advise-source.c) ---- */
+
+struct adv_src;
+
+/* Stack `stack` of process pid in words: its innermost frame of the program's own, as
+ * "function (file)"; false when the trace has no such stack. */
+bool adv_source(struct adv_trace *t, uint32_t pid, uint32_t stack, char *buf, size_t bytes);
+/* Charge cost_ns to (rule, pid, stack) of the trace. Returns 0 or -ENOMEM. */
+int adv_source_note(struct adv_trace *t, unsigned rule, uint32_t pid, uint32_t stack,
+                    uint64_t cost_ns);
+/* The trace is read: its stacks' costs added to the places across traces. 0 or -ENOMEM. */
+int adv_source_trace_done(struct gt_advise *a, struct adv_trace *t);
+/* Every trace is read: each finding gets its costliest places. */
+void adv_source_finish(struct gt_advise *a);
+void adv_source_trace_fini(struct adv_trace *t);
+void adv_source_free(struct adv_priv *p);
 
 /* qsort, for arrays that may be empty (and then NULL, which qsort may not be given). */
 static inline void adv_sort(void *base, size_t n, size_t size,

@@ -133,9 +133,31 @@ static void table_instance(const struct gt_advise *a, FILE *out,
 		len += (size_t)snprintf(where + len, sizeof(where) - len, "rank %d ", in->rank);
 	if (in->step >= 0 && len < sizeof(where))
 		snprintf(where + len, sizeof(where) - len, "step %lld ", (long long)in->step);
-	fprintf(out, "    %-20s %-20s %12s  %s %s\n", secs(in->start_ns, f, sizeof(f)),
+	fprintf(out, "    %-20s %-20s %12s  %s %s%s%s\n", secs(in->start_ns, f, sizeof(f)),
 	        secs(in->end_ns, t, sizeof(t)), gt_fmt_ns((double)in->cost_ns, c, sizeof(c)), where,
-	        in->what);
+	        in->what, in->source[0] ? " from " : "", in->source);
+}
+
+/* "  Code:  " and the places the instances were called from, when the traces have stacks. */
+static void table_sources(FILE *out, const struct gt_advise_finding *f)
+{
+	char b[32];
+
+	if (!f->nsources)
+		return;
+	fputs("  Code:  ", out);
+	for (uint32_t k = 0; k < f->nsources; k++) {
+		const struct gt_advise_source *s = &f->sources[k];
+
+		fprintf(out, "%s%s, %" PRIu64 " time%s, %s", k ? "; " : "", s->where, s->count,
+		        s->count == 1 ? "" : "s", gt_fmt_ns((double)s->cost_ns, b, sizeof(b)));
+	}
+	if (f->nplaces > f->nsources)
+		fprintf(out, "; %u other place%s", f->nplaces - f->nsources,
+		        f->nplaces - f->nsources == 1 ? "" : "s");
+	if (f->located < f->count)
+		fprintf(out, " (%" PRIu64 " of %" PRIu64 " with a stack)", f->located, f->count);
+	fputc('\n', out);
 }
 
 static void write_table(const struct gt_advise *a, FILE *out)
@@ -196,6 +218,7 @@ static void write_table(const struct gt_advise *a, FILE *out)
 		put_set(out, "GPUs", &f->gpus, &first);
 		put_set(out, "streams", &f->streams, &first);
 		fprintf(out, "%s\n", first ? "-" : "");
+		table_sources(out, f);
 		fprintf(out, "  %s (seconds since the trace's zero, for --from and --to):\n",
 		        f->ntop < f->count ? "Costliest" : "All");
 		for (uint32_t k = 0; k < f->ntop; k++)
@@ -256,9 +279,17 @@ static void write_json(const struct gt_advise *a, FILE *out)
 		json_set(out, "gpus", &f->gpus);
 		fputc(',', out);
 		json_set(out, "streams", &f->streams);
-		fprintf(out, ",\"more\":%s},\"instances\":[",
+		fprintf(out, ",\"more\":%s},\"sources\":[",
 		        f->pids.more || f->ranks.more || f->gpus.more || f->streams.more ? "true"
 		                                                                         : "false");
+		for (uint32_t k = 0; k < f->nsources; k++) {
+			fprintf(out, "%s{\"where\":", k ? "," : "");
+			json_str(out, f->sources[k].where);
+			fprintf(out, ",\"count\":%" PRIu64 ",\"cost_ns\":%" PRIu64 "}",
+			        f->sources[k].count, f->sources[k].cost_ns);
+		}
+		fprintf(out, "],\"places\":%u,\"located\":%" PRIu64 ",\"instances\":[",
+		        f->nplaces, f->located);
 		for (uint32_t k = 0; k < f->ntop; k++) {
 			const struct gt_advise_instance *in = &f->top[k];
 
@@ -272,6 +303,8 @@ static void write_json(const struct gt_advise *a, FILE *out)
 			fprintf(out, ",\"gpu\":%d,\"stream\":%lld,\"step\":%lld,\"what\":", in->gpu,
 			        (long long)in->stream, (long long)in->step);
 			json_str(out, in->what);
+			fputs(",\"source\":", out);
+			json_str(out, in->source);
 			fputc('}', out);
 		}
 		fputs("],\"advice\":", out);

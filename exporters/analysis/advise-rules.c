@@ -45,7 +45,7 @@ int adv_rules_copies(struct gt_advise *a, struct adv_trace *t)
 			snprintf(what, sizeof(what), "%s %s, pageable host memory",
 			         copy_kind(x->copy_kind), size);
 			adv_note(a, t, GT_ADVISE_PAGEABLE_MEMCPY, x->start_ns, x->end_ns,
-			         dur(x->start_ns, x->end_ns), x->pid, x->gpu, x->stream, what);
+			         dur(x->start_ns, x->end_ns), x->pid, x->gpu, x->stream, x->stack, what);
 			((struct adv_priv *)a->priv)->acc[GT_ADVISE_PAGEABLE_MEMCPY].bytes +=
 			        x->bytes;
 		}
@@ -65,7 +65,7 @@ int adv_rules_copies(struct gt_advise *a, struct adv_trace *t)
 			else
 				snprintf(what, sizeof(what), "memset %s, the host blocked %s", size,
 				         called ? "in the call" : "(its call not traced)");
-			adv_note(a, t, rule, s, e, dur(s, e), x->pid, x->gpu, x->stream, what);
+			adv_note(a, t, rule, s, e, dur(s, e), x->pid, x->gpu, x->stream, x->stack, what);
 			((struct adv_priv *)a->priv)->acc[rule].bytes += x->bytes;
 		}
 	}
@@ -166,17 +166,17 @@ static void gap(struct gt_advise *a, struct adv_trace *t, const struct act *x, u
 		host_end = x->call_end_ns < g1 ? x->call_end_ns : g1;
 		snprintf(what, sizeof(what), "before %s", name);
 		adv_note(a, t, GT_ADVISE_IDLE_HOST, g0, host_end, host_end - g0, x->pid, x->gpu,
-		         x->stream, what);
+		         x->stream, x->stack, what);
 	}
 	if (host_end >= g1)
 		return;
 	snprintf(what, sizeof(what), "before %s", name);
 	if (x->call_end_ns && waited(t, x->pid, x->stream, x->prev_call_end_ns, x->call_start_ns))
 		adv_note(a, t, GT_ADVISE_IDLE_EVENT, host_end, g1, g1 - host_end, x->pid, x->gpu,
-		         x->stream, what);
+		         x->stream, x->stack, what);
 	else
 		adv_note(a, t, GT_ADVISE_IDLE_OTHER, host_end, g1, g1 - host_end, x->pid, x->gpu,
-		         x->stream, what);
+		         x->stream, x->stack, what);
 }
 
 /* The time of [start, end) that no span of u[0..n) (disjoint, ascending) covers. */
@@ -255,7 +255,7 @@ static int copies_exposed(struct gt_advise *a, struct adv_trace *t)
 			         gt_fmt_bytes((double)x->bytes, size, sizeof(size)),
 			         left == x->end_ns - x->start_ns ? "all" : "part");
 			adv_note(a, t, GT_ADVISE_COPY_EXPOSED, x->start_ns, x->end_ns, left, x->pid,
-			         x->gpu, x->stream, what);
+			         x->gpu, x->stream, x->stack, what);
 			((struct adv_priv *)a->priv)->acc[GT_ADVISE_COPY_EXPOSED].bytes += x->bytes;
 		}
 	}
@@ -306,7 +306,7 @@ static void serial_close(struct gt_advise *a, struct adv_trace *t, struct serial
 		         r->n, r->max_blocks, sm,
 		         adv_kernel_name(a, t, r->first->name_id, name, sizeof(name)));
 		adv_note(a, t, GT_ADVISE_SERIALIZED, r->start_ns, r->end_ns, cost, r->first->pid,
-		         r->first->gpu, r->first->stream, what);
+		         r->first->gpu, r->first->stream, r->first->stack, what);
 	}
 	r->first = NULL;
 }
@@ -432,7 +432,7 @@ int adv_rules_idle(struct gt_advise *a, struct adv_trace *t)
 		         gt_fmt_ns((double)k, kb, sizeof(kb)),
 		         gt_fmt_ns((double)c, cb, sizeof(cb)));
 		adv_note(a, t, GT_ADVISE_SHORT_KERNELS, x->start_ns, x->end_ns, c - k, x->pid,
-		         x->gpu, x->stream, what);
+		         x->gpu, x->stream, x->stack, what);
 	}
 	return 0;
 }
@@ -488,7 +488,7 @@ int adv_rules_steps(struct gt_advise *a, struct adv_trace *t)
 			snprintf(what, sizeof(what), "step %lld took %s, the median %s",
 			         (long long)s[k].number, gt_fmt_ns((double)sd, db, sizeof(db)), mb);
 			adv_note(a, t, GT_ADVISE_SLOW_STEPS, s[k].start_ns, s[k].end_ns,
-			         sd - median, pid, UINT32_MAX, -1, what);
+			         sd - median, pid, UINT32_MAX, -1, 0, what);
 		}
 	}
 	return 0;
@@ -543,7 +543,7 @@ static void memory_growth(struct gt_advise *a, struct adv_trace *t)
 		         n - k0 - 1, gt_fmt_bytes((double)first, b2, sizeof(b2)),
 		         gt_fmt_bytes((double)prev, b3, sizeof(b3)));
 		adv_note(a, t, GT_ADVISE_MEMORY_GROWTH, s[k0].start_ns, s[n - 1].end_ns, 0, pid,
-		         UINT32_MAX, -1, what);
+		         UINT32_MAX, -1, 0, what);
 		p->acc[GT_ADVISE_MEMORY_GROWTH].bytes += (uint64_t)prev - (uint64_t)first;
 	}
 }
@@ -567,7 +567,7 @@ int adv_rules_memory(struct gt_advise *a, struct adv_trace *t)
 		         100.0 * (double)peak / (double)g->global_mem_bytes);
 		pid = g->process < t->cat.nprocs ? t->cat.procs[g->process]->pid : 0;
 		adv_note(a, t, GT_ADVISE_MEMORY_FULL, g->mem_peak_ts_ns, g->mem_peak_ts_ns, 0, pid,
-		         i, -1, what);
+		         i, -1, 0, what);
 		if (peak > p->acc[GT_ADVISE_MEMORY_FULL].bytes)
 			p->acc[GT_ADVISE_MEMORY_FULL].bytes = peak;
 	}

@@ -8,6 +8,7 @@
 #include "advise-int.h"
 #include "demangle.h"
 #include "rankstats.h"
+#include "stacks.h"
 #include "text.h"
 
 static const struct {
@@ -68,7 +69,7 @@ int gt_advise_new(const struct gt_advise_options *opts, struct gt_advise **ret)
 	if (a->opts.top == 0 || a->opts.top > GT_ADVISE_TOP)
 		a->opts.top = GT_ADVISE_TOP;
 	ro.step_name = a->opts.step_name;
-	if (gt_rankstats_new(&ro, &p->rs) < 0)
+	if (gt_rankstats_new(&ro, &p->rs) < 0 || gt_idmap_init(&p->place_map, 64) < 0)
 		goto fail;
 	for (unsigned i = 0; i < GT_ADVISE_RULE_MAX; i++)
 		p->acc[i].rule = i;
@@ -76,6 +77,10 @@ int gt_advise_new(const struct gt_advise_options *opts, struct gt_advise **ret)
 	*ret = a;
 	return 0;
 fail:
+	if (p) {
+		gt_rankstats_free(p->rs);
+		gt_idmap_fini(&p->place_map);
+	}
 	free(p);
 	free(a);
 	return -ENOMEM;
@@ -88,8 +93,10 @@ void gt_advise_free(struct gt_advise *a)
 	if (!a)
 		return;
 	p = a->priv;
-	if (p)
+	if (p) {
 		gt_rankstats_free(p->rs);
+		adv_source_free(p);
+	}
 	free(p);
 	for (size_t i = 0; i < a->ninputs; i++)
 		free(a->inputs[i].name);
@@ -162,7 +169,7 @@ bool adv_steady(const struct adv_trace *t, uint32_t pid, uint64_t ts_ns,
 
 void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t start_ns,
               uint64_t end_ns, uint64_t cost_ns, uint32_t pid, uint32_t gpu, int64_t stream,
-              const char *what)
+              uint32_t stack, const char *what)
 {
 	struct adv_priv *p = a->priv;
 	struct gt_advise_finding *f = &p->acc[rule];
@@ -189,6 +196,8 @@ void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t 
 	f->cost_ns += cost_ns;
 	if (step && steady)
 		f->step_cost_ns += cost_ns;
+	if (stack && t->stacks && adv_source_note(t, rule, pid, stack, cost_ns) < 0)
+		t->src_err = -ENOMEM;
 	set_add(&f->pids, in.pid);
 	set_add(&f->ranks, in.rank);
 	set_add(&f->gpus, in.gpu);
@@ -206,6 +215,7 @@ void adv_note(struct gt_advise *a, struct adv_trace *t, unsigned rule, uint64_t 
 	if (f->ntop < a->opts.top)
 		f->ntop++;
 	memmove(&f->top[i + 1], &f->top[i], (f->ntop - 1 - i) * sizeof(f->top[0]));
+	adv_source(t, pid, stack, in.source, sizeof(in.source));
 	f->top[i] = in;
 }
 
@@ -346,7 +356,7 @@ static void on_sync_call(struct gt_advise *a, struct adv_trace *t, const struct 
 	if (!adv_steady(t, c->hdr.pid, c->start_ns, &s))
 		return;
 	adv_note(a, t, GT_ADVISE_SYNC_API, c->start_ns, c->end_ns, c->end_ns - c->start_ns,
-	         c->hdr.pid, UINT32_MAX, -1, name);
+	         c->hdr.pid, UINT32_MAX, -1, c->stack_id, name);
 }
 
 /* An allocation call after its process's first step ended. */
@@ -362,7 +372,7 @@ static void on_alloc_call(struct gt_advise *a, struct adv_trace *t, const struct
 	if (n <= t->first_step || c->start_ns < (t->first_step ? s[0].end_ns : s[0].start_ns))
 		return;
 	adv_note(a, t, GT_ADVISE_STEADY_MALLOC, c->start_ns, c->end_ns, c->end_ns - c->start_ns,
-	         c->hdr.pid, UINT32_MAX, -1, name);
+	         c->hdr.pid, UINT32_MAX, -1, c->stack_id, name);
 }
 
 static int feed(struct gt_advise *a, struct adv_trace *t, const union gt_record *rec)
@@ -459,6 +469,7 @@ static int feed(struct gt_advise *a, struct adv_trace *t, const union gt_record 
 			        .end_ns = rec->api.end_ns,
 			        .pid = pid,
 			        .corr = rec->api.correlation_id,
+			        .stack = rec->api.stack_id,
 			};
 		}
 		return 0;
@@ -505,6 +516,7 @@ static void join_calls(struct adv_trace *t)
 		if (j < t->ncalls && t->calls[j].pid == x->pid && t->calls[j].corr == x->corr) {
 			x->call_start_ns = t->calls[j].start_ns;
 			x->call_end_ns = t->calls[j].end_ns;
+			x->stack = t->calls[j].stack;
 		}
 	}
 }
@@ -518,6 +530,7 @@ static void trace_fini(struct adv_trace *t)
 	free(t->calls);
 	free(t->waits);
 	free(t->mem);
+	adv_source_trace_fini(t);
 }
 
 static int read_trace(struct gt_advise *a, struct adv_trace *t, const char **errmsg)
@@ -569,8 +582,23 @@ int gt_advise_add(struct gt_advise *a, struct gt_reader *r, const char *name, co
 	ret = gt_catalog_init(&t.cat, r);
 	if (ret == 0)
 		ret = gt_idmap_init(&t.api_class, 64);
+	if (ret == 0)
+		ret = gt_idmap_init(&t.src_map, 64);
+	if (ret == 0)
+		ret = gt_stacks_new(&t.stacks);
 	if (ret < 0)
 		goto nomem_t;
+	ret = gt_reader_rewind(r); /* report has read it already */
+	if (ret == 0)
+		ret = gt_stacks_load(t.stacks, r);
+	if (ret < 0) {
+		*errmsg = "cannot read the trace";
+		goto out;
+	}
+	if (!gt_stacks_count(t.stacks)) {
+		gt_stacks_free(t.stacks);
+		t.stacks = NULL;
+	}
 	ret = gt_steps_scan(r, a->opts.step_name, &t.steps);
 	if (ret < 0) {
 		*errmsg = ret == -ENOMEM ? "out of memory" : "cannot read the trace";
@@ -599,6 +627,10 @@ int gt_advise_add(struct gt_advise *a, struct gt_reader *r, const char *name, co
 		ret = adv_rules_steps(a, &t);
 	if (ret == 0)
 		ret = adv_rules_memory(a, &t);
+	if (ret == 0)
+		ret = t.src_err;
+	if (ret == 0)
+		ret = adv_source_trace_done(a, &t);
 	if (ret < 0) {
 		*errmsg = "out of memory";
 		goto out;
@@ -736,6 +768,7 @@ int gt_advise_finish(struct gt_advise *a)
 		return -ENOMEM;
 	stragglers(a);
 	nccl_exposed(a);
+	adv_source_finish(a);
 	a->findings = calloc(GT_ADVISE_RULE_MAX, sizeof(*a->findings));
 	if (!a->findings)
 		return -ENOMEM;

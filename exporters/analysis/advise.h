@@ -45,6 +45,8 @@ enum gt_advise_rule {
 #define GT_ADVISE_MEMORY_FULL_PCT 90u /* device memory in use at 90% of the GPU's */
 #define GT_ADVISE_TOP             5u  /* instances listed per finding (the costliest) */
 #define GT_ADVISE_WHERE           8u  /* distinct processes, ranks, GPUs, streams named */
+#define GT_ADVISE_SOURCES         3u  /* places in the code named per finding (the costliest) */
+#define GT_ADVISE_WHERE_BYTES     192u
 
 enum gt_advise_format {
 	GT_ADVISE_FORMAT_TABLE = 0,
@@ -71,6 +73,16 @@ struct gt_advise_instance {
 	int64_t stream; /* CUDA stream id; -1 none */
 	int64_t step;   /* the step it fell in (its number); -1 none */
 	char what[160]; /* what it was: "cudaStreamSynchronize", "HtoD 512.00 KiB ..." */
+	/* where in the code its call was made: the innermost frame of the program's own, as
+	 * "function (file)"; "" when the trace has no stack for it (run --backtrace) */
+	char source[GT_ADVISE_WHERE_BYTES];
+};
+
+/* A place in the code, and what the instances called from there cost. */
+struct gt_advise_source {
+	uint64_t cost_ns;
+	uint64_t count;
+	char where[GT_ADVISE_WHERE_BYTES]; /* as gt_advise_instance's source */
 };
 
 /* A distinct-value list: at most GT_ADVISE_WHERE, more tells whether others were left out. */
@@ -91,6 +103,12 @@ struct gt_advise_finding {
 	struct gt_advise_set pids, ranks, gpus, streams;
 	struct gt_advise_instance top[GT_ADVISE_TOP]; /* costliest first */
 	uint32_t ntop;
+	/* the places in the code its instances were called from, costliest first, when the
+	 * traces have stacks */
+	struct gt_advise_source sources[GT_ADVISE_SOURCES];
+	uint32_t nsources;
+	uint32_t nplaces;  /* distinct places: more than nsources when some were left out */
+	uint64_t located;  /* instances whose call had a stack */
 	char detail[160]; /* a figure the rule adds: "median step 30.000 ms" */
 };
 

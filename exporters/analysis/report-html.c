@@ -560,7 +560,18 @@ static void write_findings(const struct gt_report *rep, FILE *out)
 		put_set(out, "stream", &fd->streams, &first);
 		if (first)
 			fputs("the whole run", out);
-		fputs(".</p>\n<p><b>Do:</b> ", out);
+		fputs(".</p>\n", out);
+		if (fd->nsources) {
+			fputs("<p><b>Code:</b> ", out);
+			for (uint32_t j = 0; j < fd->nsources; j++) {
+				fputs(j ? "; <code>" : "<code>", out);
+				esc(out, fd->sources[j].where);
+				fprintf(out, "</code> %" PRIu64 " times, %s", fd->sources[j].count,
+				        dur(fd->sources[j].cost_ns, c, sizeof(c)));
+			}
+			fputs(".</p>\n", out);
+		}
+		fputs("<p><b>Do:</b> ", out);
 		esc(out, gt_advise_rule_advice(fd->rule));
 		fputs("</p>\n<ul>\n", out);
 		for (uint32_t j = 0; j < fd->ntop; j++) {
@@ -584,6 +595,11 @@ static void write_findings(const struct gt_report *rep, FILE *out)
 				fprintf(out, "step %lld ", (long long)in->step);
 			fprintf(out, "(%s) ", dur(in->cost_ns, c, sizeof(c)));
 			esc(out, in->what);
+			if (in->source[0]) {
+				fputs(" from <code>", out);
+				esc(out, in->source);
+				fputs("</code>", out);
+			}
 			fputs("</li>\n", out);
 		}
 		fputs("</ul>\n</div>\n", out);

@@ -13,6 +13,9 @@
 # Usage: torch_bench.py [WORKLOAD,...] [--steps N] [--torch-profiler] [--parity FILE] [--nvtx]
 #                      [--ab BLOCK]
 #   --torch-profiler  run under torch.profiler with CUDA activities only
+#   --torch-profiler-stack  run under torch.profiler with CPU and CUDA activities and
+#                     with_stack=True: Python stacks on its operators, the PyTorch profiler's
+#                     answer to "which line launched this" (issue #30's comparison)
 #   --nvtx            mark each step with NVTX ranges as PyTorch's profiler names steps,
 #                     "ProfilerStep#N", and (xfmr) "forward", "backward" and "optimizer"
 #                     inside it (for gputrace run --live: bench/live-gpu.sh)
@@ -233,7 +236,8 @@ def main():
     steps = None
     parity = None
     block = None
-    profiler = "--torch-profiler" in args
+    stack = "--torch-profiler-stack" in args
+    profiler = "--torch-profiler" in args or stack
     i = 0
     while i < len(args):
         a = args[i]
@@ -269,7 +273,11 @@ def main():
             continue
         from torch.profiler import ProfilerActivity, profile
 
-        prof = profile(activities=[ProfilerActivity.CUDA])
+        if stack:
+            prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                           with_stack=True)
+        else:
+            prof = profile(activities=[ProfilerActivity.CUDA])
         if parity:
             # only the timed steps, as gputrace's capture range records them
             timed(name, step, n, prof.start, prof.stop)

@@ -16,6 +16,10 @@
 # gputrace-gm10k and gputrace-gm1k (the defaults plus GPU metrics sampled at 10 kHz and 1 kHz,
 # run --gpu-metrics: their cost is theirs against gputrace; docs/gpu-metrics.md). To measure
 # them: BENCH_CONFIGS="bare gputrace gputrace-gm10k gputrace-gm1k" torch_run.sh BUILD 10
+# Stacks (docs/performance.md, "Stacks"): gputrace-bt, gputrace-pybt and gputrace-allbt (the
+# defaults plus --backtrace native, python, all) against torch-profiler-stack (the PyTorch
+# profiler with CPU and CUDA activities and with_stack=True) and nsys-pybt (Nsight Systems
+# with --cudabacktrace=all --python-backtrace=cuda).
 # The accounting ladder (docs/performance.md), each adding one piece: floor-clock (the floor
 # with gputrace's timestamp callback), floor-api-launch (+ API records of the launch calls),
 # floor-api-default (+ API records of every call gputrace's default filter keeps),
@@ -115,6 +119,9 @@ for r in $(seq 1 "$rounds"); do
 			gputrace-kam) opts=(-t kernel,memcpy,memset,api,memory) ;;
 			gputrace-gm10k) opts=(--gpu-metrics=all:10000) ;;
 			gputrace-gm1k) opts=(--gpu-metrics=all:1000) ;;
+			gputrace-bt) opts=(--backtrace native) ;;
+			gputrace-pybt) opts=(--backtrace python) ;;
+			gputrace-allbt) opts=(--backtrace all) ;;
 			esac
 			src_env=("${capenv[@]:1}")
 			[ "$c" = gputrace-cb ] && src_env=(GPUTRACE_API_SOURCE=callback)
@@ -123,7 +130,12 @@ for r in $(seq 1 "$rounds"); do
 		# the workloads print their figures before Nsight Systems post-processes; bound that
 		nsys) timeout "${NSYS_TIMEOUT:-90}" "$nsys" profile -t cuda,nvtx -o "$work/nsys-$r" \
 			--force-overwrite=true "${bench[@]}" >"$out" 2>&1 ;;
+		# Nsight Systems with CUDA backtraces and Python frames on them (issue #30's comparison)
+		nsys-pybt) timeout "${NSYS_TIMEOUT:-90}" "$nsys" profile -t cuda,nvtx --cudabacktrace=all \
+			--python-backtrace=cuda -o "$work/nsys-$r" --force-overwrite=true "${bench[@]}" \
+			>"$out" 2>&1 ;;
 		torch-profiler) "${bench[@]}" --torch-profiler >"$out" 2>&1 ;;
+		torch-profiler-stack) "${bench[@]}" --torch-profiler-stack >"$out" 2>&1 ;;
 		esac
 		if grep -q ' ab_off_us ' "$out"; then
 			awk -v c="$c" -v r="$r" '$2 == "ab_off_us" {

@@ -14,9 +14,9 @@
 #include "emit.h"
 #include "pystack.h"
 
-#define GT_PY_CODES 65536  /* code objects remembered as written, power of two */
-#define GT_PY_LINES 131072 /* (code, offset) pairs remembered as written, power of two */
-#define GT_PY_PROBES 32    /* slots tried before a table counts as full */
+#define GT_PY_CODES  65536  /* code objects remembered as written, power of two */
+#define GT_PY_LINES  131072 /* (code, offset) pairs remembered as written, power of two */
+#define GT_PY_PROBES 32     /* slots tried before a table counts as full */
 
 /* A PyObject *, never looked into. */
 typedef void py_obj;
@@ -135,7 +135,8 @@ unsigned gt_pystack_capture(struct gt_stack_frame *f, unsigned max, bool *trunca
 		code = py.frame_code(frame);
 		f[n].pc = (uintptr_t)code;
 		f[n].kind = GT_FRAME_PYTHON;
-		f[n].arg = (uint32_t)(py.frame_lasti ? py.frame_lasti(frame) : py.frame_line(frame));
+		f[n].arg =
+		        (uint32_t)(py.frame_lasti ? py.frame_lasti(frame) : py.frame_line(frame));
 		n++;
 		/* the frame still holds the code: its address stays valid while we run */
 		py.decref(code);
@@ -245,7 +246,8 @@ void gt_pystack_describe(const struct gt_stack_frame *f, unsigned n)
 				py.err_fetch(&type, &value, &tb);
 			saved = true;
 			write_code(code);
-			/* kept until the process exits, so no other code object takes its address */
+			/* kept until the process exits, so no other code object takes its address
+			 */
 			py.incref(code);
 		}
 		if (line_seen(f[i].pc, f[i].arg))

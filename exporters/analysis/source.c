@@ -17,6 +17,7 @@
 struct src_row {
 	const char *file, *func; /* borrowed from the stacks */
 	int32_t line;            /* -1 in the per-function table */
+	uint32_t func_row;       /* a line's row in the per-function table, + 1 */
 	uint64_t gpu_ns, kernels, api_calls, api_ns, nvtx, nvtx_ns;
 };
 
@@ -87,6 +88,7 @@ static bool rows_of(struct src *s, uint32_t pid, uint32_t id, struct src_row **l
 				*err = -ENOMEM;
 				return false;
 			}
+			s->lines.rows[lv - 1].func_row = fv;
 		}
 		if (gt_idmap_put(&s->frames, pid, id, lv) < 0 ||
 		    gt_idmap_put(&s->frames, pid, id | 1ull << 32, fv) < 0) {
@@ -127,8 +129,9 @@ static int read_calls(struct src *s, struct gt_reader *r)
 				return -ENOMEM;
 		} else if (rec->hdr.type == GT_REC_NVTX && rec->nvtx.stack_id) {
 			const struct gt_rec_nvtx *v = &rec->nvtx;
-			uint64_t dur = v->kind == GT_NVTX_MARK ? 0
-			                                       : gt_stats_span_dur(v->start_ns, v->end_ns);
+			uint64_t dur = v->kind == GT_NVTX_MARK
+			                       ? 0
+			                       : gt_stats_span_dur(v->start_ns, v->end_ns);
 
 			if (!rows_of(s, v->hdr.pid, v->stack_id, &l, &fn, &err)) {
 				if (err)
@@ -162,12 +165,7 @@ static int read_kernels(struct src *s, struct gt_reader *r)
 		if (!v)
 			continue;
 		l = &s->lines.rows[v - 1];
-		fn = &s->funcs.rows[gt_idmap_get(&s->funcs.map,
-		                                 hash_str(l->func, hash_str(l->file,
-		                                                            0xcbf29ce484222325ull) ^
-		                                                           0xff),
-		                                 (uint32_t)-1) -
-		                    1];
+		fn = &s->funcs.rows[l->func_row - 1];
 		dur = gt_stats_span_dur(k->span.start_ns, k->span.end_ns);
 		l->gpu_ns += dur;
 		fn->gpu_ns += dur;
@@ -198,24 +196,32 @@ static int cmp_rows(const void *pa, const void *pb)
 }
 
 static const struct gt_col line_cols[] = {
-        {"gpu_ns", "GPU time", GT_COL_NS},   {"kernels", "Kernels", GT_COL_U64},
+        {"gpu_ns", "GPU time", GT_COL_NS},      {"kernels", "Kernels", GT_COL_U64},
         {"api_calls", "API calls", GT_COL_U64}, {"api_ns", "API time", GT_COL_NS},
-        {"nvtx", "NVTX", GT_COL_U64},        {"nvtx_ns", "NVTX time", GT_COL_NS},
-        {"file", "File", GT_COL_STR},        {"line", "Line", GT_COL_I64},
+        {"nvtx", "NVTX", GT_COL_U64},           {"nvtx_ns", "NVTX time", GT_COL_NS},
+        {"file", "File", GT_COL_STR},           {"line", "Line", GT_COL_I64},
         {"function", "Function", GT_COL_STR},
+};
+
+static const struct gt_col func_cols[] = {
+        {"gpu_ns", "GPU time", GT_COL_NS},      {"kernels", "Kernels", GT_COL_U64},
+        {"api_calls", "API calls", GT_COL_U64}, {"api_ns", "API time", GT_COL_NS},
+        {"nvtx", "NVTX", GT_COL_U64},           {"nvtx_ns", "NVTX time", GT_COL_NS},
+        {"file", "File", GT_COL_STR},           {"function", "Function", GT_COL_STR},
 };
 
 static int emit_table(struct gt_emit *e, struct src_table *t, bool lines)
 {
 	struct gt_cell c[NCOLS(line_cols)];
-	size_t ncols = lines ? NCOLS(line_cols) : NCOLS(line_cols) - 1;
 	int ret = 0;
 
 	qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
-	/* the function table has no line column: the function's name takes its place */
 	if (lines)
-		gt_stats_emit_begin(e, "source_lines", "GPU and API time per Python line", line_cols,
-		                    ncols, GT_EMIT_LIMITED);
+		gt_stats_emit_begin(e, "source_lines", "GPU and API time per Python line",
+		                    line_cols, NCOLS(line_cols), GT_EMIT_LIMITED);
+	else
+		gt_stats_emit_begin(e, "source_functions", "GPU and API time per Python function",
+		                    func_cols, NCOLS(func_cols), GT_EMIT_LIMITED);
 	for (uint32_t i = 0; i < t->n && ret == 0; i++) {
 		const struct src_row *x = &t->rows[i];
 
@@ -226,6 +232,7 @@ static int emit_table(struct gt_emit *e, struct src_table *t, bool lines)
 		c[4] = gt_cell_u(x->nvtx);
 		c[5] = gt_cell_u(x->nvtx_ns);
 		c[6] = gt_cell_s(x->file);
+		/* the function table has no line column */
 		if (lines) {
 			c[7] = gt_cell_i(x->line);
 			c[8] = gt_cell_s(x->func);
@@ -238,13 +245,6 @@ static int emit_table(struct gt_emit *e, struct src_table *t, bool lines)
 	           : gt_stats_emit_end(e, "no stack with Python frames (record with gputrace "
 	                                  "run --backtrace python)");
 }
-
-static const struct gt_col func_cols[] = {
-        {"gpu_ns", "GPU time", GT_COL_NS},   {"kernels", "Kernels", GT_COL_U64},
-        {"api_calls", "API calls", GT_COL_U64}, {"api_ns", "API time", GT_COL_NS},
-        {"nvtx", "NVTX", GT_COL_U64},        {"nvtx_ns", "NVTX time", GT_COL_NS},
-        {"file", "File", GT_COL_STR},        {"function", "Function", GT_COL_STR},
-};
 
 int gt_source_report(struct gt_reader *r, FILE *out, unsigned format, unsigned limit,
                      const char **errmsg)
@@ -268,11 +268,8 @@ int gt_source_report(struct gt_reader *r, FILE *out, unsigned format, unsigned l
 	if (ret < 0)
 		goto out;
 	ret = emit_table(e, &s.lines, true);
-	if (ret == 0) {
-		gt_stats_emit_begin(e, "source_functions", "GPU and API time per Python function",
-		                    func_cols, NCOLS(func_cols), GT_EMIT_LIMITED);
+	if (ret == 0)
 		ret = emit_table(e, &s.funcs, false);
-	}
 	{
 		int c = gt_stats_emit_close(e);
 

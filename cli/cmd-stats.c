@@ -14,6 +14,7 @@
 #include "options.h"
 #include "output.h"
 #include "rankstats.h"
+#include "stats-source.h"
 #include "stats.h"
 
 static void usage(FILE *out)
@@ -41,7 +42,8 @@ static void usage(FILE *out)
 	      "                       stragglers, kernels, api, memcpy, memset, nvtx or all;\n"
 	      "                       a comma list, or repeat the option\n"
 	      "      --instances      nvtx-gpu: every range instance too (nvtx_gpu_proj_trace)\n"
-	      "      --by GROUP       rank (the default), process, device or host\n"
+	      "      --by GROUP       rank (the default), process, device or host; source:\n"
+	      "                       GPU and API time per Python line and function\n"
 	      "      --step NAME      steps are the NVTX ranges named NAME (default: "
 	      "ProfilerStep#N,\n"
 	      "                       else step, train_step, iteration)\n"
@@ -176,6 +178,7 @@ struct stats_ctx {
 	int nreports;
 	const char *by;
 	bool min_lag;
+	bool source; /* --by source: the Python source report (stats-source.c) */
 };
 
 static int stats_option(void *ctx, int c, const char *arg)
@@ -194,8 +197,10 @@ static int stats_option(void *ctx, int c, const char *arg)
 		x->reports[x->nreports++] = arg;
 		return GT_EXIT_OK;
 	case OPT_BY:
-		if (gt_rankstats_parse_by(arg, &x->ro.by) < 0) {
-			gt_cli_error("stats: --by takes rank, process, device or host, not '%s'",
+		x->source = strcmp(arg, "source") == 0;
+		if (!x->source && gt_rankstats_parse_by(arg, &x->ro.by) < 0) {
+			gt_cli_error("stats: --by takes rank, process, device, host or source, not "
+			             "'%s'",
 			             arg);
 			return GT_EXIT_USAGE;
 		}
@@ -302,6 +307,10 @@ int cmd_stats(int argc, char **argv)
 	x.opts.limit = (unsigned)cli.limit;
 	x.opts.mangled = cli.mangled;
 	x.ro.step_name = cli.step;
+	if (x.source) {
+		status = gt_cli_stats_source(&cli, x.opts.format, x.opts.limit);
+		goto out;
+	}
 
 	/* one trace, unless several are given or something only the analysis across ranks has
 	 * is asked for */

@@ -1,8 +1,10 @@
-/* Call stacks (GPUTRACE_BACKTRACE=native): unwinds the calling thread with libunwind's
- * unw_backtrace (or, in a build without libunwind, libgcc's _Unwind_Backtrace; both read the
- * DWARF call frame information, so code built without frame pointers unwinds too), finds or adds the stack in a lock-free table of the process's distinct stacks,
- * and writes a new stack once as GT_REC_STACK records, after GT_REC_MODULE records for the
- * executable segments its frames lie in. Symbols are found when exporting, never here.
+/* Call stacks (GPUTRACE_BACKTRACE=native, python or all): unwinds the calling thread with
+ * libunwind's unw_backtrace (or, in a build without libunwind, libgcc's _Unwind_Backtrace;
+ * both read the DWARF call frame information, so code built without frame pointers unwinds
+ * too) and reads its Python frames (pystack.c), finds or adds the stack in a lock-free table
+ * of the process's distinct stacks, and writes a new stack once as GT_REC_STACK records, after
+ * GT_REC_MODULE records for the executable segments its native frames lie in and the Python
+ * code objects and lines it refers to. Symbols are found when exporting, never here.
  * Runs inside the traced application, on the threads that call CUDA and NVTX. */
 #include <elf.h>
 #include <link.h>
@@ -14,6 +16,7 @@
 
 #include "emit.h"
 #include "gt-config.h"
+#include "pystack.h"
 #include "stack.h"
 
 #if GT_HAVE_LIBUNWIND
@@ -29,6 +32,7 @@
 #define GT_BUILD_ID_MAX  64    /* bytes of a build id kept */
 
 bool gt_stack_on;
+static bool want_native, want_python;
 
 /* Our own library's code: frames in it are the unwinder's and the handler's, not the caller's. */
 static uintptr_t self_lo, self_hi;
@@ -122,8 +126,12 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 
 void gt_stack_init(void)
 {
-	gt_stack_on = gt_inj.cfg.backtrace == GT_BACKTRACE_NATIVE;
-	if (gt_stack_on)
+	unsigned mode = gt_inj.cfg.backtrace;
+
+	want_native = mode == GT_BACKTRACE_NATIVE || mode == GT_BACKTRACE_ALL;
+	want_python = mode == GT_BACKTRACE_PYTHON || mode == GT_BACKTRACE_ALL;
+	gt_stack_on = want_native || want_python;
+	if (want_native)
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)gt_stack_capture);
 }
 
@@ -221,13 +229,14 @@ static int add_modules(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static void write_stack(uint32_t id, const uint64_t *pcs, unsigned n, bool truncated)
+static void write_stack(uint32_t id, const struct gt_stack_frame *f, unsigned n,
+                        bool truncated)
 {
 	struct gt_rec_stack r;
 	bool fresh = false;
 
 	for (unsigned i = 0; i < n && !fresh; i++)
-		fresh = !module_known(pcs[i]);
+		fresh = f[i].kind == GT_FRAME_NATIVE && !module_known(f[i].pc);
 	if (fresh) {
 		unsigned index = 0;
 
@@ -242,40 +251,79 @@ static void write_stack(uint32_t id, const uint64_t *pcs, unsigned n, bool trunc
 		r.depth = n;
 		r.first = first;
 		r.flags = truncated ? GT_STACK_TRUNCATED : 0;
-		for (unsigned k = 0; k < GT_STACK_FRAMES_PER_REC && first + k < n; k++) {
-			r.frames[k].pc = pcs[first + k];
-			r.frames[k].kind = GT_FRAME_NATIVE;
-		}
+		for (unsigned k = 0; k < GT_STACK_FRAMES_PER_REC && first + k < n; k++)
+			r.frames[k] = f[first + k];
 		gt_emit_nowait(&r.hdr);
 		if (n == 0)
 			break;
 	}
 }
 
-static uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
+static uint64_t hash_frames(const struct gt_stack_frame *f, unsigned n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 
 	for (unsigned i = 0; i < n; i++) {
-		h ^= pcs[i];
+		h ^= f[i].pc ^ (uint64_t)f[i].arg << 48;
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	return h | 1u; /* 0 marks a free slot */
 }
 
-uint32_t gt_stack_capture(void)
+/* The stack into f: with `all`, the native frames up to the first one in the interpreter,
+ * then the Python frames in place of the interpreter's (all native frames when the thread
+ * shows no Python frames). Returns the frames. */
+static unsigned collect(struct gt_stack_frame *f, bool *truncated)
 {
 	uint64_t pcs[GT_STACK_DEPTH_MAX];
+	struct gt_stack_frame py[GT_STACK_DEPTH_MAX];
 	struct unwind_walk w = {pcs, 0, GT_STACK_DEPTH_MAX, false};
+	unsigned n = 0, npy = 0;
+	bool py_truncated = false;
+
+	if (want_python)
+		npy = gt_pystack_capture(py, GT_STACK_DEPTH_MAX, &py_truncated);
+	if (want_native) {
+		unwind(&w);
+		*truncated = w.truncated;
+		for (unsigned i = 0; i < w.n; i++) {
+			if (npy && gt_pystack_in_interpreter(pcs[i])) {
+				*truncated = false;
+				break;
+			}
+			f[n].pc = pcs[i];
+			f[n].kind = GT_FRAME_NATIVE;
+			f[n].arg = 0;
+			n++;
+		}
+	}
+	for (unsigned i = 0; i < npy; i++) {
+		if (n == GT_STACK_DEPTH_MAX) {
+			py_truncated = true;
+			break;
+		}
+		f[n++] = py[i];
+	}
+	*truncated = *truncated || py_truncated;
+	return n;
+}
+
+uint32_t gt_stack_capture(void)
+{
+	struct gt_stack_frame f[GT_STACK_DEPTH_MAX];
+	bool truncated = false;
+	unsigned n;
 	uint64_t h;
 	uint32_t id = 0;
 
 	if (!gt_stack_on || in_capture)
 		return 0;
 	in_capture = true;
-	unwind(&w);
-	h = hash_pcs(pcs, w.n);
+	n = collect(f, &truncated);
+	if (!n && !want_native)
+		goto out; /* python: a thread outside Python gets no stack */
+	h = hash_frames(f, n);
 	for (unsigned i = 0; i < GT_STACK_PROBES; i++) {
 		unsigned s = (unsigned)(h + i) & (GT_STACK_SLOTS - 1);
 		uint64_t v = atomic_load_explicit(&slots[s], memory_order_relaxed);
@@ -283,7 +331,9 @@ uint32_t gt_stack_capture(void)
 		if (v == 0 && atomic_compare_exchange_strong_explicit(
 		                      &slots[s], &v, h, memory_order_relaxed, memory_order_relaxed)) {
 			id = s + 1;
-			write_stack(id, pcs, w.n, w.truncated);
+			if (want_python)
+				gt_pystack_describe(f, n);
+			write_stack(id, f, n, truncated);
 			break;
 		}
 		if (v == h) {
@@ -291,6 +341,7 @@ uint32_t gt_stack_capture(void)
 			break;
 		}
 	}
+out:
 	in_capture = false;
 	return id;
 }

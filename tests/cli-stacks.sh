@@ -65,7 +65,7 @@ start,1,1,1"
 inner,$2
 stacklib_mark,libstack-lib.so"
 	sql "$1" "SELECT value AS v FROM META_DATA_EXPORT WHERE name = 'GPUTRACE_SCHEMA_VERSION'"
-	expect_out "5"
+	expect_out "6"
 }
 
 # ---- gputrace run --backtrace native ----
@@ -85,8 +85,8 @@ sql off.gtrace "SELECT count(*) AS n, count(callchainId) AS c FROM NVTX_EVENTS"
 expect_out "11,0"
 
 # ---- bad values ----
-expect_rc 64 "$gputrace" run --backtrace python -- "$app"
-expect_err "gputrace: run: --backtrace: 'python' is not valid; use none or native[:KINDS[:NS]], KINDS from kernel, memory, sync, other, all; e.g. native:kernel,sync:10000"
+expect_rc 64 "$gputrace" run --backtrace perl -- "$app"
+expect_err "gputrace: run: --backtrace: 'perl' is not valid; use none or MODE[:KINDS[:NS]], MODE native, python or all, KINDS from kernel, memory, sync, other, all; e.g. python:kernel,sync:10000"
 expect_rc 64 "$gputrace" run --backtrace native:kernels -- "$app"
 expect_rc 64 "$gputrace" run --backtrace native:kernel:x -- "$app"
 

@@ -29,7 +29,7 @@ expect_err "gputrace: stats: unknown format 'xml'; choose table, csv or json"
 expect_rc 64 "$gputrace" stats --limit ten x.gtrace
 expect_err "gputrace: stats: --limit takes a number of rows, not 'ten'"
 expect_rc 64 "$gputrace" stats --by rack x.gtrace
-expect_err "gputrace: stats: --by takes rank, process, device or host, not 'rack'"
+expect_err "gputrace: stats: --by takes rank, process, device, host or source, not 'rack'"
 expect_rc 64 "$gputrace" stats --min-lag -1 x.gtrace
 expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
 expect_rc 64 "$gputrace" stats --step '' x.gtrace

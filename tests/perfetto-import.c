@@ -213,6 +213,10 @@ struct oracle {
 	struct gt_rec_origin origins[256]; /* a merged trace's, before its processes' records */
 	unsigned norigins;
 	struct {
+		uint32_t pid, id, python; /* a stack and its Python frames: a slice each */
+	} stacks[1024];
+	unsigned nstacks;
+	struct {
 		uint32_t pid;
 		uint64_t slices, counters, flows; /* as above, of this process's records */
 	} per[256];
@@ -271,6 +275,36 @@ static void gpu_work(struct oracle *o, uint32_t pid, const struct gt_gpu_span *s
 static struct gt_window window;
 static struct gt_window_stats oracle_window; /* what it did in the oracle's last read */
 
+
+/* The Python frames of a STACK record, added to its stack's count: each is a python_function
+ * slice above every API call and NVTX record that carries the stack. */
+static void stack_python(struct oracle *o, const struct gt_rec_stack *st)
+{
+	unsigned i, n = 0;
+
+	for (unsigned k = 0; k < GT_STACK_FRAMES_PER_REC && st->first + k < st->depth; k++)
+		n += st->frames[k].kind == GT_FRAME_PYTHON;
+	for (i = 0; i < o->nstacks; i++)
+		if (o->stacks[i].pid == st->hdr.pid && o->stacks[i].id == st->stack_id)
+			break;
+	if (i == o->nstacks) {
+		if (o->nstacks == sizeof(o->stacks) / sizeof(o->stacks[0]))
+			return;
+		o->stacks[o->nstacks].pid = st->hdr.pid;
+		o->stacks[o->nstacks].id = st->stack_id;
+		o->stacks[o->nstacks++].python = 0;
+	}
+	o->stacks[i].python += n;
+}
+
+static uint64_t python_frames(const struct oracle *o, uint32_t pid, uint32_t id)
+{
+	for (unsigned i = 0; id && i < o->nstacks; i++)
+		if (o->stacks[i].pid == pid && o->stacks[i].id == id)
+			return o->stacks[i].python;
+	return 0;
+}
+
 static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp)
 {
 	const union gt_record *rec;
@@ -310,8 +344,11 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 		case GT_REC_GRAPH:
 			gpu_work(o, pid, &rec->graph.span);
 			break;
+		case GT_REC_STACK:
+			stack_python(o, &rec->stack);
+			break;
 		case GT_REC_API:
-			o->slices++;
+			o->slices += 1 + python_frames(o, pid, rec->api.stack_id);
 			set_add(&o->shown, (uint64_t)pid + 1);
 			add_thread(o, pid, rec->api.tid, false);
 			if (rec->api.correlation_id &&
@@ -320,7 +357,7 @@ static int oracle_read(const char *path, struct oracle *o, struct gt_reader **rp
 				o->flows++;
 			break;
 		case GT_REC_NVTX:
-			o->slices++;
+			o->slices += 1 + python_frames(o, pid, rec->nvtx.stack_id);
 			set_add(&o->shown, (uint64_t)pid + 1);
 			if (rec->nvtx.kind != GT_NVTX_START_END)
 				add_thread(o, pid, rec->nvtx.tid, false);

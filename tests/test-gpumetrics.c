@@ -258,7 +258,7 @@ START_TEST(sqlite_tables)
 	                          "'GPUTRACE_SCHEMA_VERSION'",
 	                          got, sizeof(got)),
 	                 1);
-	ck_assert_str_eq(got, "5\n");
+	ck_assert_str_eq(got, "6\n");
 	sqlite3_close(db);
 	unlink(out);
 

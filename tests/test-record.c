@@ -13,6 +13,7 @@ static const char *const type_names[GT_REC_MAX] = {
         "nvtx",   "sync",   "graph",   "overhead",    "loss",   "clock",       "notice",
         "input",  "origin",  "stack",   "module",
         [GT_REC_GPU_METRIC] = "gpu_metric", [GT_REC_GPU_SAMPLE] = "gpu_sample",
+        [GT_REC_PYCODE] = "pycode", [GT_REC_PYLINE] = "pyline",
 };
 
 static const size_t type_sizes[GT_REC_MAX] = {
@@ -43,6 +44,8 @@ static const size_t type_sizes[GT_REC_MAX] = {
         sizeof(struct gt_rec_module),
         [GT_REC_GPU_METRIC] = sizeof(struct gt_rec_gpu_metric),
         [GT_REC_GPU_SAMPLE] = sizeof(struct gt_rec_gpu_sample),
+        [GT_REC_PYCODE] = sizeof(struct gt_rec_pycode),
+        [GT_REC_PYLINE] = sizeof(struct gt_rec_pyline),
 };
 
 START_TEST(test_desc_every_type)
@@ -78,7 +81,7 @@ START_TEST(test_fields_cover_structs)
 	        [GT_REC_STREAM] = 4, [GT_REC_MEMCPY] = 4,   [GT_REC_MEMORY] = 4, [GT_REC_SYNC] = 4,
 	        [GT_REC_GRAPH] = 4,  [GT_REC_OVERHEAD] = 4, [GT_REC_CLOCK] = 4,
 	        [GT_REC_INPUT] = 4, [GT_REC_ORIGIN] = 4, [GT_REC_DEVICE] = 4,  [GT_REC_API] = 4,
-	        [GT_REC_NVTX] = 4,
+	        [GT_REC_NVTX] = 4, [GT_REC_PYCODE] = 4,
 	};
 
 	for (unsigned t = 1; t < GT_REC_MAX; t++) {

@@ -281,7 +281,7 @@ static const struct {
          "projDuration INTEGER,busyDuration INTEGER,gpuOps INTEGER,level INTEGER"},
         {"CUDA_CALLCHAINS",
          "id INTEGER,stackDepth INTEGER,symbol INTEGER,module INTEGER,originalIP INTEGER,"
-         "unresolved INTEGER"},
+         "unresolved INTEGER,lineNumber INTEGER"},
         {"GPU_METRICS",
          "rawTimestamp INTEGER,timestamp INTEGER,typeId INTEGER,metricId INTEGER,value REAL"},
         {"TARGET_INFO_GPU_METRICS",

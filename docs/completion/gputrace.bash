@@ -50,7 +50,7 @@ _gputrace() {
 			[[ ${COMPREPLY[0]} == nvtx: ]] && compopt -o nospace 2>/dev/null
 			return ;;
 		--graph) COMPREPLY=($(compgen -W "graph node" -- "$cur")); return ;;
-		--backtrace) COMPREPLY=($(compgen -W "none native native:" -- "$cur")); return ;;
+		--backtrace) COMPREPLY=($(compgen -W "none native native: python python: all all:" -- "$cur")); return ;;
 		--export) COMPREPLY=($(compgen -W "chrome perfetto csv" -- "$cur")); return ;;
 		--delay | --duration | --buffer-size | --flush-interval | --write-queue | \
 			--live-interval) return ;;
@@ -74,7 +74,7 @@ _gputrace() {
 			return ;;
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--by) COMPREPLY=($(compgen -W "rank process device host" -- "$cur")); return ;;
+		--by) COMPREPLY=($(compgen -W "rank process device host source" -- "$cur")); return ;;
 		-n | --limit | --step | --min-lag | --from | --to | --pid | --rank | --device | --stream)
 			return ;;
 		--nvtx) COMPREPLY=($(compgen -W "ProfilerStep: step:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;

@@ -30,6 +30,7 @@
 struct chrome {
 	struct gt_stacks *stacks; /* borrowed; NULL: none */
 	char stack_json[8192];    /* the "stack" arg being written (stack_arg()) */
+	uint64_t python_ids;      /* "Python id"s given so far */
 	struct gt_timeline m;
 	struct gt_outbuf out;
 	struct gt_reader *r;
@@ -577,6 +578,43 @@ static size_t stack_arg(struct chrome *c, uint32_t pid, uint32_t id)
 	return (size_t)(p - c->stack_json);
 }
 
+/* The Python frames of stack `id` of process pid as python_function events of [start, end]
+ * on lane `lane` of t, outermost first, written before the event they stand above so that
+ * viewers nest them over it; named and linked as PyTorch's profiler writes them ("FILE(LINE):
+ * FUNCTION", "Python id", "Python parent id"). */
+static void python_events(struct chrome *c, struct gt_track *t, unsigned lane, uint32_t pid,
+                          uint32_t id, uint64_t start, uint64_t end)
+{
+	const struct gt_stack_sym *s;
+	unsigned n = 0;
+	uint64_t parent = 0;
+
+	if (!c->stacks || !id || !(s = gt_stacks_get(c->stacks, pid, id, &n)))
+		return;
+	for (unsigned i = n; i-- > 0;) {
+		char name[1024], *p;
+		int w;
+		size_t len;
+
+		if (!s[i].python)
+			continue;
+		w = snprintf(name, sizeof(name), "%s(%d): %s", s[i].module, (int)s[i].line,
+		             s[i].symbol);
+		len = w < 0 ? 0 : (size_t)w < sizeof(name) ? (size_t)w : sizeof(name) - 1;
+		for (size_t k = 0; k < len; k++)
+			if (name[k] == '"' || name[k] == '\\' || (unsigned char)name[k] < 0x20)
+				name[k] = '?';
+		p = slice_head(c, t, lane, "python_function", name, len, start, end, 96);
+		p = ARG(p, "Python id", ++c->python_ids);
+		if (parent) {
+			p = LIT(p, ",");
+			p = ARG(p, "Python parent id", parent);
+		}
+		end_event(c, p);
+		parent = c->python_ids;
+	}
+}
+
 /* The "stack" arg, after a comma when args came before it. */
 static char *put_stack(struct chrome *c, char *p, size_t len)
 {
@@ -602,6 +640,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 		return -ENOMEM;
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	announce_lane(c, t, lane); /* before the name: see emit_kernel */
+	python_events(c, t, lane, r->hdr.pid, r->stack_id, r->start_ns, r->end_ns);
 	name = text(c, r->name_id, false, &nlen);
 	slen = stack_arg(c, r->hdr.pid, r->stack_id);
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
@@ -701,6 +740,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		if (t->nlanes == 0)
 			t->nlanes = 1; /* instants need no lane of their own */
 		announce_lane(c, t, 0);
+		python_events(c, t, 0, r->hdr.pid, r->stack_id, r->start_ns, r->start_ns);
 		name = nvtx_names(c, r, &nlen, &dlen);
 		lane_ids(c, t, 0, &pid, &tid);
 		slen = stack_arg(c, r->hdr.pid, r->stack_id);
@@ -726,6 +766,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 		return -ENOMEM;
 	lane = gt_lanes_place(&c->m, t, r->start_ns, r->end_ns);
 	announce_lane(c, t, lane);
+	python_events(c, t, lane, r->hdr.pid, r->stack_id, r->start_ns, r->end_ns);
 	name = nvtx_names(c, r, &nlen, &dlen);
 	mlen = nlen;
 	if (c->steps)

@@ -123,11 +123,12 @@ enum cat {
 	CAT_PROCESS,
 	CAT_MEMORY_POOL,
 	CAT_TRACE,
+	CAT_PYTHON,
 };
 static const char *const cat_names[] = {
         "cuda_runtime",    "cuda_driver", "kernel",      "gpu_memcpy", "gpu_memset",
         "user_annotation", "cuda_sync",   "cuda_graph",  "overhead",   "loss",
-        "notice",          "process",     "memory_pool", "trace",
+        "notice",          "process",     "memory_pool", "trace",      "python_function",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -1108,6 +1109,47 @@ static const char *stack_text(struct pf *f, uint32_t pid, uint32_t id, size_t *l
 	return f->stack_text;
 }
 
+/* The Python frames of stack `id` of process pid as slices opened at ts on the lane `uuid`,
+ * outermost first, named as PyTorch's profiler names its python_function events
+ * ("FILE(LINE): FUNCTION"); the event they stand above comes next on the same lane, so they
+ * enclose it. Returns how many were opened, for py_close. */
+static unsigned py_open(struct pf *f, uint32_t pid, uint32_t id, uint64_t uuid, uint64_t ts)
+{
+	const struct gt_stack_sym *s;
+	unsigned n = 0, k = 0;
+	char name[1024];
+
+	if (!f->stacks || !id || !(s = gt_stacks_get(f->stacks, pid, id, &n)))
+		return 0;
+	for (unsigned i = n; i-- > 0;) {
+		struct ev e = {0};
+		char *p, *pm, *tm;
+		int w;
+
+		if (!s[i].python)
+			continue;
+		w = snprintf(name, sizeof(name), "%s(%d): %s", s[i].module, (int)s[i].line,
+		             s[i].symbol);
+		e.ts_ns = ts;
+		e.uuid = uuid;
+		e.type = TYPE_SLICE_BEGIN;
+		e.cat = CAT_PYTHON;
+		e.literal = name;
+		e.literal_len = w < 0 ? 0 : (size_t)w < sizeof(name) ? (size_t)w : sizeof(name) - 1;
+		p = ev_open(f, &e, 0, &pm, &tm);
+		ev_close(f, p, pm, tm);
+		k++;
+	}
+	return k;
+}
+
+/* End the k slices py_open opened on `uuid`, at ts (the end of the event they enclose). */
+static void py_close(struct pf *f, uint64_t uuid, uint64_t ts, unsigned k)
+{
+	while (k--)
+		slice_end(f, uuid, ts);
+}
+
 /* The trace's stacks, read ahead of the export (a record may come before its stack's own
  * records); *ret NULL when the trace has none. */
 static int load_stacks(struct gt_reader *r, struct gt_stacks **ret, const char **errmsg)
@@ -1137,6 +1179,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	char *p, *pm, *tm;
 	const char *stack;
 	size_t slen;
+	unsigned npy;
 
 	if (name_id(f, &e, r->name_id, false) < 0)
 		return -ENOMEM;
@@ -1150,6 +1193,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 		gt_flows_api(&f->m, r->hdr.pid, r->correlation_id, r->start_ns, t->index, lane,
 		             &e.flow_out);
 	stack = stack_text(f, r->hdr.pid, r->stack_id, &slen);
+	npy = py_open(f, r->hdr.pid, r->stack_id, e.uuid, e.ts_ns);
 	p = ev_open(f, &e, 64 + slen, &pm, &tm);
 	/* The correlation id is the low half of the flow id and the callback id is what the
 	 * name says: both stay in the JSON only; a failed call shows its code. */
@@ -1159,6 +1203,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 		p = ann_str(p, A_STACK, stack, slen);
 	ev_close(f, p, pm, tm);
 	slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	py_close(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns, npy);
 	return 0;
 }
 
@@ -1172,6 +1217,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	const struct gt_step *step = NULL;
 	char *p, *pm, *tm, step_name[48];
 	bool fresh;
+	unsigned npy;
 
 	if (r->kind != GT_NVTX_MARK && f->steps)
 		step = gt_steps_find(f->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
@@ -1218,6 +1264,7 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	if (msg)
 		msg = text(f, r->message_id, &msglen);
 	stack = stack_text(f, r->hdr.pid, r->stack_id, &slen);
+	npy = py_open(f, r->hdr.pid, r->stack_id, e.uuid, e.ts_ns);
 	p = ev_open(f, &e, 96 + dlen + msglen + slen, &pm, &tm);
 	if (msg)
 		p = ann_str(p, A_NVTX_MESSAGE, msg, msglen);
@@ -1236,6 +1283,9 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	ev_close(f, p, pm, tm);
 	if (r->kind != GT_NVTX_MARK)
 		slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	py_close(f, e.uuid, r->kind != GT_NVTX_MARK && r->end_ns > r->start_ns ? r->end_ns
+	                                                                        : r->start_ns,
+	         npy);
 	return 0;
 }
 

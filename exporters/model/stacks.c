@@ -1,5 +1,6 @@
-/* A trace's call stacks: STACK records joined per (process, stack id), MODULE records kept per
- * process, and each stack's native frames symbolized on first use (symbolize.c). Runs in the
+/* A trace's call stacks: STACK records joined per (process, stack id), MODULE, PYCODE and
+ * PYLINE records kept per process, and each stack's frames resolved on first use: native ones
+ * symbolized (symbolize.c), Python ones named from their code object and line. Runs in the
  * CLI. */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +18,16 @@ struct mod {
 	char *path, *build_id; /* owned */
 };
 
+struct pycode {
+	char *file, *name; /* owned */
+	uint32_t first_line;
+};
+
 struct stk {
 	uint32_t pid, id, depth;
 	bool resolved;
 	uint64_t pc[GT_STACK_DEPTH_MAX];
+	uint32_t kind[GT_STACK_DEPTH_MAX], arg[GT_STACK_DEPTH_MAX];
 	struct gt_stack_sym sym[GT_STACK_DEPTH_MAX];
 	char *text[GT_STACK_DEPTH_MAX]; /* owned symbol strings */
 };
@@ -32,15 +39,23 @@ struct gt_stacks {
 	struct mod *mods;
 	size_t nmods, capmods;
 	struct gt_symbolizer *sym;
+	struct gt_idmap codes; /* (pid, code) -> index + 1 in pycodes */
+	struct pycode **pycodes;
+	uint32_t npy, cappy;
+	struct gt_idmap lines; /* (pid << 32 | offset, code) -> line + 2 */
 };
 
 int gt_stacks_new(struct gt_stacks **ret)
 {
 	struct gt_stacks *s = calloc(1, sizeof(*s));
 
-	if (!s || gt_idmap_init(&s->map, 64) < 0 || gt_symbolizer_new(&s->sym) < 0) {
-		if (s)
+	if (!s || gt_idmap_init(&s->map, 64) < 0 || gt_idmap_init(&s->codes, 64) < 0 ||
+	    gt_idmap_init(&s->lines, 64) < 0 || gt_symbolizer_new(&s->sym) < 0) {
+		if (s) {
 			gt_idmap_fini(&s->map);
+			gt_idmap_fini(&s->codes);
+			gt_idmap_fini(&s->lines);
+		}
 		free(s);
 		return -ENOMEM;
 	}
@@ -63,6 +78,14 @@ void gt_stacks_free(struct gt_stacks *s)
 		free(s->mods[i].build_id);
 	}
 	free(s->mods);
+	for (uint32_t i = 0; i < s->npy; i++) {
+		free(s->pycodes[i]->file);
+		free(s->pycodes[i]->name);
+		free(s->pycodes[i]);
+	}
+	free(s->pycodes);
+	gt_idmap_fini(&s->codes);
+	gt_idmap_fini(&s->lines);
 	gt_idmap_fini(&s->map);
 	gt_symbolizer_free(s->sym);
 	free(s);
@@ -121,9 +144,47 @@ static int add_stack(struct gt_stacks *s, const struct gt_rec_stack *st)
 		k->id = st->stack_id;
 		k->depth = st->depth;
 	}
-	for (unsigned i = 0; i < GT_STACK_FRAMES_PER_REC && st->first + i < k->depth; i++)
+	for (unsigned i = 0; i < GT_STACK_FRAMES_PER_REC && st->first + i < k->depth; i++) {
 		k->pc[st->first + i] = st->frames[i].pc;
+		k->kind[st->first + i] = st->frames[i].kind;
+		k->arg[st->first + i] = st->frames[i].arg;
+	}
 	return 0;
+}
+
+static int add_pycode(struct gt_stacks *s, const struct gt_reader *r,
+                      const struct gt_rec_pycode *c)
+{
+	struct pycode *x;
+
+	if (gt_idmap_get(&s->codes, c->hdr.pid, c->code))
+		return 0; /* the first one holds */
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->file = dup_string(r, c->file_id);
+	x->name = dup_string(r, c->name_id);
+	x->first_line = c->first_line;
+	if (!x->file || !x->name || gt_idmap_append((void ***)&s->pycodes, &s->npy, &s->cappy, x) < 0)
+		goto nomem;
+	if (gt_idmap_put(&s->codes, c->hdr.pid, c->code, s->npy) < 0) {
+		s->npy--;
+		goto nomem;
+	}
+	return 0;
+nomem:
+	free(x->file);
+	free(x->name);
+	free(x);
+	return -ENOMEM;
+}
+
+static int add_pyline(struct gt_stacks *s, const struct gt_rec_pyline *l)
+{
+	if (l->line < -1)
+		return 0; /* not one the interpreter gives */
+	return gt_idmap_put(&s->lines, (uint64_t)l->hdr.pid << 32 | l->offset, l->code,
+	                    (uint32_t)(l->line + 2));
 }
 
 int gt_stacks_add(struct gt_stacks *s, const struct gt_reader *r, const union gt_record *rec)
@@ -132,6 +193,10 @@ int gt_stacks_add(struct gt_stacks *s, const struct gt_reader *r, const union gt
 		return add_module(s, r, &rec->module);
 	if (rec->hdr.type == GT_REC_STACK)
 		return add_stack(s, &rec->stack);
+	if (rec->hdr.type == GT_REC_PYCODE)
+		return add_pycode(s, r, &rec->pycode);
+	if (rec->hdr.type == GT_REC_PYLINE)
+		return add_pyline(s, &rec->pyline);
 	return 0;
 }
 
@@ -162,12 +227,34 @@ static const struct mod *module_of(const struct gt_stacks *s, uint32_t pid, uint
 	return NULL;
 }
 
+/* Python frame i of k: its code object's name and file, the line of its instruction. */
+static void resolve_python(struct gt_stacks *s, struct stk *k, unsigned i)
+{
+	uint32_t c = gt_idmap_get(&s->codes, k->pid, k->pc[i]);
+	uint32_t l = gt_idmap_get(&s->lines, (uint64_t)k->pid << 32 | k->arg[i], k->pc[i]);
+	const struct pycode *x = c ? s->pycodes[c - 1] : NULL;
+	char buf[32];
+
+	if (!x)
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, k->pc[i]);
+	k->text[i] = strdup(x ? x->name : buf);
+	k->sym[i] = (struct gt_stack_sym){k->pc[i], k->text[i] ? k->text[i] : "",
+	                                  x ? x->file : "", !x, true, l > 2 ? (int32_t)l - 2 : 0,
+	                                  k->arg[i]};
+}
+
 static void resolve(struct gt_stacks *s, struct stk *k)
 {
 	char buf[4096];
 
 	for (unsigned i = 0; i < k->depth; i++) {
-		const struct mod *m = module_of(s, k->pid, k->pc[i]);
+		const struct mod *m;
+
+		if (k->kind[i] == GT_FRAME_PYTHON) {
+			resolve_python(s, k, i);
+			continue;
+		}
+		m = module_of(s, k->pid, k->pc[i]);
 		const char *name = NULL;
 		bool unresolved;
 
@@ -182,7 +269,7 @@ static void resolve(struct gt_stacks *s, struct stk *k)
 		}
 		k->text[i] = strdup(name);
 		k->sym[i] = (struct gt_stack_sym){k->pc[i], k->text[i] ? k->text[i] : "",
-		                                  m ? m->path : "", unresolved};
+		                                  m ? m->path : "", unresolved, false, 0, 0};
 	}
 	k->resolved = true;
 }

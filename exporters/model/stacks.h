@@ -1,6 +1,6 @@
 /* The call stacks of a trace (stacks.c): its STACK records put back together per process and
- * stack id, their native frames symbolized from the process's MODULE records when first asked
- * for. Every output that shows stacks reads them here. Runs in the CLI. */
+ * stack id, their native frames symbolized from the process's MODULE records and their Python
+ * frames named from its PYCODE and PYLINE records when first asked for. Every output that shows stacks reads them here. Runs in the CLI. */
 #ifndef GPUTRACE_EXPORTERS_STACKS_H
 #define GPUTRACE_EXPORTERS_STACKS_H
 
@@ -12,10 +12,14 @@
 
 /* One frame, innermost first. */
 struct gt_stack_sym {
-	uint64_t pc;         /* as recorded: a return address */
-	const char *symbol;  /* demangled function; "0x..." of pc when unresolved */
-	const char *module;  /* path of the file; "" when no module covers pc */
+	uint64_t pc;         /* as recorded: a return address; a Python frame's code object */
+	const char *symbol;  /* demangled function, or Python's qualified name; "0x..." of pc
+	                        when unresolved */
+	const char *module;  /* path of the file (a Python frame's .py); "" when unknown */
 	bool unresolved;     /* no symbol was found */
+	bool python;         /* a Python frame */
+	int32_t line;        /* a Python frame's source line; 0 for native frames or unknown */
+	uint32_t offset;     /* a Python frame's instruction offset, bytes (3.10: its line) */
 };
 
 struct gt_stacks;
@@ -24,11 +28,11 @@ struct gt_stacks;
 int gt_stacks_new(struct gt_stacks **ret);
 void gt_stacks_free(struct gt_stacks *s);
 
-/* Take a MODULE or STACK record (others are passed over); strings through r. Returns 0 or
+/* Take a MODULE, STACK, PYCODE or PYLINE record (others are passed over); strings through r. Returns 0 or
  * -ENOMEM. */
 int gt_stacks_add(struct gt_stacks *s, const struct gt_reader *r, const union gt_record *rec);
 
-/* Read every STACK and MODULE record of r, then rewind r; nothing read when the footer says
+/* Read every STACK, MODULE, PYCODE and PYLINE record of r, then rewind r; nothing read when the footer says
  * the trace has none. Returns 0 or the reader's -errno. */
 int gt_stacks_load(struct gt_stacks *s, struct gt_reader *r);
 

@@ -37,10 +37,12 @@ enum gt_rec_type {
 	GT_REC_ORIGIN,      /* gputrace merge: where a process of the merged file came from */
 	GT_REC_STACK = 23,  /* a call stack, once per distinct stack of a process (or a part of it) */
 	GT_REC_MODULE = 24, /* an executable mapping the stacks of a process refer to */
-	/* 25 is reserved for Python code objects of stacks */
+	/* 25 is unused */
 	GT_REC_GPU_METRIC = 26, /* one hardware metric a GPU is sampled for (PM sampling) */
 	GT_REC_GPU_SAMPLE = 27, /* one sample of a GPU's hardware metrics */
-	GT_REC_MAX = 28 /* types in between are unused: gt_record_desc() says NULL for them */
+	GT_REC_PYCODE = 28,     /* a Python code object the stacks of a process refer to */
+	GT_REC_PYLINE = 29,     /* the source line of an instruction of a Python code object */
+	GT_REC_MAX = 30 /* types in between are unused: gt_record_desc() says NULL for them */
 };
 
 /* Every record starts with this header. size includes the header and is a multiple of 8. */
@@ -477,7 +479,7 @@ struct gt_rec_origin {
 enum gt_frame_kind {
 	GT_FRAME_NONE = 0,   /* unused slot */
 	GT_FRAME_NATIVE,     /* pc: an instruction address (a return address above frame 0) */
-	GT_FRAME_PYTHON,     /* reserved: pc a code object (GT_REC 25), arg an instruction offset */
+	GT_FRAME_PYTHON,     /* pc a code object (GT_REC_PYCODE), arg an instruction offset */
 	GT_FRAME_KIND_MAX
 };
 
@@ -516,6 +518,28 @@ struct gt_rec_module {
 	uint64_t bias;        /* load bias: the segment's runtime address minus its ELF address */
 	uint32_t path_id;     /* string: the file's path */
 	uint32_t build_id;    /* string: GNU build id as lowercase hex; 0 when it has none */
+};
+
+/* A Python code object of a process (`--backtrace python`), written once, before the first
+ * STACK record with a frame in it. The process keeps a reference to it until it exits, so its
+ * address names it alone for the whole trace. */
+struct gt_rec_pycode {
+	struct gt_rec_hdr hdr;
+	uint64_t code;       /* its address: GT_FRAME_PYTHON's pc */
+	uint32_t file_id;    /* string: co_filename */
+	uint32_t name_id;    /* string: co_qualname (co_name under Python 3.10) */
+	uint32_t first_line; /* co_firstlineno */
+	uint32_t _pad;
+};
+
+/* The source line of one instruction of a code object, computed by the interpreter
+ * (PyCode_Addr2Line) once per distinct (code, offset), when a stack holding it is first seen,
+ * and written before that STACK record. */
+struct gt_rec_pyline {
+	struct gt_rec_hdr hdr;
+	uint64_t code;   /* a GT_REC_PYCODE's code */
+	uint32_t offset; /* GT_FRAME_PYTHON's arg: instruction offset, bytes (3.10: the line) */
+	int32_t line;    /* source line; -1 when the instruction has none */
 };
 
 /* Why a GPU's hardware metrics were not sampled (GT_NOTICE_GPU_METRICS's detail). */
@@ -583,6 +607,8 @@ union gt_record {
 	struct gt_rec_module module;
 	struct gt_rec_gpu_metric gpu_metric;
 	struct gt_rec_gpu_sample gpu_sample;
+	struct gt_rec_pycode pycode;
+	struct gt_rec_pyline pyline;
 };
 
 /* Field descriptions drive the file codec, the ring validator and string-id remapping. */

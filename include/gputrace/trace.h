@@ -38,7 +38,8 @@ struct gt_trace_info {
 	 (1ull << GT_REC_DEVICE) | (1ull << GT_REC_CONTEXT) | (1ull << GT_REC_STREAM) |            \
 	 (1ull << GT_REC_MEMORY) | (1ull << GT_REC_MEMORY_POOL) | (1ull << GT_REC_CLOCK) |         \
 	 (1ull << GT_REC_INPUT) | (1ull << GT_REC_ORIGIN) | (1ull << GT_REC_STACK) |               \
-	 (1ull << GT_REC_MODULE) | (1ull << GT_REC_GPU_METRIC))
+	 (1ull << GT_REC_MODULE) | (1ull << GT_REC_GPU_METRIC) | (1ull << GT_REC_PYCODE) |       \
+	 (1ull << GT_REC_PYLINE))
 
 /* Per-file totals kept by the writer and stored in the footer. */
 struct gt_trace_counts {

@@ -281,6 +281,17 @@ static const struct gt_field module_fields[] = {
 	F(struct gt_rec_module, path_id, S),
 	F(struct gt_rec_module, build_id, S),
 };
+static const struct gt_field pycode_fields[] = {
+	F(struct gt_rec_pycode, code, 0),
+	F(struct gt_rec_pycode, file_id, S),
+	F(struct gt_rec_pycode, name_id, S),
+	F(struct gt_rec_pycode, first_line, 0),
+};
+static const struct gt_field pyline_fields[] = {
+	F(struct gt_rec_pyline, code, 0),
+	F(struct gt_rec_pyline, offset, 0),
+	F(struct gt_rec_pyline, line, I),
+};
 static const struct gt_field gpu_metric_fields[] = {
 	F(struct gt_rec_gpu_metric, interval_ns, 0),
 	F(struct gt_rec_gpu_metric, device_id, 0),
@@ -331,6 +342,8 @@ static const struct gt_record_desc descs[GT_REC_MAX] = {
 	DESC(GT_REC_MODULE, "module", struct gt_rec_module, module_fields),
 	DESC(GT_REC_GPU_METRIC, "gpu_metric", struct gt_rec_gpu_metric, gpu_metric_fields),
 	DESC(GT_REC_GPU_SAMPLE, "gpu_sample", struct gt_rec_gpu_sample, gpu_sample_fields),
+	DESC(GT_REC_PYCODE, "pycode", struct gt_rec_pycode, pycode_fields),
+	DESC(GT_REC_PYLINE, "pyline", struct gt_rec_pyline, pyline_fields),
 };
 /* clang-format on */
 
@@ -351,6 +364,8 @@ _Static_assert(sizeof(struct gt_rec_input) % 8 == 0, "records are 8-byte multipl
 _Static_assert(sizeof(struct gt_rec_origin) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_stack) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_module) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_pycode) % 8 == 0, "records are 8-byte multiples");
+_Static_assert(sizeof(struct gt_rec_pyline) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_gpu_metric) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(sizeof(struct gt_rec_gpu_sample) % 8 == 0, "records are 8-byte multiples");
 _Static_assert(GT_GPU_METRICS_MAX == 12, "gpu_sample_fields lists 12 values");

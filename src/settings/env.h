@@ -30,7 +30,8 @@
 /* Standalone: at exit, seconds the trace's writing may go without progress (no write, sync
  * or drained record) before the process gives up on completing it. Default 60. */
 #define GT_ENV_WRITE_TIMEOUT "GPUTRACE_WRITE_TIMEOUT"
-/* Stacks of API calls and NVTX ranges: none (default) or native[:KINDS[:NS]], KINDS a
+/* Stacks of API calls and NVTX ranges: none (default) or MODE[:KINDS[:NS]], MODE native,
+ * python or all (both), KINDS a
  * comma-separated list of kernel, memory, sync, other or all (default all), NS the shortest
  * API call, in nanoseconds, that gets one (default 0). */
 #define GT_ENV_BACKTRACE "GPUTRACE_BACKTRACE"

@@ -44,8 +44,9 @@ static const char *const hints[GT_ENVCONF_MAX] = {
         [GT_ENVCONF_GRAPH] = "use graph or node",
         [GT_ENVCONF_WRITE_QUEUE] = "use a size from 0 to 4G, e.g. 64M",
         [GT_ENVCONF_WRITE_TIMEOUT] = "use seconds above 0 and up to 86400, e.g. 60",
-        [GT_ENVCONF_BACKTRACE] = "use none or native[:KINDS[:NS]], KINDS from kernel, memory, "
-                                 "sync, other, all; e.g. native:kernel,sync:10000",
+        [GT_ENVCONF_BACKTRACE] = "use none or MODE[:KINDS[:NS]], MODE native, python or all, "
+                                 "KINDS from kernel, memory, sync, other, all; e.g. "
+                                 "python:kernel,sync:10000",
         [GT_ENVCONF_GPU_METRICS] = "use [DEVICES][:FREQUENCY][:SET]: DEVICES all or CUDA "
                                    "ordinals 0 to 63 like 0,1; FREQUENCY samples per second "
                                    "from 1 to 1000000, e.g. 10000 or 10k; SET default or sm; "
@@ -202,12 +203,13 @@ static int parse_word(const char *s, const char *const *words)
 	return -EINVAL;
 }
 
-/* "none" | "native" | "native:kernel,sync" | "native:all:5000" */
+/* "none" | "native" | "python:kernel,sync" | "all:all:5000": MODE[:KINDS[:NS]] */
 static int parse_backtrace(const char *s, struct gt_envconf *cfg)
 {
 	static const char *const kind_words[] = {"kernel", "memory", "sync", "other", "all"};
 	unsigned kinds = 0;
 	uint64_t min_ns = 0;
+	unsigned mode;
 	const char *p, *colon;
 	int n;
 
@@ -215,13 +217,23 @@ static int parse_backtrace(const char *s, struct gt_envconf *cfg)
 		cfg->backtrace = GT_BACKTRACE_NONE;
 		return 0;
 	}
-	if (strncasecmp(s, "native", 6) != 0 || (s[6] && s[6] != ':'))
+	if (strncasecmp(s, "native", 6) == 0 && (!s[6] || s[6] == ':')) {
+		mode = GT_BACKTRACE_NATIVE;
+		s += 6;
+	} else if (strncasecmp(s, "python", 6) == 0 && (!s[6] || s[6] == ':')) {
+		mode = GT_BACKTRACE_PYTHON;
+		s += 6;
+	} else if (strncasecmp(s, "all", 3) == 0 && (!s[3] || s[3] == ':')) {
+		mode = GT_BACKTRACE_ALL;
+		s += 3;
+	} else {
 		return -EINVAL;
-	if (!s[6]) {
+	}
+	if (!s[0]) {
 		kinds = GT_BT_ALL;
 		goto done;
 	}
-	p = s + 7;
+	p = s + 1;
 	colon = strchr(p, ':');
 	while (p < (colon ? colon : p + strlen(p))) {
 		size_t len = strcspn(p, ",:");
@@ -245,7 +257,7 @@ static int parse_backtrace(const char *s, struct gt_envconf *cfg)
 			return -EINVAL;
 	}
 done:
-	cfg->backtrace = GT_BACKTRACE_NATIVE;
+	cfg->backtrace = mode;
 	cfg->backtrace_kinds = kinds;
 	cfg->backtrace_min_ns = min_ns;
 	return 0;

@@ -58,6 +58,8 @@ enum gt_capture_mode {
 enum gt_backtrace_mode {
 	GT_BACKTRACE_NONE = 0, /* the default */
 	GT_BACKTRACE_NATIVE,   /* native frames (instruction addresses) */
+	GT_BACKTRACE_PYTHON,   /* Python frames (code objects and instruction offsets) */
+	GT_BACKTRACE_ALL,      /* both: native frames up to the interpreter, then Python's */
 	GT_BACKTRACE_MAX
 };
 

@@ -12,7 +12,7 @@
 
 /* Bumped whenever the exported tables change; `gputrace sql` re-exports a cached database
  * whose META_DATA_EXPORT row GPUTRACE_SCHEMA_VERSION differs. */
-#define GT_SQL_SCHEMA_VERSION "5"
+#define GT_SQL_SCHEMA_VERSION "6"
 
 /* The version of Nsight Systems' schema the standard tables follow (its
  * META_DATA_EXPORT EXPORT_SCHEMA_VERSION; the 2026.4 release documents 3.28.1). */

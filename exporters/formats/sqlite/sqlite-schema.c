@@ -264,8 +264,9 @@ const struct sq_table_def gt_sq_tables[SQ_TABLE_MAX] = {
         [SQ_CALLCHAINS] = {"CUDA_CALLCHAINS",
                            "CREATE TABLE CUDA_CALLCHAINS (id INTEGER NOT NULL, stackDepth INTEGER "
                            "NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
-                           "originalIP INTEGER, unresolved INTEGER, PRIMARY KEY (id, stackDepth))",
-                           "INSERT INTO CUDA_CALLCHAINS VALUES (?,?,?,?,?,?)"},
+                           "originalIP INTEGER, unresolved INTEGER, lineNumber INTEGER, PRIMARY "
+                           "KEY (id, stackDepth))",
+                           "INSERT INTO CUDA_CALLCHAINS VALUES (?,?,?,?,?,?,?)"},
         /* GPU metrics (PM sampling) as Nsight Systems lays them out: typeId and sourceId
          * are the GPU's number, metricId the metric's index in its samples; value in the
          * unit metricName ends with (an integer where it is one, else a real) */

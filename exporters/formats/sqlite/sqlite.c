@@ -856,7 +856,7 @@ static uint64_t callchain_id(const struct proc *p, uint32_t id)
 	return ((uint64_t)p->index << 16) + id;
 }
 
-/* A STACK or MODULE record; the last record of a stack writes its CUDA_CALLCHAINS rows. */
+/* A STACK, MODULE, PYCODE or PYLINE record; the last record of a stack writes its CUDA_CALLCHAINS rows. */
 static int on_stack(struct sq *q, const union gt_record *rec, const struct proc *p)
 {
 	const struct gt_rec_stack *s = &rec->stack;
@@ -884,6 +884,7 @@ static int on_stack(struct sq *q, const union gt_record *rec, const struct proc 
 		b_i64(st, 4, mod);
 		b_u64(st, 5, f[i].pc);
 		b_i64(st, 6, f[i].unresolved);
+		b_nz(st, 7, f[i].python && f[i].line > 0 ? (uint64_t)f[i].line : 0);
 		ret = row_end(q, SQ_CALLCHAINS);
 		if (ret < 0)
 			return ret;
@@ -1465,6 +1466,8 @@ static int on_record(struct sq *q, const union gt_record *rec)
 		return on_notice(q, &rec->notice, p);
 	case GT_REC_STACK:
 	case GT_REC_MODULE:
+	case GT_REC_PYCODE:
+	case GT_REC_PYLINE:
 		return on_stack(q, rec, p);
 	case GT_REC_GPU_METRIC:
 		return on_gpu_metric(q, &rec->gpu_metric);

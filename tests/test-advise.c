@@ -14,6 +14,7 @@
 
 #include "advise.h"
 #include "report.h"
+#include "stacks.h"
 #include "gputrace/trace.h"
 
 #define PID   4242u
@@ -564,6 +565,88 @@ START_TEST(sources)
 }
 END_TEST
 
+#define S_PY_TORCH 22
+#define S_PY_FWD   23
+#define S_PY_TRAIN 24
+#define S_PY_STEP  25
+
+/* A Python stack of a PyTorch program: the launch inside torch's Linear.forward, called from
+ * step() of the user's train.py. */
+static void python_stack(struct tw *t, uint32_t id)
+{
+	struct gt_rec_pycode torch_code = {.code = 0x5000, .file_id = S_PY_TORCH,
+	                                   .name_id = S_PY_FWD, .first_line = 120};
+	struct gt_rec_pycode user_code = {.code = 0x6000, .file_id = S_PY_TRAIN,
+	                                  .name_id = S_PY_STEP, .first_line = 40};
+	struct gt_rec_pyline l1 = {.code = 0x5000, .offset = 10, .line = 125};
+	struct gt_rec_pyline l2 = {.code = 0x6000, .offset = 64, .line = 42};
+	struct gt_rec_stack st = {.stack_id = id, .depth = 2};
+
+	str(t, S_PY_TORCH, "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py");
+	str(t, S_PY_FWD, "Linear.forward");
+	str(t, S_PY_TRAIN, "/home/u/train.py");
+	str(t, S_PY_STEP, "step");
+	put(t, &torch_code, GT_REC_PYCODE, sizeof(torch_code));
+	put(t, &user_code, GT_REC_PYCODE, sizeof(user_code));
+	put(t, &l1, GT_REC_PYLINE, sizeof(l1));
+	put(t, &l2, GT_REC_PYLINE, sizeof(l2));
+	st.frames[0] = (struct gt_stack_frame){.pc = 0x5000, .kind = GT_FRAME_PYTHON, .arg = 10};
+	st.frames[1] = (struct gt_stack_frame){.pc = 0x6000, .kind = GT_FRAME_PYTHON, .arg = 64};
+	put(t, &st, GT_REC_STACK, sizeof(st));
+}
+
+/* With Python frames, the place is the user's line: torch's own frame passed over. */
+START_TEST(sources_python)
+{
+	struct tw t;
+	struct gt_advise *a;
+	const struct gt_advise_finding *f;
+
+	tw_open(&t);
+	python_stack(&t, 1);
+	api_stack(&t, S_MEMCPY_ASYNC, 1, 50, 90, 1);
+	copy(&t, 1, 100, 1100, GT_MEMCPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, GT_COPY_ASYNC);
+	a = advise_reader(tw_close(&t));
+	f = find(a, GT_ADVISE_PAGEABLE_MEMCPY);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->nsources, 1);
+	ck_assert_str_eq(f->sources[0].where, "/home/u/train.py(42): step");
+	ck_assert_str_eq(f->top[0].source, "/home/u/train.py(42): step");
+	gt_advise_free(a);
+}
+END_TEST
+
+/* Which frame is the user's. */
+START_TEST(user_frame)
+{
+	struct gt_stack_sym native[] = {
+	        {.symbol = "cudaMemcpy", .module = "/usr/lib/libcudart.so.13"},
+	        {.symbol = "at::copy_", .module = "/x/torch/lib/libtorch_cuda.so"},
+	        {.symbol = "load", .module = "/home/u/app"},
+	        {.symbol = "main", .module = "/home/u/app"},
+	};
+	struct gt_stack_sym libs[] = {
+	        {.symbol = "cudaMemcpy", .module = "/usr/lib/libcudart.so.13"},
+	        {.symbol = "_PyEval_EvalFrameDefault", .module = "/usr/bin/python3.11"},
+	};
+	struct gt_stack_sym py[] = {
+	        {.symbol = "f", .module = "/usr/lib/python3.11/threading.py", .python = true},
+	        {.symbol = "g", .module = "/v/lib/python3.12/site-packages/torch/x.py", .python = true},
+	        {.symbol = "h", .module = "<frozen runpy>", .python = true},
+	        {.symbol = "step", .module = "/home/u/lib/python/train.py", .python = true},
+	};
+	struct gt_stack_sym py_only_libs[] = {
+	        {.symbol = "x", .module = "/usr/lib/python3/dist-packages/a.py", .python = true},
+	        {.symbol = "y", .module = "/usr/lib/python3/dist-packages/b.py", .python = true},
+	};
+
+	ck_assert_uint_eq(gt_stacks_user_frame(native, 4), 2);
+	ck_assert_uint_eq(gt_stacks_user_frame(libs, 2), 0);
+	ck_assert_uint_eq(gt_stacks_user_frame(py, 4), 3);
+	ck_assert_uint_eq(gt_stacks_user_frame(py_only_libs, 2), 0);
+}
+END_TEST
+
 /* ---- GPU idle ---- */
 
 START_TEST(idle_by_cause)
@@ -1105,6 +1188,8 @@ static Suite *advise_suite(void)
 	tcase_add_test(tc, gate);
 	tcase_add_test(tc, json);
 	tcase_add_test(tc, sources);
+	tcase_add_test(tc, sources_python);
+	tcase_add_test(tc, user_frame);
 	tcase_add_test(tc, real_pytorch_train);
 	tcase_add_test(tc, real_ddp);
 	suite_add_tcase(s, tc);

@@ -1,8 +1,9 @@
 /* Where in the code a finding comes from (advise.h): when a trace has stacks (run --backtrace),
  * each instance whose call carries one is charged to that stack, per rule and process; once the
- * trace is read, each stack is put in words - its innermost frame that is the program's own,
- * not CUDA's, a library's or the interpreter's - and the costs are summed per place across
- * every trace, so a finding can name the places that cost it most. Runs in the CLI. */
+ * trace is read, each stack is put in words - the frame of the program's own that
+ * gt_stacks_user_frame picks: a Python line, else a native function - and the costs are
+ * summed per place across every trace, so a finding can name the places that cost it most.
+ * Runs in the CLI. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,48 +21,23 @@ struct adv_src {
 	char where[GT_ADVISE_WHERE_BYTES]; /* across traces only */
 };
 
-/* Libraries and programs a user does not write: CUDA's, the math and communication libraries,
- * PyTorch's, the C and C++ runtimes, the interpreter and gputrace itself. A frame in one of
- * them is passed over when looking for the program's own. */
-static const char *const not_user[] = {
-        "libcuda.",   "libcudart",   "libcupti",   "libnvrtc",   "libnvJitLink", "libcublas",
-        "libcudnn",   "libnccl",     "libcufft",   "libcurand",  "libcusparse",  "libcusolver",
-        "libtorch",   "libc10",      "libpython",  "python",     "libgputrace",  "libc.so",
-        "libc-",      "libstdc++",   "ld-linux",   "libpthread", "libnvToolsExt", "_C.",
-        "libgomp",    "libm.so",
-};
-
-static bool user_module(const char *module)
-{
-	const char *base = gt_text_basename(module);
-
-	if (!module[0])
-		return false;
-	for (size_t i = 0; i < sizeof(not_user) / sizeof(not_user[0]); i++)
-		if (strncmp(base, not_user[i], strlen(not_user[i])) == 0)
-			return false;
-	return true;
-}
-
 bool adv_source(struct adv_trace *t, uint32_t pid, uint32_t stack, char *buf, size_t bytes)
 {
 	const struct gt_stack_sym *f;
-	unsigned n = 0, pick = 0;
+	unsigned n = 0, k;
 
 	if (!stack || !t->stacks)
 		return false;
 	f = gt_stacks_get(t->stacks, pid, stack, &n);
 	if (!f || !n)
 		return false;
-	for (unsigned i = 0; i < n; i++)
-		if (user_module(f[i].module)) {
-			pick = i;
-			break;
-		}
-	if (f[pick].module[0])
-		snprintf(buf, bytes, "%s (%s)", f[pick].symbol, gt_text_basename(f[pick].module));
+	k = gt_stacks_user_frame(f, n);
+	if (f[k].python)
+		snprintf(buf, bytes, "%s(%d): %s", f[k].module, (int)f[k].line, f[k].symbol);
+	else if (f[k].module[0])
+		snprintf(buf, bytes, "%s (%s)", f[k].symbol, gt_text_basename(f[k].module));
 	else
-		snprintf(buf, bytes, "%s", f[pick].symbol);
+		snprintf(buf, bytes, "%s", f[k].symbol);
 	return true;
 }
 

@@ -1,6 +1,6 @@
 /* `gputrace stats --by source`: per Python source line and per Python function (the
- * innermost Python frame of each stack), the GPU time and number of the kernels launched
- * there (a kernel joined to its launching API call by process and correlation id), the API
+ * innermost Python frame of the program's own in each stack: gt_stacks_user_frame), the GPU
+ * time and number of the kernels launched there (a kernel joined to its launching API call by process and correlation id), the API
  * calls and their time, and the NVTX ranges and marks made there; largest GPU time first.
  * Runs in the CLI. */
 #include <errno.h>
@@ -65,7 +65,7 @@ static uint32_t row_of(struct src_table *t, const char *file, const char *func, 
 	return ++t->n;
 }
 
-/* The line and function rows of stack `id` of process pid (its innermost Python frame);
+/* The line and function rows of stack `id` of process pid (its user's Python frame);
  * false when it has no Python frame. -ENOMEM through *err. */
 static bool rows_of(struct src *s, uint32_t pid, uint32_t id, struct src_row **line,
                     struct src_row **func, int *err)
@@ -77,9 +77,8 @@ static bool rows_of(struct src *s, uint32_t pid, uint32_t id, struct src_row **l
 
 	if (!lv) {
 		f = gt_stacks_get(s->stacks, pid, id, &n);
-		for (i = 0; f && i < n && !f[i].python; i++)
-			;
-		if (!f || i == n) {
+		i = f && n ? gt_stacks_user_frame(f, n) : 0;
+		if (!f || !n || !f[i].python) {
 			lv = fv = UINT32_MAX; /* no Python frame */
 		} else {
 			lv = row_of(&s->lines, f[i].module, f[i].symbol, f[i].line);

@@ -293,3 +293,67 @@ uint32_t gt_stacks_count(const struct gt_stacks *s)
 {
 	return s->n;
 }
+
+/* ---- the user's frame ---- */
+
+/* Libraries and programs a user does not write, by the start of a file's name. */
+static const char *const native_lib[] = {
+        "libcuda.",  "libcudart",  "libcupti",   "libnvrtc",   "libnvJitLink", "libcublas",
+        "libcudnn",  "libnccl",    "libcufft",   "libcurand",  "libcusparse",  "libcusolver",
+        "libtorch",  "libc10",     "libpython",  "python",     "libgputrace",  "libc.so",
+        "libc-",     "libstdc++",  "ld-linux",   "libpthread", "libnvToolsExt", "_C.",
+        "libgomp",   "libm.so",
+};
+
+static bool native_user(const char *module)
+{
+	const char *base = strrchr(module, '/');
+
+	base = base ? base + 1 : module;
+	if (!module[0])
+		return false;
+	for (size_t i = 0; i < sizeof(native_lib) / sizeof(native_lib[0]); i++)
+		if (strncmp(base, native_lib[i], strlen(native_lib[i])) == 0)
+			return false;
+	return true;
+}
+
+/* A .py file of an installed package, the standard library or a frozen module. */
+static bool python_lib(const char *file)
+{
+	const char *p;
+
+	if (file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return true;
+	/* the standard library: .../lib/python3.N/x.py or .../lib/python3/x.py */
+	for (p = strstr(file, "/lib/python3"); p; p = strstr(p + 1, "/lib/python3")) {
+		const char *q = p + strlen("/lib/python3");
+
+		if (*q == '.')
+			for (q++; *q >= '0' && *q <= '9'; q++)
+				;
+		if (*q == '/')
+			return true;
+	}
+	return false;
+}
+
+unsigned gt_stacks_user_frame(const struct gt_stack_sym *f, unsigned n)
+{
+	unsigned first_py = n;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!f[i].python)
+			continue;
+		if (first_py == n)
+			first_py = i;
+		if (!python_lib(f[i].module))
+			return i;
+	}
+	if (first_py < n)
+		return first_py;
+	for (unsigned i = 0; i < n; i++)
+		if (native_user(f[i].module))
+			return i;
+	return 0;
+}

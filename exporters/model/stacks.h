@@ -41,6 +41,13 @@ int gt_stacks_load(struct gt_stacks *s, struct gt_reader *r);
 const struct gt_stack_sym *gt_stacks_get(struct gt_stacks *s, uint32_t pid, uint32_t id,
                                          unsigned *n);
 
+/* Which frame of f[0..n) a user means by "where in my code": the innermost Python frame of
+ * the program's own (not in site-packages, dist-packages, the standard library or frozen
+ * modules); else the innermost Python frame; else, in a stack of native frames only, the
+ * innermost frame of the program's own (not in CUDA's, PyTorch's, the C and C++ runtimes',
+ * the interpreter's or gputrace's libraries); else 0. n > 0. */
+unsigned gt_stacks_user_frame(const struct gt_stack_sym *f, unsigned n);
+
 /* Stacks held. */
 uint32_t gt_stacks_count(const struct gt_stacks *s);
 

@@ -2870,12 +2870,16 @@ static unsigned parquet_output_flags(const struct gt_export_options *opts)
 	return GT_OUTPUT_DIR | GT_OUTPUT_NO_STDOUT;
 }
 
-/* What an earlier export to the same folder left: its tables. */
+/* What an earlier export to the same folder left: its tables, and the folders of a job's
+ * partitions ("rank=N/", "host=H/", "pid=P/": gt_export_partition_of). */
 static bool parquet_stale(const struct gt_export_options *opts, const char *name)
 {
 	size_t n = strlen(name);
 
 	(void)opts;
+	if (n > 1 && name[n - 1] == '/')
+		return strncmp(name, "rank=", 5) == 0 || strncmp(name, "host=", 5) == 0 ||
+		       strncmp(name, "pid=", 4) == 0;
 	return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
 }
 

@@ -122,6 +122,16 @@ void pq_rle_hybrid(struct pq_buf *b, const uint32_t *v, size_t n, unsigned bw)
 	}
 }
 
+/* n values v as one RLE run of the hybrid encoding at bit width bw (nothing for n 0). */
+static void rle_run(struct pq_buf *b, uint32_t v, size_t n, unsigned bw)
+{
+	if (!n)
+		return;
+	th_varint(b, (uint64_t)n << 1);
+	for (unsigned k = 0; k < (bw + 7) / 8; k++)
+		pq_buf_byte(b, (uint8_t)(v >> (8 * k)));
+}
+
 int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
             struct pq_file **ret)
 {
@@ -484,11 +494,15 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 			uint32_t len;
 
 			nv = 0;
-			for (uint32_t r = 0; r < nr; r++) {
-				f->lv[r] = c->defl[r0 + r];
-				nv += f->lv[r];
+			for (uint32_t r = 0; r < nr; r++)
+				nv += c->defl[r0 + r];
+			if (nv == 0 || nv == nr) { /* no value, or no null: one run */
+				rle_run(&lv, nv != 0, nr, 1);
+			} else {
+				for (uint32_t r = 0; r < nr; r++)
+					f->lv[r] = c->defl[r0 + r];
+				pq_rle_hybrid(&lv, f->lv, nr, 1);
 			}
-			pq_rle_hybrid(&lv, f->lv, nr, 1);
 			len = (uint32_t)lv.n;
 			pq_buf_put(&f->page, &len, 4);
 			pq_buf_put(&f->page, lv.p, lv.n);
@@ -496,9 +510,12 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 				f->page.oom = true;
 			pq_buf_free(&lv);
 		}
-		if (dict) {
+		if (dict && one) { /* every index 0: one run */
+			pq_buf_byte(&f->page, (uint8_t)bw);
+			rle_run(&f->page, 0, nv, bw);
+		} else if (dict) {
 			for (size_t k = 0; k < nv; k++)
-				f->lv[k] = one ? 0 : ndict ? f->ix[vi + k] : (uint32_t)c->v[vi + k];
+				f->lv[k] = ndict ? f->ix[vi + k] : (uint32_t)c->v[vi + k];
 			pq_buf_byte(&f->page, (uint8_t)bw);
 			pq_rle_hybrid(&f->page, f->lv, nv, bw);
 		} else if (c->def.optional) {

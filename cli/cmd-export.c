@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -55,8 +56,11 @@ static void usage(FILE *out)
 	const struct gt_exporter_ops *const *e;
 
 	fputs("Usage: gputrace export FILE -f FORMAT [options]\n"
+	      "       gputrace export FILE... -f parquet -o DIR [options]\n"
 	      "\n"
-	      "Convert a trace to another format. Formats:\n",
+	      "Convert a trace to another format; several traces of a job (one per rank) to\n"
+	      "one folder of Parquet partitions, DIR/rank=N/TABLE.parquet (DIR/host=H/pid=P/\n"
+	      "for traces without a rank). Formats:\n",
 	      out);
 	for (e = gt_exporter_list(); *e; e++)
 		fprintf(out, "  %-10s %s (%s)\n", (*e)->name, (*e)->help, (*e)->extension);
@@ -180,6 +184,110 @@ struct export_ctx {
 	struct gt_export_options eo;
 };
 
+/* Several traces: each one's Parquet export into its hive partition of the folder -o names,
+ * DIR/rank=N/ (or DIR/host=H/pid=P/), the folder appearing whole once all are written
+ * (docs/sql.md, "A job in one folder"). Returns an exit status. */
+static int export_job(const struct gt_cli *cli, struct export_ctx *x,
+                      const struct gt_exporter_ops *exp)
+{
+	struct gt_export_options *eo = &x->eo;
+	struct gt_export_partition *parts = NULL;
+	struct gt_output *o = NULL;
+	struct gt_output_error oerr;
+	struct gt_cli_trace t = {0};
+	uint64_t rows = 0, bytes = 0;
+	const char *msg = NULL;
+	char sub[PATH_MAX + 340], identity[1024], count[32], size[32];
+	int ret, status, damage = GT_EXIT_OK, first, again;
+
+	if (strcmp(exp->name, "parquet") != 0) {
+		gt_cli_error("export: several traces are exported together only with -f parquet "
+		             "(a folder of partitions); export -f %s one trace at a time",
+		             exp->name);
+		return GT_EXIT_USAGE;
+	}
+	if (!cli->output) {
+		gt_cli_error("export: several traces need -o DIR, the folder of their partitions");
+		return GT_EXIT_USAGE;
+	}
+	if (gt_cli_args_repeat(cli, &first, &again)) {
+		gt_cli_error("export: %s is given twice (as %s and %s)", cli->args[again],
+		             cli->args[first], cli->args[again]);
+		return GT_EXIT_USAGE;
+	}
+	/* every trace opened (and its window checked) before anything is written */
+	for (int i = 0; i < cli->nargs; i++) {
+		status = gt_cli_trace_open(cli, cli->args[i], &t);
+		gt_cli_trace_close(&t);
+		memset(&t, 0, sizeof(t));
+		if (status != GT_EXIT_OK)
+			return status;
+	}
+	parts = calloc((size_t)cli->nargs, sizeof(*parts));
+	if (!parts) {
+		gt_cli_error("export: out of memory");
+		return GT_EXIT_SOFTWARE;
+	}
+	ret = gt_export_partitions((const char *const *)cli->args, (unsigned)cli->nargs, parts,
+	                           &msg);
+	if (ret < 0) {
+		gt_cli_error("export: %s", msg);
+		status = ret == -EINVAL || ret == -EEXIST ? GT_EXIT_USAGE : GT_EXIT_BAD_TRACE;
+		goto out;
+	}
+	eo->output = cli->output;
+	ret = gt_export_output_open(exp, eo, (const char *const *)cli->args, (unsigned)cli->nargs,
+	                            &o, &oerr);
+	if (ret < 0) {
+		gt_cli_error("export: %s", oerr.msg[0] ? oerr.msg : strerror(-ret));
+		status = gt_cli_output_status(ret);
+		goto out;
+	}
+	gt_cli_output_signals();
+	for (int i = 0; i < cli->nargs; i++) {
+		struct gt_export_result res = {0};
+
+		status = gt_cli_trace_open(cli, cli->args[i], &t);
+		if (status != GT_EXIT_OK)
+			goto out;
+		snprintf(sub, sizeof(sub), "%s/%s", gt_output_path(o), parts[i].key);
+		eo->output = sub;
+		eo->out = o;
+		eo->identity =
+		        gt_export_identity(cli->args[i], &t.win.w, identity, sizeof(identity)) == 0
+		                ? identity
+		                : NULL;
+		ret = gt_export_window(exp, t.r, &t.win.w, eo, &res, &msg, NULL);
+		if (gt_cli_trace_damage(cli, &t) != GT_EXIT_OK)
+			damage = GT_EXIT_DAMAGED;
+		gt_cli_trace_close(&t);
+		memset(&t, 0, sizeof(t));
+		if (ret < 0) {
+			gt_cli_error("export to %s failed: %s", sub, msg ? msg : strerror(-ret));
+			status = gt_cli_export_status(o, ret);
+			goto out;
+		}
+		rows += res.events;
+		bytes += res.bytes;
+	}
+	status = gt_cli_output_finish(cli, o, NULL, GT_EXIT_OK);
+	if (status != GT_EXIT_OK)
+		goto out;
+	if (!cli->quiet)
+		fprintf(stderr,
+		        "gputrace: wrote %s/ (%d partitions, %s/TABLE.parquet: %s rows, %s)\n",
+		        gt_output_path(o), cli->nargs,
+		        parts[0].rank >= 0 ? "rank=N" : "host=H/pid=P",
+		        gt_fmt_count(rows, count, sizeof(count)),
+		        gt_fmt_bytes(bytes, size, sizeof(size)));
+	status = damage;
+out:
+	gt_cli_trace_close(&t);
+	gt_output_free(o);
+	free(parts);
+	return status;
+}
+
 static int export_option(void *ctx, int c, const char *arg)
 {
 	struct export_ctx *x = ctx;
@@ -217,14 +325,14 @@ static const struct option export_longopts[] = {
 
 static const struct gt_cli_cmd export_cmd = {
         .name = "export",
-        .synopsis = "gputrace export FILE -f FORMAT [-o OUT]",
+        .synopsis = "gputrace export FILE... -f FORMAT [-o OUT]",
         .common = GT_CLI_OUTPUT | GT_CLI_FORMAT | GT_CLI_QUIET | GT_CLI_MANGLED | GT_CLI_STEP |
                   GT_CLI_WINDOW,
         .longopts = export_longopts,
         .option = export_option,
         .usage = usage,
         .min_args = 1,
-        .max_args = 1,
+        .max_args = -1,
         .args_what = "trace file",
 };
 
@@ -262,6 +370,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (check_chrome_options(exp, eo, cli.output) < 0)
 		return GT_EXIT_USAGE;
+	if (cli.nargs > 1)
+		return export_job(&cli, &x, exp);
 	if (cli.output)
 		snprintf(out, sizeof(out), "%s", cli.output);
 	else

@@ -32,13 +32,13 @@ expect_rc 0 "$gputrace" export --help
 [ "$(head -n 1 "$tmp/out")" = "Usage: gputrace export FILE -f FORMAT [options]" ] ||
 	fail "export --help: $(head -n 1 "$tmp/out")"
 expect_rc 64 "$gputrace" export
-expect_err "gputrace: export: no trace file; usage: gputrace export FILE -f FORMAT [-o OUT]"
+expect_err "gputrace: export: no trace file; usage: gputrace export FILE... -f FORMAT [-o OUT]"
 expect_rc 64 "$gputrace" export run.gtrace
 expect_err "gputrace: export: which format? add -f with one of: $formats"
 expect_rc 64 "$gputrace" export run.gtrace -f svg
 expect_err "gputrace: export: -f: 'svg' is not valid; use one of: $formats"
 expect_rc 64 "$gputrace" export run.gtrace other.gtrace -f chrome
-expect_err "gputrace: export: one trace file at a time ('other.gtrace' is extra)"
+expect_err "gputrace: export: several traces are exported together only with -f parquet (a folder of partitions); export -f chrome one trace at a time"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --max-size 10K
 expect_err "gputrace: export: --max-size: '10K' is not valid; use a size of at least 1M, e.g. 500M"
 expect_rc 64 "$gputrace" export run.gtrace -f chrome --bogus

@@ -135,8 +135,7 @@ def compare(paths, rows, what):
     same(cli["steps"], s, f"{what} steps")
     same(cli["step_ranks"], r, f"{what} step_ranks")
     same(cli["stragglers"], g, f"{what} stragglers")
-    same(cli["kernels"], recipes.reduce_kernels(res), f"{what} kernels",
-         drop=("median_ns", "p99_ns"))
+    same(cli["kernels"], recipes.reduce_kernels(res), f"{what} kernels")
     return res, cli
 
 

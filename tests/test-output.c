@@ -278,6 +278,67 @@ START_TEST(test_folder_replaced_whole_or_refused)
 }
 END_TEST
 
+/* hive partitions: a file name, or "NAME/" for a folder */
+static bool part_file(const char *name, void *ctx)
+{
+	size_t n = strlen(name);
+
+	(void)ctx;
+	if (name[n - 1] == '/')
+		return strncmp(name, "k=", 2) == 0 || strncmp(name, "h=", 2) == 0;
+	return n > 2 && strcmp(name + n - 2, ".p") == 0;
+}
+
+START_TEST(test_folder_partitions)
+{
+	struct gt_output_error err;
+	struct gt_output *o = NULL;
+	int fd;
+
+	/* an earlier export with a partition this one does not write */
+	ck_assert_int_eq(mkdir("job", 0755), 0);
+	ck_assert_int_eq(mkdir("job/k=2", 0755), 0);
+	put("job/k=2/t.p", "old");
+	ck_assert_int_eq(gt_output_open("job/", NULL, 0, GT_OUTPUT_DIR, &o, &err), 0);
+	ck_assert_int_eq(gt_output_sweep(o, NULL, part_file, NULL, NULL, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, "job/k=0/t.p", &fd, &err), 0);
+	write_str(fd, "zero");
+	close(fd);
+	ck_assert_int_eq(gt_output_create(o, "job/k=1/h=a/t.p", &fd, &err), 0);
+	write_str(fd, "one");
+	close(fd);
+	ck_assert_int_eq(gt_output_create(o, "job/k=1/h=a/b/t.p", &fd, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "job/k=1/h=a/b/t.p: not a file name inside the folder (at most "
+	                          "2 folders deep, no empty, '.' or '..' part)");
+	ck_assert_int_eq(gt_output_create(o, "job/../t.p", &fd, &err), -EINVAL);
+	ck_assert_int_eq(access("job/k=0", F_OK), -1); /* not before the commit */
+	ck_assert_int_eq(gt_output_commit(o, &err), 0);
+	ck_assert_uint_eq(gt_output_nfiles(o), 2);
+	ck_assert_str_eq(gt_output_file(o, 1), "job/k=1/h=a/t.p");
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("job/k=0/t.p"), "zero");
+	ck_assert_str_eq(slurp("job/k=1/h=a/t.p"), "one");
+	ck_assert_int_eq(access("job/k=2", F_OK), -1);
+	ck_assert_uint_eq(entries(), 1); /* no temporary folder left */
+
+	/* not committed: neither the folders nor the files are left */
+	ck_assert_int_eq(gt_output_open("new", NULL, 0, GT_OUTPUT_DIR, &o, &err), 0);
+	ck_assert_int_eq(gt_output_create(o, "new/k=0/t.p", &fd, &err), 0);
+	close(fd);
+	gt_output_free(o);
+	ck_assert_uint_eq(entries(), 1);
+
+	/* a partition holding the user's file: the folder is not replaced */
+	put("job/k=0/notes.txt", "mine");
+	ck_assert_int_eq(gt_output_open("job", NULL, 0, GT_OUTPUT_DIR, &o, &err), 0);
+	ck_assert_int_eq(gt_output_sweep(o, NULL, part_file, NULL, NULL, &err), -ENOTEMPTY);
+	ck_assert_str_eq(err.msg, "job exists and holds other files than an export's "
+	                          "(k=0/notes.txt): choose another output name, or empty it");
+	gt_output_free(o);
+	ck_assert_str_eq(slurp("job/k=0/notes.txt"), "mine");
+}
+END_TEST
+
 START_TEST(test_stdout)
 {
 	struct gt_output_error err;
@@ -445,6 +506,7 @@ static Suite *output_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_input_under_every_name);
 	tcase_add_test(tc, test_not_regular);
+	tcase_add_test(tc, test_folder_partitions);
 	tcase_add_test(tc, test_whole_or_nothing);
 	tcase_add_test(tc, test_symlink_written_through);
 	tcase_add_test(tc, test_several_files_and_the_sweep);

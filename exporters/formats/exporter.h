@@ -148,6 +148,27 @@ int gt_export_identity(const char *path, const struct gt_window *w, char *buf, s
  * first packet carries; a file cut short has no valid end and is not). */
 bool gt_perfetto_is_export_of(const char *path, const char *identity);
 
+/* The hive partition a trace takes in a folder of several traces' Parquet exports
+ * (docs/sql.md, "A job in one folder"). */
+struct gt_export_partition {
+	char key[320];  /* "rank=N", or "host=H/pid=P" (H with characters other than letters,
+	                 * digits, '-', '.' and '_' as '_'; P the pid of its first process) */
+	int32_t rank;   /* -1: none */
+	uint32_t nranks; /* 0 none, 1, or 2: several (rank_min to rank_max) */
+	int32_t rank_min, rank_max;
+};
+
+/* The partition of the trace at path, from its PROCESS records (only the chunks that hold
+ * them are read): rank=N when its processes with a rank all have rank N, else host=H/pid=P of
+ * its first process. Returns 0, or -errno with *errmsg (naming path). */
+int gt_export_partition_of(const char *path, struct gt_export_partition *p, const char **errmsg);
+
+/* The partitions of the traces paths[0..n) into parts[0..n), checked to make one table: a
+ * trace of several ranks (-EDOM), some traces with a rank and some without (-EINVAL), two
+ * traces of one partition (-EEXIST); *errmsg names the traces. Returns 0 or -errno. */
+int gt_export_partitions(const char *const *paths, unsigned n, struct gt_export_partition *parts,
+                         const char **errmsg);
+
 /* The exporter named `name`, or NULL. */
 const struct gt_exporter_ops *gt_exporter_find(const char *name);
 

@@ -172,6 +172,95 @@ class Busy:
 
 # ---- the mapper ----
 
+# The histogram of gputrace stats (exporters/analysis/stats-int.h, gt_hist): a duration v below
+# 128 ns counts in its own bucket; above, each power of two is split into 128 equal buckets.
+# A kernel's median and p99 are read from the merged counts as gt_stats_series_rank does, so
+# that they equal the CLI's to the nanosecond; the mappers send the counts (a few hundred
+# buckets per kernel name), which add up exactly across chunks, traces and ranks.
+HIST_SUB_BITS = 7
+HIST_SUB = 1 << HIST_SUB_BITS
+
+
+def hist_keys(v):
+    """Each duration's bucket, block * 128 + sub, as hist_index in stats-collect.c."""
+    v = np.asarray(v, dtype=np.int64)
+    e = np.zeros(len(v), dtype=np.int64)
+    big = v >= HIST_SUB
+    # the exponent of the highest bit set, exact for any int64 (frexp is not past 2^53)
+    x = v[big].copy()
+    eb = np.zeros(len(x), dtype=np.int64)
+    for shift in (32, 16, 8, 4, 2, 1):
+        hi = x >= (np.int64(1) << shift)
+        eb[hi] += shift
+        x[hi] >>= shift
+    e[big] = eb
+    keys = v.copy()
+    block = e[big] - HIST_SUB_BITS + 1
+    sub = (v[big] >> (e[big] - HIST_SUB_BITS)) - HIST_SUB
+    keys[big] = block * HIST_SUB + sub
+    return keys
+
+
+def hist_add(h, keys):
+    """Add the bucket keys (an array) to the counts h (a dict), exactly."""
+    u, c = np.unique(keys, return_counts=True)
+    for k, n in zip(u.tolist(), c.tolist()):
+        h[k] = h.get(k, 0) + n
+
+
+def hist_merge(a, b):
+    """The counts of a and b added (a new dict), as gt_stats_series_merge adds blocks."""
+    out = dict(a)
+    for k, n in b.items():
+        out[k] = out.get(k, 0) + n
+    return out
+
+
+def _hist_value(key):
+    block, sub = divmod(key, HIST_SUB)
+    if block == 0:
+        return sub
+    shift = block - 1
+    return ((HIST_SUB + sub) << shift) + ((1 << shift) - 1) // 2
+
+
+def hist_rank(h, count, lo, hi, k):
+    """The k-th smallest value (1-based) as gt_stats_series_rank: exact at the extremes,
+    else its bucket's middle, kept within [lo, hi]."""
+    if count == 0:
+        return 0
+    if k <= 1:
+        return lo
+    if k >= count:
+        return hi
+    seen = 0
+    for key in sorted(h):
+        seen += h[key]
+        if seen >= k:
+            return min(max(_hist_value(key), lo), hi)
+    return hi
+
+
+def hist_median(h, count, lo, hi):
+    if count == 0:
+        return 0.0
+    if count % 2:
+        return float(hist_rank(h, count, lo, hi, (count + 1) // 2))
+    return (float(hist_rank(h, count, lo, hi, count // 2)) +
+            float(hist_rank(h, count, lo, hi, count // 2 + 1))) / 2.0
+
+
+def hist_p99(h, count, lo, hi):
+    """Nearest rank: the smallest value with at least 99 % of the values at or below it."""
+    return hist_rank(h, count, lo, hi, (count * 99 + 99) // 100)
+
+
+def _names_merge(c, v):
+    """A kernel name's [total, count, min, max, sum of squares, histogram] of two parts."""
+    return [c[0] + v[0], c[1] + v[1], min(c[2], v[2]), max(c[3], v[3]), c[4] + v[4],
+            hist_merge(c[5], v[5])]
+
+
 def _group_key(rank, host, pid):
     return ("rank", int(rank)) if rank >= 0 else ("pid", host, int(pid))
 
@@ -284,17 +373,16 @@ def map_trace(path, rows=1 << 18, step_name=None, lib=None):
                         "n")["d"].agg(["sum", "count", "min", "max"])
                     sq = pd.Series(dur.astype(object) ** 2, index=ko["name_id"].to_numpy())
                     sq = sq.groupby(level=0).sum()
+                    hk = pd.DataFrame({"n": ko["name_id"].to_numpy(), "k": hist_keys(dur)})
+                    hists = {}
+                    for (nid, key), cnt in hk.groupby(["n", "k"]).size().items():
+                        hists.setdefault(nid, {})[int(key)] = int(cnt)
                     for nid, r in agg.iterrows():
                         name = t.string(nid)
                         cur = g["names"].get(name)
                         v = [int(r["sum"]), int(r["count"]), int(r["min"]), int(r["max"]),
-                             int(sq[nid])]
-                        if cur is None:
-                            g["names"][name] = v
-                        else:
-                            g["names"][name] = [cur[0] + v[0], cur[1] + v[1],
-                                                min(cur[2], v[2]), max(cur[3], v[3]),
-                                                cur[4] + v[4]]
+                             int(sq[nid]), hists[nid]]
+                        g["names"][name] = v if cur is None else _names_merge(cur, v)
         for part in t.read(["api", "nvtx"], rows=rows, strings="ids"):
             for df in part.values():
                 for pid in np.unique(df["pid"]):
@@ -341,8 +429,7 @@ def _combine(results):
             cur["kernels"] += g["kernels"]
             for name, v in g["names"].items():
                 c = cur["names"].get(name)
-                cur["names"][name] = v if c is None else [
-                    c[0] + v[0], c[1] + v[1], min(c[2], v[2]), max(c[3], v[3]), c[4] + v[4]]
+                cur["names"][name] = v if c is None else _names_merge(c, v)
             for s in g["sets"]:
                 cur["gpus"] += 1
                 cur["span_ns"] += s["span_ns"]
@@ -392,12 +479,14 @@ def reduce_kernels(results):
     rows = []
     for g in _combine(results):
         total = sum(v[0] for v in g["names"].values())
-        for name, (tot, n, lo, hi, sq) in sorted(g["names"].items(),
-                                                  key=lambda kv: (-kv[1][0], kv[0] or "")):
+        for name, (tot, n, lo, hi, sq, h) in sorted(g["names"].items(),
+                                                     key=lambda kv: (-kv[1][0], kv[0] or "")):
             var = (sq - tot * tot / n) / (n - 1) if n > 1 else 0.0
             rows.append({**_gcols(g), "time_pct": _pct(tot, total), "total_ns": tot,
-                         "instances": n, "avg_ns": f"{tot / n:.1f}", "min_ns": lo,
+                         "instances": n, "avg_ns": f"{tot / n:.1f}",
+                         "median_ns": f"{hist_median(h, n, lo, hi):.1f}", "min_ns": lo,
                          "max_ns": hi, "stddev_ns": f"{math.sqrt(max(var, 0.0)):.1f}",
+                         "p99_ns": hist_p99(h, n, lo, hi),
                          "name": name if name is not None else ""})
     return pd.DataFrame(rows)
 
@@ -565,7 +654,8 @@ def _r_idle(res):
 
 
 RECIPES = {
-    "kernel-summary": ("GPU kernels per rank: total, count, mean, min, max, stddev", _r_kernels),
+    "kernel-summary": ("GPU kernels per rank: total, count, mean, median, min, max, stddev, "
+                       "p99", _r_kernels),
     "step-time": ("steps per rank, slowest and fastest rank, stragglers", _r_steps),
     "nccl-time": ("NCCL kernel time per rank, exposed and overlapped", _r_nccl),
     "gpu-idle": ("GPU time per rank: compute, communication, copies, idle", _r_idle),

@@ -53,7 +53,9 @@ struct gt_output {
 
 	struct member *members;
 	unsigned nmembers, cap_members;
-	struct tmpnode *tmpdir; /* GT_OUTPUT_DIR: the directory written into */
+	struct tmpnode *tmpdir;   /* GT_OUTPUT_DIR: the directory written into */
+	struct tmpnode **subdirs; /* folders made inside it, in order */
+	unsigned nsubdirs, cap_subdirs;
 	struct tmpnode *adopted[4];
 	unsigned nadopted;
 
@@ -434,6 +436,74 @@ static int make_tmpdir(struct gt_output *o, struct gt_output_error *err)
 	return 0;
 }
 
+/* Where a file of a directory output goes inside it: name's path below the output's name
+ * ("OUT/rank=0/T.parquet": "rank=0/T.parquet"), else its last part; NULL when a part is
+ * empty, ".", "..", hidden, or the file lies more than GT_OUTPUT_MAX_DEPTH folders deep. */
+static const char *dir_relative(const struct gt_output *o, const char *name)
+{
+	size_t plen = strlen(o->path);
+	const char *rel, *p;
+	int depth = 0;
+
+	if (strncmp(name, o->path, plen) == 0 && name[plen] == '/') {
+		rel = name + plen + 1;
+	} else {
+		rel = strrchr(name, '/');
+		rel = rel ? rel + 1 : name;
+	}
+	for (p = rel;; depth++) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || p[0] == '.')
+			return NULL;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return depth <= GT_OUTPUT_MAX_DEPTH ? rel : NULL;
+}
+
+/* The folders of rel (a path inside a directory output) made inside its temporary, each
+ * on the list of temporaries, so that a failure or a signal removes them after their files.
+ * Returns 0 or -errno with err. */
+static int make_subdirs(struct gt_output *o, const char *rel, const char *final,
+                        struct gt_output_error *err)
+{
+	char path[PATH_MAX];
+	const char *p;
+
+	for (p = strchr(rel, '/'); p; p = strchr(p + 1, '/')) {
+		struct stat st;
+
+		if (snprintf(path, sizeof(path), "%s/%.*s", o->tmpdir->path, (int)(p - rel), rel) >=
+		    (int)sizeof(path))
+			return fail(err, -ENAMETOOLONG, "%s: %s", final, strerror(ENAMETOOLONG));
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			continue;
+		if (o->nsubdirs >= GT_OUTPUT_MAX_SUBDIRS)
+			return fail(err, -ENOSPC, "cannot create %s: more than %u folders in %s",
+			            final, GT_OUTPUT_MAX_SUBDIRS, o->path);
+		if (o->nsubdirs == o->cap_subdirs) {
+			unsigned cap = o->cap_subdirs ? o->cap_subdirs * 2 : 8;
+			struct tmpnode **n = realloc(o->subdirs, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			o->subdirs = n;
+			o->cap_subdirs = cap;
+		}
+		if (mkdir(path, o->dmode) < 0)
+			return fail(err, -errno, "cannot create %s: %s", final, strerror(errno));
+		o->subdirs[o->nsubdirs] = node_push(path, true);
+		if (!o->subdirs[o->nsubdirs]) {
+			rmdir(path);
+			return -ENOMEM;
+		}
+		o->nsubdirs++;
+	}
+	return 0;
+}
+
 /* Create the temporary for a member with final name `final` (already checked); *fd open. */
 static int create_member(struct gt_output *o, const char *final, int *fd,
                          struct gt_output_error *err)
@@ -451,10 +521,14 @@ static int create_member(struct gt_output *o, const char *final, int *fd,
 		goto out;
 	}
 	if (o->flags & GT_OUTPUT_DIR) {
+		const char *rel = final + strlen(o->target) + 1;
+
 		r = make_tmpdir(o, err);
+		if (r == 0)
+			r = make_subdirs(o, rel, final, err);
 		if (r < 0)
 			goto out;
-		if (snprintf(tmpl, sizeof(tmpl), "%s/%s", o->tmpdir->path, base) >=
+		if (snprintf(tmpl, sizeof(tmpl), "%s/%s", o->tmpdir->path, rel) >=
 		    (int)sizeof(tmpl)) {
 			r = fail(err, -ENAMETOOLONG, "%s: %s", final, strerror(ENAMETOOLONG));
 			goto out;
@@ -519,15 +593,17 @@ static int member_final(struct gt_output *o, const char *name, char **final,
 		return *final ? 0 : -ENOMEM;
 	}
 	if (o->flags & GT_OUTPUT_DIR) {
-		const char *base = strrchr(name, '/');
+		const char *rel = dir_relative(o, name);
 
-		base = base ? base + 1 : name;
-		if (!*base)
-			return fail(err, -EINVAL, "%s: no file name", name);
-		*final = malloc(strlen(o->target) + strlen(base) + 2);
+		if (!rel)
+			return fail(err, -EINVAL,
+			            "%s: not a file name inside the folder (at most %d folders "
+			            "deep, no empty, '.' or '..' part)",
+			            name, GT_OUTPUT_MAX_DEPTH);
+		*final = malloc(strlen(o->target) + strlen(rel) + 2);
 		if (!*final)
 			return -ENOMEM;
-		sprintf(*final, "%s/%s", o->target, base);
+		sprintf(*final, "%s/%s", o->target, rel);
 		return 0;
 	}
 	r = resolve(name, false, final, &st, err);
@@ -621,6 +697,66 @@ static bool is_input(const struct gt_output *o, const char *path)
 	return false;
 }
 
+/* Whether every entry of folder dir (rel: its path inside the output, "" or "SUB/") is a
+ * regular file that match() accepts, or a folder that match() accepts as "NAME/" and whose
+ * entries are alike, at most GT_OUTPUT_MAX_DEPTH folders down; else the first one that is
+ * not into bad (its path inside the output). */
+static bool tree_matches(const char *dir, const char *rel, int depth,
+                         bool (*match)(const char *name, void *ctx), void *ctx, char *bad,
+                         size_t bad_size)
+{
+	DIR *d = opendir(dir); /* closed below */
+	struct dirent *e;
+	bool ok = true;
+
+	if (!d)
+		return errno == ENOENT;
+	while (ok && (e = readdir(d)) != NULL) {
+		char name[NAME_MAX + 2], path[PATH_MAX], sub[PATH_MAX];
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(bad, bad_size, "%s%s", rel, e->d_name);
+		if (e->d_type == DT_REG) {
+			ok = match(e->d_name, ctx);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s/", e->d_name);
+		ok = e->d_type == DT_DIR && depth < GT_OUTPUT_MAX_DEPTH && match(name, ctx) &&
+		     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path) &&
+		     snprintf(sub, sizeof(sub), "%s%s/", rel, e->d_name) < (int)sizeof(sub) &&
+		     tree_matches(path, sub, depth + 1, match, ctx, bad, bad_size);
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Remove what tree_matches() accepted in folder dir: the files match() accepts, then the
+ * folders it accepts, emptied the same way. */
+static void tree_clear(const char *dir, int depth, bool (*match)(const char *name, void *ctx),
+                       void *ctx)
+{
+	DIR *d = opendir(dir); /* closed below */
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char name[NAME_MAX + 2], path[PATH_MAX];
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		snprintf(name, sizeof(name), "%s/", e->d_name);
+		if (e->d_type == DT_REG && match(e->d_name, ctx)) {
+			unlink(path);
+		} else if (e->d_type == DT_DIR && depth < GT_OUTPUT_MAX_DEPTH && match(name, ctx)) {
+			tree_clear(path, depth + 1, match, ctx);
+			rmdir(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 int gt_output_sweep(struct gt_output *o, const char *dir,
                     bool (*match)(const char *name, void *ctx), void *ctx,
                     void (*ctx_free)(void *ctx), struct gt_output_error *err)
@@ -638,25 +774,19 @@ int gt_output_sweep(struct gt_output *o, const char *dir,
 	o->sweep_match = match;
 	if (o->flags & GT_OUTPUT_DIR) {
 		DIR *d = opendir(o->target); /* closed below */
-		struct dirent *e;
+		char bad[PATH_MAX];
 		int r = 0;
 
 		if (!d)
 			return errno == ENOENT
 			               ? 0
 			               : fail(err, -errno, "%s: %s", o->path, strerror(errno));
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			if (e->d_type != DT_REG || !match(e->d_name, ctx)) {
-				r = fail(err, -ENOTEMPTY,
-				         "%s exists and holds other files than an export's (%s): "
-				         "choose another output name, or empty it",
-				         o->path, e->d_name);
-				break;
-			}
-		}
 		closedir(d);
+		if (!tree_matches(o->target, "", 0, match, ctx, bad, sizeof(bad)))
+			r = fail(err, -ENOTEMPTY,
+			         "%s exists and holds other files than an export's (%s): "
+			         "choose another output name, or empty it",
+			         o->path, bad);
 		return r;
 	}
 	return 0;
@@ -703,25 +833,14 @@ static int commit_dir(struct gt_output *o, struct gt_output_error *err)
 		 * accepted: remove them and it */
 		for (unsigned i = 0; i < o->nmembers; i++)
 			o->members[i].inner->live = 0;
+		for (unsigned i = 0; i < o->nsubdirs; i++)
+			o->subdirs[i]->live = 0;
 		o->tmpdir->live = 0;
 		if (o->sweep_dir) {
 			free(o->sweep_dir);
 			o->sweep_dir = strdup(o->tmpdir->path);
-			if (o->sweep_dir) {
-				DIR *d = opendir(o->sweep_dir); /* closed below */
-				struct dirent *e;
-				char path[PATH_MAX];
-
-				while (d && (e = readdir(d)) != NULL) {
-					if (e->d_type == DT_REG &&
-					    o->sweep_match(e->d_name, o->sweep_ctx) &&
-					    snprintf(path, sizeof(path), "%s/%s", o->sweep_dir,
-					             e->d_name) < (int)sizeof(path))
-						unlink(path);
-				}
-				if (d)
-					closedir(d);
-			}
+			if (o->sweep_dir)
+				tree_clear(o->sweep_dir, 0, o->sweep_match, o->sweep_ctx);
 		}
 		rmdir(o->tmpdir->path); /* fails, and leaves it hidden, if it holds more */
 		return 0;
@@ -730,6 +849,8 @@ static int commit_dir(struct gt_output *o, struct gt_output_error *err)
 		return fail(err, -errno, "cannot create %s: %s", o->path, strerror(errno));
 	for (unsigned i = 0; i < o->nmembers; i++)
 		o->members[i].inner->live = 0;
+	for (unsigned i = 0; i < o->nsubdirs; i++)
+		o->subdirs[i]->live = 0;
 	o->tmpdir->live = 0;
 	return 0;
 }
@@ -789,6 +910,8 @@ void gt_output_free(struct gt_output *o)
 		node_remove(o->members[i].tmp);
 		free(o->members[i].final);
 	}
+	for (unsigned i = o->nsubdirs; i-- > 0;)
+		node_remove(o->subdirs[i]);
 	node_remove(o->tmpdir);
 	for (unsigned i = 0; i < o->nadopted; i++)
 		node_remove(o->adopted[i]);
@@ -797,6 +920,7 @@ void gt_output_free(struct gt_output *o)
 	free(o->input_real);
 	free(o->inputs);
 	free(o->members);
+	free(o->subdirs);
 	free(o->sweep_dir);
 	if (o->sweep_ctx_free)
 		o->sweep_ctx_free(o->sweep_ctx);

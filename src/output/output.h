@@ -18,6 +18,11 @@ enum gt_output_flags {
 	GT_OUTPUT_NO_STDOUT = 1u << 1, /* "-" is refused (several files, or a database) */
 };
 
+/* A directory output's files may lie in folders of their own inside it ("OUT/rank=0/T", hive
+ * partitions): at most this many folders deep, and this many folders in all. */
+#define GT_OUTPUT_MAX_DEPTH   2
+#define GT_OUTPUT_MAX_SUBDIRS 65536u
+
 /* What a refusal or failure was about, for the one line the CLI prints. */
 struct gt_output_error {
 	int input;     /* the input the output names (-EEXIST), or -1 */
@@ -47,7 +52,9 @@ const char *gt_output_path(const struct gt_output *o);
 const char *gt_output_target(const struct gt_output *o);
 
 /* Create one file of the output: `name` is its final path (NULL: the output itself; for a
- * GT_OUTPUT_DIR output a path inside it, "DIR/file"). It is checked like the output (not an
+ * GT_OUTPUT_DIR output a path inside it, "DIR/file", or "DIR/SUB/file" with the output's
+ * name as given for DIR: the folders below it are made as needed, up to GT_OUTPUT_MAX_DEPTH;
+ * a name outside DIR is put in DIR under its last part). It is checked like the output (not an
  * input, not a device, FIFO or directory) and created as a temporary beside its final name
  * (inside a directory output's temporary directory). Returns 0 and an fd the caller writes
  * and closes before gt_output_commit(), or -errno with err. For standard output *ret_fd is
@@ -74,7 +81,9 @@ int gt_output_adopt(struct gt_output *o, const char *tmp);
  * output did not write: what an earlier export of the same name left (CSV tables, numbered
  * pieces). Never an input. One sweep per output. For a GT_OUTPUT_DIR output, dir is the
  * output itself and the sweep comes before the first file: an existing directory is replaced
- * only when every entry in it is a file that match() accepts. Returns 0, -ENOMEM, or
+ * only when every entry in it is a file that match() accepts or a folder that match() accepts
+ * as "NAME/" and whose entries are, in turn, such files and folders (up to
+ * GT_OUTPUT_MAX_DEPTH deep: hive partitions). Returns 0, -ENOMEM, or
  * -ENOTEMPTY with err (the directory holds something else: the user's files are never
  * removed). ctx_free (may be NULL) frees ctx with the output, whatever this returns. */
 int gt_output_sweep(struct gt_output *o, const char *dir,

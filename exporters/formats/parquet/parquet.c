@@ -29,6 +29,9 @@ enum {
 	(8u << 20) /* a row group's buffered values: faults and cache misses grow with it */
 #define RG_MAX_ROWS  (1u << 20)
 #define STAT_MAX_LEN 256 /* longer strings: no min/max for the chunk */
+#define NUM_DICT_MAX 1024u /* a number column of at most this many values in a row group is
+                            * dictionary-encoded: ids, launch shapes, sizes */
+#define NUM_DICT_SLOTS 4096u
 #define ZSTD_LEVEL   1
 #define MAGIC        "PAR1"
 
@@ -62,6 +65,10 @@ struct pq_file {
 	struct pq_buf page, zbuf;
 	uint32_t *lv; /* PAGE_ROWS levels or indexes */
 	ZSTD_CCtx *z;
+	/* a number column's dictionary, when it has one (num_dict) */
+	uint32_t *ix;                    /* cap: each value's index */
+	int64_t dvals[NUM_DICT_MAX];     /* the distinct values, in order of appearance */
+	uint32_t dslot[NUM_DICT_SLOTS];  /* hash table: index + 1; 0 empty */
 };
 
 static int grow(struct pq_file *f);
@@ -113,6 +120,16 @@ void pq_rle_hybrid(struct pq_buf *b, const uint32_t *v, size_t n, unsigned bw)
 			i = i + 8 < n ? i + 8 : n;
 		}
 	}
+}
+
+/* n values v as one RLE run of the hybrid encoding at bit width bw (nothing for n 0). */
+static void rle_run(struct pq_buf *b, uint32_t v, size_t n, unsigned bw)
+{
+	if (!n)
+		return;
+	th_varint(b, (uint64_t)n << 1);
+	for (unsigned k = 0; k < (bw + 7) / 8; k++)
+		pq_buf_byte(b, (uint8_t)(v >> (8 * k)));
 }
 
 int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
@@ -176,8 +193,48 @@ static int grow(struct pq_file *f)
 			c->defl = d;
 		}
 	}
+	{
+		uint32_t *ix = realloc(f->ix, (size_t)cap * sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		f->ix = ix;
+	}
 	f->cap = cap;
 	return 0;
+}
+
+/* A dictionary of the values of number column c in the current row group, into f->dvals
+ * and each value's index into f->ix, when it has at most NUM_DICT_MAX distinct values (a
+ * column of timestamps gives up after the first thousand or so). Returns the dictionary's
+ * size, or 0. */
+static uint32_t num_dict(struct pq_file *f, const struct col *c)
+{
+	uint32_t n = 0;
+
+	memset(f->dslot, 0, sizeof(f->dslot));
+	for (size_t i = 0; i < c->nv; i++) {
+		int64_t v = c->v[i];
+		uint32_t k = (uint32_t)(((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 52);
+
+		for (;; k = (k + 1) & (NUM_DICT_SLOTS - 1)) {
+			uint32_t e = f->dslot[k];
+
+			if (e && f->dvals[e - 1] == v) {
+				f->ix[i] = e - 1;
+				break;
+			}
+			if (!e) {
+				if (n == NUM_DICT_MAX)
+					return 0;
+				f->dvals[n] = v;
+				f->dslot[k] = ++n;
+				f->ix[i] = n - 1;
+				break;
+			}
+		}
+	}
+	return n;
 }
 
 static uint64_t str_hash(const char *s, size_t n)
@@ -397,7 +454,14 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	struct col *c = &f->c[i];
 	uint64_t raw = 0, comp = 0, start = f->off, dict_off = 0, data_off;
 	bool str = c->def.type == PQ_STRING;
-	unsigned bw = str ? bits_for(c->ndict) : 0;
+	/* a number column of one value in this row group (ids, launch shapes, flags): a
+	 * dictionary of that value and pages of indexes 0, a few bytes, instead of its values */
+	bool one = c->def.type == PQ_INT64 && c->nv && c->imin == c->imax;
+	/* one of few values (ids, launch shapes, sizes): a dictionary of them */
+	uint32_t ndict = c->def.type == PQ_INT64 && c->nv && !one ? num_dict(f, c) : 0;
+	/* a string column of nulls only has no dictionary, and its pages no values */
+	bool dict = (str && c->ndict) || one || ndict;
+	unsigned bw = str ? bits_for(c->ndict) : one ? 1 : ndict ? bits_for(ndict) : 0;
 	const uint8_t *smin = NULL, *smax = NULL;
 	uint32_t lmin = 0, lmax = 0;
 	size_t vi = 0;
@@ -408,6 +472,13 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 			return -ENOMEM;
 		ret = page_out(f, c->dict.p, c->dict.n, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, &raw,
 		               &comp);
+		if (ret < 0)
+			return ret;
+		dict_off = start;
+	} else if (one || ndict) {
+		ret = one ? page_out(f, &c->imin, 8, PAGE_DICTIONARY, 1, ENC_PLAIN, &raw, &comp)
+		          : page_out(f, f->dvals, (size_t)ndict * 8, PAGE_DICTIONARY, ndict,
+		                     ENC_PLAIN, &raw, &comp);
 		if (ret < 0)
 			return ret;
 		dict_off = start;
@@ -423,11 +494,15 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 			uint32_t len;
 
 			nv = 0;
-			for (uint32_t r = 0; r < nr; r++) {
-				f->lv[r] = c->defl[r0 + r];
-				nv += f->lv[r];
+			for (uint32_t r = 0; r < nr; r++)
+				nv += c->defl[r0 + r];
+			if (nv == 0 || nv == nr) { /* no value, or no null: one run */
+				rle_run(&lv, nv != 0, nr, 1);
+			} else {
+				for (uint32_t r = 0; r < nr; r++)
+					f->lv[r] = c->defl[r0 + r];
+				pq_rle_hybrid(&lv, f->lv, nr, 1);
 			}
-			pq_rle_hybrid(&lv, f->lv, nr, 1);
 			len = (uint32_t)lv.n;
 			pq_buf_put(&f->page, &len, 4);
 			pq_buf_put(&f->page, lv.p, lv.n);
@@ -435,9 +510,12 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 				f->page.oom = true;
 			pq_buf_free(&lv);
 		}
-		if (str) {
+		if (dict && one) { /* every index 0: one run */
+			pq_buf_byte(&f->page, (uint8_t)bw);
+			rle_run(&f->page, 0, nv, bw);
+		} else if (dict) {
 			for (size_t k = 0; k < nv; k++)
-				f->lv[k] = (uint32_t)c->v[vi + k];
+				f->lv[k] = ndict ? f->ix[vi + k] : (uint32_t)c->v[vi + k];
 			pq_buf_byte(&f->page, (uint8_t)bw);
 			pq_rle_hybrid(&f->page, f->lv, nv, bw);
 		} else if (c->def.optional) {
@@ -446,11 +524,11 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 		if (f->page.oom)
 			return -ENOMEM;
 		/* a required number: the values as they are, without a copy */
-		if (!str && !c->def.optional)
+		if (!dict && !c->def.optional)
 			ret = page_out(f, c->v + vi, nv * 8, PAGE_DATA, nr, ENC_PLAIN, &raw, &comp);
 		else
 			ret = page_out(f, f->page.p, f->page.n, PAGE_DATA, nr,
-			               str ? ENC_RLE_DICTIONARY : ENC_PLAIN, &raw, &comp);
+			               dict ? ENC_RLE_DICTIONARY : ENC_PLAIN, &raw, &comp);
 		vi += nv;
 		if (ret < 0)
 			return ret;
@@ -461,10 +539,10 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	th_i64(rg, 2, (int64_t)start);
 	th_begin(rg, 3); /* ColumnMetaData */
 	th_i32(rg, 1, str ? PT_BYTE_ARRAY : c->def.type == PQ_DOUBLE ? PT_DOUBLE : PT_INT64);
-	th_list(rg, 2, TH_I32, str ? 3 : 2);
+	th_list(rg, 2, TH_I32, dict ? 3 : 2);
 	th_varint(rg->b, th_zigzag(ENC_PLAIN));
 	th_varint(rg->b, th_zigzag(ENC_RLE));
-	if (str)
+	if (dict)
 		th_varint(rg->b, th_zigzag(ENC_RLE_DICTIONARY));
 	th_list(rg, 3, TH_BINARY, 1);
 	th_binary(rg, 0, c->def.name, strlen(c->def.name));
@@ -642,6 +720,7 @@ void pq_free(struct pq_file *f)
 	}
 	free(f->c);
 	free(f->lv);
+	free(f->ix);
 	pq_buf_free(&f->rgs);
 	pq_buf_free(&f->page);
 	pq_buf_free(&f->zbuf);

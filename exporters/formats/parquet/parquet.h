@@ -1,6 +1,8 @@
 /* A Parquet file writer for flat tables: INT64, DOUBLE and UTF-8 string columns, REQUIRED
  * or OPTIONAL; PLAIN values, strings dictionary-encoded (a PLAIN dictionary page, then
- * RLE_DICTIONARY data pages); data pages (v1) compressed with ZSTD; row groups of a bounded
+ * RLE_DICTIONARY data pages), and so are the INT64 column chunks of at most 1,024 distinct
+ * values (ids, launch shapes: a row group's values hashed once when it is written; a chunk of
+ * one value costs a few bytes); data pages (v1) compressed with ZSTD; row groups of a bounded
  * number of rows, each column chunk with its min/max statistics and null count. Rows are
  * added a value at a time (pq_put_*, one per column in order, then pq_row_end). The format:
  * apache/parquet-format, parquet.thrift and Encodings.md. Runs in the CLI. */

@@ -2414,24 +2414,84 @@ static int fsync_path(const char *path)
 	return ret;
 }
 
+/* An export's state before its load, for either container. */
+static void sq_init(struct sq *q, struct gt_reader *r, int demangle, const char *identity)
+{
+	q->r = r;
+	q->demangle = demangle;
+	q->identity = identity;
+	q->first_ns = UINT64_MAX;
+	q->errmsg = "out of memory";
+}
+
+/* The load that both containers share: the rows of every table from q->r through q's sink
+ * (SQLite's INSERTs, or the Parquet files): GPU time per NVTX range in a pass of its own when
+ * the trace may hold NVTX ranges (its footer counts some; a trace without a footer may), then
+ * open(q, ctx) once the reader is rewound, every record, and the rows made at the end.
+ * progress (may be NULL) is called every PROGRESS_EVERY + 1 records. Returns 0 or -errno
+ * with q->errmsg. */
+static int load(struct sq *q, int (*open)(struct sq *q, const void *ctx), const void *ctx,
+                void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(q->r);
+	const union gt_record *rec;
+	int ret;
+
+	if (!fc || fc->records[GT_REC_NVTX]) {
+		ret = gt_nvtx_gpu_begin(q->r, &q->proj, &q->errmsg);
+		if (ret < 0)
+			return ret;
+	}
+	ret = gt_reader_rewind(q->r);
+	if (ret < 0)
+		return ret;
+	ret = open(q, ctx);
+	if (ret < 0)
+		return ret;
+	while ((ret = gt_reader_next(q->r, &rec)) > 0) {
+		q->records++;
+		ret = on_record(q, rec);
+		if (ret == 0 && q->proj && (ret = gt_nvtx_gpu_feed(q->proj, rec)) < 0)
+			q->errmsg = "out of memory";
+		if (ret < 0)
+			return ret;
+		if (progress && (q->records & PROGRESS_EVERY) == 0) {
+			uint64_t done, total;
+
+			gt_reader_progress(q->r, &done, &total);
+			progress(progress_ctx, done, total);
+		}
+	}
+	if (ret < 0) {
+		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
+		q->errmsg = errbuf;
+		return ret;
+	}
+	if ((q->proj && put_projection(q) < 0) || put_processes(q) < 0 || put_trace(q) < 0)
+		return q->err;
+	return 0;
+}
+
+/* load()'s open for SQLite: the database at the temporary path ctx, in one transaction. */
+static int sq_load_open(struct sq *q, const void *ctx)
+{
+	int ret = sq_open(q, ctx);
+
+	return ret < 0 ? ret : sq_exec(q, "BEGIN");
+}
+
 int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_export_options *opts,
                   struct gt_sql_export_result *res, const char **errmsg)
 {
 	struct sq q = {0};
-	const union gt_record *rec;
 	struct gt_output *own = NULL, *out = opts ? opts->out : NULL;
-	const struct gt_trace_counts *fc;
 	struct gt_output_error oerr;
 	const char *tmp = NULL;
 	uint64_t t0 = cpu_ns(), t1 = 0, t2 = 0;
 	struct stat st;
 	int ret;
 
-	q.r = r;
-	q.demangle = !opts || opts->demangle;
-	q.identity = opts ? opts->identity : NULL;
-	q.first_ns = UINT64_MAX;
-	q.errmsg = "out of memory";
+	sq_init(&q, r, !opts || opts->demangle, opts ? opts->identity : NULL);
 	if (!r || !path || !*path || strcmp(path, "-") == 0) {
 		ret = -EINVAL;
 		q.errmsg = "a SQLite database is a file: give it a name with -o";
@@ -2450,47 +2510,11 @@ int gt_sql_export(struct gt_reader *r, const char *path, const struct gt_sql_exp
 	                            &oerr);
 	if (ret < 0)
 		goto refused;
-	/* GPU time per NVTX range: its ranges in a pass of their own before the load, when the
-	 * trace may hold one (its footer counts NVTX records; a trace without a footer may) */
-	fc = gt_reader_footer_counts(r);
-	if (!fc || fc->records[GT_REC_NVTX]) {
-		ret = gt_nvtx_gpu_begin(r, &q.proj, &q.errmsg);
-		if (ret < 0)
-			goto out;
-	}
-	ret = gt_reader_rewind(r);
-	if (ret < 0)
-		goto out;
 	q.cache_mib = opts ? opts->cache_mib : 0;
-	ret = sq_open(&q, tmp);
+	ret = load(&q, sq_load_open, tmp, opts ? opts->progress : NULL,
+	           opts ? opts->progress_ctx : NULL);
 	if (ret < 0)
 		goto out;
-	ret = sq_exec(&q, "BEGIN");
-	if (ret < 0)
-		goto out;
-	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		q.records++;
-		ret = on_record(&q, rec);
-		if (ret == 0 && q.proj && (ret = gt_nvtx_gpu_feed(q.proj, rec)) < 0)
-			q.errmsg = "out of memory";
-		if (ret < 0)
-			goto out;
-		if (opts && opts->progress && (q.records & PROGRESS_EVERY) == 0) {
-			uint64_t done, total;
-
-			gt_reader_progress(r, &done, &total);
-			opts->progress(opts->progress_ctx, done, total);
-		}
-	}
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
-		q.errmsg = errbuf;
-		goto out;
-	}
-	if ((q.proj && put_projection(&q) < 0) || put_processes(&q) < 0 || put_trace(&q) < 0) {
-		ret = q.err;
-		goto out;
-	}
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		ret = flush(&q, t);
 		if (ret < 0)
@@ -2779,19 +2803,29 @@ static void pq_sink_free(struct sq *q)
 	q->pq = NULL;
 }
 
+/* load()'s open for Parquet: a file per table, and the ENUM_ tables written. */
+static int pq_load_open(struct sq *q, const void *ctx)
+{
+	(void)ctx;
+	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
+		struct pq_tab *pt = &q->pq->tab[t];
+		int ret = pq_tab_init(q, t);
+
+		if (ret == 0)
+			ret = pq_create(q, gt_sq_tables[t].name, pt->col, pt->ncols, &pt->f, &pt->fd);
+		if (ret < 0)
+			return ret;
+	}
+	return pq_enums(q);
+}
+
 static int parquet_run(struct gt_reader *r, const struct gt_export_options *opts,
                        struct gt_export_result *res, const char **errmsg)
 {
 	struct sq q = {0};
-	const union gt_record *rec;
-	const struct gt_trace_counts *fc;
 	int ret;
 
-	q.r = r;
-	q.demangle = opts->demangle;
-	q.identity = opts->identity;
-	q.first_ns = UINT64_MAX;
-	q.errmsg = "out of memory";
+	sq_init(&q, r, opts->demangle, opts->identity);
 	ret = -ENOMEM;
 	q.pq = calloc(1, sizeof(*q.pq));
 	if (!q.pq)
@@ -2803,50 +2837,9 @@ static int parquet_run(struct gt_reader *r, const struct gt_export_options *opts
 	ret = gt_catalog_init(&q.cat, r);
 	if (ret < 0)
 		goto out;
-	fc = gt_reader_footer_counts(r);
-	if (!fc || fc->records[GT_REC_NVTX]) {
-		ret = gt_nvtx_gpu_begin(r, &q.proj, &q.errmsg);
-		if (ret < 0)
-			goto out;
-	}
-	ret = gt_reader_rewind(r);
+	ret = load(&q, pq_load_open, NULL, opts->progress, opts->progress_ctx);
 	if (ret < 0)
 		goto out;
-	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
-		struct pq_tab *pt = &q.pq->tab[t];
-
-		ret = pq_tab_init(&q, t);
-		if (ret == 0)
-			ret = pq_create(&q, gt_sq_tables[t].name, pt->col, pt->ncols, &pt->f, &pt->fd);
-		if (ret < 0)
-			goto out;
-	}
-	ret = pq_enums(&q);
-	if (ret < 0)
-		goto out;
-	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		q.records++;
-		ret = on_record(&q, rec);
-		if (ret == 0 && q.proj && (ret = gt_nvtx_gpu_feed(q.proj, rec)) < 0)
-			q.errmsg = "out of memory";
-		if (ret < 0)
-			goto out;
-		if (opts->progress && (q.records & PROGRESS_EVERY) == 0) {
-			uint64_t done, total;
-
-			gt_reader_progress(r, &done, &total);
-			opts->progress(opts->progress_ctx, done, total);
-		}
-	}
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "reading the trace: %s", strerror(-ret));
-		q.errmsg = errbuf;
-		goto out;
-	}
-	if ((q.proj && put_projection(&q) < 0) || put_processes(&q) < 0 || put_trace(&q) < 0) {
-		ret = q.err;
-		goto out;
-	}
 	for (unsigned t = 0; t < SQ_TABLE_MAX; t++) {
 		struct pq_tab *pt = &q.pq->tab[t];
 
@@ -2873,12 +2866,16 @@ static unsigned parquet_output_flags(const struct gt_export_options *opts)
 	return GT_OUTPUT_DIR | GT_OUTPUT_NO_STDOUT;
 }
 
-/* What an earlier export to the same folder left: its tables. */
+/* What an earlier export to the same folder left: its tables, and the folders of a job's
+ * partitions ("rank=N/", "host=H/", "pid=P/": gt_export_partition_of). */
 static bool parquet_stale(const struct gt_export_options *opts, const char *name)
 {
 	size_t n = strlen(name);
 
 	(void)opts;
+	if (n > 1 && name[n - 1] == '/')
+		return strncmp(name, "rank=", 5) == 0 || strncmp(name, "host=", 5) == 0 ||
+		       strncmp(name, "pid=", 4) == 0;
 	return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
 }
 

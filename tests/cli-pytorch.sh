@@ -43,7 +43,8 @@ log_is() { # WANT: the stand-in's log, exactly
 expect_rc 3 "$py" "$model" torch
 cp "$tmp/out" "$tmp/plain-torch"
 log_is "user sitecustomize ran
-torch imported"
+torch imported
+cuda.synchronize called"
 expect_rc 3 "$py" "$model" none
 cp "$tmp/out" "$tmp/plain-none"
 log_is "user sitecustomize ran"
@@ -56,6 +57,7 @@ expect_err ""
 log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=True thread=MainThread
+cuda.synchronize called
 emit_nvtx entered record_shapes=True thread=worker"
 
 expect_rc 3 "$gputrace" run -q --pytorch -o t2 -- "$py" "$model" torch
@@ -63,6 +65,7 @@ cmp -s "$tmp/out" "$tmp/plain-torch" || fail "--pytorch changed the output: $(ca
 log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=False thread=MainThread
+cuda.synchronize called
 emit_nvtx entered record_shapes=False thread=worker"
 
 # a program that never imports torch
@@ -77,10 +80,12 @@ cmp -s "$tmp/out" "$tmp/plain-torch" || fail "the hook changed the output: $(cat
 log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=False thread=MainThread
+cuda.synchronize called
 emit_nvtx entered record_shapes=False thread=worker"
 PYTHONPATH="$hook:$PYTHONPATH" expect_rc 3 "$py" "$model" torch
 log_is "user sitecustomize ran
-torch imported"
+torch imported
+cuda.synchronize called"
 PYTHONPATH="$hook:$PYTHONPATH" GPUTRACE_PYTORCH=bogus expect_rc 3 "$py" "$model" torch
 expect_err "gputrace: --pytorch: GPUTRACE_PYTORCH=bogus is not valid; use on or shapes"
 rm -f "$tmp/log"

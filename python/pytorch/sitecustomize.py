@@ -9,7 +9,7 @@
 # What it keeps to: it never imports torch itself (a finder on sys.meta_path waits for the
 # program's own import); it runs any other sitecustomize the program would have run; it
 # leaves sys.path as it would have been; it never initializes CUDA (emit_nvtx's own
-# torch.cuda.synchronize() is skipped while it is entered); a failure is one line on standard
+# torch.cuda.synchronize() is skipped when it is entered); a failure is one line on standard
 # error and the program runs on without the ranges.
 
 import os
@@ -24,26 +24,48 @@ def _warn(what):
     sys.stderr.write("gputrace: --pytorch: %s\n" % what)
 
 
-def _no_sync(*args, **kwargs):
-    return None
+class _Cuda:
+    """torch.cuda as emit_nvtx's __enter__ sees it: synchronize() does nothing."""
+
+    def __init__(self, cuda):
+        self._cuda = cuda
+
+    def synchronize(self, *args, **kwargs):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._cuda, name)
+
+
+class _Torch:
+    """torch as emit_nvtx's __enter__ sees it: the real one but for torch.cuda."""
+
+    def __init__(self, torch):
+        self._torch = torch
+        self.cuda = _Cuda(getattr(torch, "cuda", None))
+
+    def __getattr__(self, name):
+        return getattr(self._torch, name)
 
 
 def _enter(shapes, quiet):
-    """Enter emit_nvtx on the calling thread (torch's NVTX profiler state is per thread)."""
+    """Enter emit_nvtx on the calling thread (torch's NVTX profiler state is per thread).
+
+    Its __enter__ runs with its own globals but for `torch`, which it sees through _Torch:
+    its torch.cuda.synchronize() would initialize CUDA at import time. Nothing global is
+    changed, so other threads' synchronize() calls are untouched."""
+    import types
+
     try:
         torch = sys.modules["torch"]
         import torch.autograd.profiler as profiler
 
-        cuda = getattr(torch, "cuda", None)
-        sync = getattr(cuda, "synchronize", None)
-        if sync is not None:
-            cuda.synchronize = _no_sync
-        try:
-            ctx = profiler.emit_nvtx(record_shapes=shapes)
-            ctx.__enter__()
-        finally:
-            if sync is not None:
-                cuda.synchronize = sync
+        ctx = profiler.emit_nvtx(record_shapes=shapes)
+        enter = type(ctx).__enter__
+        scope = dict(enter.__globals__)
+        scope["torch"] = _Torch(torch)
+        types.FunctionType(enter.__code__, scope, enter.__name__, enter.__defaults__,
+                           enter.__closure__)(ctx)
         _entered.append(ctx)
         return True
     except Exception as e:  # noqa: BLE001 - the program runs on whatever happened

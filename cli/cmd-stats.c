@@ -260,8 +260,7 @@ static int rank_reports(struct stats_ctx *x)
 			gt_cli_error("stats: '%s': across ranks the reports are breakdown, steps, "
 			             "stragglers, kernels, api, memcpy, memset, nvtx and all; "
 			             "memory, errors, losses, nvtx-gpu, gpu-metrics and operators are "
-			             "of one "
-			             "trace",
+			             "of one trace",
 			             x->reports[i]);
 			return GT_EXIT_USAGE;
 		}

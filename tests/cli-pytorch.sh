@@ -189,6 +189,17 @@ expect_out '1 cuda_runtime cudaLaunchKernel 3 aten::addmm
 7 cuda_runtime cudaLaunchKernel 6 AddmmBackward0
 7 kernel sm90_gemm 6 AddmmBackward0'
 
+# the same in rank 0's file of --split ranks
+expect_rc 0 "$gputrace" export ops.gtrace -f chrome --split ranks -o split
+"$py" - split/rank-0.pt.trace.json >"$tmp/out" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+ops = {e["args"]["External id"]: e["name"] for e in ev if e.get("cat") == "cpu_op"}
+print(len(ops), sorted((e["args"]["correlation"], e["args"].get("External id"))
+                       for e in ev if e.get("cat") == "kernel"))
+PYEOF
+expect_out '6 [(1, 3), (2, 3), (3, 4), (4, None), (5, 5), (7, 6)]'
+
 if [ -n "$tp" ] && [ -x "$tp" ] && "$tp" --version >/dev/null 2>&1; then
 	expect_rc 0 "$gputrace" export ops.gtrace -f perfetto -o ops.pftrace
 	cat >q.sql <<'SQLEOF'

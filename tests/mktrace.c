@@ -35,7 +35,7 @@
  * 0x7f0000000000 never freed), then node-b's (rank 1, GPU uuid 0xbb.., 2 launches and
  * kernels with correlation ids 1 and 2 again, 2 MiB at the same address, then freed), each
  * whole in the file; the times of the two overlap.
- * --torch-ops writes instead one process (pid 4200) whose NVTX ranges are those PyTorch's
+ * --torch-ops writes instead one process (pid 4200, rank 0) whose NVTX ranges are those PyTorch's
  * emit_nvtx(record_shapes=True) pushes: on thread 4200 a range "forward" (not an operator)
  * holding aten::linear (aten::t and aten::addmm in it), aten::relu and aten::addmm, and on
  * thread 4201 AddmmBackward0; seven calls with GPU work (correlation ids 1 to 7; 4 outside
@@ -243,8 +243,9 @@ static int64_t write_torch_ops(struct gt_writer *w)
 	                           .ppid = 1,
 	                           .exe_id = TO_EXE,
 	                           .cmdline_id = TO_CMDLINE,
-	                           .rank = -1,
-	                           .local_rank = -1};
+	                           .rank = 0,
+	                           .local_rank = 0,
+	                           .world_size = 1};
 	struct gt_rec_thread t = {.tid = pid, .name_id = TO_THREAD};
 	struct gt_rec_device d = {.global_mem_bytes = 150109880320ull,
 	                          .name_id = TO_DEVICE,

@@ -24,10 +24,10 @@ struct groups {
 };
 
 static const struct gt_col cols[] = {
-        {"gpu_ns", "GPU time", GT_COL_NS},    {"gpu_ops", "GPU ops", GT_COL_U64},
-        {"kernels", "Kernels", GT_COL_U64},   {"calls", "Calls", GT_COL_U64},
-        {"api_ns", "API time", GT_COL_NS},    {"instances", "Instances", GT_COL_U64},
-        {"cpu_ns", "CPU time", GT_COL_NS},    {"operator", "Operator", GT_COL_STR},
+        {"gpu_ns", "GPU time", GT_COL_NS},        {"gpu_ops", "GPU ops", GT_COL_U64},
+        {"kernels", "Kernels", GT_COL_U64},       {"calls", "Calls", GT_COL_U64},
+        {"api_ns", "API time", GT_COL_NS},        {"instances", "Instances", GT_COL_U64},
+        {"cpu_ns", "CPU time", GT_COL_NS},        {"operator", "Operator", GT_COL_STR},
         {"input_dims", "Input dims", GT_COL_STR},
 };
 
@@ -41,7 +41,8 @@ static long group_of(struct groups *gs, const char *name, size_t nlen, const cha
 		x = &gs->g[i];
 		if (strlen(x->name) == nlen && memcmp(x->name, name, nlen) == 0 &&
 		    (!sizes ? !x->sizes
-		            : x->sizes && strlen(x->sizes) == slen && memcmp(x->sizes, sizes, slen) == 0))
+		            : x->sizes && strlen(x->sizes) == slen &&
+		                      memcmp(x->sizes, sizes, slen) == 0))
 			return (long)i;
 	}
 	if (gs->n == gs->cap) {
@@ -234,7 +235,8 @@ int gt_stats_report_ops(struct gt_emit *e, struct gt_reader *r, const char **err
 				range = true;
 				break;
 			case GT_REC_API:
-				op = gt_torchops_of_launch(o, rec->hdr.pid, rec->api.correlation_id);
+				op = gt_torchops_of_launch(o, rec->hdr.pid,
+				                           rec->api.correlation_id);
 				break;
 			case GT_REC_KERNEL:
 				op = gt_torchops_of_launch(o, rec->hdr.pid,

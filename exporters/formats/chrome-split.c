@@ -10,6 +10,7 @@
 
 #include "chrome-int.h"
 #include "lanes.h"
+#include "torchops.h"
 
 /* Ranks written per pass over the trace: each open file holds a model (a few MiB of mostly
  * untouched flow tables) and a 1 MiB buffer, so a job of thousands of ranks is written in
@@ -26,6 +27,7 @@ struct split {
 	struct gt_ranks *ranks;
 	struct gt_steps *steps; /* found in the prescan; NULL: not looked for */
 	const struct gt_steps *use_steps; /* steps, or the whole trace's (opts->steps) */
+	struct gt_torchops *ops;          /* PyTorch operators; NULL: none */
 	int32_t *list;          /* the distinct ranks, ascending */
 	size_t nlist;
 	struct gt_chrome *out[GROUP]; /* files of list[first .. first + n) */
@@ -126,6 +128,7 @@ static int write_group(struct split *sp, size_t pass, size_t passes, struct gt_e
 	        .opts = sp->opts,
 	        .steps = sp->use_steps,
 	        .ranks = sp->ranks,
+	        .ops = sp->ops,
 	};
 	const union gt_record *rec;
 	char path[4200];
@@ -210,6 +213,15 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	sp.use_steps = opts->steps ? opts->steps : sp.steps;
+	ret = gt_torchops_load(r, &sp.ops);
+	if (ret < 0) {
+		if (ret != -ENOMEM) {
+			snprintf(errbuf, sizeof(errbuf), "reading the trace's PyTorch operators: %s",
+			         strerror(-ret));
+			sp.errmsg = errbuf;
+		}
+		goto out;
+	}
 	ret = check_clash(&sp);
 	if (ret < 0)
 		goto out;
@@ -252,5 +264,6 @@ out:
 	free(sp.list);
 	gt_ranks_free(sp.ranks);
 	gt_steps_free(sp.steps);
+	gt_torchops_free(sp.ops);
 	return ret < 0 ? ret : 0;
 }

@@ -138,8 +138,7 @@ bool gt_torchop_parse(const char *s, size_t len, struct gt_torchop_fields *f)
 			return false;
 		any = true;
 	}
-	if (take(&p, end, ", input_op_ids = ") &&
-	    !take_list(&p, end, &f->inputs, &f->inputs_len))
+	if (take(&p, end, ", input_op_ids = ") && !take_list(&p, end, &f->inputs, &f->inputs_len))
 		return false;
 	return any && p == end;
 }

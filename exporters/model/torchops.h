@@ -18,11 +18,11 @@
 struct gt_torchop_fields {
 	const char *name; /* "aten::mm" */
 	size_t name_len;
-	int64_t seq;         /* autograd sequence number; -1: none */
-	int64_t op_id;       /* the RecordFunction handle; 0: none */
-	const char *sizes;   /* "[[64, 128], [128, 32]]" (input dims); NULL: not recorded */
+	int64_t seq;       /* autograd sequence number; -1: none */
+	int64_t op_id;     /* the RecordFunction handle; 0: none */
+	const char *sizes; /* "[[64, 128], [128, 32]]" (input dims); NULL: not recorded */
 	size_t sizes_len;
-	const char *inputs;  /* "[(30,0), (31,0)]" (input_op_ids); NULL: none */
+	const char *inputs; /* "[(30,0), (31,0)]" (input_op_ids); NULL: none */
 	size_t inputs_len;
 };
 

@@ -35,7 +35,8 @@ struct split {
 	const char *errmsg;
 };
 
-/* One pass: who has which rank, who ran NCCL, which NVTX ranges are steps. */
+/* One pass: who has which rank, who ran NCCL, which NVTX ranges are steps, which are
+ * PyTorch operators (and then one more for the calls made in them, when there are any). */
 static int prescan(struct split *sp)
 {
 	const union gt_record *rec;
@@ -47,12 +48,18 @@ static int prescan(struct split *sp)
 		ret = gt_ranks_feed(sp->ranks, sp->r, rec);
 		if (ret >= 0 && sp->steps)
 			ret = gt_steps_feed(sp->steps, sp->r, rec);
+		if (ret >= 0)
+			ret = gt_torchops_feed(sp->ops, sp->r, rec);
 		if (ret < 0)
 			return ret;
 	}
 	if (ret >= 0 && sp->steps)
 		ret = gt_steps_finish(sp->steps);
-	return ret < 0 ? ret : gt_reader_rewind(sp->r);
+	if (ret >= 0)
+		ret = gt_reader_rewind(sp->r);
+	if (ret >= 0)
+		ret = gt_torchops_finish(sp->ops, sp->r);
+	return ret;
 }
 
 /* Records carry only a pid: a merged trace in which two processes (of two hosts) share one
@@ -202,6 +209,8 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 	ret = gt_ranks_new(&sp.ranks);
 	if (ret >= 0 && !opts->steps && gt_export_want_steps(r, opts))
 		ret = gt_steps_new(opts->step_name, &sp.steps);
+	if (ret >= 0)
+		ret = gt_torchops_new(&sp.ops);
 	if (ret < 0)
 		goto out;
 	ret = prescan(&sp);
@@ -213,14 +222,9 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	sp.use_steps = opts->steps ? opts->steps : sp.steps;
-	ret = gt_torchops_load(r, &sp.ops);
-	if (ret < 0) {
-		if (ret != -ENOMEM) {
-			snprintf(errbuf, sizeof(errbuf), "reading the trace's PyTorch operators: %s",
-			         strerror(-ret));
-			sp.errmsg = errbuf;
-		}
-		goto out;
+	if (!gt_torchops_count(sp.ops)) {
+		gt_torchops_free(sp.ops);
+		sp.ops = NULL;
 	}
 	ret = check_clash(&sp);
 	if (ret < 0)

@@ -1553,7 +1553,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	*errmsg = "out of memory";
 	if (opts->split == GT_EXPORT_SPLIT_RANKS)
 		return gt_chrome_split_ranks(r, opts, res, errmsg);
-	ret = gt_export_steps(r, opts, &steps, &own_steps, errmsg);
+	ret = gt_export_prescan(r, opts, &steps, &own_steps, &ops, errmsg);
 	if (ret < 0)
 		goto out;
 	ret = gt_ranks_new(&ranks);
@@ -1578,13 +1578,6 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 			goto out;
 		}
 		setup.stacks = stacks;
-	}
-	ret = gt_torchops_load(r, &ops);
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "reading the trace's PyTorch operators: %s",
-		         strerror(-ret));
-		*errmsg = errbuf;
-		goto out;
 	}
 	setup.ops = ops;
 	ret = gt_chrome_open(&setup, &g, errmsg);

@@ -1645,19 +1645,12 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		f.trace_clock = 0; /* REALTIME: the wall clock is given anyway */
 		break;
 	}
-	ret = gt_export_steps(r, opts, &f.steps, &own_steps, &f.errmsg);
+	ret = gt_export_prescan(r, opts, &f.steps, &own_steps, &f.ops, &f.errmsg);
 	if (ret < 0)
 		goto out;
 	ret = load_stacks(r, &f.stacks, &f.errmsg);
 	if (ret < 0)
 		goto out;
-	ret = gt_torchops_load(r, &f.ops);
-	if (ret < 0) {
-		snprintf(errbuf, sizeof(errbuf), "reading the trace's PyTorch operators: %s",
-		         strerror(-ret));
-		f.errmsg = errbuf;
-		goto out;
-	}
 	ret = gt_outbuf_open(&f.out, opts->out, opts->output, &f.errmsg);
 	if (ret < 0)
 		goto out;

@@ -249,24 +249,26 @@ static uint32_t op_at(const struct gt_torchops *o, uint32_t pid, uint32_t tid, u
 	return i;
 }
 
-static int pass_ops(struct gt_torchops *o, struct gt_reader *r)
+int gt_torchops_new(struct gt_torchops **ret)
 {
-	const union gt_record *rec;
-	int ret;
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
 
-	while ((ret = gt_reader_next(r, &rec)) > 0) {
-		const struct gt_rec_nvtx *n = &rec->nvtx;
-		struct gt_torchop_fields f;
-		const char *s;
-		size_t len;
+int gt_torchops_feed(struct gt_torchops *o, const struct gt_reader *r,
+                     const union gt_record *rec)
+{
+	const struct gt_rec_nvtx *n = &rec->nvtx;
+	struct gt_torchop_fields f;
+	const char *s;
+	size_t len;
 
-		if (rec->hdr.type != GT_REC_NVTX || n->kind != GT_NVTX_PUSH_POP)
-			continue;
-		s = gt_reader_string(r, n->message_id, &len);
-		if (s && gt_torchop_parse(s, len, &f) && (ret = add_op(o, n)) < 0)
-			return ret;
-	}
-	return ret;
+	if (rec->hdr.type != GT_REC_NVTX || n->kind != GT_NVTX_PUSH_POP)
+		return 0;
+	s = gt_reader_string(r, n->message_id, &len);
+	if (s && gt_torchop_parse(s, len, &f))
+		return add_op(o, n);
+	return 0;
 }
 
 static int pass_calls(struct gt_torchops *o, struct gt_reader *r)
@@ -335,29 +337,40 @@ out:
 	return ret;
 }
 
+int gt_torchops_finish(struct gt_torchops *o, struct gt_reader *r)
+{
+	int err;
+
+	if (!o->nops)
+		return 0;
+	err = index_ops(o);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	if (err == 0)
+		err = pass_calls(o, r);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	return err;
+}
+
 int gt_torchops_load(struct gt_reader *r, struct gt_torchops **ret)
 {
 	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	const union gt_record *rec;
 	struct gt_torchops *o;
 	int err;
 
 	*ret = NULL;
 	if (fc && !fc->records[GT_REC_NVTX])
 		return 0;
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return -ENOMEM;
+	err = gt_torchops_new(&o);
+	if (err < 0)
+		return err;
 	err = gt_reader_rewind(r);
+	while (err == 0 && (err = gt_reader_next(r, &rec)) > 0)
+		err = gt_torchops_feed(o, r, rec);
 	if (err == 0)
-		err = pass_ops(o, r);
-	if (err == 0 && o->nops)
-		err = index_ops(o);
-	if (err == 0)
-		err = gt_reader_rewind(r);
-	if (err == 0 && o->nops)
-		err = pass_calls(o, r);
-	if (err == 0 && o->nops)
-		err = gt_reader_rewind(r);
+		err = gt_torchops_finish(o, r);
 	if (err < 0 || !o->nops) {
 		gt_torchops_free(o);
 		return err;

@@ -37,6 +37,17 @@ bool gt_torchop_parse(const char *s, size_t len, struct gt_torchop_fields *f);
 
 struct gt_torchops;
 
+/* In pieces, for a consumer that reads the trace for something else too (the exporters'
+ * prescan, exporter.h): new (0 or -ENOMEM); feed each record of a pass over r (only NVTX
+ * ranges are looked at; 0 or -ENOMEM); then finish, which, when operators were found, reads
+ * r once more for the calls made in them (rewinding it before and after) and otherwise reads
+ * nothing: 0, -ENOMEM or the reader's -errno. After finish, gt_torchops_count() == 0 means
+ * the trace has no operator. */
+int gt_torchops_new(struct gt_torchops **ret);
+int gt_torchops_feed(struct gt_torchops *o, const struct gt_reader *r,
+                     const union gt_record *rec);
+int gt_torchops_finish(struct gt_torchops *o, struct gt_reader *r);
+
 /* Read r (rewound before and after; a window set on it applies): the operator ranges
  * (push/pop NVTX ranges whose message parses), then every API call with a correlation id
  * inside one. *ret is NULL when the trace has no operator. Returns 0, -ENOMEM or the

@@ -1,8 +1,9 @@
 /* PyTorch operators: the NVTX ranges that torch.autograd.profiler.emit_nvtx pushes for every
  * operator ("aten::mm, seq = 12, op_id = 34, sizes = [[64, 128], [128, 32]], ..."), parsed,
  * and each linked to the CUDA calls made inside it on its thread (the innermost operator
- * wins) and so to the GPU work they launched. Read ahead of an export or report, in two
- * passes over the reader; memory grows with the operators and the launches inside them.
+ * wins) and so to the GPU work they launched. Read ahead of an export or report: the ranges
+ * in a pass over the reader (the caller's own, or one of gt_torchops_load), the calls in one
+ * more when there are operators; memory grows with the operators and the calls inside them.
  * Runs in the CLI. Rules: docs/exporters.md, "PyTorch operators". */
 #ifndef GPUTRACE_EXPORTERS_TORCHOPS_H
 #define GPUTRACE_EXPORTERS_TORCHOPS_H

@@ -102,7 +102,7 @@ for i in 1 2 3; do
 		s=$(date +%s.%N)
 		"$gt" run -q -f "${args[@]}" -o "$out/t-$mode" -- "$py" "$src/torch_train.py" >/dev/null 2>&1
 		e=$(date +%s.%N)
-		echo "round $i $mode $(echo "$e - $s" | bc) s"
+		echo "round $i $mode $("$py" -c "print(round($e - $s, 3))") s"
 	done
 done | tee "$out/times.txt"
 echo "$pass passed, $failn failed"

@@ -2,7 +2,8 @@
 # GPU check of `gputrace run --pytorch` with real PyTorch (not in the GPU suite's list yet):
 # tests/gpu/torch_train.py traced with --pytorch=shapes; then
 #  1. the program's output is the same as without --pytorch, and `import torch` under the
-#     hook leaves CUDA uninitialized (torch.cuda.is_initialized() is False);
+#     hook leaves CUDA uninitialized (torch.cuda.is_initialized() is False) while the NVTX
+#     profiler is on (torch.autograd._profiler_enabled()) in the main thread and a new one;
 #  2. the trace holds operator ranges (NVTX messages with ", op_id = "), with input sizes;
 #  3. stats -r operators: aten::addmm (forward) and AddmmBackward0 or its aten::mm (backward)
 #     have kernels; the operators' kernels are most of the eager steps' kernels;
@@ -44,6 +45,15 @@ init=$("$gt" run -q -f --pytorch -o "$out/init" -- "$py" -c \
 	'import torch; print(torch.cuda.is_initialized())' 2>"$out/init.err")
 [ "$init" = "False" ] && ok "import torch under the hook: CUDA not initialized" ||
 	bad "import torch under the hook: is_initialized() = [$init] $(cat "$out/init.err")"
+
+on=$(GPUTRACE_PYTORCH=shapes PYTHONPATH="$build/python/pytorch" "$py" -c '
+import threading, torch
+r = [torch.autograd._profiler_enabled()]
+t = threading.Thread(target=lambda: r.append(torch.autograd._profiler_enabled()))
+t.start(); t.join()
+print(r, torch.cuda.is_initialized())' 2>"$out/on.err")
+[ "$on" = "[True, True] False" ] && ok "hook alone: NVTX profiler on in main and a new thread, CUDA not initialized" ||
+	bad "hook alone: [$on] $(cat "$out/on.err")"
 
 # 2. operator ranges
 "$gt" sql "$out/ops.gtrace" -f csv "SELECT count(*), sum(text LIKE '%, sizes = [%') FROM

@@ -2,8 +2,8 @@
 # CLI test for PyTorch operators (gputrace run --pytorch, exporters/model/torchops.c):
 # 1. the start-up hook (python/pytorch/sitecustomize.py) on a stand-in torch package
 #    (tests/pytorch/fake): emit_nvtx entered once torch is imported, with record_shapes as
-#    asked, on the main thread and on a thread the program starts, never
-#    torch.cuda.synchronize; a sitecustomize of the user's still runs; a program that never
+#    asked, on the main thread and on a thread the program starts (which leaves it as it
+#    ends), never torch.cuda.synchronize; a sitecustomize of the user's still runs; a program that never
 #    imports torch is left alone; the program's output and exit status are unchanged; the
 #    same through GPUTRACE_PYTORCH without the CLI; bad options;
 # 2. tests/torchop-app, which pushes emit_nvtx's ranges through NVTX, traced by gputrace run:
@@ -58,7 +58,8 @@ log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=True thread=MainThread
 cuda.synchronize called
-emit_nvtx entered record_shapes=True thread=worker"
+emit_nvtx entered record_shapes=True thread=worker
+emit_nvtx exited thread=Dummy-1"
 
 expect_rc 3 "$gputrace" run -q --pytorch -o t2 -- "$py" "$model" torch
 cmp -s "$tmp/out" "$tmp/plain-torch" || fail "--pytorch changed the output: $(cat "$tmp/out")"
@@ -66,7 +67,8 @@ log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=False thread=MainThread
 cuda.synchronize called
-emit_nvtx entered record_shapes=False thread=worker"
+emit_nvtx entered record_shapes=False thread=worker
+emit_nvtx exited thread=Dummy-1"
 
 # a program that never imports torch
 expect_rc 3 "$gputrace" run -q --pytorch=shapes -o t3 -- "$py" "$model" none
@@ -81,7 +83,8 @@ log_is "user sitecustomize ran
 torch imported
 emit_nvtx entered record_shapes=False thread=MainThread
 cuda.synchronize called
-emit_nvtx entered record_shapes=False thread=worker"
+emit_nvtx entered record_shapes=False thread=worker
+emit_nvtx exited thread=Dummy-1"
 PYTHONPATH="$hook:$PYTHONPATH" expect_rc 3 "$py" "$model" torch
 log_is "user sitecustomize ran
 torch imported

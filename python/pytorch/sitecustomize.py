@@ -48,42 +48,64 @@ class _Torch:
         return getattr(self._torch, name)
 
 
-def _enter(shapes, quiet):
-    """Enter emit_nvtx on the calling thread (torch's NVTX profiler state is per thread).
-
-    Its __enter__ runs with its own globals but for `torch`, which it sees through _Torch:
-    its torch.cuda.synchronize() would initialize CUDA at import time. Nothing global is
-    changed, so other threads' synchronize() calls are untouched."""
+def _without_sync(method, ctx, *args):
+    """Run one of emit_nvtx's methods with its own globals but for `torch`, which it sees
+    through _Torch: its torch.cuda.synchronize() would initialize CUDA at import time.
+    Nothing global is changed, so other threads' synchronize() calls are untouched."""
     import types
 
+    scope = dict(method.__globals__)
+    scope["torch"] = _Torch(sys.modules["torch"])
+    return types.FunctionType(method.__code__, scope, method.__name__, method.__defaults__,
+                              method.__closure__)(ctx, *args)
+
+
+def _enter(shapes, quiet):
+    """Enter emit_nvtx on the calling thread (torch's NVTX profiler state is per thread);
+    returns the context, or None."""
     try:
-        torch = sys.modules["torch"]
         import torch.autograd.profiler as profiler
 
         ctx = profiler.emit_nvtx(record_shapes=shapes)
-        enter = type(ctx).__enter__
-        scope = dict(enter.__globals__)
-        scope["torch"] = _Torch(torch)
-        types.FunctionType(enter.__code__, scope, enter.__name__, enter.__defaults__,
-                           enter.__closure__)(ctx)
-        _entered.append(ctx)
-        return True
+        _without_sync(type(ctx).__enter__, ctx)
+        return ctx
     except Exception as e:  # noqa: BLE001 - the program runs on whatever happened
         if not quiet:
             _warn("PyTorch's NVTX ranges could not be switched on: %s" % e)
-        return False
+        return None
+
+
+class _ThreadExit:
+    """Held in a threading.local: dropped, in the thread itself, when the thread ends, when
+    it leaves emit_nvtx (else torch warns of a leaked callback handle as the thread's state
+    goes)."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __del__(self):
+        try:
+            _without_sync(type(self.ctx).__exit__, self.ctx, None, None, None)
+        except Exception:  # noqa: BLE001 - nothing to tell at a thread's end
+            pass
 
 
 def _cover_threads(shapes):
-    """Threads started through `threading` enter emit_nvtx too, before their run()."""
+    """Threads started through `threading` enter emit_nvtx too, before their run(), and
+    leave it when they end."""
     import threading
 
     getprofile = getattr(threading, "getprofile", None)
     previous = getprofile() if getprofile else getattr(threading, "_profile_hook", None)
+    held = threading.local()
 
     def hook(frame, event, arg):
         sys.setprofile(previous)
-        _enter(shapes, True)
+        ctx = _enter(shapes, True)
+        if ctx is not None:
+            held.exit = _ThreadExit(ctx)
         if previous is not None:
             return previous(frame, event, arg)
         return None
@@ -92,7 +114,9 @@ def _cover_threads(shapes):
 
 
 def _switch_on(shapes):
-    if _enter(shapes, False):
+    ctx = _enter(shapes, False)
+    if ctx is not None:
+        _entered.append(ctx)
         _cover_threads(shapes)
 
 

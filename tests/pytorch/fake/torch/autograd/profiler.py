@@ -17,5 +17,6 @@ class emit_nvtx:
         return self
 
     def __exit__(self, *exc):
-        torch._log("emit_nvtx exited")
+        torch.cuda.synchronize()
+        torch._log("emit_nvtx exited thread=%s" % threading.current_thread().name)
         return False

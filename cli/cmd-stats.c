@@ -38,8 +38,11 @@ static void usage(FILE *out)
 	      "                       (only when named); gpu-metrics: mean and peak of each GPU\n"
 	      "                       metric over the run, while kernels ran and per step, and\n"
 	      "                       GPU busy beside SMs active (in the default when the trace\n"
-	      "                       has GPU metrics); across ranks: breakdown, steps,\n"
-	      "                       stragglers, kernels, api, memcpy, memset, nvtx or all;\n"
+	      "                       has GPU metrics); operators: GPU time, calls and API time\n"
+	      "                       per PyTorch operator, and per operator and input dims\n"
+	      "                       (gputrace run --pytorch; only when named); across ranks:\n"
+	      "                       breakdown, steps, stragglers, kernels, api, memcpy,\n"
+	      "                       memset, nvtx or all;\n"
 	      "                       a comma list, or repeat the option\n"
 	      "      --instances      nvtx-gpu: every range instance too (nvtx_gpu_proj_trace)\n"
 	      "      --by GROUP       rank (the default), process, device or host; source:\n"
@@ -69,7 +72,8 @@ static void usage(FILE *out)
 }
 
 static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, errors, losses, "
-                                  "nvtx-gpu, gpu-metrics, breakdown, steps, stragglers, all";
+                                  "nvtx-gpu, gpu-metrics, operators, breakdown, steps, "
+                                  "stragglers, all";
 
 /* The reports of one trace. */
 static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
@@ -260,8 +264,8 @@ static int rank_reports(struct stats_ctx *x)
 		if (gt_rankstats_parse_reports(x->reports[i], &bits) < 0) {
 			gt_cli_error("stats: '%s': across ranks the reports are breakdown, steps, "
 			             "stragglers, kernels, api, memcpy, memset, nvtx and all; "
-			             "memory, errors, losses, nvtx-gpu and gpu-metrics are of one "
-			             "trace",
+			             "memory, errors, losses, nvtx-gpu, gpu-metrics and operators are "
+			             "of one trace",
 			             x->reports[i]);
 			return GT_EXIT_USAGE;
 		}

@@ -15,6 +15,7 @@
 #include "output.h"
 #include "options.h"
 #include "pattern.h"
+#include "pytorch-hook.h"
 #include "run.h"
 
 static void usage(FILE *out)
@@ -86,7 +87,12 @@ static void usage(FILE *out)
 	      "FREQUENCY per\n"
 	      "                           second (default 10000, or 10k); SET default or "
 	      "sm; one\n"
-	      "                           process samples each GPU\n",
+	      "                           process samples each GPU\n"
+	      "      --pytorch[=shapes]   PyTorch operators as NVTX ranges linked to their "
+	      "kernels: a\n"
+	      "                           start-up hook switches torch's emit_nvtx on once "
+	      "the program\n"
+	      "                           imports torch; =shapes records input shapes too\n",
 	      out);
 	fputs("      --export FORMAT      also export next to the trace: chrome, "
 	      "perfetto, csv, sqlite\n"
@@ -161,6 +167,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		OPT_LIVE,
 		OPT_LIVE_INTERVAL,
 		OPT_GPU_METRICS,
+		OPT_PYTORCH,
 	};
 	static const struct option longopts[] = {
 	        {"output", required_argument, NULL, 'o'},
@@ -177,6 +184,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 	        {"graph", required_argument, NULL, OPT_GRAPH},
 	        {"backtrace", required_argument, NULL, OPT_BACKTRACE},
 	        {"gpu-metrics", optional_argument, NULL, OPT_GPU_METRICS},
+	        {"pytorch", optional_argument, NULL, OPT_PYTORCH},
 	        {"export", required_argument, NULL, OPT_EXPORT},
 	        {"stats", no_argument, NULL, OPT_STATS},
 	        {"view", optional_argument, NULL, OPT_VIEW},
@@ -245,6 +253,12 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 			r = set_setting(o, GT_ENVCONF_GPU_METRICS, "--gpu-metrics",
 			                optarg ? optarg : "all");
 			break;
+		case OPT_PYTORCH:
+			if (optarg && strcmp(optarg, "shapes") != 0)
+				return bad_value("--pytorch", optarg,
+				                 "use --pytorch, or --pytorch=shapes for input shapes");
+			o->pytorch = optarg ? "shapes" : "on";
+			break;
 		case OPT_EXPORT:
 			if (!gt_exporter_find(optarg)) {
 				char names[128];
@@ -309,6 +323,27 @@ int gt_run_parse_options(int argc, char **argv, struct run_opts *o)
 		             "as the program",
 		             argv[optind], argv[optind]);
 		return -EINVAL;
+	}
+	if (o->pytorch && strcmp(argv[optind], "shapes") == 0) {
+		gt_cli_error("run: --pytorch takes shapes as --pytorch=shapes (one word); 'shapes' "
+		             "would be run as the program");
+		return -EINVAL;
+	}
+	if (o->pytorch && !(o->cfg.trace & GT_TRACE_NVTX)) {
+		gt_cli_error("run: --pytorch records PyTorch's operators as NVTX ranges: add nvtx "
+		             "to --trace");
+		return -EINVAL;
+	}
+	if (o->pytorch) {
+		char tried[3 * PATH_MAX];
+
+		if (gt_pytorch_hook_find(o->pytorch_hook, sizeof(o->pytorch_hook), tried,
+		                         sizeof(tried)) < 0) {
+			gt_cli_error("run: --pytorch: its start-up hook sitecustomize.py was not found "
+			             "(looked in %s); reinstall gputrace",
+			             tried);
+			return -EINVAL;
+		}
 	}
 	o->argv = argv + optind;
 	return 0;
@@ -439,7 +474,7 @@ int gt_run_build_env(struct run *run)
 
 	for (char **e = environ; *e; e++)
 		count++;
-	run->env = calloc(count + 16, sizeof(*run->env));
+	run->env = calloc(count + 24, sizeof(*run->env));
 	if (!run->env)
 		return -ENOMEM;
 	for (char **e = environ; *e; e++) {
@@ -454,6 +489,9 @@ int gt_run_build_env(struct run *run)
 		 */
 		if (!nvtx && env_is(*e, GT_ENV_NVTX_INJECTION))
 			drop = false;
+		/* --pytorch: its own hook first on PYTHONPATH (added below, before the user's) */
+		if (o->pytorch && (env_is(*e, GT_ENV_PYTORCH) || env_is(*e, "PYTHONPATH")))
+			drop = true;
 		if (drop && (env_is(*e, GT_ENV_CUDA_INJECTION) ||
 		             (nvtx && env_is(*e, GT_ENV_NVTX_INJECTION)))) {
 			const char *v = strchr(*e, '=') + 1;
@@ -476,6 +514,19 @@ int gt_run_build_env(struct run *run)
 		r = env_add(run, &n, GT_ENV_CUDA_INJECTION, run->inject);
 	if (!r && nvtx)
 		r = env_add(run, &n, GT_ENV_NVTX_INJECTION, run->inject);
+	if (!r && o->pytorch) {
+		const char *pp = getenv("PYTHONPATH");
+		char *path;
+
+		r = env_add(run, &n, GT_ENV_PYTORCH, o->pytorch);
+		if (!r && asprintf(&path, "%s%s%s", o->pytorch_hook, pp && *pp ? ":" : "",
+		                   pp && *pp ? pp : "") < 0)
+			r = -ENOMEM;
+		if (!r) {
+			r = env_add(run, &n, "PYTHONPATH", path);
+			free(path);
+		}
+	}
 	/* the settings as the user gave them: the library parses them as we did */
 	for (unsigned k = 0; k < GT_ENVCONF_MAX && !r; k++)
 		if (o->setting[k])

@@ -43,6 +43,8 @@ struct run_opts {
 	struct gt_view_opts view; /* --view[=PORT]: serve the trace to the Perfetto UI after */
 	bool view_port_given;     /* --view=PORT rather than a bare --view */
 	bool live;                /* --live: the live view while the program runs */
+	const char *pytorch;      /* --pytorch[=shapes]: "on" or "shapes"; NULL: not asked */
+	char pytorch_hook[PATH_MAX]; /* --pytorch: the folder of its sitecustomize.py */
 	uint64_t live_interval_ns;
 };
 
@@ -57,7 +59,7 @@ struct run {
 	char host[256];
 	char driver[64], cuda[16];
 	char **env; /* the program's environment; strings in env_store or environ */
-	char *env_store[16];
+	char *env_store[24];
 	size_t env_nstore;
 	char session_slot[sizeof(GT_ENV_SESSION) + 1 + 4096];
 	struct gt_spawn sp;

@@ -21,9 +21,9 @@ expect_err "gputrace: stats: no trace; usage: gputrace stats [options] FILE..."
 expect_rc 64 "$gputrace" stats --bogus x.gtrace
 expect_err "gputrace: stats: unknown option '--bogus'; see 'gputrace stats --help'"
 expect_rc 64 "$gputrace" stats --report kernel x.gtrace
-expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'kernel'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, operators, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r kernels, x.gtrace
-expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'kernels,'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, operators, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats --format xml x.gtrace
 expect_err "gputrace: stats: unknown format 'xml'; choose table, csv or json"
 expect_rc 64 "$gputrace" stats --limit ten x.gtrace
@@ -35,9 +35,9 @@ expect_err "gputrace: stats: --min-lag takes a percentage (0 or more), not '-1'"
 expect_rc 64 "$gputrace" stats --step '' x.gtrace
 expect_err "gputrace: stats: --step takes the name of an NVTX range, e.g. --step train_step"
 expect_rc 64 "$gputrace" stats -r memory,steps x.gtrace
-expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, breakdown, steps, stragglers, all"
+expect_err "gputrace: stats: unknown report 'memory,steps'; choose from kernels, api, memcpy, memset, nvtx, memory, errors, losses, nvtx-gpu, gpu-metrics, operators, breakdown, steps, stragglers, all"
 expect_rc 64 "$gputrace" stats -r memory a.gtrace b.gtrace
-expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses, nvtx-gpu and gpu-metrics are of one trace"
+expect_err "gputrace: stats: 'memory': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses, nvtx-gpu, gpu-metrics and operators are of one trace"
 expect_rc 64 "$gputrace" stats --by device -r steps a.gtrace
 expect_err "gputrace: stats: steps and stragglers are per rank or process, not --by device"
 expect_rc 64 "$gputrace" stats --by device -r kernels,nvtx a.gtrace
@@ -273,7 +273,7 @@ err_matches "^gputrace: stats: --nvtx: .*pytorch-train.gtrace has 20 ranges name
 expect_rc 64 "$gputrace" stats --instances "$data/pytorch-train.gtrace"
 expect_err "gputrace: stats: --instances lists the range instances of the nvtx-gpu report: add -r nvtx-gpu"
 expect_rc 64 "$gputrace" stats -r nvtx-gpu "$data/ddp-rank0.gtrace" "$data/ddp-rank1.gtrace"
-expect_err "gputrace: stats: 'nvtx-gpu': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses, nvtx-gpu and gpu-metrics are of one trace"
+expect_err "gputrace: stats: 'nvtx-gpu': across ranks the reports are breakdown, steps, stragglers, kernels, api, memcpy, memset, nvtx and all; memory, errors, losses, nvtx-gpu, gpu-metrics and operators are of one trace"
 expect_rc 64 "$gputrace" stats --by rank --instances "$data/ddp-2rank.gtrace"
 expect_err "gputrace: stats: --instances is for the reports of one trace"
 expect_rc 0 "$gputrace" stats "$data/pytorch-train.gtrace"

@@ -7,6 +7,7 @@
  *           [--device-zero] [--memory] [--slow-name K] [--rename K] [--straggler P:S,S...]
  *           [--sync-steps]
  *   mktrace -o FILE --reused-pid
+ *   mktrace -o FILE --torch-ops
  * --no-footer leaves the file as a killed writer would: every chunk, no footer.
  * --cupti-notices leaves the header's CUPTI version out and has each process report the
  * CUPTI it loaded in a notice instead, as under gputrace run: process p reports
@@ -33,7 +34,13 @@
  * process (rank 0, GPU uuid 0xaa.., 3 launches and kernels, 1 MiB of device memory at
  * 0x7f0000000000 never freed), then node-b's (rank 1, GPU uuid 0xbb.., 2 launches and
  * kernels with correlation ids 1 and 2 again, 2 MiB at the same address, then freed), each
- * whole in the file; the times of the two overlap. */
+ * whole in the file; the times of the two overlap.
+ * --torch-ops writes instead one process (pid 4200, rank 0) whose NVTX ranges are those PyTorch's
+ * emit_nvtx(record_shapes=True) pushes: on thread 4200 a range "forward" (not an operator)
+ * holding aten::linear (aten::t and aten::addmm in it), aten::relu and aten::addmm, and on
+ * thread 4201 AddmmBackward0; seven calls with GPU work (correlation ids 1 to 7; 4 outside
+ * every operator, 6 a copy, 3's kernel written before its call). The times are in
+ * write_torch_ops; tests/cli-pytorch.sh checks the outputs against them. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -162,6 +169,163 @@ static int rp_process(struct gt_writer *w, uint32_t input, uint32_t host_id, uns
 	return rp_put(w, &e, GT_REC_PROCESS_END, sizeof(e), pid);
 }
 
+/* --torch-ops: see the top of the file. Returns the records written or -errno. */
+enum {
+	TO_EXE = 1,
+	TO_CMDLINE,
+	TO_DEVICE,
+	TO_THREAD,
+	TO_LAUNCH,
+	TO_MEMCPY,
+	TO_GEMM,
+	TO_BIAS,
+	TO_RELU,
+	TO_OTHER,
+	TO_FORWARD,
+	TO_LINEAR,
+	TO_T,
+	TO_ADDMM1,
+	TO_RELU_OP,
+	TO_ADDMM2,
+	TO_BACKWARD,
+	TO_STRINGS
+};
+
+static int64_t write_torch_ops(struct gt_writer *w)
+{
+	static const char *const strings[TO_STRINGS] = {
+	        [TO_EXE] = "/usr/bin/python3",
+	        [TO_CMDLINE] = "python3 model.py",
+	        [TO_DEVICE] = "NVIDIA H200",
+	        [TO_THREAD] = "MainThread",
+	        [TO_LAUNCH] = "cudaLaunchKernel",
+	        [TO_MEMCPY] = "cudaMemcpyAsync",
+	        [TO_GEMM] = "sm90_gemm",
+	        [TO_BIAS] = "bias_add",
+	        [TO_RELU] = "relu_kernel",
+	        [TO_OTHER] = "other_kernel",
+	        [TO_FORWARD] = "forward",
+	        [TO_LINEAR] = "aten::linear, seq = 3, op_id = 10, sizes = [[64, 128], [32, 128], "
+	                      "[32]], input_op_ids = [(7,0), (8,0), (9,0)]",
+	        [TO_T] = "aten::t, op_id = 11, sizes = [[32, 128]]",
+	        [TO_ADDMM1] = "aten::addmm, seq = 4, op_id = 12, sizes = [[32], [64, 128], [128, "
+	                      "32], [], []]",
+	        [TO_RELU_OP] = "aten::relu, seq = 5, op_id = 13, sizes = [[64, 32]]",
+	        [TO_ADDMM2] = "aten::addmm, seq = 6, op_id = 14, sizes = [[32], [16, 128], [128, "
+	                      "32], [], []]",
+	        [TO_BACKWARD] = "AddmmBackward0, seq = 4, op_id = 20",
+	};
+	/* relative to t0: range [start, end), thread, depth, message */
+	static const struct {
+		uint32_t start, end, tid, depth, msg;
+	} ranges[] = {
+	        {1100, 1500, 4200, 2, TO_T},        {2000, 8000, 4200, 2, TO_ADDMM1},
+	        {1000, 9000, 4200, 1, TO_LINEAR},   {10000, 12000, 4200, 1, TO_RELU_OP},
+	        {14000, 16000, 4200, 1, TO_ADDMM2}, {0, 20000, 4200, 0, TO_FORWARD},
+	        {18000, 19500, 4201, 0, TO_BACKWARD},
+	};
+	/* calls: start, end, thread, name; their GPU work: start, end, kernel name (0: a
+	 * copy); correlation id = index + 1 */
+	static const struct {
+		uint32_t start, end, tid, name, gstart, gend, kernel;
+	} calls[] = {
+	        {3000, 3500, 4200, TO_LAUNCH, 4000, 6000, TO_GEMM},
+	        {5000, 5500, 4200, TO_LAUNCH, 6000, 6500, TO_BIAS},
+	        {10500, 11000, 4200, TO_LAUNCH, 11000, 11800, TO_RELU},
+	        {12500, 13000, 4200, TO_LAUNCH, 13000, 13500, TO_OTHER},
+	        {14500, 15000, 4200, TO_LAUNCH, 15000, 17000, TO_GEMM},
+	        {15200, 15400, 4200, TO_MEMCPY, 17000, 17500, 0},
+	        {18500, 18800, 4201, TO_LAUNCH, 19000, 21000, TO_GEMM},
+	};
+	const uint32_t pid = 4200;
+	const uint64_t t0 = SYNTH_START_NS + 1000;
+	struct gt_rec_process p = {.start_ns = SYNTH_START_NS,
+	                           .ppid = 1,
+	                           .exe_id = TO_EXE,
+	                           .cmdline_id = TO_CMDLINE,
+	                           .rank = 0,
+	                           .local_rank = 0,
+	                           .world_size = 1};
+	struct gt_rec_thread t = {.tid = pid, .name_id = TO_THREAD};
+	struct gt_rec_device d = {.global_mem_bytes = 150109880320ull,
+	                          .name_id = TO_DEVICE,
+	                          .sm_count = 132,
+	                          .cc_major = 9};
+	struct gt_rec_context c = {.context_id = 1};
+	struct gt_rec_stream st = {.stream_id = 7, .context_id = 1};
+	struct gt_rec_process_end e = {.ts_ns = t0 + 30000, .how = GT_END_EXIT};
+	int64_t n = TO_STRINGS - 1;
+	int r;
+
+	memset(d.uuid, 0xcc, sizeof(d.uuid));
+	for (uint32_t i = 1; i < TO_STRINGS; i++) {
+		r = gt_writer_string(w, 0, i, strings[i], strlen(strings[i]));
+		if (r < 0)
+			return r;
+	}
+	if ((r = rp_put(w, &p, GT_REC_PROCESS, sizeof(p), pid)) < 0 ||
+	    (r = rp_put(w, &t, GT_REC_THREAD, sizeof(t), pid)) < 0 ||
+	    (r = rp_put(w, &d, GT_REC_DEVICE, sizeof(d), pid)) < 0 ||
+	    (r = rp_put(w, &c, GT_REC_CONTEXT, sizeof(c), pid)) < 0 ||
+	    (r = rp_put(w, &st, GT_REC_STREAM, sizeof(st), pid)) < 0)
+		return r;
+	n += 5;
+	/* the ranges as NVTX records them, at their pops: inner first */
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		struct gt_rec_nvtx v = {.start_ns = t0 + ranges[i].start,
+		                        .end_ns = t0 + ranges[i].end,
+		                        .tid = ranges[i].tid,
+		                        .end_tid = ranges[i].tid,
+		                        .message_id = ranges[i].msg,
+		                        .kind = GT_NVTX_PUSH_POP,
+		                        .depth = ranges[i].depth};
+
+		if ((r = rp_put(w, &v, GT_REC_NVTX, sizeof(v), pid)) < 0)
+			return r;
+		n++;
+	}
+	/* each call, then its GPU work; the third's kernel comes first */
+	for (uint32_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct gt_rec_api a = {.start_ns = t0 + calls[i].start,
+		                       .end_ns = t0 + calls[i].end,
+		                       .tid = calls[i].tid,
+		                       .correlation_id = i + 1,
+		                       .cbid = calls[i].kernel ? SYNTH_CBID_LAUNCH : 41,
+		                       .name_id = calls[i].name,
+		                       .domain = GT_API_RUNTIME};
+		struct gt_gpu_span span = {.start_ns = t0 + calls[i].gstart,
+		                           .end_ns = t0 + calls[i].gend,
+		                           .correlation_id = i + 1,
+		                           .context_id = 1,
+		                           .stream_id = 7};
+		struct gt_rec_kernel k = {.span = span,
+		                          .name_id = calls[i].kernel,
+		                          .grid_x = 1,
+		                          .grid_y = 1,
+		                          .grid_z = 1,
+		                          .block_x = 128,
+		                          .block_y = 1,
+		                          .block_z = 1};
+		struct gt_rec_memcpy m = {.span = span,
+		                          .bytes = 1u << 20,
+		                          .copy_kind = GT_MEMCPY_HTOD,
+		                          .flags = GT_COPY_ASYNC};
+
+		if (i != 2 && (r = rp_put(w, &a, GT_REC_API, sizeof(a), pid)) < 0)
+			return r;
+		if (calls[i].kernel)
+			r = rp_put(w, &k, GT_REC_KERNEL, sizeof(k), pid);
+		else
+			r = rp_put(w, &m, GT_REC_MEMCPY, sizeof(m), pid);
+		if (r < 0 || (i == 2 && (r = rp_put(w, &a, GT_REC_API, sizeof(a), pid)) < 0))
+			return r;
+		n += 2;
+	}
+	if ((r = rp_put(w, &e, GT_REC_PROCESS_END, sizeof(e), pid)) < 0)
+		return r;
+	return n + 1;
+}
+
 /* --reused-pid: see the top of the file. Returns the records written or -errno. */
 static int64_t write_reused_pid(struct gt_writer *w)
 {
@@ -214,6 +378,7 @@ static void usage(FILE *out)
 	      "               [--nccl-every N] [--nccl-jitter NS] [--device-zero] [--memory]\n"
 	      "               [--slow-name K] [--rename K] [--straggler P:S,S...] [--sync-steps]\n"
 	      "       mktrace -o FILE --reused-pid\n"
+	      "       mktrace -o FILE --torch-ops\n"
 	      "Write a synthetic trace shaped like a training loop.\n",
 	      out);
 }
@@ -304,13 +469,14 @@ int main(int argc, char **argv)
 	        {"straggler", required_argument, NULL, 'T'},
 	        {"sync-steps", no_argument, NULL, 'Y'},
 	        {"reused-pid", no_argument, NULL, 'U'},
+	        {"torch-ops", no_argument, NULL, 'G'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	struct synth_opts o = {.kernels = 1000, .names = 100, .processes = 1, .seed = 1};
 	struct gt_writer_options wo = {0};
 	const char *path = NULL;
-	bool footer = true, cupti_notices = false, reused_pid = false;
+	bool footer = true, cupti_notices = false, reused_pid = false, torch_ops = false;
 	struct gt_trace_info hinfo = info;
 	struct gt_writer *w;
 	union synth_buf b;
@@ -440,6 +606,9 @@ int main(int argc, char **argv)
 			hinfo.hostname = "node-a,node-b";
 			hinfo.cmdline = "gputrace merge -o job.gtrace a.gtrace b.gtrace";
 			break;
+		case 'G':
+			torch_ops = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -469,6 +638,18 @@ int main(int argc, char **argv)
 		n = (uint64_t)rn;
 		o.kernels = 5;
 		o.processes = 0; /* no CUPTI notices below */
+	}
+	if (torch_ops) {
+		int64_t rn = write_torch_ops(w);
+
+		if (rn < 0) {
+			r = (int)rn;
+			goto fail;
+		}
+		n = (uint64_t)rn;
+		o.kernels = 6;
+		o.processes = 0;
+		reused_pid = true; /* no synthesis below */
 	}
 	if (!reused_pid)
 		synth_init(&s, &o);

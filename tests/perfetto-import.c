@@ -446,9 +446,13 @@ static bool plain(const char *s, size_t len)
 
 /* NOT_ZERO: every slice but the exporters' "trace start" at the trace's zero (check_zero). */
 #define NOT_ZERO "coalesce(category, '') != 'trace'"
+/* NOT_OP: a flow's start o that is no PyTorch operator: the arrows from operators to their
+ * launches' GPU work (perfetto only) are checked on their own (check_op_flows) */
+#define NOT_OP "coalesce(o.category, '') != 'cpu_op'"
 
 static const char *scalars_sql =
-        "select (select count(*) from slice where " NOT_ZERO "), (select count(*) from flow),"
+        "select (select count(*) from slice where " NOT_ZERO "), (select count(*) from flow f"
+        "   join slice o on o.id = f.slice_out where " NOT_OP "),"
         " (select count(*) from counter), (select count(*) from thread_track),"
         " (select count(*) from thread where name glob 'stream *'"
         "   and name not glob '*(overlap *'),"
@@ -481,7 +485,7 @@ static const char *const same_sql[] = {
         " join slice o on o.id = f.slice_out join slice i on i.id = f.slice_in"
         " join thread_track ott on ott.id = o.track_id join thread ot on ot.utid = ott.utid"
         " join thread_track itt on itt.id = i.track_id join thread it on it.utid = itt.utid"
-        " order by 2, 5, 1, 4",
+        " where " NOT_OP " order by 2, 5, 1, 4",
 };
 static const char *const same_what[] = {"processes", "threads", "slices per category",
                                         "counter values per process", "arrows"};
@@ -556,6 +560,35 @@ static void check_inside(const char *fmt, const char *path, struct gt_reader *r,
 	          0);
 }
 
+/* The arrows from PyTorch operators (docs/exporters.md, "PyTorch operators"): each ends at
+ * GPU work whose launch (the call its own arrow starts at) began inside the operator, in
+ * its process; and every GPU work whose launch began inside an operator has one. */
+static void check_op_flows(const char *fmt, const char *path)
+{
+	static const char *const inside =
+	        " a.category in ('cuda_runtime', 'cuda_driver') and a.ts >= o.ts and a.ts <="
+	        " o.ts + o.dur and (select upid from thread_track tt join thread t using (utid)"
+	        " where tt.id = a.track_id) = (select upid from thread_track tt join thread t"
+	        " using (utid) where tt.id = o.track_id)";
+	char sql[2048];
+	uint64_t n = query_u64(path, "select count(*) from flow f join slice o on o.id ="
+	                             " f.slice_out where o.category = 'cpu_op'");
+
+	snprintf(sql, sizeof(sql),
+	         "select count(*) from flow f join slice o on o.id = f.slice_out join flow g on"
+	         " g.slice_in = f.slice_in join slice a on a.id = g.slice_out where o.category ="
+	         " 'cpu_op' and%s",
+	         inside);
+	check_u64(fmt, "operator arrows to the work of a launch made inside the operator",
+	          query_u64(path, sql), n);
+	snprintf(sql, sizeof(sql),
+	         "select count(distinct g.slice_in) from flow g join slice a on a.id = g.slice_out"
+	         " where exists (select 1 from slice o where o.category = 'cpu_op' and%s)",
+	         inside);
+	check_u64(fmt, "operator arrows = GPU work launched inside an operator",
+	          query_u64(path, sql), n);
+}
+
 static void check_one(struct exported *x, const struct oracle *o, struct gt_reader *r)
 {
 	char sql[1024];
@@ -600,6 +633,8 @@ static void check_one(struct exported *x, const struct oracle *o, struct gt_read
 		snprintf(what, sizeof(what), "kernels with arg '%s'", args[a]);
 		check_u64(x->fmt, what, query_u64(x->path, sql), o->kernels);
 	}
+	if (strcmp(x->fmt, "perfetto") == 0)
+		check_op_flows(x->fmt, x->path);
 	for (size_t i = 0; i < NSAME; i++)
 		x->same[i] = query(x->path, same_sql[i]);
 	if (gt_window_timed(&window))

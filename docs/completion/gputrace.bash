@@ -33,7 +33,7 @@ _gputrace() {
 				--buffer-size | --flush-interval | --write-queue | --graph | --backtrace | \
 				--export | --live-interval)
 				((i++)) ;;
-			--gpu-metrics=*) ;;
+			--gpu-metrics=* | --pytorch=*) ;;
 			-*) ;;
 			*) _gputrace_program $i; return ;;
 			esac
@@ -58,8 +58,9 @@ _gputrace() {
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-o --output -f --force -q --quiet -t --trace --api
 				--capture-range --delay --duration --buffer-size --flush-interval
-				--write-queue --graph --backtrace --gpu-metrics --gpu-metrics= --export --stats
-				--view --view= --live --live-interval -h --help --" -- "$cur"))
+				--write-queue --graph --backtrace --gpu-metrics --gpu-metrics= --pytorch
+				--pytorch=shapes --export --stats --view --view= --live --live-interval -h
+				--help --" -- "$cur"))
 			[[ ${COMPREPLY[0]} == --view= || ${COMPREPLY[0]} == --gpu-metrics= ]] &&
 				compopt -o nospace 2>/dev/null
 		else
@@ -70,7 +71,7 @@ _gputrace() {
 		case $prev in
 		-r | --report)
 			_gputrace_list "$cur" kernels api memcpy memset nvtx memory errors losses \
-				nvtx-gpu gpu-metrics breakdown steps stragglers all
+				nvtx-gpu gpu-metrics operators breakdown steps stragglers all
 			return ;;
 		-f | --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
 		-o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -332,6 +332,10 @@ void gt_stats_json_double(FILE *out, double d);
  * passes, rewound after). Returns 0 or -errno. */
 int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st);
 
+/* The operators report (stats-ops.c): operator_shapes too when the trace recorded input
+ * dims. Reads r (rewound first). Returns 0, -ENOMEM (*errmsg NULL) or -errno with *errmsg. */
+int gt_stats_report_ops(struct gt_emit *e, struct gt_reader *r, const char **errmsg);
+
 /* The run summary's lines on GPU metrics: which process sampled each GPU, how often, how
  * many samples (one pass of its own over st->r, only when the trace has GPU_METRIC records). */
 void gt_stats_summary_gpu_metrics(FILE *out, struct gt_stats *st);

@@ -12,7 +12,7 @@
 
 static const char *const report_names[] = {
         "kernels", "api", "memcpy", "memset", "nvtx", "memory", "errors", "losses", "nvtx-gpu",
-        "gpu-metrics",
+        "gpu-metrics", "operators",
 };
 #define NREPORTS (sizeof(report_names) / sizeof(report_names[0]))
 
@@ -542,6 +542,7 @@ static unsigned count_sections(unsigned reports, bool nvtx_instances)
 			n += (1u << i) == GT_STATS_REPORT_MEMORY     ? 4
 			     : (1u << i) == GT_STATS_REPORT_LOSSES   ? 2
 			     : (1u << i) == GT_STATS_REPORT_GPU_METRICS ? 2
+			     : (1u << i) == GT_STATS_REPORT_OPERATORS   ? 2
 			     : (1u << i) == GT_STATS_REPORT_NVTX_GPU ? 2u + nvtx_instances
 			                                             : 1;
 	return n;
@@ -625,6 +626,17 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
 		ret = report_nvtx_gpu(e, &st, opts->nvtx_instances, &msg);
 		if (ret && msg) {
 			*errmsg = msg; /* a read that failed, or memory */
+			goto out;
+		}
+		if (ret)
+			goto out_nomem;
+	}
+	if (reports & GT_STATS_REPORT_OPERATORS) {
+		const char *msg = NULL;
+
+		ret = gt_stats_report_ops(e, r, &msg);
+		if (ret && msg) {
+			*errmsg = msg; /* a read that failed */
 			goto out;
 		}
 		if (ret)

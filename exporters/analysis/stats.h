@@ -27,7 +27,11 @@ enum gt_stats_report {
 	 * kernels ran and per step; GPU busy beside SMs active. In the default reports when the
 	 * trace holds GPU metric samples. */
 	GT_STATS_REPORT_GPU_METRICS = 1u << 9,
-	GT_STATS_REPORT_ANY = (1u << 10) - 1,
+	/* PyTorch operators (torchops.h): GPU time, calls and API time per operator name, and
+	 * per name and input dims; asked for by name only, since it reads the trace three
+	 * times more */
+	GT_STATS_REPORT_OPERATORS = 1u << 10,
+	GT_STATS_REPORT_ANY = (1u << 11) - 1,
 };
 
 enum gt_stats_format {
@@ -71,8 +75,8 @@ int gt_stats_report(struct gt_reader *r, FILE *out, const struct gt_stats_option
                     const char **errmsg);
 
 /* Parse a comma-separated list of report names ("kernels,api", "all") into *reports.
- * Names: kernels api memcpy memset nvtx memory errors losses nvtx-gpu all ("all": every one
- * but nvtx-gpu). Returns 0 or -EINVAL. */
+ * Names: kernels api memcpy memset nvtx memory errors losses nvtx-gpu gpu-metrics operators
+ * all ("all": every one but nvtx-gpu, gpu-metrics and operators). Returns 0 or -EINVAL. */
 int gt_stats_parse_reports(const char *list, unsigned *reports);
 
 /* The bits of a comma-separated list of names (bit i for names[i], `all` for "all"): what

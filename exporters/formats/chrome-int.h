@@ -18,6 +18,7 @@
 struct gt_chrome;
 
 struct gt_stacks;
+struct gt_torchops;
 
 struct gt_chrome_setup {
 	struct gt_reader *reader;             /* borrowed: names and header */
@@ -32,6 +33,7 @@ struct gt_chrome_setup {
 	                      * whole trace, whose trailer names its rank if it holds only one */
 	bool small_gpu_pids; /* GPU n as pid n, as Kineto writes it (gt_lanes_gpu_pid) */
 	struct gt_stacks *stacks; /* borrowed; NULL: no "stack" args */
+	const struct gt_torchops *ops; /* borrowed; NULL: NVTX ranges stay NVTX ranges */
 };
 
 /* Open the output and write its head. Returns 0 or -errno; on failure *errmsg says why. */

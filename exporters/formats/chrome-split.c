@@ -10,6 +10,7 @@
 
 #include "chrome-int.h"
 #include "lanes.h"
+#include "torchops.h"
 
 /* Ranks written per pass over the trace: each open file holds a model (a few MiB of mostly
  * untouched flow tables) and a 1 MiB buffer, so a job of thousands of ranks is written in
@@ -26,6 +27,7 @@ struct split {
 	struct gt_ranks *ranks;
 	struct gt_steps *steps; /* found in the prescan; NULL: not looked for */
 	const struct gt_steps *use_steps; /* steps, or the whole trace's (opts->steps) */
+	struct gt_torchops *ops;          /* PyTorch operators; NULL: none */
 	int32_t *list;          /* the distinct ranks, ascending */
 	size_t nlist;
 	struct gt_chrome *out[GROUP]; /* files of list[first .. first + n) */
@@ -33,7 +35,8 @@ struct split {
 	const char *errmsg;
 };
 
-/* One pass: who has which rank, who ran NCCL, which NVTX ranges are steps. */
+/* One pass: who has which rank, who ran NCCL, which NVTX ranges are steps, which are
+ * PyTorch operators (and then one more for the calls made in them, when there are any). */
 static int prescan(struct split *sp)
 {
 	const union gt_record *rec;
@@ -45,12 +48,18 @@ static int prescan(struct split *sp)
 		ret = gt_ranks_feed(sp->ranks, sp->r, rec);
 		if (ret >= 0 && sp->steps)
 			ret = gt_steps_feed(sp->steps, sp->r, rec);
+		if (ret >= 0)
+			ret = gt_torchops_feed(sp->ops, sp->r, rec);
 		if (ret < 0)
 			return ret;
 	}
 	if (ret >= 0 && sp->steps)
 		ret = gt_steps_finish(sp->steps);
-	return ret < 0 ? ret : gt_reader_rewind(sp->r);
+	if (ret >= 0)
+		ret = gt_reader_rewind(sp->r);
+	if (ret >= 0)
+		ret = gt_torchops_finish(sp->ops, sp->r);
+	return ret;
 }
 
 /* Records carry only a pid: a merged trace in which two processes (of two hosts) share one
@@ -126,6 +135,7 @@ static int write_group(struct split *sp, size_t pass, size_t passes, struct gt_e
 	        .opts = sp->opts,
 	        .steps = sp->use_steps,
 	        .ranks = sp->ranks,
+	        .ops = sp->ops,
 	};
 	const union gt_record *rec;
 	char path[4200];
@@ -199,6 +209,8 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 	ret = gt_ranks_new(&sp.ranks);
 	if (ret >= 0 && !opts->steps && gt_export_want_steps(r, opts))
 		ret = gt_steps_new(opts->step_name, &sp.steps);
+	if (ret >= 0)
+		ret = gt_torchops_new(&sp.ops);
 	if (ret < 0)
 		goto out;
 	ret = prescan(&sp);
@@ -210,6 +222,10 @@ int gt_chrome_split_ranks(struct gt_reader *r, const struct gt_export_options *o
 		goto out;
 	}
 	sp.use_steps = opts->steps ? opts->steps : sp.steps;
+	if (!gt_torchops_count(sp.ops)) {
+		gt_torchops_free(sp.ops);
+		sp.ops = NULL;
+	}
 	ret = check_clash(&sp);
 	if (ret < 0)
 		goto out;
@@ -252,5 +268,6 @@ out:
 	free(sp.list);
 	gt_ranks_free(sp.ranks);
 	gt_steps_free(sp.steps);
+	gt_torchops_free(sp.ops);
 	return ret < 0 ? ret : 0;
 }

@@ -15,6 +15,7 @@
 #include "output.h"
 #include "text.h"
 #include "timeline.h"
+#include "torchops.h"
 
 /* GPUs are pseudo-processes (GT_GPU_PID_BASE + n, above Linux's largest pid, so they never
  * collide with a traced process and sort after all of them, as Kineto sorts GPUs last);
@@ -29,6 +30,8 @@
 
 struct chrome {
 	struct gt_stacks *stacks; /* borrowed; NULL: none */
+	const struct gt_torchops *ops; /* borrowed; NULL: no PyTorch operators */
+	uint32_t rec_pid;              /* the trace pid of the record being drawn */
 	char stack_json[8192];    /* the "stack" arg being written (stack_arg()) */
 	uint64_t python_ids;      /* "Python id"s given so far */
 	struct gt_timeline m;
@@ -356,7 +359,19 @@ static struct gt_track *stream_track(struct chrome *c, uint32_t pid, const struc
 	return t;
 }
 
-static char *span_args(char *p, const struct gt_gpu_span *s)
+/* ,"External id":N of the operator that launched (pid, corr), as Kineto gives kernels and
+ * launches the id of their cpu_op; nothing when none did. */
+static char *op_arg(const struct chrome *c, char *p, uint32_t pid, uint32_t corr)
+{
+	uint64_t op = gt_torchops_of_launch(c->ops, pid, corr);
+
+	if (!op)
+		return p;
+	p = LIT(p, ",\"External id\":");
+	return gt_fmt_u64(p, op);
+}
+
+static char *span_args(const struct chrome *c, char *p, const struct gt_gpu_span *s)
 {
 	p = ARG(p, "device", s->device_id);
 	*p++ = ',';
@@ -364,7 +379,8 @@ static char *span_args(char *p, const struct gt_gpu_span *s)
 	*p++ = ',';
 	p = ARG(p, "stream", s->stream_id);
 	*p++ = ',';
-	return ARG(p, "correlation", s->correlation_id);
+	p = ARG(p, "correlation", s->correlation_id);
+	return op_arg(c, p, c->rec_pid, s->correlation_id);
 }
 
 /* Open the slice of GPU-side work (or a host wait) on track t: place it in a lane that keeps
@@ -377,7 +393,7 @@ static char *span_slice(struct chrome *c, struct gt_track *t, const struct gt_gp
 
 	*lane = gt_lanes_place(&c->m, t, s->start_ns, s->end_ns);
 	p = slice_head(c, t, *lane, cat, name, nlen, s->start_ns, s->end_ns, extra);
-	return span_args(p, s);
+	return span_args(c, p, s);
 }
 
 static uint64_t span_dur_ns(const struct gt_gpu_span *s)
@@ -429,7 +445,7 @@ static int emit_kernel(void *ctx, const struct gt_rec_kernel *k)
 	announce_lane(c, t, lane);
 	name = text(c, k->name_id, true, &nlen);
 	p = slice_head(c, t, lane, "kernel", name, nlen, k->span.start_ns, k->span.end_ns, 700);
-	p = span_args(p, &k->span);
+	p = span_args(c, p, &k->span);
 	p = LIT(p, ",");
 	p = arg_dim3(p, "grid", 4, k->grid_x, k->grid_y, k->grid_z);
 	p = LIT(p, ",");
@@ -646,6 +662,7 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	p = slice_head(c, t, lane, r->domain == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
 	               name, nlen, r->start_ns, r->end_ns, 200 + slen);
 	p = ARG(p, "correlation", r->correlation_id);
+	p = op_arg(c, p, r->hdr.pid, r->correlation_id);
 	p = LIT(p, ",");
 	p = ARG(p, "cbid", r->cbid);
 	if (r->return_code) {
@@ -720,11 +737,46 @@ static const char *nvtx_names(struct chrome *c, const struct gt_rec_nvtx *r, siz
 	return text(c, r->message_id, false, nlen);
 }
 
+/* A PyTorch operator (torchops.h) as the PyTorch profiler writes it: a cpu_op named after
+ * the operator, with the args HTA and TensorBoard read. msg: its NVTX message, escaped. */
+static int emit_op(struct chrome *c, const struct gt_rec_nvtx *r, struct gt_track *t,
+                   unsigned lane, uint64_t op, const char *msg, size_t mlen)
+{
+	struct gt_torchop_fields f;
+	size_t slen;
+	char *p;
+
+	if (!gt_torchop_parse(msg, mlen, &f))
+		return -EINVAL; /* the model parsed the same message */
+	slen = stack_arg(c, r->hdr.pid, r->stack_id);
+	p = slice_head(c, t, lane, "cpu_op", f.name, f.name_len, r->start_ns, r->end_ns,
+	               200 + f.sizes_len + slen);
+	p = LIT(p, "\"External id\":");
+	p = gt_fmt_u64(p, op);
+	if (f.seq >= 0) {
+		p = LIT(p, ",\"Sequence number\":");
+		p = gt_fmt_i64(p, f.seq);
+	}
+	if (f.op_id) {
+		p = LIT(p, ",\"Record function id\":");
+		p = gt_fmt_i64(p, f.op_id);
+	}
+	if (f.sizes) {
+		p = LIT(p, ",\"Input Dims\":");
+		memcpy(p, f.sizes, f.sizes_len);
+		p += f.sizes_len;
+	}
+	p = put_stack(c, p, slen);
+	end_event(c, p);
+	return 0;
+}
+
 static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct chrome *c = ctx;
 	const struct gt_step *step = NULL;
 	struct gt_track *t;
+	uint64_t op;
 	size_t nlen, dlen = 0, mlen = 0, slen;
 	const char *name, *msg = NULL;
 	char step_name[48];
@@ -769,6 +821,8 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	python_events(c, t, lane, r->hdr.pid, r->stack_id, r->start_ns, r->end_ns);
 	name = nvtx_names(c, r, &nlen, &dlen);
 	mlen = nlen;
+	if (c->ops && (op = gt_torchops_of_range(c->ops, r)) != 0)
+		return emit_op(c, r, t, lane, op, name, nlen);
 	if (c->steps)
 		step = gt_steps_find(c->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
 	if (step) {
@@ -1426,6 +1480,7 @@ int gt_chrome_open(const struct gt_chrome_setup *setup, struct gt_chrome **ret, 
 	c->base_ns = (int64_t)setup->times.zero_ns;
 	c->steps = setup->steps;
 	c->stacks = setup->stacks;
+	c->ops = setup->ops;
 	c->ranks = setup->ranks;
 	c->rank = setup->rank;
 	c->out_path = strdup(setup->path);
@@ -1457,6 +1512,7 @@ int gt_chrome_record(struct gt_chrome *g, const union gt_record *rec)
 	int ret;
 
 	c->errmsg = "out of memory";
+	c->rec_pid = rec->hdr.pid;
 	ret = gt_timeline_observe(&c->m, rec);
 	if (ret < 0)
 		return ret;
@@ -1530,6 +1586,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	struct gt_ranks *ranks = NULL;
 	struct gt_chrome *g = NULL;
 	struct gt_stacks *stacks = NULL;
+	struct gt_torchops *ops = NULL;
 	uint64_t n = 0;
 	int ret;
 
@@ -1537,7 +1594,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 	*errmsg = "out of memory";
 	if (opts->split == GT_EXPORT_SPLIT_RANKS)
 		return gt_chrome_split_ranks(r, opts, res, errmsg);
-	ret = gt_export_steps(r, opts, &steps, &own_steps, errmsg);
+	ret = gt_export_prescan(r, opts, &steps, &own_steps, &ops, errmsg);
 	if (ret < 0)
 		goto out;
 	ret = gt_ranks_new(&ranks);
@@ -1563,6 +1620,7 @@ static int chrome_run(struct gt_reader *r, const struct gt_export_options *opts,
 		}
 		setup.stacks = stacks;
 	}
+	setup.ops = ops;
 	ret = gt_chrome_open(&setup, &g, errmsg);
 	if (ret < 0)
 		goto out;
@@ -1597,6 +1655,7 @@ out:
 	gt_ranks_free(ranks);
 	gt_steps_free(own_steps);
 	gt_stacks_free(stacks);
+	gt_torchops_free(ops);
 	return ret < 0 ? ret : 0;
 }
 

@@ -130,6 +130,15 @@ bool gt_export_want_steps(struct gt_reader *r, const struct gt_export_options *o
 int gt_export_steps(struct gt_reader *r, const struct gt_export_options *opts,
                     const struct gt_steps **ret, struct gt_steps **own, const char **errmsg);
 
+/* gt_export_steps, and in the same pass the trace's PyTorch operators (torchops.h) into *ops
+ * (free it; NULL: none), for the timeline formats. A trace whose footer counts no NVTX range
+ * is not read; one without operators is read once, as for its steps alone. Returns 0 or
+ * -errno with *errmsg. */
+struct gt_torchops;
+int gt_export_prescan(struct gt_reader *r, const struct gt_export_options *opts,
+                      const struct gt_steps **ret, struct gt_steps **own,
+                      struct gt_torchops **ops, const char **errmsg);
+
 /* Whether name is "BASE<sep>TAIL<ext>" for the output's file name BASE<ext> (or BASE, when
  * output does not end in ext): the formats' way to find what an earlier export of the same
  * output left, with TAIL all digits (numbered pieces: "run.3.json") or any (csv's tables). */

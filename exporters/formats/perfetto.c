@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "stacks.h"
+#include "torchops.h"
 #include "exporter.h"
 #include "labels.h"
 #include "outbuf.h"
@@ -124,11 +125,13 @@ enum cat {
 	CAT_MEMORY_POOL,
 	CAT_TRACE,
 	CAT_PYTHON,
+	CAT_CPU_OP,
 };
 static const char *const cat_names[] = {
         "cuda_runtime",    "cuda_driver", "kernel",      "gpu_memcpy", "gpu_memset",
         "user_annotation", "cuda_sync",   "cuda_graph",  "overhead",   "loss",
         "notice",          "process",     "memory_pool", "trace",      "python_function",
+        "cpu_op",
 };
 
 /* Interned debug annotation names (iid = index + 1), the same keys as the chrome args. */
@@ -177,6 +180,9 @@ enum ann {
 	A_RECORDS,
 	A_MALFORMED,
 	A_STACK,
+	A_INPUT_DIMS,
+	A_SEQUENCE,
+	A_OP_ID,
 };
 static const char *const ann_names[] = {
         "device",
@@ -223,6 +229,9 @@ static const char *const ann_names[] = {
         "records",
         "malformed records",
         "stack",
+        "input dims",
+        "sequence number",
+        "record function id",
 };
 
 /* Keys of exporter-made names in the model's name cache (string ids are below 2^32). */
@@ -233,6 +242,10 @@ static const char *const ann_names[] = {
 #define KEY_GRAPH    (5ull << 40)
 #define KEY_END      (6ull << 40)
 #define KEY_STEP     (7ull << 40) /* with gt_names_key2: a step's number, then this */
+#define KEY_OP       (8ull << 40) /* | an operator's NVTX message id: its name */
+/* Arrows from an operator to its launches' GPU work, at most this many per operator (each
+ * is a flow id on the operator's slice) */
+#define OP_FLOWS_MAX 8192u
 
 struct pf {
 	struct gt_timeline m;
@@ -250,6 +263,7 @@ struct pf {
 	uint64_t trace_track;         /* the track of "trace start" (and of the damage) */
 	uint64_t steps_written;
 	struct gt_stacks *stacks; /* the trace's call stacks; NULL when it has none */
+	struct gt_torchops *ops;  /* the trace's PyTorch operators; NULL when it has none */
 	char stack_text[8192];    /* the text of the stack being written (stack_text()) */
 	const char *errmsg;
 	struct {
@@ -752,6 +766,7 @@ struct ev {
 	size_t val_len[3];
 	uint64_t flow_out; /* 0 = none */
 	uint64_t flow_in;  /* terminating flow id, 0 = none */
+	uint64_t flow_op;  /* terminating flow id of the arrow from its operator, 0 = none */
 };
 
 /* Interned annotation value: returns its iid; queued on e the first time. */
@@ -848,6 +863,8 @@ static char *ev_open(struct pf *f, const struct ev *e, size_t extra, char **pm, 
 		p = gt_pb_fixed64(p, TE_FLOW_IDS, e->flow_out);
 	if (e->flow_in)
 		p = gt_pb_fixed64(p, TE_TERMINATING_FLOW_IDS, e->flow_in);
+	if (e->flow_op)
+		p = gt_pb_fixed64(p, TE_TERMINATING_FLOW_IDS, e->flow_op);
 	return p;
 }
 
@@ -938,6 +955,10 @@ static struct gt_track *gpu_begin(struct pf *f, uint32_t pid, const struct gt_gp
 	if (s->correlation_id)
 		gt_flows_gpu(&f->m, pid, s->correlation_id, s->start_ns, t->index, lane,
 		             &e->flow_in);
+	/* the end of the arrow from the operator that launched it: the first GPU work of the
+	 * launch, as for the launch's own arrow */
+	if (e->flow_in && gt_torchops_of_launch(f->ops, pid, s->correlation_id))
+		e->flow_op = GT_TORCHOP_FLOW | (uint64_t)pid << 32 | s->correlation_id;
 	return t;
 }
 
@@ -1207,6 +1228,54 @@ static int emit_api(void *ctx, const struct gt_rec_api *r)
 	return 0;
 }
 
+/* A PyTorch operator (torchops.h): a slice named after the operator on its thread, its
+ * input dims, sequence number and record function id as args, and an arrow to the GPU work
+ * of each call made in it. */
+static int emit_op(struct pf *f, const struct gt_rec_nvtx *r, uint64_t op)
+{
+	struct gt_torchop_fields fl;
+	struct ev e = {0};
+	const uint32_t *corrs;
+	const char *msg, *stack;
+	size_t mlen, slen, n;
+	char *p, *pm, *tm;
+
+	msg = text(f, r->message_id, &mlen);
+	if (!msg || !gt_torchop_parse(msg, mlen, &fl))
+		return -EINVAL; /* the model parsed the same message */
+	if (name_key(f, &e, KEY_OP | r->message_id, fl.name, fl.name_len) < 0)
+		return -ENOMEM;
+	/* the message again: caching the name may have moved it */
+	msg = text(f, r->message_id, &mlen);
+	if (!msg || !gt_torchop_parse(msg, mlen, &fl))
+		return -EINVAL;
+	if (!cpu_begin(f, GT_TRACK_THREAD, r->hdr.pid, r->tid, r->start_ns, r->end_ns, &e,
+	               CAT_CPU_OP, NULL))
+		return -ENOMEM;
+	msg = text(f, r->message_id, &mlen);
+	if (!msg || !gt_torchop_parse(msg, mlen, &fl))
+		return -EINVAL;
+	corrs = gt_torchops_launches(f->ops, op, &n);
+	if (n > OP_FLOWS_MAX)
+		n = OP_FLOWS_MAX;
+	stack = stack_text(f, r->hdr.pid, r->stack_id, &slen);
+	p = ev_open(f, &e, 128 + fl.sizes_len + slen + 10 * n, &pm, &tm);
+	for (size_t i = 0; i < n; i++)
+		p = gt_pb_fixed64(p, TE_FLOW_IDS,
+		                  GT_TORCHOP_FLOW | (uint64_t)r->hdr.pid << 32 | corrs[i]);
+	if (fl.sizes)
+		p = ann_str(p, A_INPUT_DIMS, fl.sizes, fl.sizes_len);
+	if (fl.seq >= 0)
+		p = ann_i64(p, A_SEQUENCE, fl.seq);
+	if (fl.op_id)
+		p = ann_i64(p, A_OP_ID, fl.op_id);
+	if (stack)
+		p = ann_str(p, A_STACK, stack, slen);
+	ev_close(f, p, pm, tm);
+	slice_end(f, e.uuid, r->end_ns > r->start_ns ? r->end_ns : r->start_ns);
+	return 0;
+}
+
 static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 {
 	struct pf *f = ctx;
@@ -1216,9 +1285,12 @@ static int emit_nvtx(void *ctx, const struct gt_rec_nvtx *r)
 	const char *dom = NULL, *msg = NULL, *stack;
 	const struct gt_step *step = NULL;
 	char *p, *pm, *tm, step_name[48];
+	uint64_t op;
 	bool fresh;
 	unsigned npy;
 
+	if (f->ops && (op = gt_torchops_of_range(f->ops, r)) != 0)
+		return emit_op(f, r, op);
 	if (r->kind != GT_NVTX_MARK && f->steps)
 		step = gt_steps_find(f->steps, r->hdr.pid, r->message_id, r->start_ns, r->end_ns);
 	if (step) {
@@ -1624,7 +1696,7 @@ static int perfetto_run(struct gt_reader *r, const struct gt_export_options *opt
 		f.trace_clock = 0; /* REALTIME: the wall clock is given anyway */
 		break;
 	}
-	ret = gt_export_steps(r, opts, &f.steps, &own_steps, &f.errmsg);
+	ret = gt_export_prescan(r, opts, &f.steps, &own_steps, &f.ops, &f.errmsg);
 	if (ret < 0)
 		goto out;
 	ret = load_stacks(r, &f.stacks, &f.errmsg);
@@ -1689,6 +1761,7 @@ out:
 	gt_timeline_fini(&f.m);
 	gt_steps_free(own_steps);
 	gt_stacks_free(f.stacks);
+	gt_torchops_free(f.ops);
 	return ret < 0 ? ret : 0;
 }
 

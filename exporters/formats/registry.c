@@ -8,6 +8,7 @@
 #include "gt-config.h"
 #include "output.h"
 #include "steps.h"
+#include "torchops.h"
 #include "window.h"
 
 extern const struct gt_exporter_ops gt_exporter_chrome;
@@ -188,6 +189,55 @@ int gt_export_steps(struct gt_reader *r, const struct gt_export_options *opts,
 		return err;
 	}
 	*ret = *own;
+	return 0;
+}
+
+int gt_export_prescan(struct gt_reader *r, const struct gt_export_options *opts,
+                      const struct gt_steps **ret, struct gt_steps **own,
+                      struct gt_torchops **ops, const char **errmsg)
+{
+	const struct gt_trace_counts *fc = gt_reader_footer_counts(r);
+	bool want_steps = !opts->steps && gt_export_want_steps(r, opts);
+	const union gt_record *rec;
+	struct gt_torchops *o = NULL;
+	int err;
+
+	*own = NULL;
+	*ops = NULL;
+	*ret = opts->steps;
+	if (fc && !fc->records[GT_REC_NVTX])
+		return 0;
+	err = gt_torchops_new(&o);
+	if (err == 0 && want_steps)
+		err = gt_steps_new(opts->step_name, own);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	/* one pass for both: the steps' numbers and the operators depend on the whole trace */
+	while (err == 0 && (err = gt_reader_next(r, &rec)) > 0) {
+		err = gt_torchops_feed(o, r, rec);
+		if (err == 0 && *own)
+			err = gt_steps_feed(*own, r, rec);
+	}
+	if (err == 0 && *own)
+		err = gt_steps_finish(*own);
+	if (err == 0)
+		err = gt_reader_rewind(r);
+	if (err == 0)
+		err = gt_torchops_finish(o, r);
+	if (err < 0) {
+		snprintf(steps_err, sizeof(steps_err), "reading the trace: %s", strerror(-err));
+		*errmsg = err == -ENOMEM ? "out of memory" : steps_err;
+		gt_steps_free(*own);
+		*own = NULL;
+		gt_torchops_free(o);
+		return err;
+	}
+	if (*own)
+		*ret = *own;
+	if (gt_torchops_count(o))
+		*ops = o;
+	else
+		gt_torchops_free(o);
 	return 0;
 }
 

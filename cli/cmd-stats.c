@@ -75,39 +75,15 @@ static const char report_list[] = "kernels, api, memcpy, memset, nvtx, memory, e
                                   "nvtx-gpu, gpu-metrics, operators, breakdown, steps, "
                                   "stragglers, all";
 
+static int stats_report_fn(void *ctx, struct gt_reader *r, FILE *out, const char **errmsg)
+{
+	return gt_stats_report(r, out, ctx, errmsg);
+}
+
 /* The reports of one trace. */
 static int stats_one(const struct gt_cli *cli, const struct gt_stats_options *opts)
 {
-	struct gt_cli_trace t = {0};
-	struct gt_output *o = NULL;
-	const char *errmsg = NULL;
-	FILE *out = NULL;
-	int ret, status, damage = GT_EXIT_OK;
-
-	/* the output first: refused before the trace is read, its temporary there while it is */
-	status = gt_cli_report_open(cli, &o, &out);
-	if (status == GT_EXIT_OK)
-		status = gt_cli_trace_open(cli, cli->args[0], &t);
-	if (status == GT_EXIT_OK)
-		status = gt_cli_trace_filter(cli, &t);
-	if (status != GT_EXIT_OK)
-		goto out;
-	ret = gt_stats_report(t.r, out, opts, &errmsg);
-	damage = gt_cli_trace_damage(cli, &t);
-	if (ret < 0) {
-		gt_cli_error("stats: %s: %s", ret == -EIO ? gt_output_path(o) : t.path,
-		             errmsg ? errmsg : strerror(-ret));
-		status = ret == -EIO      ? GT_EXIT_IO
-		         : ret == -ENOMEM ? GT_EXIT_SOFTWARE
-		                          : GT_EXIT_BAD_TRACE;
-	}
-out:
-	status = gt_cli_output_finish(cli, o, out, status);
-	if (status == GT_EXIT_OK)
-		status = damage;
-	gt_output_free(o);
-	gt_cli_trace_close(&t);
-	return status;
+	return gt_cli_report_one(cli, "stats", stats_report_fn, (void *)opts);
 }
 
 static int add_one(void *ctx, struct gt_reader *r, const char *path, const char **errmsg)

@@ -542,3 +542,37 @@ int gt_cli_export_status(const struct gt_output *o, int err)
 		return GT_EXIT_IO;
 	}
 }
+
+int gt_cli_report_one(const struct gt_cli *cli, const char *cmd, gt_cli_report_fn report,
+                      void *ctx)
+{
+	struct gt_cli_trace t = {0};
+	struct gt_output *o = NULL;
+	const char *errmsg = NULL;
+	FILE *out = NULL;
+	int ret, status, damage = GT_EXIT_OK;
+
+	status = gt_cli_report_open(cli, &o, &out);
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_open(cli, cli->args[0], &t);
+	if (status == GT_EXIT_OK)
+		status = gt_cli_trace_filter(cli, &t);
+	if (status != GT_EXIT_OK)
+		goto out;
+	ret = report(ctx, t.r, out, &errmsg);
+	damage = gt_cli_trace_damage(cli, &t);
+	if (ret < 0) {
+		gt_cli_error("%s: %s: %s", cmd, ret == -EIO ? gt_output_path(o) : t.path,
+		             errmsg ? errmsg : strerror(-ret));
+		status = ret == -EIO      ? GT_EXIT_IO
+		         : ret == -ENOMEM ? GT_EXIT_SOFTWARE
+		                          : GT_EXIT_BAD_TRACE;
+	}
+out:
+	status = gt_cli_output_finish(cli, o, out, status);
+	if (status == GT_EXIT_OK)
+		status = damage;
+	gt_output_free(o);
+	gt_cli_trace_close(&t);
+	return status;
+}

@@ -113,6 +113,16 @@ int gt_cli_damage_report(const char *cmd, const char *path, const struct gt_read
 /* Close what gt_cli_trace_open opened; accepts a zeroed struct. */
 void gt_cli_trace_close(struct gt_cli_trace *t);
 
+/* A report of one trace, written to out: an -errno (-EIO when writing failed), *errmsg set
+ * where it can say more. */
+typedef int (*gt_cli_report_fn)(void *ctx, struct gt_reader *r, FILE *out, const char **errmsg);
+
+/* cli's one trace through report(): the output opened first (refused before the trace is
+ * read, its temporary there while it is), the trace opened with its window, the report
+ * written, the damage told, and "CMD: PATH: why" when it failed. Returns an exit status. */
+int gt_cli_report_one(const struct gt_cli *cli, const char *cmd, gt_cli_report_fn report,
+                      void *ctx);
+
 /* What a command that reads several traces into one analysis does with them: add() reads
  * one (an -errno, *errmsg set where it can say more), finish() once all are in (< 0: out of
  * memory). */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# GPU check of `gputrace run --backtrace python` with real PyTorch (not in the GPU suite's list
+# yet): tests/gpu/torch_train.py traced with --backtrace python, then
+#  1. the run exits 0 and the trace has Python frames (pycode records);
+#  2. per line of torch_train.py, the kernels launched from there by `stats --by source` (the
+#     user's frame: torch's own frames passed over) equal the kernels the PyTorch profiler's
+#     with_stack=True attributes to that line over the same program (torch_prof_lines.py);
+#  3. bytes per kernel with stacks: the trace's size with and without --backtrace python over
+#     its kernels;
+#  4. advise names a place of torch_train.py for its findings that have launches.
+# Usage: bash tests/gpu/pystack.sh BUILD_DIR [OUT_DIR]
+# Prints one line per check, then "N passed, M failed"; exit 1 if any failed, 77 without torch
+# or a GPU.
+set -u
+build=$(realpath "$1")
+out=${2:-$(mktemp -d)}
+py=${PYTHON:-python3}
+src=$(realpath "$(dirname "$0")")
+gt="$build/cli/gputrace"
+mkdir -p "$out"
+pass=0
+failn=0
+ok() { echo "PASS $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; failn=$((failn + 1)); }
+
+"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
+	{ echo "no torch or no GPU: skipping"; exit 77; }
+
+# 1. the run and its frames
+"$gt" run -q -f --backtrace python -o "$out/py" -- "$py" "$src/torch_train.py" \
+	>"$out/py.out" 2>"$out/py.err"
+rc=$?
+[ $rc -eq 0 ] && ok "run --backtrace python exit 0" || bad "run exit $rc: $(tail -3 "$out/py.err")"
+"$gt" run -q -f -o "$out/plain" -- "$py" "$src/torch_train.py" >/dev/null 2>&1
+"$gt" info "$out/py.gtrace" >"$out/py.info" 2>&1
+grep -qE '^  pycode +[1-9]' "$out/py.info" && ok "Python code objects recorded" ||
+	bad "no pycode records: $(cat "$out/py.info")"
+
+# 2. the kernels per line, against the PyTorch profiler's with_stack
+"$py" "$src/torch_prof_lines.py" "$src/torch_train.py" >"$out/prof.lines" 2>"$out/prof.err" ||
+	bad "the profiler's run: $(tail -3 "$out/prof.err")"
+"$gt" stats --by source "$out/py.gtrace" -f csv -o "$out/source.csv" 2>"$out/source.err"
+awk -F, '/^# source_lines/ {s = 1; next} /^#/ {s = 0} s && $7 ~ /torch_train\.py$/ {print $8, $2}' \
+	"$out/source.csv" | sort -n >"$out/gt.lines"
+grep -v '^None ' "$out/prof.lines" | sort -n >"$out/prof.known"
+if [ -s "$out/gt.lines" ] && cmp -s "$out/gt.lines" "$out/prof.known"; then
+	ok "kernels per line equal the profiler's: $(tr '\n' ';' <"$out/gt.lines")"
+else
+	bad "kernels per line: gputrace [$(tr '\n' ';' <"$out/gt.lines")] profiler [$(tr '\n' ';' <"$out/prof.lines")]"
+fi
+
+# 3. bytes per kernel
+k=$("$gt" sql "$out/py.gtrace" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL" -f csv | tail -1)
+a=$(stat -c %s "$out/py.gtrace")
+b=$(stat -c %s "$out/plain.gtrace")
+if [ "${k:-0}" -gt 0 ]; then
+	ok "bytes: $a with stacks, $b without, $k kernels: $(awk -v a="$a" -v b="$b" -v k="$k" \
+		'BEGIN { printf "%.1f", (a - b) / k }') more per kernel"
+else
+	bad "no kernels in the trace"
+fi
+
+# 4. advise names places in torch_train.py
+"$gt" advise "$out/py.gtrace" >"$out/advise.txt" 2>&1
+grep -q 'Code: .*torch_train\.py(' "$out/advise.txt" && ok "advise names torch_train.py lines" ||
+	bad "advise names no torch_train.py line: $(grep 'Code:' "$out/advise.txt" | head -3)"
+
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]

@@ -1063,6 +1063,7 @@ int main(int argc, char **argv)
 		        "usage: perfetto-import TP --shape NAME | --trace FILE [--from T "
 		        "--to T | --nvtx SPEC] [--rank R] [--expect-edges] [--pieces BYTES] "
 		        "[--split]\n");
+		free(o);
 		return 2;
 	}
 	for (int i = 4; i < argc; i++) {
@@ -1089,12 +1090,15 @@ int main(int argc, char **argv)
 			pieces = strtoull(v, NULL, 10);
 		else {
 			fprintf(stderr, "perfetto-import: unknown option %s\n", argv[i - 1]);
+			free(o);
 			return 2;
 		}
 	}
 	tp = env && *env ? env : argv[1];
-	if (!tp_runs())
+	if (!tp_runs()) {
+		free(o);
 		return EXIT_SKIP;
+	}
 	if (!o || !mkdtemp(dir)) {
 		fail("no temporary directory: %s", strerror(errno));
 		goto out;

@@ -418,21 +418,31 @@ static int make_tmpdir(struct gt_output *o, struct gt_output_error *err)
 {
 	char dir[PATH_MAX], tmpl[PATH_MAX];
 	const char *base;
+	sigset_t old;
+	bool made;
+	int e;
 
 	if (o->tmpdir)
 		return 0;
 	if (split_path(o->target, dir, sizeof(dir), &base) < 0 ||
 	    snprintf(tmpl, sizeof(tmpl), "%s/.%s.gt-XXXXXX", dir, base) >= (int)sizeof(tmpl))
 		return fail(err, -ENAMETOOLONG, "%s: %s", o->path, strerror(ENAMETOOLONG));
-	if (!mkdtemp(tmpl))
-		return fail(err, -errno, "cannot create %s: %s", o->path, strerror(errno));
-	/* mkdtemp makes it 0700; the folder gets the mode mkdir() would have given it */
-	(void)chmod(tmpl, o->dmode);
-	o->tmpdir = node_push(tmpl, true);
+	/* made and on the list with the cleanup signals blocked: a signal between the two
+	 * would leave it behind */
+	block_signals(&old);
+	made = mkdtemp(tmpl) != NULL;
+	e = errno;
+	if (made)
+		o->tmpdir = node_push(tmpl, true);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!made)
+		return fail(err, -e, "cannot create %s: %s", o->path, strerror(e));
 	if (!o->tmpdir) {
 		rmdir(tmpl);
 		return -ENOMEM;
 	}
+	/* mkdtemp makes it 0700; the folder gets the mode mkdir() would have given it */
+	(void)chmod(tmpl, o->dmode);
 	return 0;
 }
 
@@ -474,6 +484,9 @@ static int make_subdirs(struct gt_output *o, const char *rel, const char *final,
 
 	for (p = strchr(rel, '/'); p; p = strchr(p + 1, '/')) {
 		struct stat st;
+		sigset_t old;
+		bool made;
+		int e;
 
 		if (snprintf(path, sizeof(path), "%s/%.*s", o->tmpdir->path, (int)(p - rel), rel) >=
 		    (int)sizeof(path))
@@ -492,9 +505,14 @@ static int make_subdirs(struct gt_output *o, const char *rel, const char *final,
 			o->subdirs = n;
 			o->cap_subdirs = cap;
 		}
-		if (mkdir(path, o->dmode) < 0)
-			return fail(err, -errno, "cannot create %s: %s", final, strerror(errno));
-		o->subdirs[o->nsubdirs] = node_push(path, true);
+		block_signals(&old); /* made and listed as one step (make_tmpdir) */
+		made = mkdir(path, o->dmode) == 0;
+		e = errno;
+		if (made)
+			o->subdirs[o->nsubdirs] = node_push(path, true);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (!made)
+			return fail(err, -e, "cannot create %s: %s", final, strerror(e));
 		if (!o->subdirs[o->nsubdirs]) {
 			rmdir(path);
 			return -ENOMEM;
@@ -512,7 +530,8 @@ static int create_member(struct gt_output *o, const char *final, int *fd,
 	struct tmpnode *n = NULL, *inner = NULL;
 	const char *base;
 	char *fin = strdup(final);
-	int r;
+	sigset_t old;
+	int r, e;
 
 	if (!fin)
 		return -ENOMEM;
@@ -533,12 +552,16 @@ static int create_member(struct gt_output *o, const char *final, int *fd,
 			r = fail(err, -ENAMETOOLONG, "%s: %s", final, strerror(ENAMETOOLONG));
 			goto out;
 		}
+		block_signals(&old); /* made and listed as one step (make_tmpdir) */
 		*fd = open(tmpl, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, o->mode);
+		e = errno;
+		if (*fd >= 0)
+			inner = node_push(tmpl, false);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (*fd < 0) {
-			r = fail(err, -errno, "cannot create %s: %s", final, strerror(errno));
+			r = fail(err, -e, "cannot create %s: %s", final, strerror(e));
 			goto out;
 		}
-		inner = node_push(tmpl, false);
 		if (!inner) {
 			close(*fd);
 			unlink(tmpl);
@@ -551,14 +574,18 @@ static int create_member(struct gt_output *o, const char *final, int *fd,
 			r = fail(err, -ENAMETOOLONG, "%s: %s", final, strerror(ENAMETOOLONG));
 			goto out;
 		}
+		block_signals(&old); /* made and listed as one step (make_tmpdir) */
 		*fd = mkostemp(tmpl, O_CLOEXEC);
+		e = errno;
+		if (*fd >= 0)
+			n = node_push(tmpl, false);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (*fd < 0) {
-			r = fail(err, -errno, "cannot create %s: %s", final, strerror(errno));
+			r = fail(err, -e, "cannot create %s: %s", final, strerror(e));
 			goto out;
 		}
 		/* mkostemp makes it 0600; the file gets the mode open() would have given it */
 		(void)fchmod(*fd, o->mode);
-		n = node_push(tmpl, false);
 		if (!n) {
 			close(*fd);
 			unlink(tmpl);

@@ -3,8 +3,8 @@
 # calls NVTX through a ctypes library (tests/pystack-lib.c) from known functions and lines, on
 # the main thread, a threading.Thread and a thread started in C, traced with `gputrace run
 # --backtrace python`; the exact file, function and line of each range in SQL, Chrome,
-# Perfetto (through its own importer) and `stats --by source`; a call with the GIL let go
-# gets no stack; the interpreter exiting while threads are inside NVTX calls; CPython 3.10 to
+# Perfetto (through its own importer) and `stats --by source`; calls with the GIL let go (their
+# frames read from memory, names of any code points); the interpreter exiting while threads are inside NVTX calls; CPython 3.10 to
 # 3.13 where pyenv has them; a program without Python records nothing.
 # Usage: cli-pystack.sh gputrace libpystack-lib.so pystack-app.py libgputrace-inject.so
 #        trace_processor_shell stack-app perfetto-import
@@ -36,19 +36,27 @@ frames_query="SELECT n.text AS t, count(*) AS k, (SELECT group_concat(v, ' > ') 
 	c.symbol JOIN StringIds m ON m.id = c.module WHERE c.id = n.callchainId AND m.value =
 	'$app' ORDER BY c.stackDepth)) AS f FROM NVTX_EVENTS n GROUP BY n.text, n.callchainId
 	ORDER BY t, f"
+# calls that let the GIL go: their frames are read from memory (3.11+), the functions of raw
+# and raw4 first seen so (their names, of Latin-1 and of 4-byte code points, read as well)
 frames_want="fromc,1,from_c:31
-inner,3,inner:15 > Model.forward:21 > main:44 > <module>:59
-mark,3,Model.forward:22 > main:44 > <module>:59
-nogil,1,
+inner,3,inner:15 > Model.forward:21 > main:53 > <module>:68
+mark,3,Model.forward:22 > main:53 > <module>:68
+nogil,1,main:59 > <module>:68
+raw,1,grüße:46 > main:59 > <module>:68
+raw4,1,𠀀σ:42 > grüße:47 > main:59 > <module>:68
 thread,1,worker:26"
 
-check_trace() { # TRACE [3.10: function names without their class]
-	local want=$frames_want
-	[ "${2:-}" = 3.10 ] && want=${want//Model.forward/forward}
+check_trace() { # TRACE [3.10: function names without their class, no frames without the GIL]
+	local want=$frames_want stacks=7
+	if [ "${2:-}" = 3.10 ]; then
+		want=${want//Model.forward/forward}
+		want=$(sed -E 's/^(nogil|raw|raw4),1,.*/\1,1,/' <<<"$want")
+		stacks=4
+	fi
 	sql "$1" "$frames_query"
 	expect_out "$want"
 	expect_rc 0 "$gputrace" info "$1"
-	out_has_line "  stack        4"
+	out_has_line "  stack        $stacks"
 }
 
 # ---- gputrace run --backtrace python ----
@@ -56,15 +64,15 @@ expect_rc 0 "$gputrace" run -q --backtrace python -o p -- "$py" "$app" "$lib"
 check_trace p.gtrace
 # the thread's outer frames are threading.py's; every Python frame resolved, with a line
 sql p.gtrace "SELECT count(*), sum(unresolved), count(lineNumber) FROM CUDA_CALLCHAINS"
-expect_out "12,0,12"
+expect_out "21,0,21"
 sql p.gtrace "SELECT s.value FROM CUDA_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol JOIN
 	StringIds m ON m.id = c.module WHERE m.value LIKE '%/threading.py' ORDER BY c.stackDepth"
 expect_out "Thread.run
 Thread._bootstrap_inner
 Thread._bootstrap"
 expect_rc 0 "$gputrace" info p.gtrace
-out_has_line "  pycode       9"
-out_has_line "  pyline       10"
+out_has_line "  pycode       11"
+out_has_line "  pyline       15"
 
 # ---- GPUTRACE_BACKTRACE without the CLI ----
 expect_rc 0 env NVTX_INJECTION64_PATH="$inject" GPUTRACE_BACKTRACE=python \
@@ -85,22 +93,30 @@ done
 expect_rc 0 "$gputrace" run -q --backtrace all -o a -- "$py" "$app" "$lib"
 sql a.gtrace "$frames_query"
 expect_out "$frames_want"
-# the call with the GIL let go keeps its native frames (no Python frame replaces them)
-sql a.gtrace "SELECT count(*) > 3 FROM CUDA_CALLCHAINS c JOIN NVTX_EVENTS n ON c.id =
-	n.callchainId WHERE n.text = 'nogil'"
-expect_out "1"
+# the call with the GIL let go: ctypes' native frames up to the interpreter, then its two
+# Python frames
+sql a.gtrace "SELECT sum(c.lineNumber IS NULL) > 3, sum(c.lineNumber IS NOT NULL) FROM
+	CUDA_CALLCHAINS c JOIN NVTX_EVENTS n ON c.id = n.callchainId WHERE n.text = 'nogil'"
+expect_out "1,2"
 # no frame of the interpreter's own code between the library and the Python frames
 sql a.gtrace "SELECT count(*) FROM CUDA_CALLCHAINS c JOIN NVTX_EVENTS n ON c.id =
-	n.callchainId JOIN StringIds s ON s.id = c.symbol WHERE n.text = 'inner' AND s.value
-	LIKE '_PyEval_EvalFrame%'"
+	n.callchainId JOIN StringIds s ON s.id = c.symbol WHERE n.text IN ('inner', 'nogil')
+	AND s.value LIKE '_PyEval_EvalFrame%'"
 expect_out "0"
 
 # ---- the interpreter exits while threads are inside NVTX calls ----
 expect_rc 3 "$gputrace" run -q --backtrace python -o e -- "$py" "$app" "$lib" exit
-sql e.gtrace "SELECT text, count(callchainId) = count(*) FROM NVTX_EVENTS WHERE text IN
-	('gilspin', 'spin') GROUP BY text ORDER BY text"
-expect_out "gilspin,1
-spin,0"
+# every range of the thread holding the GIL has its stack; the thread that let it go has its
+# frames read from memory until the interpreter begins finalizing (then none: its thread state
+# is about to be freed), and the process exits with the program's status
+sql e.gtrace "SELECT count(callchainId) = count(*) FROM NVTX_EVENTS WHERE text = 'gilspin'"
+expect_out "1"
+sql e.gtrace "SELECT count(callchainId) >= 1000 FROM NVTX_EVENTS WHERE text = 'spin'"
+expect_out "1"
+sql e.gtrace "SELECT DISTINCT s.value FROM NVTX_EVENTS n JOIN CUDA_CALLCHAINS c ON c.id =
+	n.callchainId JOIN StringIds s ON s.id = c.symbol WHERE n.text = 'spin' AND
+	c.stackDepth = 0"
+expect_out "Thread.run"
 
 # ---- a program without Python: no stack, nothing recorded ----
 expect_rc 0 "$gputrace" run -q --backtrace python -o c -- "$stack_app"
@@ -117,8 +133,14 @@ gpu_ns,kernels,api_calls,api_ns,nvtx,nvtx_ns,file,line,function" ] ||
 grep -F "$app" "$tmp/out" | cut -d, -f1-5,7- | sed "s|$app|APP|" | LC_ALL=C sort >"$tmp/rows"
 [ "$(cat "$tmp/rows")" = "0,0,0,0,1,APP,26,worker
 0,0,0,0,1,APP,31,from_c
+0,0,0,0,1,APP,42,𠀀σ
+0,0,0,0,1,APP,46,grüße
+0,0,0,0,1,APP,59,main
 0,0,0,0,1,APP,from_c
+0,0,0,0,1,APP,grüße
+0,0,0,0,1,APP,main
 0,0,0,0,1,APP,worker
+0,0,0,0,1,APP,𠀀σ
 0,0,0,0,3,APP,15,inner
 0,0,0,0,3,APP,22,Model.forward
 0,0,0,0,3,APP,Model.forward
@@ -137,16 +159,17 @@ if [ -n "$tp" ] && [ -x "$tp" ] && "$tp" --version >/dev/null 2>&1; then
 			'user_annotation' GROUP BY r.name, py ORDER BY r.name"
 		sed -i "s|$app|APP|g" "$tmp/out"
 		for want in '"fromc","APP(31): from_c"' \
-			'"inner","APP(59): <module> > APP(44): main > APP(21): Model.forward > APP(15): inner"' \
-			'"mark","APP(59): <module> > APP(44): main > APP(22): Model.forward"' \
-			'"nogil","[NULL]"'; do
+			'"inner","APP(68): <module> > APP(53): main > APP(21): Model.forward > APP(15): inner"' \
+			'"mark","APP(68): <module> > APP(53): main > APP(22): Model.forward"' \
+			'"nogil","APP(68): <module> > APP(59): main"' \
+			'"raw4","APP(68): <module> > APP(59): main > APP(47): grüße > APP(42): 𠀀σ"'; do
 			grep -qxF -- "$want" "$tmp/out" || fail "$f: no row [$want] in $(cat "$tmp/out")"
 		done
 		grep -q '"thread",".*threading.py([0-9]*): Thread._bootstrap > .* > APP(26): worker"' \
 			"$tmp/out" || fail "$f: thread's frames: $(cat "$tmp/out")"
 		expect_rc 0 "$tp" query "$f" "SELECT count(*) FROM slice WHERE category =
 			'python_function'"
-		grep -qx '26' "$tmp/out" || fail "$f: $(tail -n 1 "$tmp/out") Python slices, not 26"
+		grep -qx '35' "$tmp/out" || fail "$f: $(tail -n 1 "$tmp/out") Python slices, not 35"
 	done
 	# Kineto's fields: each frame's "Python id", its parent's as "Python parent id"
 	grep -q '"name":"'"$app"'(15): inner",.*"args":{"Python id":[0-9]*,"Python parent id":[0-9]*}' \

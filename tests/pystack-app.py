@@ -1,6 +1,6 @@
-# Test program for tests/cli-pystack.sh: NVTX ranges and marks from known functions and lines
-# through tests/pystack-lib.c, from the main thread, a threading.Thread, a thread started in
-# C, with the GIL let go (no Python frames), and (with "exit") while the interpreter exits.
+# Test program for tests/cli-pystack.sh: NVTX ranges and marks from known functions and lines via
+# tests/pystack-lib.c, from the main thread, a threading.Thread, a thread started in C, with the
+# GIL let go (frames read without it from 3.11), and (with "exit") while the interpreter exits.
 # Usage: pystack-app.py libpystack-lib.so [exit]
 import ctypes
 import sys
@@ -38,6 +38,15 @@ def spin_with_gil():
         lib.pyst_pop()
 
 
+def 𠀀σ():  # a name of 4-byte code points
+    nogil.pyst_mark(b"raw4")
+
+
+def grüße():  # a Latin-1 name; both code objects first seen without the GIL
+    nogil.pyst_mark(b"raw")
+    𠀀σ()
+
+
 def main():
     m = Model()
     for _ in range(3):
@@ -47,7 +56,7 @@ def main():
     t.join()
     cb = CALLBACK(from_c)
     nogil.pyst_run_thread(cb)
-    nogil.pyst_mark(b"nogil")
+    nogil.pyst_mark(b"nogil"); grüße()  # noqa: E702
     if len(sys.argv) > 2 and sys.argv[2] == "exit":
         threading.Thread(target=nogil.pyst_spin, daemon=True).start()
         threading.Thread(target=spin_with_gil, daemon=True).start()

@@ -77,21 +77,26 @@ head -12 "$out/operators.csv"
 
 # 4. chrome
 "$gt" export "$out/ops.gtrace" -f chrome -o "$out/ops.json" 2>/dev/null
-"$py" - "$out/ops.json" >"$out/chrome.txt" <<'PYEOF'
+"$py" - "$out/ops.json" >"$out/chrome.txt" 2>"$out/orphans.txt" <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 ops = {(e["pid"], e["args"]["External id"]) for e in ev if e.get("cat") == "cpu_op"}
 ks = [e for e in ev if e.get("cat") == "kernel"]
-rt = {e["args"]["correlation"]: e["pid"] for e in ev if e.get("cat") == "cuda_runtime"}
+# the launching call: a runtime call, or a driver call made by the program (cuBLAS, Triton)
+rt = {e["args"]["correlation"]: e["pid"] for e in ev
+      if e.get("cat") in ("cuda_runtime", "cuda_driver")}
 with_id = [k for k in ks if "External id" in k["args"]]
 orphans = [k for k in with_id
            if (rt.get(k["args"]["correlation"]), k["args"]["External id"]) not in ops]
 print(len(ops), len(ks), len(with_id), len(orphans))
+for k in orphans[:5]:
+    print("orphan:", k["name"][:60], k["args"]["correlation"], k["args"]["External id"],
+          rt.get(k["args"]["correlation"]), file=sys.stderr)
 PYEOF
 read -r nop nk nkid norph <"$out/chrome.txt"
 [ "${nop:-0}" -gt 0 ] && ok "chrome: $nop cpu_op events" || bad "chrome: no cpu_op"
 [ "${norph:-1}" -eq 0 ] && ok "chrome: $nkid of $nk kernels carry their operator's External id" ||
-	bad "chrome: ${norph:-?} kernels with an External id no cpu_op has"
+	bad "chrome: ${norph:-?} kernels with an External id no cpu_op has: $(cat "$out/orphans.txt")"
 
 # 5. perfetto
 if [ -n "$tp" ]; then

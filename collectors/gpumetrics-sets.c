@@ -122,7 +122,13 @@ char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason, 
 
 	if (cupti_error && !*cupti_error)
 		cupti_error = NULL;
-	if (what && cupti_error)
+	if (reason == GT_GM_REFUSED)
+		n = snprintf(buf, bytes,
+		             "GPU metrics of device %u sampled without %s: %s "
+		             "(cuptiProfilerHostConfigAddMetrics%s%s)",
+		             dev, what ? what : "some metrics", gt_gpu_metrics_reason_name(reason),
+		             cupti_error ? ": " : "", cupti_error ? cupti_error : "");
+	else if (what && cupti_error)
 		n = snprintf(buf, bytes, "GPU metrics of device %u not sampled: %s (%s: %s)", dev,
 		             gt_gpu_metrics_reason_name(reason), what, cupti_error);
 	else if (what || cupti_error)

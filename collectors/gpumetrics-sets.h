@@ -32,8 +32,10 @@ size_t gt_gm_set_for_chip(const char *chip, unsigned set, const struct gt_gm_def
 unsigned gt_gm_reason_of(int cupti_result);
 
 /* The notice's text for device dev not sampled for `reason`: "GPU metrics of device 0 not
- * sampled: <reason> (<what>: <cupti_error>)", and for no permission how to allow it. what
- * and cupti_error may be NULL. Into buf (bytes > 0); returns buf. */
+ * sampled: <reason> (<what>: <cupti_error>)", and for no permission how to allow it. For
+ * GT_GM_REFUSED, what names the metrics left out: "GPU metrics of device 0 sampled without
+ * <what>: <reason> (cuptiProfilerHostConfigAddMetrics: <cupti_error>)". what and cupti_error
+ * may be NULL. Into buf (bytes > 0); returns buf. */
 char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason, const char *what,
                         const char *cupti_error);
 

@@ -158,18 +158,28 @@ static int gm_lock(uint32_t dev, bool *other)
 	return fd;
 }
 
-/* The host object with `d`'s metrics for its chip, and its config image (malloc'd). */
-static CUptiResult gm_config(struct gm_dev *d, const char *chip, uint8_t *avail, uint8_t **image,
-                             size_t *bytes)
+/* Let a host object go; NULL is none. */
+static void gm_host_free(CUpti_Profiler_Host_Object *host)
+{
+	CUpti_Profiler_Host_Deinitialize_Params hd = {
+	        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+
+	if (!host)
+		return;
+	hd.pHostObject = host;
+	fn.cuptiProfilerHostDeinitialize(&hd);
+}
+
+/* A host object for chip's PM sampling, with the counter availability image avail (NULL:
+ * none), and names[0..n) added to its configuration. *host gets the object whenever it was
+ * made, also when adding failed (the caller frees it). Returns CUPTI's first failure. */
+static CUptiResult gm_host_new(const char *chip, uint8_t *avail, const char **names, size_t n,
+                               CUpti_Profiler_Host_Object **host)
 {
 	CUpti_Profiler_Host_Initialize_Params hi = {
 	        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
 	        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-	CUpti_Profiler_Host_GetConfigImageSize_Params is = {
-	        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-	CUpti_Profiler_Host_GetConfigImage_Params gi = {
-	        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
 	CUptiResult r;
 
 	hi.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
@@ -177,11 +187,96 @@ static CUptiResult gm_config(struct gm_dev *d, const char *chip, uint8_t *avail,
 	hi.pCounterAvailabilityImage = avail;
 	if ((r = fn.cuptiProfilerHostInitialize(&hi)) != CUPTI_SUCCESS)
 		return r;
-	d->host = hi.pHostObject;
-	am.pHostObject = d->host;
-	am.ppMetricNames = d->names;
-	am.numMetrics = d->n;
-	if ((r = fn.cuptiProfilerHostConfigAddMetrics(&am)) != CUPTI_SUCCESS)
+	*host = hi.pHostObject;
+	am.pHostObject = hi.pHostObject;
+	am.ppMetricNames = names;
+	am.numMetrics = n;
+	return fn.cuptiProfilerHostConfigAddMetrics(&am);
+}
+
+/* Metrics the device's counter availability refused, left out of its set (gm_drop_refused). */
+struct gm_refused {
+	size_t n;
+	int result;      /* CUPTI's result for each of them; 0 when theirs differ */
+	char names[400]; /* their names, ", " between; each with its result when those differ */
+};
+
+/* The set was refused with the device's counter availability image (a GPU without an active
+ * NVLink refuses the NVLink metrics, and one refused metric fails the whole call): which
+ * metrics does it refuse, each in a host object of its own? Those leave d's set, the others
+ * keep their order (so the metrics' index stays dense), and *out names them. Returns how
+ * many were left out; 0 when none is refused alone, or every one is (the set is unchanged). */
+static size_t gm_drop_refused(struct gm_dev *d, const char *chip, uint8_t *avail,
+                              struct gm_refused *out)
+{
+	CUptiResult res[GT_GPU_METRICS_MAX];
+	size_t kept = 0, len = 0;
+	bool same = true;
+
+	out->n = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		CUpti_Profiler_Host_Object *h = NULL;
+
+		res[i] = gm_host_new(chip, avail, &d->names[i], 1, &h);
+		gm_host_free(h);
+		if (res[i] == CUPTI_SUCCESS)
+			continue;
+		if (out->n && res[i] != (CUptiResult)out->result)
+			same = false;
+		if (!out->n)
+			out->result = (int)res[i];
+		out->n++;
+	}
+	if (out->n == d->n)
+		out->n = 0;
+	if (!out->n)
+		return 0;
+	out->names[0] = '\0';
+	for (size_t i = 0; i < d->n; i++) {
+		const char *err = NULL;
+		int w;
+
+		if (res[i] == CUPTI_SUCCESS) {
+			d->defs[kept] = d->defs[i];
+			d->names[kept++] = d->names[i];
+			continue;
+		}
+		if (!same && gt_cupti.cuptiGetResultString)
+			gt_cupti.cuptiGetResultString(res[i], &err);
+		if (!same && !err)
+			err = "?";
+		if (len < sizeof(out->names)) {
+			w = snprintf(out->names + len, sizeof(out->names) - len, "%s%s%s%s%s",
+			             len ? ", " : "", d->defs[i]->name, err ? " (" : "",
+			             err ? err : "", err ? ")" : "");
+			len += w > 0 ? (size_t)w : 0;
+		}
+	}
+	d->n = kept;
+	if (!same)
+		out->result = 0;
+	return out->n;
+}
+
+/* The host object with `d`'s metrics for its chip, and its config image (malloc'd); the
+ * metrics the device refuses left out of d's set, named in *refused. */
+static CUptiResult gm_config(struct gm_dev *d, const char *chip, uint8_t *avail, uint8_t **image,
+                             size_t *bytes, struct gm_refused *refused)
+{
+	CUpti_Profiler_Host_GetConfigImageSize_Params is = {
+	        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+	CUpti_Profiler_Host_GetConfigImage_Params gi = {
+	        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+	CUptiResult r;
+
+	refused->n = 0;
+	r = gm_host_new(chip, avail, d->names, d->n, &d->host);
+	if (r != CUPTI_SUCCESS && d->host && avail && gm_drop_refused(d, chip, avail, refused)) {
+		gm_host_free(d->host);
+		d->host = NULL;
+		r = gm_host_new(chip, avail, d->names, d->n, &d->host);
+	}
+	if (r != CUPTI_SUCCESS)
 		return r;
 	is.pHostObject = d->host;
 	if ((r = fn.cuptiProfilerHostGetConfigImageSize(&is)) != CUPTI_SUCCESS)
@@ -217,6 +312,7 @@ static void gm_start(uint32_t dev)
 	CUpti_PmSampling_Start_Params st = {CUpti_PmSampling_Start_Params_STRUCT_SIZE};
 	uint8_t *avail = NULL, *image = NULL;
 	size_t image_bytes = 0;
+	struct gm_refused refused;
 	const char *what = NULL;
 	bool other = false;
 	CUptiResult r;
@@ -258,7 +354,8 @@ static void gm_start(uint32_t dev)
 		what = "cuptiPmSamplingGetCounterAvailability";
 		goto fail;
 	}
-	if ((r = gm_config(d, cn.pChipName, avail, &image, &image_bytes)) != CUPTI_SUCCESS) {
+	if ((r = gm_config(d, cn.pChipName, avail, &image, &image_bytes, &refused)) !=
+	    CUPTI_SUCCESS) {
 		what = "building the configuration (profiler host API)";
 		goto fail;
 	}
@@ -319,6 +416,8 @@ static void gm_start(uint32_t dev)
 		m.scale = d->defs[i]->scale;
 		gt_emit_wait(&m.hdr);
 	}
+	if (refused.n)
+		gm_notice(dev, GT_GM_REFUSED, refused.result, refused.names);
 	d->running = true;
 	free(avail);
 	free(image);
@@ -335,14 +434,8 @@ fail:
 	free(d->counter_data);
 	d->counter_data = NULL;
 out_unlock:
-	if (d->host) {
-		CUpti_Profiler_Host_Deinitialize_Params hd = {
-		        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-
-		hd.pHostObject = d->host;
-		fn.cuptiProfilerHostDeinitialize(&hd);
-		d->host = NULL;
-	}
+	gm_host_free(d->host);
+	d->host = NULL;
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	d->lock_fd = -1;

@@ -372,7 +372,9 @@ START_TEST(stats_means_and_peaks)
 	                    "0,DRAM Read Bandwidth,bytes/s,step 2,2,1000.00,2000.00,100\n"
 	                    "\n# gpu_busy\n"
 	                    "gpu,samples,gpu_busy_pct,sm_active_pct,sm_active_busy_pct\n"
-	                    "0,4,75.00,40.62,54.17\n");
+	                    "0,4,75.00,40.62,54.17\n"
+	                    "\n# gpu_metrics_notices\n"
+	                    "pid,reason,message\n");
 	free(out);
 	/* the run's summary says who sampled */
 	{
@@ -399,6 +401,93 @@ START_TEST(stats_means_and_peaks)
 }
 END_TEST
 
+static void tb_gm_notice(struct tb *t, uint32_t pid, unsigned severity, unsigned reason,
+                         const char *msg)
+{
+	struct gt_rec_notice n = {0};
+
+	n.ts_ns = 1000000;
+	n.severity = severity;
+	n.code = GT_NOTICE_GPU_METRICS;
+	n.detail = (int32_t)reason;
+	n.message_id = tb_str(t, msg);
+	tb_put(t, &n, GT_REC_NOTICE, sizeof(n), pid);
+}
+
+/* The report's notices: the warnings that a GPU was not sampled, in trace order, each
+ * whole; not the informational one (another process samples the GPU), nor other codes. */
+START_TEST(stats_notices)
+{
+	static const char perm[] =
+	        "GPU metrics of device 0 not sampled: no permission to read GPU performance "
+	        "counters (cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); the "
+	        "driver lets only administrators read the counters "
+	        "(NVreg_RestrictProfilingToAdminUsers=1): run as root or set the module parameter "
+	        "to 0";
+	struct gt_stats_options o = {.reports = GT_STATS_REPORT_GPU_METRICS};
+	struct gt_rec_notice other = {0};
+	struct gt_reader *r;
+	const char *msg = NULL;
+	char *out = NULL, want[1024];
+	size_t len = 0;
+	struct tb t;
+	FILE *f;
+
+	tb_open(&t, "node-a");
+	tb_process(&t, 100, -1, "node-a", 0x11);
+	tb_process(&t, 101, -1, "node-a", 0x11);
+	tb_gm_notice(&t, 100, GT_NOTICE_WARNING, GT_GM_NO_PERMISSION, perm);
+	tb_gm_notice(
+	        &t, 101, GT_NOTICE_INFO, GT_GM_OTHER_PROCESS,
+	        "GPU metrics of device 0 not sampled: another traced process samples this GPU");
+	other.severity = GT_NOTICE_WARNING;
+	other.code = GT_NOTICE_CUPTI_ERROR;
+	other.message_id = tb_str(&t, "not about GPU metrics");
+	tb_put(&t, &other, GT_REC_NOTICE, sizeof(other), 100);
+	tb_gm_notice(&t, 101, GT_NOTICE_WARNING, GT_GM_BUSY,
+	             "GPU metrics of device 0 not sampled: another profiler holds the GPU's "
+	             "performance counters");
+	tb_close(&t);
+
+	out = stats_csv(t.path, GT_STATS_REPORT_GPU_METRICS);
+	snprintf(want, sizeof(want),
+	         "# gpu_metrics\n"
+	         "gpu,metric,unit,scope,samples,mean,peak,sampled_by_pid\n"
+	         "\n# gpu_busy\n"
+	         "gpu,samples,gpu_busy_pct,sm_active_pct,sm_active_busy_pct\n"
+	         "\n# gpu_metrics_notices\n"
+	         "pid,reason,message\n"
+	         "100,no permission to read GPU performance counters,%s\n"
+	         "101,another profiler holds the GPU's performance counters,GPU metrics of "
+	         "device 0 not sampled: another profiler holds the GPU's performance "
+	         "counters\n",
+	         perm);
+	tb_expect_text(out, want);
+	free(out);
+
+	/* a table keeps the message whole (a name cell is cut at 160 characters) */
+	r = tb_reader(t.path);
+	f = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(gt_stats_report(r, f, &o, &msg) == 0, "%s", msg);
+	fclose(f);
+	gt_reader_close(r);
+	snprintf(want, sizeof(want),
+	         "\nGPU metrics not sampled (notices)\n"
+	         "Pid  %-53s  Message\n"
+	         "100  %-53s  %s\n"
+	         "101  %-53s  GPU metrics of device 0 not sampled: another profiler holds the "
+	         "GPU's performance counters\n",
+	         "Reason", "no permission to read GPU performance counters", perm,
+	         "another profiler holds the GPU's performance counters");
+	ck_assert_msg(strlen(out) > strlen(want) &&
+	                      strcmp(out + strlen(out) - strlen(want), want) == 0,
+	              "%s", out);
+	free(out);
+	tb_remove(&t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("gpumetrics");
@@ -414,6 +503,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, sqlite_tables);
 	tcase_add_test(tc, perfetto_counter_tracks);
 	tcase_add_test(tc, stats_means_and_peaks);
+	tcase_add_test(tc, stats_notices);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

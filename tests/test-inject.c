@@ -4,12 +4,15 @@
  * Runs in the test process; GT_INJECT_LIB names the built libgputrace-inject.so. */
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <glob.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -885,7 +888,20 @@ static CUptiResult CUPTIAPI fake_callback_name(CUpti_CallbackDomain d, uint32_t 
 
 static CUptiResult CUPTIAPI fake_result_string(CUptiResult r, const char **s)
 {
-	*s = r == CUPTI_ERROR_INVALID_PARAMETER ? "CUPTI_ERROR_INVALID_PARAMETER" : "FAKE";
+	switch (r) {
+	case CUPTI_ERROR_INVALID_PARAMETER:
+		*s = "CUPTI_ERROR_INVALID_PARAMETER";
+		break;
+	case CUPTI_ERROR_NOT_SUPPORTED:
+		*s = "CUPTI_ERROR_NOT_SUPPORTED";
+		break;
+	case CUPTI_ERROR_UNKNOWN:
+		*s = "CUPTI_ERROR_UNKNOWN";
+		break;
+	default:
+		*s = "FAKE";
+		break;
+	}
 	return CUPTI_SUCCESS;
 }
 
@@ -981,8 +997,25 @@ static CUptiResult CUPTIAPI fake_dropped(CUcontext c, uint32_t s, size_t *n)
 	return CUPTI_SUCCESS;
 }
 
+/* Every context is device 0's, context 1. */
+static CUptiResult CUPTIAPI fake_device_id(CUcontext c, uint32_t *dev)
+{
+	(void)c;
+	*dev = 0;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_context_id(CUcontext c, uint32_t *id)
+{
+	(void)c;
+	*id = 1;
+	return CUPTI_SUCCESS;
+}
+
 static void fake_install(void)
 {
+	gt_cupti.cuptiGetDeviceId = fake_device_id;
+	gt_cupti.cuptiGetContextId = fake_context_id;
 	gt_cupti.cuptiSubscribe = fake_subscribe;
 	gt_cupti.cuptiUnsubscribe = fake_unsubscribe;
 	gt_cupti.cuptiEnableCallback = fake_enable_callback;
@@ -1307,10 +1340,311 @@ START_TEST(stack_api)
 }
 END_TEST
 
+/* ---- GPU metrics (collectors/gpumetrics.c) on a fake PM sampling API ---- */
+
+/* Device 0's uuid in the child: its pid in the first bytes, so that the collector's lock file
+ * (one per GPU uuid) is this test's own. */
+static CUresult fake_cu_device_get(CUdevice *dev, int ordinal)
+{
+	*dev = ordinal;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_cu_uuid(CUuuid *uuid, CUdevice dev)
+{
+	uint32_t pid = (uint32_t)getpid();
+
+	(void)dev;
+	memset(uuid->bytes, 0x77, sizeof(uuid->bytes));
+	memcpy(uuid->bytes, &pid, sizeof(pid));
+	return CUDA_SUCCESS;
+}
+
+/* In the child: GPU metrics of every device on tests/fake-pmsampling.c's API (GT_FAKE_PM_LIB,
+ * loaded first and named as the libcupti the collector resolves it from), then a context of
+ * device 0 is created; returns once the sampler thread is starting the device (it finishes
+ * that, and stops sampling, at the exit). */
+static void gpumetrics_child(void)
+{
+	void *fake = dlopen(getenv("GT_FAKE_PM_LIB"), RTLD_NOW | RTLD_LOCAL);
+	CUpti_ResourceData rd = {.context = (CUcontext)(uintptr_t)1};
+	const char *what = NULL;
+	int (*wait_begun)(int);
+
+	if (!fake)
+		_exit(2);
+	*(void **)&wait_begun = dlsym(fake, "fake_pm_wait_begun");
+	if (!wait_begun)
+		_exit(3);
+	fake_refuse = REFUSE_MAX;
+	setenv("GPUTRACE_GPU_METRICS", "all", 1);
+	setenv("GPUTRACE_API", "launch", 1);
+	setenv("GPUTRACE_FLUSH_MS", "0", 1);
+	unsetenv("GPUTRACE_TRACE");
+	unsetenv("GPUTRACE_CAPTURE_RANGE");
+	if (gt_inject_start() < 0)
+		_exit(4);
+	fake_install();
+	snprintf(gt_cupti_path, sizeof(gt_cupti_path), "%s", getenv("GT_FAKE_PM_LIB"));
+	gt_cuda.device_get = fake_cu_device_get;
+	gt_cuda.get_uuid = fake_cu_uuid;
+	if (gt_cupti_start(&what) != 0)
+		_exit(5);
+	if (!fake_cb_fn)
+		_exit(6);
+	fake_cb_fn(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+	/* the sampler thread takes the device up; a generous bound, for a failure only */
+	if (wait_begun(50) != 0)
+		_exit(7);
+}
+
+/* The whole output of `cmd` (malloc'd) and its exit status. */
+static char *run_cmd(const char *cmd, int *status)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	char chunk[4096];
+	FILE *p = popen(cmd, "r");
+	FILE *m = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(m);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, m);
+	*status = pclose(p);
+	fclose(m);
+	return buf;
+}
+
+/* What the fake API is to refuse with the availability image (fake-pmsampling.c), and what
+ * the trace must then hold: the metrics kept (of the GH100 set's ten), the notice. */
+static const struct {
+	const char *refuse; /* GT_FAKE_PM_REFUSE */
+	unsigned kept;      /* metrics sampled: the first seven and GR Active, or none */
+	unsigned reason;    /* the notice's detail */
+	const char *notice;
+} gm_cases[] = {
+        {"nvlink", 8, GT_GM_REFUSED,
+         "GPU metrics of device 0 sampled without NVLink RX Bandwidth, NVLink TX Bandwidth: "
+         "the GPU's counter availability refuses these metrics "
+         "(cuptiProfilerHostConfigAddMetrics: CUPTI_ERROR_UNKNOWN)"},
+        /* each refused for a reason of its own: each named with its own */
+        {"mixed", 8, GT_GM_REFUSED,
+         "GPU metrics of device 0 sampled without NVLink RX Bandwidth (CUPTI_ERROR_UNKNOWN), "
+         "NVLink TX Bandwidth (CUPTI_ERROR_NOT_SUPPORTED): the GPU's counter availability "
+         "refuses these metrics (cuptiProfilerHostConfigAddMetrics)"},
+        /* every metric refused: not sampled at all, as before */
+        {"all", 0, GT_GM_ERROR,
+         "GPU metrics of device 0 not sampled: a CUPTI call failed (building the configuration "
+         "(profiler host API): CUPTI_ERROR_UNKNOWN)"},
+};
+
+/* The GH100 set: its names and counters, in its order; NVLink RX and TX are 7 and 8. */
+static const char *const gm_names[] = {
+        "SMs Active",           "SM Issue",
+        "Tensor Active",        "DRAM Read Bandwidth",
+        "DRAM Write Bandwidth", "PCIe Read Bandwidth",
+        "PCIe Write Bandwidth", "NVLink RX Bandwidth",
+        "NVLink TX Bandwidth",  "GR Active",
+};
+static const char *const gm_counters[] = {
+        "sm__cycles_active",
+        "sm__inst_executed_realtime",
+        "sm__pipe_tensor_cycles_active_realtime",
+        "dram__bytes_read",
+        "dram__bytes_write",
+        "pcie__read_bytes",
+        "pcie__write_bytes",
+        "nvlrx__bytes",
+        "nvltx__bytes",
+        "gr__cycles_active",
+};
+static const char *const gm_suffixes[] = {
+        ".avg.pct_of_peak_sustained_elapsed",
+        ".avg.pct_of_peak_sustained_elapsed",
+        ".avg.pct_of_peak_sustained_elapsed",
+        ".sum.per_second",
+        ".sum.per_second",
+        ".sum.per_second",
+        ".sum.per_second",
+        ".sum.per_second",
+        ".sum.per_second",
+        ".avg.pct_of_peak_sustained_elapsed",
+};
+
+/* Metric k of the eight sampled: the set's metric number k, past the two NVLink ones. */
+static unsigned gm_kept(unsigned k)
+{
+	return k < 7 ? k : k + 2;
+}
+
+/* fake-pmsampling.c's value of metric k of eight, raw: (k + 1) * 10.5 % (scale 1000) or
+ * (k + 1) GB/s. */
+static uint64_t gm_raw(unsigned k)
+{
+	return gm_suffixes[gm_kept(k)][1] == 'a' ? (k + 1) * 10500ull : (k + 1) * 1000000000ull;
+}
+
+/* The host API calls with the NVLink metrics refused: the set refused with the availability
+ * image, each metric alone in a host object of its own, then the eight kept; sampling of
+ * eight. */
+static void gm_check_calls(const char *log_path)
+{
+	char want[4096], cmd[128], *p, *out;
+	int st;
+
+	p = want + sprintf(want, "cuptiProfilerInitialize\n"
+	                         "host init GH100 with availability\n"
+	                         "add");
+	for (unsigned i = 0; i < 10; i++)
+		p += sprintf(p, " %s", gm_counters[i]);
+	p += sprintf(p, ": refused\n");
+	for (unsigned i = 0; i < 10; i++)
+		p += sprintf(p, "host init GH100 with availability\nadd %s: %s\nhost deinit\n",
+		             gm_counters[i], i == 7 || i == 8 ? "refused" : "ok");
+	p += sprintf(p, "host deinit\n"
+	                "host init GH100 with availability\n"
+	                "add");
+	for (unsigned k = 0; k < 8; k++)
+		p += sprintf(p, " %s", gm_counters[gm_kept(k)]);
+	sprintf(p, ": ok\n"
+	           "config image\nenable\ncounter data of 8 metrics\nstart\nstop\n"
+	           "evaluate 8 metrics\ndisable\nhost deinit\n");
+	snprintf(cmd, sizeof(cmd), "cat '%s'", log_path);
+	out = run_cmd(cmd, &st);
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+
+/* `gputrace info` and `stats -r gpu-metrics` on the trace of pid with the notice. */
+static void gm_check_cli(const char *trace, pid_t pid, const char *notice)
+{
+	const char *cli = getenv("GT_GPUTRACE");
+	char cmd[512], want[4096], *p, *out;
+	int st;
+
+	ck_assert_msg(cli && *cli, "GT_GPUTRACE not set");
+	/* info: the notice among the trace's notices */
+	snprintf(cmd, sizeof(cmd), "'%s' info '%s'", cli, trace);
+	out = run_cmd(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	snprintf(want, sizeof(want), "\nnotices:\n  pid %d: %s\n", (int)pid, notice);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	free(out);
+	/* stats: the eight metrics and their one sample, the notice */
+	snprintf(cmd, sizeof(cmd), "'%s' stats '%s' -r gpu-metrics --format csv", cli, trace);
+	out = run_cmd(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	p = want + sprintf(want, "# gpu_metrics\n"
+	                         "gpu,metric,unit,scope,samples,mean,peak,sampled_by_pid\n");
+	for (unsigned k = 0; k < 8; k++) {
+		bool pct = gm_suffixes[gm_kept(k)][1] == 'a';
+		double v = pct ? (double)gm_raw(k) / 1000.0 : (double)gm_raw(k);
+		const char *name = gm_names[gm_kept(k)];
+
+		p += sprintf(p, "0,%s,%s,run,1,%.2f,%.2f,%d\n", name, pct ? "%" : "bytes/s", v, v,
+		             (int)pid);
+		p += sprintf(p, "0,%s,%s,kernels running,0,,,%d\n", name, pct ? "%" : "bytes/s",
+		             (int)pid);
+	}
+	sprintf(p,
+	        "\n# gpu_busy\n"
+	        "gpu,samples,gpu_busy_pct,sm_active_pct,sm_active_busy_pct\n"
+	        "0,1,0.00,10.50,\n"
+	        "\n# gpu_metrics_notices\n"
+	        "pid,reason,message\n"
+	        "%d,the GPU's counter availability refuses these metrics,\"%s\"\n",
+	        (int)pid, notice);
+	ck_assert_str_eq(out, want);
+	free(out);
+	/* and as a table: the notice whole (a long name is cut), on the last line */
+	snprintf(cmd, sizeof(cmd), "'%s' stats '%s' -r gpu-metrics", cli, trace);
+	out = run_cmd(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	snprintf(want, sizeof(want), "  the GPU's counter availability refuses these metrics  %s\n",
+	         notice);
+	p = strstr(out, "\nGPU metrics not sampled (notices)\n");
+	ck_assert_msg(p && strstr(p, want) && strlen(strstr(p, want)) == strlen(want), "%s", out);
+	free(out);
+}
+
+/* A GPU whose counter availability refuses the NVLink metrics (as an H100 without an active
+ * NVLink did; one refused metric fails the whole ConfigAddMetrics call) is sampled for the
+ * other eight (_i 0, 1): each metric is tried in a host object of its own, the two refused
+ * ones leave the set, the rest keep their order with dense indexes, one notice names the
+ * two, and `gputrace info` and `stats -r gpu-metrics` show it. One that refuses every metric
+ * (_i 2) is not sampled, with the notice of a failed configuration. */
+START_TEST(gpumetrics_refused_metrics)
+{
+	char log_path[64], lock[128], uuid_hex[33];
+	struct child_trace t;
+	const union gt_record *rec;
+	unsigned metrics = 0, samples = 0, notices = 0;
+	glob_t locks;
+	int ret;
+
+	snprintf(log_path, sizeof(log_path), "/tmp/gt-fake-pm-%d.log", (int)getpid());
+	unlink(log_path);
+	setenv("GT_FAKE_PM_LOG", log_path, 1);
+	setenv("GT_FAKE_PM_REFUSE", gm_cases[_i].refuse, 1);
+	child_trace_run(&t, "gpumetrics.gtrace", gpumetrics_child, NULL);
+	unsetenv("GT_FAKE_PM_LOG");
+	unsetenv("GT_FAKE_PM_REFUSE");
+	/* the GPU's lock file, which the collector leaves (the lock goes with the process) */
+	for (unsigned i = 0; i < 16; i++)
+		snprintf(uuid_hex + 2 * i, 3, "%02x",
+		         i < 4 ? (unsigned)((uint32_t)t.pid >> (8 * i)) & 0xffu : 0x77u);
+	snprintf(lock, sizeof(lock), "/tmp/gputrace-gm-%u-*-%s.lock", (unsigned)getuid(), uuid_hex);
+	ck_assert_int_eq(glob(lock, 0, NULL, &locks), 0);
+	ck_assert_uint_eq(locks.gl_pathc, 1);
+	ck_assert_int_eq(unlink(locks.gl_pathv[0]), 0);
+	globfree(&locks);
+
+	while ((ret = gt_reader_next(t.r, &rec)) > 0) {
+		if (rec->hdr.type == GT_REC_GPU_METRIC) {
+			const struct gt_rec_gpu_metric *m = &rec->gpu_metric;
+			unsigned i = gm_kept(metrics);
+			char metric[128];
+
+			ck_assert_uint_lt(metrics, gm_cases[_i].kept);
+			ck_assert_uint_eq(m->index, metrics);
+			ck_assert_uint_eq(m->device_id, 0);
+			ck_assert_str_eq(gt_reader_string(t.r, m->name_id, NULL), gm_names[i]);
+			snprintf(metric, sizeof(metric), "%s%s", gm_counters[i], gm_suffixes[i]);
+			ck_assert_str_eq(gt_reader_string(t.r, m->metric_id, NULL), metric);
+			metrics++;
+		} else if (rec->hdr.type == GT_REC_GPU_SAMPLE) {
+			ck_assert_uint_eq(rec->gpu_sample.count, 8);
+			for (unsigned k = 0; k < GT_GPU_METRICS_MAX; k++)
+				ck_assert_uint_eq(rec->gpu_sample.values[k], k < 8 ? gm_raw(k) : 0);
+			samples++;
+		} else if (rec->hdr.type == GT_REC_NOTICE &&
+		           rec->notice.code == GT_NOTICE_GPU_METRICS) {
+			ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_WARNING);
+			ck_assert_int_eq(rec->notice.detail, gm_cases[_i].reason);
+			ck_assert_str_eq(gt_reader_string(t.r, rec->notice.message_id, NULL),
+			                 gm_cases[_i].notice);
+			notices++;
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(metrics, gm_cases[_i].kept);
+	ck_assert_uint_eq(samples, gm_cases[_i].kept ? 1 : 0);
+	ck_assert_uint_eq(notices, 1);
+	if (_i == 0) {
+		gm_check_calls(log_path);
+		gm_check_cli(t.out, t.pid, gm_cases[_i].notice);
+	}
+	unlink(log_path);
+	child_trace_end(&t);
+}
+END_TEST
+
 static Suite *inject_suite(void)
 {
 	Suite *s = suite_create("inject");
 	TCase *tc = tcase_create("library");
+	TCase *gm;
 
 	tcase_set_timeout(tc, 60); /* the sanitizer build runs these several times slower */
 	tcase_add_test(tc, exports);
@@ -1327,6 +1661,15 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc, self_cost_notice);
 	tcase_add_loop_test(tc, stack_api, 0, 4);
 	suite_add_tcase(s, tc);
+	/* the fake PM sampling library is given to the test of suite gpumetrics only
+	 * (tests/meson.build), which runs this case alone */
+	if (!getenv("GT_FAKE_PM_LIB"))
+		return s;
+	gm = tcase_create("gpumetrics");
+	tcase_set_timeout(gm, 60);
+	tcase_add_loop_test(gm, gpumetrics_refused_metrics, 0,
+	                    (int)(sizeof(gm_cases) / sizeof(gm_cases[0])));
+	suite_add_tcase(s, gm);
 	return s;
 }
 

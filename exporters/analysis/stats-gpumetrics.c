@@ -1,8 +1,9 @@
 /* The GPU metrics sections of stats (docs/gpu-metrics.md): per GPU, the mean and peak of each
- * sampled metric over the run, while kernels ran and per training step; and how busy the GPU
- * was beside how active its SMs were then. Three passes over the trace of their own (what
- * the samples hold; when kernels ran, at a quarter of the sampling interval; the samples).
- * Runs in the CLI. Memory: a bit per quarter interval of the trace's span per sampled GPU. */
+ * sampled metric over the run, while kernels ran and per training step; how busy the GPU was
+ * beside how active its SMs were then; the notices of what was not sampled. Three passes over
+ * the trace of their own (what the samples hold; when kernels ran, at a quarter of the
+ * sampling interval; the samples). Runs in the CLI. Memory: a bit per quarter interval of the
+ * trace's span per sampled GPU. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,28 @@ struct gm_stats {
 	struct gt_steps *steps;
 	const struct gt_step *step; /* the steps the table shows, *nstep of them */
 	size_t nstep;
+	struct gt_rec_notice *notices; /* GPU_METRICS warnings, in trace order; owned */
+	size_t nnotices, notices_cap;
 };
+
+/* A warning that a GPU, or some of its metrics, was not sampled: kept for the notices table
+ * (informational ones, another process sampling the GPU, are not). */
+static int keep_notice(struct gm_stats *g, const struct gt_rec_notice *n)
+{
+	if (n->code != GT_NOTICE_GPU_METRICS || n->severity < GT_NOTICE_WARNING)
+		return 0;
+	if (g->nnotices == g->notices_cap) {
+		size_t cap = g->notices_cap ? 2 * g->notices_cap : 8;
+		struct gt_rec_notice *p = realloc(g->notices, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		g->notices = p;
+		g->notices_cap = cap;
+	}
+	g->notices[g->nnotices++] = *n;
+	return 0;
+}
 
 static void acc_add(struct acc *a, double v)
 {
@@ -67,7 +89,8 @@ static int pass(struct gm_stats *g, int which)
 			return -ENOMEM;
 		if (which == 0) {
 			if (gt_gm_observe(&g->gm, &g->cat, rec) < 0 ||
-			    (g->steps && gt_steps_feed(g->steps, g->st->r, rec) < 0))
+			    (g->steps && gt_steps_feed(g->steps, g->st->r, rec) < 0) ||
+			    (rec->hdr.type == GT_REC_NOTICE && keep_notice(g, &rec->notice) < 0))
 				return -ENOMEM;
 			continue;
 		}
@@ -190,6 +213,12 @@ static const struct gt_col busy_cols[] = {
         {"sm_active_busy_pct", "SMs active while kernels ran %", GT_COL_PCT},
 };
 
+static const struct gt_col notice_cols[] = {
+        {"pid", "Pid", GT_COL_U64},
+        {"reason", "Reason", GT_COL_STR},
+        {"message", "Message", GT_COL_TEXT},
+};
+
 static int metric_row(struct gt_emit *e, uint32_t number, const char *name, const char *unit,
                       const char *scope, const struct acc *a, uint32_t pid)
 {
@@ -280,6 +309,21 @@ static int emit(struct gt_emit *e, struct gm_stats *g)
 	}
 	if (ret == 0)
 		ret = gt_stats_emit_end(e, "no GPU metrics in this trace");
+	if (ret == 0)
+		gt_stats_emit_begin(e, "gpu_metrics_notices", "GPU metrics not sampled (notices)",
+		                    notice_cols, sizeof(notice_cols) / sizeof(notice_cols[0]), 0);
+	for (size_t i = 0; i < g->nnotices && ret == 0; i++) {
+		const struct gt_rec_notice *nt = &g->notices[i];
+		char mb[512];
+		struct gt_cell c[3];
+
+		c[0] = gt_cell_u(nt->hdr.pid);
+		c[1] = gt_cell_s(gt_gpu_metrics_reason_name((unsigned)nt->detail));
+		c[2] = gt_cell_s(gt_stats_string(g->st, nt->message_id, mb, sizeof(mb)));
+		ret = gt_stats_emit_row(e, c);
+	}
+	if (ret == 0)
+		ret = gt_stats_emit_end(e, "no GPU metrics notices");
 	free(order);
 	return ret;
 }
@@ -308,6 +352,7 @@ int gt_stats_report_gpu_metrics(struct gt_emit *e, struct gt_stats *st)
 		free(g.acc[i].steps);
 	}
 	free(g.acc);
+	free(g.notices);
 	gt_steps_free(g.steps);
 	gt_gm_fini(&g.gm);
 	gt_catalog_fini(&g.cat);
@@ -341,6 +386,7 @@ void gt_stats_summary_gpu_metrics(FILE *out, struct gt_stats *st)
 			        (unsigned long long)mg->samples);
 		}
 	}
+	free(g.notices);
 	gt_gm_fini(&g.gm);
 	gt_catalog_fini(&g.cat);
 	gt_reader_rewind(st->r);

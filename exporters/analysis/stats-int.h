@@ -205,6 +205,7 @@ enum gt_col_type {
 	GT_COL_BOOL,
 	GT_COL_NS_DELTA,  /* signed integer nanoseconds (v.i); table: "+1.500 ms", "-850 ns" */
 	GT_COL_PCT_DELTA, /* signed percentage, two decimals; table: "+12.50" */
+	GT_COL_TEXT,      /* a sentence (a notice): as GT_COL_STR, but tables never cut it */
 	GT_COL_TYPE_MAX
 };
 

@@ -73,16 +73,19 @@ static char *table_cell(const struct gt_col *c, const struct gt_cell *v)
 	if (v->null)
 		return strdup("-");
 	switch (c->type) {
-	case GT_COL_STR: {
+	case GT_COL_STR:
+	case GT_COL_TEXT: {
 		size_t w = 0;
 
 		s = strdup(v->v.s ? v->v.s : "");
 		/* control characters would break the alignment (or the terminal); a name of
-		 * kilobytes (a C++ kernel's templates) would bury the table: cut, and say so */
+		 * kilobytes (a C++ kernel's templates) would bury the table: cut, and say so.
+		 * A sentence is kept whole: its end (a CUPTI result) is what it says. */
 		for (char *p = s; p && *p; p++) {
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '?';
-			if (((unsigned char)*p & 0xc0) != 0x80 && ++w > GT_STATS_TABLE_TEXT_MAX - 3) {
+			if (c->type == GT_COL_STR && ((unsigned char)*p & 0xc0) != 0x80 &&
+			    ++w > GT_STATS_TABLE_TEXT_MAX - 3) {
 				strcpy(p, "...");
 				break;
 			}
@@ -137,6 +140,7 @@ static void csv_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v)
 		return;
 	switch (c->type) {
 	case GT_COL_STR:
+	case GT_COL_TEXT:
 		csv_string(out, v->v.s ? v->v.s : "");
 		break;
 	case GT_COL_U64:
@@ -175,6 +179,7 @@ static void json_cell(FILE *out, const struct gt_col *c, const struct gt_cell *v
 	}
 	switch (c->type) {
 	case GT_COL_STR:
+	case GT_COL_TEXT:
 		gt_text_json_fputs(out, v->v.s ? v->v.s : "", v->v.s ? strlen(v->v.s) : 0);
 		break;
 	case GT_COL_U64:
@@ -319,7 +324,7 @@ static void table_line(struct gt_emit *e, char *const *text, const size_t *width
 {
 	for (size_t i = 0; i < e->ncols; i++) {
 		size_t w = text_width(text[i]);
-		bool left = e->cols[i].type == GT_COL_STR;
+		bool left = e->cols[i].type == GT_COL_STR || e->cols[i].type == GT_COL_TEXT;
 
 		if (i)
 			fputs("  ", e->out);

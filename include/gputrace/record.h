@@ -414,7 +414,7 @@ enum gt_notice_code {
 	GT_NOTICE_FLUSH_WINDOW, /* ended before its final flush: the last interval may be lost */
 	GT_NOTICE_CUPTI_LOADED, /* tracing started; detail = cuptiGetVersion, message its path */
 	GT_NOTICE_SELF_COST,    /* at exit: gputrace's own work; detail = its buffers' time in us */
-	GT_NOTICE_GPU_METRICS,  /* GPU metrics not sampled; detail = enum gt_gpu_metrics_reason */
+	GT_NOTICE_GPU_METRICS,  /* GPU metrics (some) not sampled; detail = gt_gpu_metrics_reason */
 	GT_NOTICE_CODE_MAX
 };
 
@@ -550,6 +550,8 @@ enum gt_gpu_metrics_reason {
 	GT_GM_UNSUPPORTED,     /* the GPU, driver or CUPTI has no PM sampling, or no set for it */
 	GT_GM_NO_LIBRARY,      /* libnvperf_host or the CUPTI PM sampling API not found */
 	GT_GM_OTHER_PROCESS,   /* another traced process samples this GPU (info, not a failure) */
+	GT_GM_REFUSED,         /* sampled without the metrics the message names: the GPU's counter
+	                        * availability refuses them (e.g. NVLink with no active link) */
 	GT_GM_REASON_MAX
 };
 

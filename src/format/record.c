@@ -477,6 +477,7 @@ const char *gt_gpu_metrics_reason_name(unsigned reason)
 	        "the GPU or driver does not support PM sampling",
 	        "libnvperf_host or CUPTI's PM sampling API not found",
 	        "another traced process samples this GPU",
+	        "the GPU's counter availability refuses these metrics",
 	};
 	return NAME_OF(names, reason);
 }

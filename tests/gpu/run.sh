@@ -324,8 +324,10 @@ PY
 	overload-gpu) run_cli overload-gpu 0 120 200000 --buffer-size 64K -- ;;
 	gpu-metrics)
 		# the kernels workload under run --gpu-metrics (docs/gpu-metrics.md): samples with
-		# their metrics in the trace, or the notice that says why not; then stats' report
-		local out="$work/gm.gtrace" log="$work/gm.log" rc n
+		# their metrics in the trace, then stats' report; else the trace's notices (from
+		# gputrace info), which say why not. A pass names the metrics the GPU refused
+		# ("sampled without ..."), if any.
+		local out="$work/gm.gtrace" log="$work/gm.log" info="$work/gm-info.log" rc n notes
 		if [ ! -x "$cli" ]; then result gpu-metrics skip "(no gputrace CLI)"; return; fi
 		rm -f "$out"
 		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" --gpu-metrics -- \
@@ -335,15 +337,28 @@ PY
 		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
 			result gpu-metrics fail "(gputrace run exit $rc)"; sed 's/^/    /' "$log"; return
 		fi
-		"$cli" info "$out" >>"$log" 2>&1
-		n=$(awk '$1 == "gpu_sample" {print $2}' "$log")
+		"$cli" info "$out" >"$info" 2>&1
+		# info's notices: the indented lines under "notices:"
+		notes=$(awk '/^notices:/ {on = 1; next} on && /^  / {print; next} {on = 0}' "$info")
+		n=$(awk '$1 == "gpu_sample" {print $2}' "$info")
 		if [ -n "$n" ] && [ "$n" -gt 0 ] &&
 			"$cli" stats "$out" -r gpu-metrics >>"$log" 2>&1 &&
 			grep -q 'SMs Active' "$log"; then
-			result gpu-metrics pass "($n samples; $(grep -m1 'sampled by pid' "$log"))"
+			result gpu-metrics pass "($n samples; $(grep -m1 'sampled by pid' "$log" |
+				sed 's/^ *//'))"
+			printf '%s\n' "$notes" | grep 'sampled without' | sed 's/^ */    /'
 		else
-			result gpu-metrics fail "(no samples: $(grep -m1 'not sampled' "$log"))"
-			sed 's/^/    /' "$log" | tail -n 40
+			if [ -n "$n" ] && [ "$n" -gt 0 ]; then
+				result gpu-metrics fail "($n samples, not in stats -r gpu-metrics)"
+			else
+				result gpu-metrics fail "(no samples; the trace's notices follow)"
+			fi
+			if [ -n "$notes" ]; then
+				printf '%s\n' "$notes" | sed 's/^ */    /'
+			else
+				echo "    (none: no notice in the trace)"
+			fi
+			cat "$info" "$log" | sed 's/^/    /' | tail -n 60
 		fi ;;
 	*) result "$1" fail "(unknown test)" ;;
 	esac

@@ -182,6 +182,24 @@ if [ -n "$tp" ] && [ -x "$tp" ] && "$tp" --version >/dev/null 2>&1; then
 	fi
 fi
 
+# ---- a real PyTorch run (tests/data, H100): kernels per line of the user's code ----
+# torch_train.py's kernels by the line of its own code that launched them (torch's frames
+# passed over); the backward pass's come from autograd's thread, which has no Python frames
+real=$(realpath "$(dirname "$0")")/data/pytorch-pystack.gtrace
+expect_rc 0 "$gputrace" stats --by source -f csv "$real"
+awk -F, '/^# source_lines/ {s = 1; next} /^#/ {s = 0} s && $7 ~ /torch_train\.py$/ && $2 > 0 {
+	print $8 ":" $2 }' "$tmp/out" | sort -n | tr '\n' ' ' >"$tmp/lines"
+[ "$(cat "$tmp/lines")" = "21:1 22:1 27:160 28:20 29:20 44:1 49:18 52:2 60:1 " ] ||
+	fail "real trace: kernels per line [$(cat "$tmp/lines")]"
+awk -F, '/^# source_functions/ {s = 1; next} /^#/ {s = 0} s && $7 ~ /torch_train\.py$/ {
+	print $8 ":" $2 }' "$tmp/out" | sort | tr '\n' ' ' >"$tmp/funcs"
+[ "$(cat "$tmp/funcs")" = "<module>:24 step:200 " ] ||
+	fail "real trace: kernels per function [$(cat "$tmp/funcs")]"
+sql "$real" "SELECT count(*), count(callchainId) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+expect_out "509,303"
+expect_rc 0 "$gputrace" advise "$real"
+out_has_line "  Code:  /work/main/tests/gpu/torch_train.py(29): step, 19 times, 6.392 ms; /work/main/tests/gpu/torch_train.py(27): step, 152 times, 4.710 ms; /work/main/tests/gpu/torch_train.py(28): step, 19 times, 830.385 us (190 of 380 with a stack)"
+
 # ---- bad values ----
 expect_rc 64 "$gputrace" run --backtrace pyton -- "$py"
 expect_err "gputrace: run: --backtrace: 'pyton' is not valid; use none or MODE[:KINDS[:NS]], MODE native, python or all, KINDS from kernel, memory, sync, other, all; e.g. python:kernel,sync:10000"

@@ -28,11 +28,12 @@ bad() { echo "FAIL $*"; failn=$((failn + 1)); }
 	{ echo "no torch or no GPU: skipping"; exit 77; }
 
 # 1. the run and its frames
-"$gt" run -q -f --backtrace python -o "$out/py" -- "$py" "$src/torch_train.py" \
+# --graph node: the CUDA graph's kernels one by one, as the profiler reports them
+"$gt" run -q -f --graph node --backtrace python -o "$out/py" -- "$py" "$src/torch_train.py" \
 	>"$out/py.out" 2>"$out/py.err"
 rc=$?
 [ $rc -eq 0 ] && ok "run --backtrace python exit 0" || bad "run exit $rc: $(tail -3 "$out/py.err")"
-"$gt" run -q -f -o "$out/plain" -- "$py" "$src/torch_train.py" >/dev/null 2>&1
+"$gt" run -q -f --graph node -o "$out/plain" -- "$py" "$src/torch_train.py" >/dev/null 2>&1
 "$gt" info "$out/py.gtrace" >"$out/py.info" 2>&1
 grep -qE '^  pycode +[1-9]' "$out/py.info" && ok "Python code objects recorded" ||
 	bad "no pycode records: $(cat "$out/py.info")"

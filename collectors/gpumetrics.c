@@ -158,6 +158,29 @@ static int gm_lock(uint32_t dev, bool *other)
 	return fd;
 }
 
+static void gm_flush(enum gt_flush_why why);
+
+/* The libraries behind PM sampling (libnvperf_host, loaded at the first host object) register
+ * their own teardown with atexit as they load and as they go, after the injection library's
+ * exit flush was registered, so exit() runs theirs first: sampling stopped at that flush
+ * would call into torn-down libraries, and the sampler thread would go on starting or
+ * decoding while they are torn down. So this handler is registered after the first host
+ * object and again once a GPU is sampled; exit() runs it before what those registered
+ * (handlers run last registered first): the sampler thread stops each GPU and is joined. */
+static pthread_once_t gm_exit_once_host = PTHREAD_ONCE_INIT;
+static pthread_once_t gm_exit_once_started = PTHREAD_ONCE_INIT;
+
+static void gm_exit(void)
+{
+	gm_flush(GT_FLUSH_LAST);
+}
+
+static void gm_exit_register(void)
+{
+	if (atexit(gm_exit) != 0)
+		gt_debug("gpumetrics: no exit handler; sampling stops at the final flush");
+}
+
 /* Let a host object go; NULL is none. */
 static void gm_host_free(CUpti_Profiler_Host_Object *host)
 {
@@ -187,6 +210,7 @@ static CUptiResult gm_host_new(const char *chip, uint8_t *avail, const char **na
 	hi.pCounterAvailabilityImage = avail;
 	if ((r = fn.cuptiProfilerHostInitialize(&hi)) != CUPTI_SUCCESS)
 		return r;
+	pthread_once(&gm_exit_once_host, gm_exit_register);
 	*host = hi.pHostObject;
 	am.pHostObject = hi.pHostObject;
 	am.ppMetricNames = names;
@@ -419,6 +443,7 @@ static void gm_start(uint32_t dev)
 	if (refused.n)
 		gm_notice(dev, GT_GM_REFUSED, refused.result, refused.names);
 	d->running = true;
+	pthread_once(&gm_exit_once_started, gm_exit_register);
 	free(avail);
 	free(image);
 	return;

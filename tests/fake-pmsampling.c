@@ -6,8 +6,10 @@
  * NVLink did (driver 580.159.04); without one it takes them. GT_FAKE_PM_REFUSE=all refuses
  * every call with the image, =mixed refuses nvltx__ alone with CUPTI_ERROR_NOT_SUPPORTED.
  * One sample is decoded, after sampling stopped. Each host API call, and the calls that
- * start and stop sampling, are written as a line to the file GT_FAKE_PM_LOG names. Tests
- * only. */
+ * start and stop sampling, are written as a line to the file GT_FAKE_PM_LOG names. As the
+ * libraries behind the host API do (libnvperf_host, loaded at its first use), the first host
+ * object registers the library's teardown with atexit: it logs "host library torn down", and
+ * every call after it is logged with "after teardown: " before it. Tests only. */
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,6 +39,7 @@ static sem_t begun; /* posted once the collector is inside its start of device 0
 static bool begun_ready;
 static int hosts;    /* host objects alive */
 static bool enabled; /* cuptiPmSamplingEnable was called */
+static bool torn_down; /* the host library's exit-time teardown ran */
 
 /* One line of the call log. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,6 +51,8 @@ static void say(const char *fmt, ...)
 
 	if (!path || !(f = fopen(path, "a")))
 		return;
+	if (torn_down)
+		fputs("after teardown: ", f);
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
@@ -97,12 +102,23 @@ FAKE_API cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvaila
 	return CUPTI_SUCCESS;
 }
 
+/* At exit, in the order exit handlers run: after those registered later, before earlier ones. */
+static void host_teardown(void)
+{
+	say("host library torn down");
+	torn_down = true;
+}
+
 FAKE_API cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
 {
 	struct CUpti_Profiler_Host_Object *h = calloc(1, sizeof(*h));
+	static bool loaded;
 
 	if (!h)
 		return CUPTI_ERROR_OUT_OF_MEMORY;
+	if (!loaded)
+		atexit(host_teardown);
+	loaded = true;
 	h->avail = p->pCounterAvailabilityImage != NULL;
 	p->pHostObject = h;
 	hosts++;

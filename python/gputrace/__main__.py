@@ -66,7 +66,7 @@ def main(argv=None):
     except FileNotFoundError as e:
         print(f"gputrace: {e}", file=sys.stderr)
         return EX_NOINPUT
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, as_completed
 
     t0 = time.monotonic()
     cluster = None
@@ -80,7 +80,15 @@ def main(argv=None):
         mapper = recipes.MAPPERS.get(a.name, recipes.map_trace)
         kw = {} if a.name in recipes.MAPPERS else {"step_name": a.step}
         futures = client.map(mapper, paths, rows=a.rows, pure=False, **kw)
-        results = client.gather(futures)
+        order = {f.key: i for i, f in enumerate(futures)}
+        done = as_completed(futures, with_results=True)
+        del futures
+        results = [None] * len(order)
+        # each result taken as it comes, its future let go: a worker then drops it, and holds
+        # one trace's chunk at a time rather than every result it made until the last
+        for f, res in done:
+            results[order[f.key]] = res
+            f.release()
     except Exception as e:  # a mapper's error, as the worker raised it
         print(f"gputrace: {e}", file=sys.stderr)
         return EX_DATAERR

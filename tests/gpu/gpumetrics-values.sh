@@ -10,20 +10,8 @@
 # Usage: bash tests/gpu/gpumetrics-values.sh BUILD_DIR [OUT_DIR]
 # Prints one line per check, then "N passed, M failed"; exit 1 if any failed, 77 without torch
 # or a GPU.
-set -u
-build=$(realpath "$1")
-out=${2:-$(mktemp -d)}
-py=${PYTHON:-python3}
-src=$(realpath "$(dirname "$0")")
-gt="$build/cli/gputrace"
-mkdir -p "$out"
-pass=0
-failn=0
-ok() { echo "PASS $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; failn=$((failn + 1)); }
-
-"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
-	{ echo "no torch or no GPU: skipping"; exit 77; }
+# shellcheck source=torch-check.sh
+. "$(dirname "$0")/torch-check.sh"
 dmon=
 if command -v nvidia-smi >/dev/null; then
 	nvidia-smi dmon -s u -d 1 >"$out/dmon.txt" 2>&1 &
@@ -64,5 +52,4 @@ check "h2d max(PCIe Read, Write) / copy bytes/s" "$(awk -v r="$(mean h2d 'PCIe R
 	'BEGIN { m = r > w ? r : w; if (m != "" && h > 0) printf "%.3f", m / h }')" 0.7 1.3
 check "sleep SMs Active %" "$(mean sleep 'SMs Active')" 0 5
 [ -s "$out/dmon.txt" ] && { echo "nvidia-smi dmon:"; sed 's/^/  /' "$out/dmon.txt"; }
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+finish

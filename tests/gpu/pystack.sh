@@ -12,20 +12,8 @@
 # Usage: bash tests/gpu/pystack.sh BUILD_DIR [OUT_DIR]
 # Prints one line per check, then "N passed, M failed"; exit 1 if any failed, 77 without torch
 # or a GPU.
-set -u
-build=$(realpath "$1")
-out=${2:-$(mktemp -d)}
-py=${PYTHON:-python3}
-src=$(realpath "$(dirname "$0")")
-gt="$build/cli/gputrace"
-mkdir -p "$out"
-pass=0
-failn=0
-ok() { echo "PASS $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; failn=$((failn + 1)); }
-
-"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null ||
-	{ echo "no torch or no GPU: skipping"; exit 77; }
+# shellcheck source=torch-check.sh
+. "$(dirname "$0")/torch-check.sh"
 
 # 1. the run and its frames
 # --graph node: the CUDA graph's kernels one by one, as the profiler reports them
@@ -74,5 +62,4 @@ fi
 grep -q 'Code: .*torch_train\.py(' "$out/advise.txt" && ok "advise names torch_train.py lines" ||
 	bad "advise names no torch_train.py line: $(grep 'Code:' "$out/advise.txt" | head -3)"
 
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+finish

@@ -15,22 +15,9 @@
 # Usage: bash tests/gpu/pytorch-ops.sh BUILD_DIR [OUT_DIR] [trace_processor_shell]
 # Prints one line per check, then "N passed, M failed"; exit 1 if any failed, 77 without torch
 # or a GPU.
-set -u
-build=$(realpath "$1")
-out=${2:-$(mktemp -d)}
 tp=${3:-}
-py=${PYTHON:-python3}
-src=$(realpath "$(dirname "$0")")
-gt="$build/cli/gputrace"
-mkdir -p "$out"
-pass=0
-failn=0
-ok() { echo "PASS $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; failn=$((failn + 1)); }
-
-"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null
-rc=$?
-[ $rc -eq 0 ] || { echo "no torch or no GPU: skipping"; exit 77; }
+# shellcheck source=torch-check.sh
+. "$(dirname "$0")/torch-check.sh"
 
 # 1. unchanged output; CUDA not initialized by the hook
 "$py" "$src/torch_train.py" >"$out/plain.out" 2>"$out/plain.err"
@@ -120,5 +107,4 @@ for i in 1 2 3; do
 		echo "round $i $mode $("$py" -c "print(round($e - $s, 3))") s"
 	done
 done | tee "$out/times.txt"
-echo "$pass passed, $failn failed"
-[ $failn -eq 0 ]
+finish

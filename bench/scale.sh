@@ -5,6 +5,7 @@
 # worker's peak RSS; then the same traces through `gputrace stats --by rank` (one process),
 # whose figures the recipe must equal. Runs on the machine that benchmarks.
 # Usage: bench/scale.sh BUILD_DIR DIR [RANKS [KERNELS_PER_RANK [PYTHON]]]
+#   SCALE_WORKERS  the cluster sizes to run, default "1 2" (the comparison reads out-2)
 #   the issue's size: bench/scale.sh build /data/scale 64 5000000   (64 x 10 M records)
 set -eu
 build=$(realpath "$1")
@@ -24,7 +25,7 @@ for ((r = 0; r < ranks; r++)); do
 		--api --rank "$r" --world "$ranks" --pid $((1000 + r)) --seed $((r + 1)) >/dev/null
 done
 echo "traces: $(du -sh "$dir/traces" | cut -f1), $(since "$t0") s to write (skipped when there)"
-for w in 1 2; do
+for w in ${SCALE_WORKERS:-1 2}; do
 	out=$dir/out-$w
 	rm -rf "$out"
 	t0=$(date +%s.%N)

@@ -1,7 +1,8 @@
 /* Check suite for the Parquet writer's encodings (exporters/formats/parquet/): the Thrift
  * compact protocol's varints, zigzag integers, field headers (short and long form, across a
  * nested struct), list headers, and the RLE / bit-packed hybrid of levels and dictionary
- * indexes, each against bytes computed by hand from the specifications. */
+ * indexes, and DELTA_BINARY_PACKED (the examples of Encodings.md, a wrap modulo 2^64), each
+ * against bytes computed by hand from the specifications. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,6 +108,53 @@ START_TEST(test_bit_packed)
 }
 END_TEST
 
+START_TEST(test_delta_binary)
+{
+	struct pq_buf b = {0};
+	int64_t up[] = {1, 2, 3, 4, 5};
+	int64_t down_up[] = {7, 5, 3, 1, 2, 3, 4, 5};
+	int64_t wrap[] = {INT64_MAX, INT64_MIN};
+
+	/* header: block 128, 4 miniblocks, 5 values, first zigzag(1); a block: least delta
+	 * zigzag(1), four widths 0, no miniblock bytes */
+	pq_delta_binary(&b, up, 5);
+	EXPECT(&b, 0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00);
+	b.n = 0;
+	/* deltas -2 -2 -2 1 1 1 1: least -2 (zigzag 3), above it 0 0 0 3 3 3 3 at 2 bits: one
+	 * miniblock of 32 values, 8 bytes, LSB first */
+	pq_delta_binary(&b, down_up, 8);
+	EXPECT(&b, 0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 0x02, 0x00, 0x00, 0x00, 0xc0, 0x3f, 0x00,
+	       0x00, 0x00, 0x00, 0x00, 0x00);
+	b.n = 0;
+	/* the delta from INT64_MAX to INT64_MIN is 1 modulo 2^64 */
+	pq_delta_binary(&b, wrap, 2);
+	EXPECT(&b, 0x80, 0x01, 0x04, 0x02, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	       0x01, 0x02, 0x00, 0x00, 0x00, 0x00);
+	b.n = 0;
+	pq_delta_binary(&b, NULL, 0); /* no value: the header alone */
+	EXPECT(&b, 0x80, 0x01, 0x04, 0x00, 0x00);
+	pq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_hybrid_runs)
+{
+	struct pq_buf b = {0};
+	uint32_t v[40];
+
+	/* 3 lone values, then a run of 37 sevens: 5 sevens fill the group, 32 make an RLE run */
+	v[0] = 1;
+	v[1] = 2;
+	v[2] = 3;
+	for (int i = 3; i < 40; i++)
+		v[i] = 7;
+	pq_rle_hybrid(&b, v, 40, 3);
+	/* one bit-packed group: 1 2 3 7 7 7 7 7 at 3 bits = 0xd1 0xfe 0xff; then 32 << 1, 7 */
+	EXPECT(&b, 0x03, 0xd1, 0xfe, 0xff, 0x40, 0x07);
+	pq_buf_free(&b);
+}
+END_TEST
+
 static Suite *enc_suite(void)
 {
 	Suite *s = suite_create("parquet-enc");
@@ -117,6 +165,8 @@ static Suite *enc_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_rle_run);
 	tcase_add_test(tc, test_bit_packed);
+	tcase_add_test(tc, test_delta_binary);
+	tcase_add_test(tc, test_hybrid_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,7 @@
 /* The Parquet file writer of the Parquet export (parquet.h). Runs in the CLI. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@ enum {
 	CONV_UTF8 = 0,
 	ENC_PLAIN = 0,
 	ENC_RLE = 3,
+	ENC_DELTA_BINARY_PACKED = 5,
 	ENC_RLE_DICTIONARY = 8,
 	CODEC_ZSTD = 6,
 	PAGE_DATA = 0,
@@ -32,24 +35,47 @@ enum {
 #define NUM_DICT_MAX 1024u /* a number column of at most this many values in a row group is
                             * dictionary-encoded: ids, launch shapes, sizes */
 #define NUM_DICT_SLOTS 4096u
-#define ZSTD_LEVEL   1
-#define MAGIC        "PAR1"
+#define RUN_NULL       0x80000000u /* a run's length: a run of nulls */
+#define RUNS_MIN       64u /* runs a column keeps before it may turn plain */
+#define HYB_PEND       512u /* values the hybrid encoder holds for bit-packing */
+#define DELTA_BLOCK    128u /* DELTA_BINARY_PACKED: values per block, */
+#define DELTA_MINI     4u   /* in miniblocks of 32 */
+#define ZSTD_LEVEL     1
+#define MAGIC          "PAR1"
 
-/* A column's values of the row group being built. */
+/* A column's values of the row group being built. Each starts the row group as runs of
+ * equal values (or of nulls): ids, launch shapes and flags change seldom, and a run costs
+ * a comparison per row. A column whose runs are short (timestamps) turns plain: a value
+ * and a level per row. */
 struct col {
 	struct pq_col def;
+	bool plain;
+	/* plain: */
 	uint8_t *defl; /* optional: 1 value, 0 null, per row */
 	int64_t *v;    /* int64/double bits; strings: dictionary index */
 	size_t nv;     /* values (non-null) */
-	int64_t imin, imax;
-	double dmin, dmax;
+	/* runs: value and length (| RUN_NULL), the open run in cur and curn */
+	int64_t *rv;
+	uint32_t *rn;
+	uint32_t nruns, rcap;
+	int64_t cur;
+	uint32_t curn;
+	bool curnull;
+	int32_t curkind; /* the pq_val kind whose u.i equal to cur is the open run's value */
 	/* strings: dictionary of this row group's values, PLAIN (4-byte length, bytes) */
 	struct pq_buf dict;
 	uint32_t *doff; /* offset in dict of each entry */
 	uint32_t ndict, dcap;
 	uint32_t *slot; /* hash table: entry + 1; 0 empty */
 	uint32_t smask;
+};
+
+/* A chunk's statistics, taken when it is written. */
+struct stats {
+	size_t nv;
 	uint64_t nulls;
+	int64_t imin, imax;
+	double dmin, dmax;
 };
 
 struct pq_file {
@@ -62,64 +88,129 @@ struct pq_file {
 	int err;
 	struct pq_buf rgs; /* serialized RowGroups */
 	uint32_t nrgs;
-	struct pq_buf page, zbuf;
-	uint32_t *lv; /* PAGE_ROWS levels or indexes */
+	struct pq_buf page, zbuf, lvb;
+	int64_t *tmp; /* PAGE_ROWS values of a page taken from runs */
 	ZSTD_CCtx *z;
 	/* a number column's dictionary, when it has one (num_dict) */
-	uint32_t *ix;                    /* cap: each value's index */
-	int64_t dvals[NUM_DICT_MAX];     /* the distinct values, in order of appearance */
-	uint32_t dslot[NUM_DICT_SLOTS];  /* hash table: index + 1; 0 empty */
+	uint32_t *ix;                   /* cap: each value's (or run's) index */
+	int64_t dvals[NUM_DICT_MAX];    /* the distinct values, in order of appearance */
+	uint32_t dslot[NUM_DICT_SLOTS]; /* hash table: index + 1; 0 empty */
 };
 
 static int grow(struct pq_file *f);
 
-void pq_rle_hybrid(struct pq_buf *b, const uint32_t *v, size_t n, unsigned bw)
+/* ---- The RLE / bit-packed hybrid, fed runs ------------------------------------------- */
+
+/* An encoder of the hybrid at bit width bw: values come as runs (hyb_put), equal
+ * neighbours merge; a run of 8 or more from a group boundary is an RLE run, the rest waits
+ * in pend and is bit-packed in groups of 8 (the last group padded at the end). */
+struct hyb {
+	struct pq_buf *b;
+	unsigned bw;
+	uint32_t v;
+	size_t n; /* the open run */
+	uint32_t pend[HYB_PEND];
+	size_t np;
+};
+
+/* Groups of pend[0..n) (n a multiple of 8, or all at the end: the last group padded) as one
+ * bit-packed run; what is left moves to the front. */
+static void hyb_pack(struct hyb *h, size_t n)
 {
-	size_t p = 0, i = 0; /* bit-packed pending from p; i: a group boundary from p */
-	unsigned vbytes = (bw + 7) / 8;
+	size_t groups = (n + 7) / 8;
+	uint8_t *o;
 
-	while (i <= n) {
-		size_t r = 0;
-		bool end = i == n;
+	th_varint(h->b, (uint64_t)groups << 1 | 1);
+	o = pq_buf_room(h->b, groups * h->bw);
+	if (!o)
+		return;
+	for (size_t g = 0; g < groups; g++) {
+		uint64_t acc = 0;
+		unsigned nb = 0;
 
-		if (!end) {
-			while (i + r < n && v[i + r] == v[i])
-				r++;
-		}
-		if (end || r >= 8) {
-			if (i > p) { /* bit-packed groups [p, i), the last padded at the end */
-				size_t groups = (i - p + 7) / 8;
+		for (size_t k = 0; k < 8; k++) {
+			size_t j = g * 8 + k;
 
-				th_varint(b, (uint64_t)groups << 1 | 1);
-				for (size_t g = 0; g < groups; g++) {
-					uint64_t acc = 0;
-					unsigned nb = 0;
-
-					for (size_t k = 0; k < 8; k++) {
-						size_t j = p + g * 8 + k;
-						uint64_t x = j < i ? v[j] : 0;
-
-						acc |= x << nb;
-						nb += bw;
-						while (nb >= 8) {
-							pq_buf_byte(b, (uint8_t)acc);
-							acc >>= 8;
-							nb -= 8;
-						}
-					}
-				}
+			acc |= (uint64_t)(j < n ? h->pend[j] : 0) << nb;
+			nb += h->bw;
+			while (nb >= 8) {
+				*o++ = (uint8_t)acc;
+				acc >>= 8;
+				nb -= 8;
 			}
-			if (end)
-				break;
-			th_varint(b, (uint64_t)r << 1);
-			for (unsigned k = 0; k < vbytes; k++)
-				pq_buf_byte(b, (uint8_t)(v[i] >> (8 * k)));
-			i += r;
-			p = i;
-		} else {
-			i = i + 8 < n ? i + 8 : n;
 		}
 	}
+	memmove(h->pend, h->pend + n, (h->np - n) * sizeof(*h->pend));
+	h->np -= n;
+}
+
+static void hyb_wait(struct hyb *h, uint32_t v, size_t n)
+{
+	if (h->np + n > HYB_PEND)
+		hyb_pack(h, h->np & ~(size_t)7);
+	for (size_t k = 0; k < n; k++)
+		h->pend[h->np++] = v;
+}
+
+/* The open run out: first to the next group boundary of what waits, then as an RLE run. */
+static void hyb_flush_run(struct hyb *h)
+{
+	size_t n = h->n, fill = h->np % 8 ? 8 - h->np % 8 : 0;
+
+	h->n = 0;
+	if (fill > n)
+		fill = n;
+	hyb_wait(h, h->v, fill);
+	n -= fill;
+	if (n < 8) {
+		hyb_wait(h, h->v, n);
+		return;
+	}
+	if (h->np)
+		hyb_pack(h, h->np);
+	th_varint(h->b, (uint64_t)n << 1);
+	for (unsigned k = 0; k < (h->bw + 7) / 8; k++)
+		pq_buf_byte(h->b, (uint8_t)(h->v >> (8 * k)));
+}
+
+static void hyb_init(struct hyb *h, struct pq_buf *b, unsigned bw)
+{
+	h->b = b;
+	h->bw = bw;
+	h->n = 0;
+	h->np = 0;
+}
+
+static inline void hyb_put(struct hyb *h, uint32_t v, size_t n)
+{
+	if (h->n && v == h->v) {
+		h->n += n;
+		return;
+	}
+	if (h->n == 1 && h->np < HYB_PEND) /* a lone value waits, as hyb_flush_run would */
+		h->pend[h->np++] = h->v;
+	else if (h->n)
+		hyb_flush_run(h);
+	h->v = v;
+	h->n = n;
+}
+
+static void hyb_end(struct hyb *h)
+{
+	if (h->n)
+		hyb_flush_run(h);
+	if (h->np)
+		hyb_pack(h, h->np);
+}
+
+void pq_rle_hybrid(struct pq_buf *b, const uint32_t *v, size_t n, unsigned bw)
+{
+	struct hyb h;
+
+	hyb_init(&h, b, bw);
+	for (size_t i = 0; i < n; i++)
+		hyb_put(&h, v[i], 1);
+	hyb_end(&h);
 }
 
 /* n values v as one RLE run of the hybrid encoding at bit width bw (nothing for n 0). */
@@ -132,6 +223,81 @@ static void rle_run(struct pq_buf *b, uint32_t v, size_t n, unsigned bw)
 		pq_buf_byte(b, (uint8_t)(v >> (8 * k)));
 }
 
+/* ---- DELTA_BINARY_PACKED ------------------------------------------------------------- */
+
+/* 32 values d at bit width bw (0..64), LSB first: 4 * bw bytes at o. */
+static void pack32(uint8_t *o, const uint64_t *d, unsigned bw)
+{
+	uint64_t acc = 0, mask = bw == 64 ? ~0ull : (1ull << bw) - 1;
+	unsigned nb = 0;
+
+	if (!bw)
+		return;
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t x = d[i] & mask;
+
+		acc |= x << nb;
+		if (nb + bw >= 64) {
+			unsigned used = 64 - nb;
+
+			memcpy(o, &acc, 8);
+			o += 8;
+			acc = used < 64 ? x >> used : 0;
+			nb = nb + bw - 64;
+		} else {
+			nb += bw;
+		}
+	}
+	memcpy(o, &acc, nb / 8);
+}
+
+void pq_delta_binary(struct pq_buf *b, const int64_t *v, size_t n)
+{
+	uint64_t d[DELTA_BLOCK];
+
+	th_varint(b, DELTA_BLOCK);
+	th_varint(b, DELTA_MINI);
+	th_varint(b, n);
+	th_varint(b, th_zigzag(n ? v[0] : 0));
+	for (size_t i = 1; i < n; i += DELTA_BLOCK) {
+		size_t m = n - i < DELTA_BLOCK ? n - i : DELTA_BLOCK;
+		unsigned minis = (unsigned)((m + 31) / 32), bw[DELTA_MINI] = {0};
+		int64_t min = INT64_MAX;
+		uint8_t *o;
+
+		for (size_t k = 0; k < m; k++) { /* the deltas modulo 2^64, and their least */
+			int64_t x = (int64_t)((uint64_t)v[i + k] - (uint64_t)v[i + k - 1]);
+
+			d[k] = (uint64_t)x;
+			if (x < min)
+				min = x;
+		}
+		for (size_t k = 0; k < DELTA_BLOCK; k++) /* each above the least; padding 0 */
+			d[k] = k < m ? d[k] - (uint64_t)min : 0;
+		for (unsigned j = 0; j < minis; j++) {
+			uint64_t any = 0;
+
+			for (unsigned k = 0; k < 32; k++)
+				any |= d[j * 32 + k];
+			bw[j] = any ? 64 - (unsigned)__builtin_clzll(any) : 0;
+		}
+		th_varint(b, th_zigzag(min));
+		o = pq_buf_room(b, DELTA_MINI);
+		if (!o)
+			return;
+		for (unsigned j = 0; j < DELTA_MINI; j++)
+			o[j] = (uint8_t)bw[j];
+		for (unsigned j = 0; j < minis; j++) {
+			o = pq_buf_room(b, 4 * bw[j]);
+			if (!o)
+				return;
+			pack32(o, d + j * 32, bw[j]);
+		}
+	}
+}
+
+/* ---- Rows in --------------------------------------------------------------------------- */
+
 int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
             struct pq_file **ret)
 {
@@ -142,7 +308,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 	f->fd = fd;
 	f->ncols = ncols;
 	f->c = calloc(ncols ? ncols : 1, sizeof(*f->c));
-	f->lv = malloc(PAGE_ROWS * sizeof(*f->lv));
+	f->tmp = malloc(PAGE_ROWS * sizeof(*f->tmp));
 	f->z = ZSTD_createCCtx();
 	if (!rg_rows) {
 		rg_rows = RG_BYTES / (9u * (ncols ? ncols : 1));
@@ -150,7 +316,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 			rg_rows = RG_MAX_ROWS;
 	}
 	f->rg_rows = rg_rows;
-	if (!f->c || !f->lv || !f->z)
+	if (!f->c || !f->tmp || !f->z)
 		goto nomem;
 	for (unsigned i = 0; i < ncols; i++) {
 		struct col *c = &f->c[i];
@@ -204,37 +370,118 @@ static int grow(struct pq_file *f)
 	return 0;
 }
 
-/* A dictionary of the values of number column c in the current row group, into f->dvals
- * and each value's index into f->ix, when it has at most NUM_DICT_MAX distinct values (a
- * column of timestamps gives up after the first thousand or so). Returns the dictionary's
- * size, or 0. */
-static uint32_t num_dict(struct pq_file *f, const struct col *c)
+/* The open run of c appended to its runs. */
+static void run_close(struct pq_file *f, struct col *c)
 {
-	uint32_t n = 0;
+	if (!c->curn)
+		return;
+	if (c->nruns == c->rcap) {
+		uint32_t cap = c->rcap ? c->rcap * 2 : 64;
+		int64_t *rv = realloc(c->rv, (size_t)cap * sizeof(*rv));
+		uint32_t *rn = rv ? realloc(c->rn, (size_t)cap * sizeof(*rn)) : NULL;
 
-	memset(f->dslot, 0, sizeof(f->dslot));
-	for (size_t i = 0; i < c->nv; i++) {
-		int64_t v = c->v[i];
-		uint32_t k = (uint32_t)(((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 52);
-
-		for (;; k = (k + 1) & (NUM_DICT_SLOTS - 1)) {
-			uint32_t e = f->dslot[k];
-
-			if (e && f->dvals[e - 1] == v) {
-				f->ix[i] = e - 1;
-				break;
-			}
-			if (!e) {
-				if (n == NUM_DICT_MAX)
-					return 0;
-				f->dvals[n] = v;
-				f->dslot[k] = ++n;
-				f->ix[i] = n - 1;
-				break;
-			}
+		if (rv)
+			c->rv = rv;
+		if (!rn) {
+			f->err = -ENOMEM;
+			return;
 		}
+		c->rn = rn;
+		c->rcap = cap;
 	}
-	return n;
+	c->rv[c->nruns] = c->cur;
+	c->rn[c->nruns++] = c->curn | (c->curnull ? RUN_NULL : 0);
+	c->curn = 0;
+}
+
+/* c's runs so far (rows 0..f->nrows) as a value and a level per row. */
+static void to_plain(struct pq_file *f, struct col *c)
+{
+	uint32_t row = 0;
+
+	run_close(f, c);
+	c->nv = 0;
+	for (uint32_t r = 0; r < c->nruns; r++) {
+		uint32_t n = c->rn[r] & ~RUN_NULL;
+		bool null = c->rn[r] & RUN_NULL;
+
+		if (c->def.optional)
+			memset(c->defl + row, !null, n);
+		for (uint32_t k = 0; !null && k < n; k++)
+			c->v[c->nv++] = c->rv[r];
+		row += n;
+	}
+	c->nruns = 0;
+	c->plain = true;
+}
+
+/* put()'s rare cases: a null where none may be, a new run, a column turning plain. */
+__attribute__((noinline)) static void put_slow(struct pq_file *f, struct col *c, int64_t v,
+                                               bool null)
+{
+	if (null && !c->def.optional && !f->err)
+		f->err = -EINVAL;
+	if (!c->plain) {
+		run_close(f, c);
+		c->curkind = 0;
+		if (c->nruns < RUNS_MIN || c->nruns * 4 <= f->nrows) {
+			c->cur = v;
+			c->curnull = null;
+			c->curn = 1;
+			return;
+		}
+		to_plain(f, c); /* short runs: a value per row from now on */
+	}
+	if (c->def.optional)
+		c->defl[f->nrows] = !null;
+	if (!null)
+		c->v[c->nv++] = v;
+}
+
+static inline void put(struct pq_file *f, struct col *c, int64_t v, bool null)
+{
+	if (c->plain && (c->def.optional || !null)) {
+		if (c->def.optional)
+			c->defl[f->nrows] = !null;
+		if (!null)
+			c->v[c->nv++] = v;
+		return;
+	}
+	if (!c->plain && c->curn && c->cur == v && c->curnull == null) {
+		c->curn++;
+		return;
+	}
+	put_slow(f, c, v, null);
+}
+
+static inline void put_f64(struct pq_file *f, struct col *c, double d)
+{
+	int64_t bits;
+
+	memcpy(&bits, &d, 8);
+	put(f, c, bits, false);
+}
+
+void pq_put_i64(struct pq_file *f, int64_t v)
+{
+	struct col *c = &f->c[f->cur];
+
+	if (c->def.type == PQ_DOUBLE) {
+		pq_put_f64(f, (double)v);
+		return;
+	}
+	f->cur++;
+	put(f, c, v, false);
+}
+
+void pq_put_f64(struct pq_file *f, double d)
+{
+	put_f64(f, &f->c[f->cur++], d);
+}
+
+void pq_put_null(struct pq_file *f)
+{
+	put(f, &f->c[f->cur++], 0, true);
 }
 
 static uint64_t str_hash(const char *s, size_t n)
@@ -273,61 +520,25 @@ static void slot_rebuild(struct pq_file *f, struct col *c)
 	}
 }
 
-static void put(struct pq_file *f, struct col *c, int64_t v, bool null)
+/* Whether dictionary entry e of c is the string s. */
+static bool dict_is(const struct col *c, uint32_t e, const char *s, size_t len)
 {
-	uint32_t row = f->nrows;
+	uint32_t el;
 
-	if (c->def.optional)
-		c->defl[row] = !null;
-	if (null) {
-		c->nulls++;
-		if (!c->def.optional && !f->err)
-			f->err = -EINVAL;
-		return;
-	}
-	c->v[c->nv++] = v;
+	memcpy(&el, c->dict.p + c->doff[e], 4);
+	return el == len && memcmp(c->dict.p + c->doff[e] + 4, s, len) == 0;
 }
 
-void pq_put_i64(struct pq_file *f, int64_t v)
+static void put_str(struct pq_file *f, struct col *c, const char *s, size_t len)
 {
-	struct col *c;
-
-	if (f->c[f->cur].def.type == PQ_DOUBLE) {
-		pq_put_f64(f, (double)v);
-		return;
-	}
-	c = &f->c[f->cur++];
-	if (c->nv == 0 || v < c->imin)
-		c->imin = v;
-	if (c->nv == 0 || v > c->imax)
-		c->imax = v;
-	put(f, c, v, false);
-}
-
-void pq_put_f64(struct pq_file *f, double d)
-{
-	struct col *c = &f->c[f->cur++];
-	int64_t bits;
-
-	memcpy(&bits, &d, 8);
-	if (c->nv == 0 || d < c->dmin)
-		c->dmin = d;
-	if (c->nv == 0 || d > c->dmax)
-		c->dmax = d;
-	put(f, c, bits, false);
-}
-
-void pq_put_null(struct pq_file *f)
-{
-	put(f, &f->c[f->cur++], 0, true);
-}
-
-void pq_put_str(struct pq_file *f, const char *s, size_t len)
-{
-	struct col *c = &f->c[f->cur++];
 	uint64_t h;
 	uint32_t k, e, l32 = (uint32_t)len;
 
+	/* the string of the open run: no hashing */
+	if (!c->plain && c->curn && !c->curnull && dict_is(c, (uint32_t)c->cur, s, len)) {
+		c->curn++;
+		return;
+	}
 	if (c->ndict * 2 >= c->smask) {
 		slot_rebuild(f, c);
 		if (f->err)
@@ -335,11 +546,8 @@ void pq_put_str(struct pq_file *f, const char *s, size_t len)
 	}
 	h = str_hash(s, len);
 	for (k = (uint32_t)h & c->smask; c->slot[k]; k = (k + 1) & c->smask) {
-		uint32_t el;
-
 		e = c->slot[k] - 1;
-		memcpy(&el, c->dict.p + c->doff[e], 4);
-		if (el == l32 && memcmp(c->dict.p + c->doff[e] + 4, s, len) == 0) {
+		if (dict_is(c, e, s, len)) {
 			put(f, c, e, false);
 			return;
 		}
@@ -364,6 +572,61 @@ void pq_put_str(struct pq_file *f, const char *s, size_t len)
 	c->slot[k] = e + 1;
 	put(f, c, e, false);
 }
+
+void pq_put_str(struct pq_file *f, const char *s, size_t len)
+{
+	put_str(f, &f->c[f->cur++], s, len);
+}
+
+int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
+{
+	char num[24];
+
+	for (unsigned i = 0; i < f->ncols; i++) {
+		struct col *c = &f->c[i];
+		const struct pq_val *v = src[i];
+		int n;
+
+		if (c->curn && v->u.i == c->cur && v->kind == c->curkind) { /* the open run's */
+			c->curn++;
+			continue;
+		}
+		switch (v->kind) {
+		case PQ_VAL_INT:
+			if (c->def.type == PQ_INT64) {
+				put(f, c, v->u.i, false);
+			} else if (c->def.type == PQ_DOUBLE) {
+				put_f64(f, c, (double)v->u.i);
+			} else { /* TEXT affinity: its decimal text */
+				n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
+				put_str(f, c, num, (size_t)n);
+			}
+			break;
+		case PQ_VAL_FLOAT: /* only REAL columns take reals */
+			if (c->def.type != PQ_DOUBLE)
+				return f->err = -EINVAL;
+			put_f64(f, c, v->u.d);
+			break;
+		case PQ_VAL_TEXT:
+			if (c->def.type != PQ_STRING)
+				return f->err = -EINVAL;
+			put_str(f, c, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
+			break;
+		default:
+			put(f, c, 0, true);
+			break;
+		}
+		/* the next equal value takes the test above */
+		if (c->curn && (c->curnull ? v->u.i == 0
+		                           : (v->kind == PQ_VAL_INT && c->def.type == PQ_INT64) ||
+		                                     (v->kind == PQ_VAL_FLOAT &&
+		                                      c->def.type == PQ_DOUBLE)))
+			c->curkind = v->kind;
+	}
+	return pq_row_end(f);
+}
+
+/* ---- Row groups out ------------------------------------------------------------------- */
 
 static int out(struct pq_file *f, const void *p, size_t n)
 {
@@ -447,25 +710,221 @@ static void stat_bin(struct th *t, int16_t id, const void *p, size_t n)
 	th_binary(t, id, p, n);
 }
 
+/* A dictionary of the n values v (runs: with their lengths rn, whose null runs are passed
+ * over) into f->dvals and each value's index into f->ix, when they have at most
+ * NUM_DICT_MAX distinct values (a column of timestamps gives up after the first thousand or
+ * so). Returns the dictionary's size, or 0. */
+static uint32_t num_dict(struct pq_file *f, const int64_t *vals, const uint32_t *rn, size_t n)
+{
+	uint32_t nd = 0;
+
+	memset(f->dslot, 0, sizeof(f->dslot));
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = vals[i];
+		uint32_t k = (uint32_t)(((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 52);
+
+		if (rn && rn[i] & RUN_NULL)
+			continue;
+		if (i && vals[i - 1] == v && (!rn || !(rn[i - 1] & RUN_NULL))) {
+			f->ix[i] = f->ix[i - 1];
+			continue;
+		}
+		for (;; k = (k + 1) & (NUM_DICT_SLOTS - 1)) {
+			uint32_t e = f->dslot[k];
+
+			if (e && f->dvals[e - 1] == v) {
+				f->ix[i] = e - 1;
+				break;
+			}
+			if (!e) {
+				if (nd == NUM_DICT_MAX)
+					return 0;
+				f->dvals[nd] = v;
+				f->dslot[k] = ++nd;
+				f->ix[i] = nd - 1;
+				break;
+			}
+		}
+	}
+	return nd;
+}
+
+/* Column c's statistics: values, nulls, and the least and greatest number. */
+static void col_stats(const struct pq_file *f, const struct col *c, struct stats *st)
+{
+	bool dbl = c->def.type == PQ_DOUBLE;
+	const int64_t *v = c->plain ? c->v : c->rv;
+	size_t n = c->plain ? c->nv : c->nruns, first = 0;
+
+	*st = (struct stats){0};
+	if (!c->plain) { /* runs: count them; the values of the others as plain ones */
+		for (size_t i = 0; i < n; i++)
+			if (c->rn[i] & RUN_NULL)
+				st->nulls += c->rn[i] & ~RUN_NULL;
+			else
+				st->nv += c->rn[i];
+		for (first = 0; first < n && c->rn[first] & RUN_NULL; first++)
+			;
+	} else {
+		st->nv = c->nv;
+		st->nulls = f->nrows - c->nv;
+	}
+	if (first == n)
+		return;
+	if (dbl) {
+		memcpy(&st->dmin, &v[first], 8);
+		st->dmax = st->dmin;
+	} else {
+		st->imin = st->imax = v[first];
+	}
+	for (size_t i = first + 1; i < n; i++) {
+		double d;
+
+		if (!c->plain && c->rn[i] & RUN_NULL)
+			continue;
+		if (dbl) {
+			memcpy(&d, &v[i], 8);
+			st->dmin = d < st->dmin ? d : st->dmin;
+			st->dmax = d > st->dmax ? d : st->dmax;
+		} else {
+			st->imin = v[i] < st->imin ? v[i] : st->imin;
+			st->imax = v[i] > st->imax ? v[i] : st->imax;
+		}
+	}
+}
+
+/* A position in a column's runs: run i, row off of it. */
+struct rcur {
+	uint32_t i, off;
+};
+
+/* The part of the run at *cur that lies within the next `left` rows; *cur moves past it. */
+static uint32_t rcur_take(const struct col *c, struct rcur *cur, uint32_t left)
+{
+	uint32_t len = c->rn[cur->i] & ~RUN_NULL, take = len - cur->off;
+
+	if (take > left)
+		take = left;
+	cur->off += take;
+	if (cur->off == len)
+		*cur = (struct rcur){cur->i + 1, 0};
+	return take;
+}
+
+static void rcur_skip(const struct col *c, struct rcur *cur, uint32_t n)
+{
+	while (n)
+		n -= rcur_take(c, cur, n);
+}
+
+/* The levels of rows [r0, r0 + nr) of c into f->lvb, as the hybrid at bit width 1 (no
+ * length prefix). Returns the values among them. */
+static size_t page_levels(struct pq_file *f, const struct col *c, uint32_t r0, uint32_t nr,
+                          struct rcur cur)
+{
+	struct hyb h;
+	size_t nv = 0;
+
+	f->lvb.n = 0;
+	hyb_init(&h, &f->lvb, 1);
+	if (c->plain) {
+		for (uint32_t r = 0; r < nr; r++)
+			nv += c->defl[r0 + r];
+		if (nv == 0 || nv == nr) /* no value, or no null: one run */
+			rle_run(&f->lvb, nv != 0, nr, 1);
+		else
+			for (uint32_t r = 0; r < nr; r++)
+				hyb_put(&h, c->defl[r0 + r], 1);
+	} else {
+		for (uint32_t left = nr; left;) {
+			bool null = c->rn[cur.i] & RUN_NULL;
+			uint32_t take = rcur_take(c, &cur, left);
+
+			hyb_put(&h, !null, take);
+			nv += null ? 0 : take;
+			left -= take;
+		}
+	}
+	hyb_end(&h);
+	return nv;
+}
+
+/* The page's values of rows [r0, r0 + nr) of c (nv of them, from value vi, or from the runs
+ * at *cur, which moves past them): dictionary indexes (ix: the values' or the runs' indexes
+ * when given, else the values themselves), at bit width bw, into f->page; or, with bw 0,
+ * the values themselves, returned (f->tmp when taken from runs). */
+static const int64_t *page_values(struct pq_file *f, const struct col *c, uint32_t nr, size_t vi,
+                                  size_t nv, struct rcur *cur, const uint32_t *ix, unsigned bw)
+{
+	struct hyb h;
+
+	if (bw) {
+		pq_buf_byte(&f->page, (uint8_t)bw);
+		hyb_init(&h, &f->page, bw);
+	}
+	if (c->plain) {
+		if (!bw)
+			return c->v + vi;
+		for (size_t k = 0; k < nv; k++)
+			hyb_put(&h, ix ? ix[vi + k] : (uint32_t)c->v[vi + k], 1);
+		hyb_end(&h);
+		return NULL;
+	}
+	nv = 0;
+	for (uint32_t left = nr; left;) {
+		uint32_t r = cur->i, take = rcur_take(c, cur, left);
+
+		if (!(c->rn[r] & RUN_NULL)) {
+			if (bw)
+				hyb_put(&h, ix ? ix[r] : (uint32_t)c->rv[r], take);
+			else
+				for (uint32_t k = 0; k < take; k++)
+					f->tmp[nv++] = c->rv[r];
+		}
+		left -= take;
+	}
+	if (!bw)
+		return f->tmp;
+	hyb_end(&h);
+	return NULL;
+}
+
 /* The column chunk of column i of the current row group: its pages written, its
  * ColumnChunk serialized to rg. */
 static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw_all)
 {
 	struct col *c = &f->c[i];
 	uint64_t raw = 0, comp = 0, start = f->off, dict_off = 0, data_off;
-	bool str = c->def.type == PQ_STRING;
-	/* a number column of one value in this row group (ids, launch shapes, flags): a
-	 * dictionary of that value and pages of indexes 0, a few bytes, instead of its values */
-	bool one = c->def.type == PQ_INT64 && c->nv && c->imin == c->imax;
-	/* one of few values (ids, launch shapes, sizes): a dictionary of them */
-	uint32_t ndict = c->def.type == PQ_INT64 && c->nv && !one ? num_dict(f, c) : 0;
-	/* a string column of nulls only has no dictionary, and its pages no values */
-	bool dict = (str && c->ndict) || one || ndict;
-	unsigned bw = str ? bits_for(c->ndict) : one ? 1 : ndict ? bits_for(ndict) : 0;
+	bool str = c->def.type == PQ_STRING, num = c->def.type == PQ_INT64;
+	struct stats st;
+	bool one, dict;
+	uint32_t ndict;
+	unsigned bw;
+	int enc;
 	const uint8_t *smin = NULL, *smax = NULL;
 	uint32_t lmin = 0, lmax = 0;
+	struct rcur cur = {0, 0};
 	size_t vi = 0;
 	int ret;
+
+	if (!c->plain)
+		run_close(f, c);
+	if (f->err)
+		return f->err;
+	col_stats(f, c, &st);
+	/* a number column of one value in this row group (ids, launch shapes, flags): a
+	 * dictionary of that value and pages of indexes 0, a few bytes, instead of its values */
+	one = num && st.nv && st.imin == st.imax;
+	/* one of few values (ids, launch shapes, sizes): a dictionary of them */
+	ndict = num && st.nv && !one
+	                ? num_dict(f, c->plain ? c->v : c->rv, c->plain ? NULL : c->rn,
+	                           c->plain ? c->nv : c->nruns)
+	                : 0;
+	/* a string column of nulls only has no dictionary, and its pages no values */
+	dict = (str && c->ndict) || one || ndict;
+	bw = str ? bits_for(c->ndict) : one ? 1 : ndict ? bits_for(ndict) : 0;
+	/* other numbers: as deltas (timestamps, ids that grow), doubles PLAIN */
+	enc = dict ? ENC_RLE_DICTIONARY : num ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 
 	if (str && c->ndict) {
 		if (c->dict.oom)
@@ -476,7 +935,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 			return ret;
 		dict_off = start;
 	} else if (one || ndict) {
-		ret = one ? page_out(f, &c->imin, 8, PAGE_DICTIONARY, 1, ENC_PLAIN, &raw, &comp)
+		ret = one ? page_out(f, &st.imin, 8, PAGE_DICTIONARY, 1, ENC_PLAIN, &raw, &comp)
 		          : page_out(f, f->dvals, (size_t)ndict * 8, PAGE_DICTIONARY, ndict,
 		                     ENC_PLAIN, &raw, &comp);
 		if (ret < 0)
@@ -487,48 +946,39 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	for (uint32_t r0 = 0; r0 < f->nrows; r0 += PAGE_ROWS) {
 		uint32_t nr = f->nrows - r0 < PAGE_ROWS ? f->nrows - r0 : PAGE_ROWS;
 		size_t nv = nr;
+		const int64_t *vals;
 
 		f->page.n = 0;
 		if (c->def.optional) {
-			struct pq_buf lv = {0};
 			uint32_t len;
 
-			nv = 0;
-			for (uint32_t r = 0; r < nr; r++)
-				nv += c->defl[r0 + r];
-			if (nv == 0 || nv == nr) { /* no value, or no null: one run */
-				rle_run(&lv, nv != 0, nr, 1);
-			} else {
-				for (uint32_t r = 0; r < nr; r++)
-					f->lv[r] = c->defl[r0 + r];
-				pq_rle_hybrid(&lv, f->lv, nr, 1);
-			}
-			len = (uint32_t)lv.n;
+			nv = page_levels(f, c, r0, nr, cur);
+			len = (uint32_t)f->lvb.n;
 			pq_buf_put(&f->page, &len, 4);
-			pq_buf_put(&f->page, lv.p, lv.n);
-			if (lv.oom)
+			pq_buf_put(&f->page, f->lvb.p, f->lvb.n);
+			if (f->lvb.oom)
 				f->page.oom = true;
-			pq_buf_free(&lv);
 		}
-		if (dict && one) { /* every index 0: one run */
+		if (one) { /* every index 0: one run */
 			pq_buf_byte(&f->page, (uint8_t)bw);
 			rle_run(&f->page, 0, nv, bw);
-		} else if (dict) {
-			for (size_t k = 0; k < nv; k++)
-				f->lv[k] = ndict ? f->ix[vi + k] : (uint32_t)c->v[vi + k];
-			pq_buf_byte(&f->page, (uint8_t)bw);
-			pq_rle_hybrid(&f->page, f->lv, nv, bw);
-		} else if (c->def.optional) {
-			pq_buf_put(&f->page, c->v + vi, nv * 8);
+			if (!c->plain)
+				rcur_skip(c, &cur, nr);
+			vals = NULL;
+		} else {
+			vals = page_values(f, c, nr, vi, nv, &cur, ndict ? f->ix : NULL, dict ? bw : 0);
 		}
+		if (vals && num)
+			pq_delta_binary(&f->page, vals, nv);
+		else if (vals && (c->def.optional || !c->plain))
+			pq_buf_put(&f->page, vals, nv * 8);
 		if (f->page.oom)
 			return -ENOMEM;
-		/* a required number: the values as they are, without a copy */
-		if (!dict && !c->def.optional)
-			ret = page_out(f, c->v + vi, nv * 8, PAGE_DATA, nr, ENC_PLAIN, &raw, &comp);
+		/* a required double: the values as they are, without a copy */
+		if (vals && !num && !c->def.optional && c->plain)
+			ret = page_out(f, vals, nv * 8, PAGE_DATA, nr, enc, &raw, &comp);
 		else
-			ret = page_out(f, f->page.p, f->page.n, PAGE_DATA, nr,
-			               dict ? ENC_RLE_DICTIONARY : ENC_PLAIN, &raw, &comp);
+			ret = page_out(f, f->page.p, f->page.n, PAGE_DATA, nr, enc, &raw, &comp);
 		vi += nv;
 		if (ret < 0)
 			return ret;
@@ -539,11 +989,11 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	th_i64(rg, 2, (int64_t)start);
 	th_begin(rg, 3); /* ColumnMetaData */
 	th_i32(rg, 1, str ? PT_BYTE_ARRAY : c->def.type == PQ_DOUBLE ? PT_DOUBLE : PT_INT64);
-	th_list(rg, 2, TH_I32, dict ? 3 : 2);
+	th_list(rg, 2, TH_I32, 2 + (enc != ENC_PLAIN));
 	th_varint(rg->b, th_zigzag(ENC_PLAIN));
 	th_varint(rg->b, th_zigzag(ENC_RLE));
-	if (dict)
-		th_varint(rg->b, th_zigzag(ENC_RLE_DICTIONARY));
+	if (enc != ENC_PLAIN)
+		th_varint(rg->b, th_zigzag(enc));
 	th_list(rg, 3, TH_BINARY, 1);
 	th_binary(rg, 0, c->def.name, strlen(c->def.name));
 	th_i32(rg, 4, CODEC_ZSTD);
@@ -554,14 +1004,14 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	if (dict_off)
 		th_i64(rg, 11, (int64_t)dict_off);
 	th_begin(rg, 12); /* Statistics */
-	th_i64(rg, 3, (int64_t)c->nulls);
-	if (c->nv && c->def.type == PQ_INT64) {
-		stat_bin(rg, 5, &c->imax, 8);
-		stat_bin(rg, 6, &c->imin, 8);
-	} else if (c->nv && c->def.type == PQ_DOUBLE) {
-		stat_bin(rg, 5, &c->dmax, 8);
-		stat_bin(rg, 6, &c->dmin, 8);
-	} else if (c->nv && str) {
+	th_i64(rg, 3, (int64_t)st.nulls);
+	if (st.nv && num) {
+		stat_bin(rg, 5, &st.imax, 8);
+		stat_bin(rg, 6, &st.imin, 8);
+	} else if (st.nv && c->def.type == PQ_DOUBLE) {
+		stat_bin(rg, 5, &st.dmax, 8);
+		stat_bin(rg, 6, &st.dmin, 8);
+	} else if (st.nv && str) {
 		bool ok = true;
 
 		for (uint32_t e = 0; e < c->ndict && ok; e++) {
@@ -623,8 +1073,10 @@ static int rowgroup_out(struct pq_file *f)
 	for (unsigned i = 0; i < f->ncols; i++) {
 		struct col *c = &f->c[i];
 
+		c->plain = false;
 		c->nv = 0;
-		c->nulls = 0;
+		c->nruns = 0;
+		c->curn = 0;
 		c->ndict = 0;
 		c->dict.n = 0;
 		if (c->slot)
@@ -714,12 +1166,15 @@ void pq_free(struct pq_file *f)
 	for (unsigned i = 0; f->c && i < f->ncols; i++) {
 		free(f->c[i].defl);
 		free(f->c[i].v);
+		free(f->c[i].rv);
+		free(f->c[i].rn);
 		pq_buf_free(&f->c[i].dict);
 		free(f->c[i].doff);
 		free(f->c[i].slot);
 	}
 	free(f->c);
-	free(f->lv);
+	free(f->tmp);
+	pq_buf_free(&f->lvb);
 	free(f->ix);
 	pq_buf_free(&f->rgs);
 	pq_buf_free(&f->page);

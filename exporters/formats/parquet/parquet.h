@@ -1,10 +1,12 @@
 /* A Parquet file writer for flat tables: INT64, DOUBLE and UTF-8 string columns, REQUIRED
- * or OPTIONAL; PLAIN values, strings dictionary-encoded (a PLAIN dictionary page, then
- * RLE_DICTIONARY data pages), and so are the INT64 column chunks of at most 1,024 distinct
- * values (ids, launch shapes: a row group's values hashed once when it is written; a chunk of
- * one value costs a few bytes); data pages (v1) compressed with ZSTD; row groups of a bounded
- * number of rows, each column chunk with its min/max statistics and null count. Rows are
- * added a value at a time (pq_put_*, one per column in order, then pq_row_end). The format:
+ * or OPTIONAL. Strings are dictionary-encoded (a PLAIN dictionary page, then RLE_DICTIONARY
+ * data pages), and so are the INT64 column chunks of at most 1,024 distinct values (ids,
+ * launch shapes: a chunk of one value costs a few bytes); other INT64 chunks are
+ * DELTA_BINARY_PACKED (timestamps and growing ids take a few bits a value), doubles PLAIN.
+ * Data pages (v1) are compressed with ZSTD; row groups hold a bounded number of rows, each
+ * column chunk with its min/max statistics and null count. Rows are added a value at a time
+ * (pq_put_*, one per column in order, then pq_row_end); a column holds its row group's
+ * values as runs of equal values until its runs turn out short. The format:
  * apache/parquet-format, parquet.thrift and Encodings.md. Runs in the CLI. */
 #ifndef GPUTRACE_PARQUET_H
 #define GPUTRACE_PARQUET_H
@@ -40,6 +42,29 @@ void pq_put_i64(struct pq_file *f, int64_t v);
 void pq_put_f64(struct pq_file *f, double v);
 void pq_put_str(struct pq_file *f, const char *s, size_t len);
 void pq_put_null(struct pq_file *f);
+/* A value of the SQL layer (exporters/formats/sqlite/sqlite.c's, laid out alike): kinds
+ * as SQLite numbers them. */
+enum {
+	PQ_VAL_INT = 1,
+	PQ_VAL_FLOAT = 2,
+	PQ_VAL_TEXT = 3,
+	PQ_VAL_NULL = 5,
+};
+
+struct pq_val {
+	union {
+		int64_t i;
+		const char *s;
+		double d;
+	} u;
+	int32_t len; /* text bytes, -1: up to the NUL */
+	int32_t kind;
+};
+
+/* A whole row at once: column c's value is *src[c]. An integer in a string column is its
+ * decimal text, in a double column a double; a real or a text elsewhere is -EINVAL. Then
+ * as pq_row_end(). */
+int pq_put_row(struct pq_file *f, const struct pq_val *const *src);
 /* The row complete; a full row group is written. Returns 0 or -errno. */
 int pq_row_end(struct pq_file *f);
 /* The last row group and the footer written. Returns 0 or -errno; *bytes: the file's size. */
@@ -51,5 +76,9 @@ void pq_free(struct pq_file *f);
  * prefix: runs of 8 or more equal values from a group boundary as RLE runs, the rest
  * bit-packed in groups of 8 (the last padded with zeros). Exposed for its unit test. */
 void pq_rle_hybrid(struct pq_buf *b, const uint32_t *v, size_t n, unsigned bw);
+/* v[0..n) DELTA_BINARY_PACKED: blocks of 128 deltas (modulo 2^64) in 4 miniblocks of 32,
+ * each at the bit width of its largest delta above the block's least. Exposed for its
+ * unit test. */
+void pq_delta_binary(struct pq_buf *b, const int64_t *v, size_t n);
 
 #endif /* GPUTRACE_PARQUET_H */

@@ -4,10 +4,12 @@
 
 #include "thrift.h"
 
-void pq_buf_put(struct pq_buf *b, const void *p, size_t n)
+uint8_t *pq_buf_room(struct pq_buf *b, size_t n)
 {
-	if (b->oom || n == 0)
-		return;
+	uint8_t *at;
+
+	if (b->oom)
+		return NULL;
 	if (b->n + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		uint8_t *np;
@@ -17,13 +19,22 @@ void pq_buf_put(struct pq_buf *b, const void *p, size_t n)
 		np = realloc(b->p, cap);
 		if (!np) {
 			b->oom = true;
-			return;
+			return NULL;
 		}
 		b->p = np;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->n, p, n);
+	at = b->p + b->n;
 	b->n += n;
+	return at;
+}
+
+void pq_buf_put(struct pq_buf *b, const void *p, size_t n)
+{
+	uint8_t *at = n ? pq_buf_room(b, n) : NULL;
+
+	if (at)
+		memcpy(at, p, n);
 }
 
 void pq_buf_byte(struct pq_buf *b, uint8_t v)

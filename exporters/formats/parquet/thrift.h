@@ -16,6 +16,8 @@ struct pq_buf {
 };
 
 void pq_buf_put(struct pq_buf *b, const void *p, size_t n);
+/* n more bytes at the end, to be written by the caller; NULL once out of memory. */
+uint8_t *pq_buf_room(struct pq_buf *b, size_t n);
 void pq_buf_byte(struct pq_buf *b, uint8_t v);
 void pq_buf_free(struct pq_buf *b);
 

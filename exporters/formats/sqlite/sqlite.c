@@ -13,7 +13,7 @@
 #include <malloc.h>
 #endif
 #include <sqlite3.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2590,6 +2590,7 @@ struct pq_tab {
 	struct pq_col col[SQ_MAX_COLS];
 	int param[SQ_MAX_COLS]; /* value 1.. of the row; 0: lit */
 	struct val lit[SQ_MAX_COLS];
+	const struct pq_val *src[SQ_MAX_COLS]; /* each column's: in the lane's row, or lit */
 	char text[SQ_MAX_COLS][SQ_VALUE_BYTES]; /* literal strings, unquoted */
 };
 
@@ -2611,35 +2612,22 @@ static int pq_fail(struct sq *q, const char *what, int err)
 	return q->err;
 }
 
+/* The Parquet writer takes the rows' values as they are (pq_put_row). */
+_Static_assert(sizeof(struct val) == sizeof(struct pq_val) &&
+                       offsetof(struct val, len) == offsetof(struct pq_val, len) &&
+                       offsetof(struct val, kind) == offsetof(struct pq_val, kind) &&
+                       SQLITE_INTEGER == PQ_VAL_INT && SQLITE_FLOAT == PQ_VAL_FLOAT &&
+                       SQLITE_TEXT == PQ_VAL_TEXT && SQLITE_NULL == PQ_VAL_NULL,
+               "struct val is laid out as struct pq_val");
+
 static int pq_sink_row(struct sq *q, enum sq_table t, const struct val *row)
 {
 	struct pq_tab *pt = &q->pq->tab[t];
-	char num[24];
 	int ret;
 
-	for (unsigned c = 0; c < pt->ncols; c++) {
-		const struct val *v = pt->param[c] ? &row[pt->param[c]] : &pt->lit[c];
-		bool str = pt->col[c].type == PQ_STRING;
+	(void)row; /* pt->src points into it: the table's one lane */
+	ret = pq_put_row(pt->f, pt->src);
 
-		if (v->kind == SQLITE_INTEGER && !str) {
-			pq_put_i64(pt->f, v->u.i);
-		} else if (v->kind == SQLITE_INTEGER) { /* TEXT affinity: its decimal text */
-			int n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
-
-			pq_put_str(pt->f, num, (size_t)n);
-		} else if (v->kind == SQLITE_FLOAT && pt->col[c].type == PQ_DOUBLE) {
-			pq_put_f64(pt->f, v->u.d);
-		} else if (v->kind == SQLITE_FLOAT) { /* only REAL columns take reals */
-			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
-		} else if (v->kind == SQLITE_TEXT && str) {
-			pq_put_str(pt->f, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
-		} else if (v->kind == SQLITE_TEXT) {
-			return pq_fail(q, gt_sq_tables[t].name, -EINVAL);
-		} else {
-			pq_put_null(pt->f);
-		}
-	}
-	ret = pq_row_end(pt->f);
 	if (ret < 0)
 		return pq_fail(q, gt_sq_tables[t].name, ret);
 	q->rows++;
@@ -2718,6 +2706,9 @@ static int pq_tab_init(struct sq *q, enum sq_table t)
 	b->lane[0].vals = calloc((size_t)nparams + 1, sizeof(struct val));
 	if (!b->lane[0].vals)
 		return pq_fail(q, "out of memory", -ENOMEM);
+	for (unsigned c = 0; c < pt->ncols; c++)
+		pt->src[c] = (const struct pq_val *)(pt->param[c] ? &b->lane[0].vals[pt->param[c]]
+		                                                  : &pt->lit[c]);
 	return 0;
 }
 

@@ -11,7 +11,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const con = await (await DuckDBInstance.create(':memory:')).connect();
 let r = await con.runAndReadAll(`SELECT * FROM read_parquet('${file}')`);
 fs.writeFileSync(rows, JSON.stringify(r.getRowsJson()));
-r = await con.runAndReadAll(`SELECT row_group_id, path_in_schema, encodings, stats_min_value,
+r = await con.runAndReadAll(`SELECT row_group_id, path_in_schema, encodings, compression, stats_min_value,
 	stats_max_value, stats_null_count FROM parquet_metadata('${file}')
 	ORDER BY row_group_id, column_id`);
 fs.writeFileSync(meta, JSON.stringify(r.getRowObjectsJson()));

@@ -38,6 +38,16 @@ static struct pq_val dval(double d)
 
 static const struct pq_val null_val = {{.i = 0}, 0, PQ_VAL_NULL};
 
+/* A pseudo-random number of i (splitmix64's finalizer), ZSTD-proof. */
+static uint64_t mix(uint64_t i)
+{
+	uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* Row i's values; text in buf (two strings of at most 32 bytes). */
 static void row(int64_t i, struct pq_val *v, char buf[2][32])
 {
@@ -54,7 +64,7 @@ static void row(int64_t i, struct pq_val *v, char buf[2][32])
 	v[9] = (i / 20000) % 2 ? null_val : (struct pq_val){{.s = buf[0]}, -1, PQ_VAL_TEXT};
 	snprintf(buf[1], 32, "k%" PRId64, i % 3);
 	v[10] = (struct pq_val){{.s = buf[1]}, (int32_t)strlen(buf[1]), PQ_VAL_TEXT};
-	v[11] = ival(-(i * i % 100003));
+	v[11] = ival(-(int64_t)(mix((uint64_t)i) >> 1));
 	v[12] = i < 140000 ? null_val : ival(i);
 }
 

@@ -22,6 +22,7 @@ enum {
 	ENC_RLE = 3,
 	ENC_DELTA_BINARY_PACKED = 5,
 	ENC_RLE_DICTIONARY = 8,
+	CODEC_UNCOMPRESSED = 0,
 	CODEC_ZSTD = 6,
 	PAGE_DATA = 0,
 	PAGE_DICTIONARY = 2,
@@ -41,6 +42,9 @@ enum {
 #define DELTA_BLOCK    128u /* DELTA_BINARY_PACKED: values per block, */
 #define DELTA_MINI     4u   /* in miniblocks of 32 */
 #define ZSTD_LEVEL     1
+#define STORE_RATIO    0.90 /* a chunk ZSTD shrinks by less than a tenth is stored as it is, */
+#define STORE_RETRY    16u  /* the column's next chunks, trying ZSTD every 16th row group */
+#define STORE_MIN      4096u /* (chunks of fewer bytes compressed, never judged) */
 #define MAGIC          "PAR1"
 
 /* A column's values of the row group being built. Each starts the row group as runs of
@@ -48,8 +52,16 @@ enum {
  * a comparison per row. A column whose runs are short (timestamps) turns plain: a value
  * and a level per row. */
 struct col {
-	struct pq_col def;
+	/* what every value looks at first, in one cache line */
+	int64_t cur;
+	uint32_t curn;
+	int32_t curkind; /* the pq_val kind whose u.i equal to cur is the open run's value */
+	int32_t fastkind; /* the pq_val kind stored as it is: INT in INT64, FLOAT in DOUBLE */
+	bool curnull;
 	bool plain;
+	bool optional;
+	bool store; /* ZSTD gained nothing on its last chunk: the next ones UNCOMPRESSED */
+	enum pq_type type;
 	/* plain: */
 	uint8_t *defl; /* optional: 1 value, 0 null, per row */
 	int64_t *v;    /* int64/double bits; strings: dictionary index */
@@ -58,16 +70,13 @@ struct col {
 	int64_t *rv;
 	uint32_t *rn;
 	uint32_t nruns, rcap;
-	int64_t cur;
-	uint32_t curn;
-	bool curnull;
-	int32_t curkind; /* the pq_val kind whose u.i equal to cur is the open run's value */
 	/* strings: dictionary of this row group's values, PLAIN (4-byte length, bytes) */
 	struct pq_buf dict;
 	uint32_t *doff; /* offset in dict of each entry */
 	uint32_t ndict, dcap;
 	uint32_t *slot; /* hash table: entry + 1; 0 empty */
 	uint32_t smask;
+	struct pq_col def;
 };
 
 /* A chunk's statistics, taken when it is written. */
@@ -91,6 +100,7 @@ struct pq_file {
 	struct pq_buf page, zbuf, lvb;
 	int64_t *tmp; /* PAGE_ROWS values of a page taken from runs */
 	ZSTD_CCtx *z;
+	bool store; /* the chunk being written: pages as they are (UNCOMPRESSED) */
 	/* a number column's dictionary, when it has one (num_dict) */
 	uint32_t *ix;                   /* cap: each value's (or run's) index */
 	int64_t dvals[NUM_DICT_MAX];    /* the distinct values, in order of appearance */
@@ -322,6 +332,11 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 		struct col *c = &f->c[i];
 
 		c->def = cols[i];
+		c->optional = cols[i].optional;
+		c->type = cols[i].type;
+		c->fastkind = c->type == PQ_INT64    ? PQ_VAL_INT
+		              : c->type == PQ_DOUBLE ? PQ_VAL_FLOAT
+		                                     : -1;
 	}
 	if (grow(f) < 0)
 		goto nomem;
@@ -351,7 +366,7 @@ static int grow(struct pq_file *f)
 		if (!v)
 			return -ENOMEM;
 		c->v = v;
-		if (c->def.optional) {
+		if (c->optional) {
 			uint8_t *d = realloc(c->defl, cap);
 
 			if (!d)
@@ -405,7 +420,7 @@ static void to_plain(struct pq_file *f, struct col *c)
 		uint32_t n = c->rn[r] & ~RUN_NULL;
 		bool null = c->rn[r] & RUN_NULL;
 
-		if (c->def.optional)
+		if (c->optional)
 			memset(c->defl + row, !null, n);
 		for (uint32_t k = 0; !null && k < n; k++)
 			c->v[c->nv++] = c->rv[r];
@@ -419,7 +434,7 @@ static void to_plain(struct pq_file *f, struct col *c)
 __attribute__((noinline)) static void put_slow(struct pq_file *f, struct col *c, int64_t v,
                                                bool null)
 {
-	if (null && !c->def.optional && !f->err)
+	if (null && !c->optional && !f->err)
 		f->err = -EINVAL;
 	if (!c->plain) {
 		run_close(f, c);
@@ -432,7 +447,7 @@ __attribute__((noinline)) static void put_slow(struct pq_file *f, struct col *c,
 		}
 		to_plain(f, c); /* short runs: a value per row from now on */
 	}
-	if (c->def.optional)
+	if (c->optional)
 		c->defl[f->nrows] = !null;
 	if (!null)
 		c->v[c->nv++] = v;
@@ -440,8 +455,8 @@ __attribute__((noinline)) static void put_slow(struct pq_file *f, struct col *c,
 
 static inline void put(struct pq_file *f, struct col *c, int64_t v, bool null)
 {
-	if (c->plain && (c->def.optional || !null)) {
-		if (c->def.optional)
+	if (c->plain && (c->optional || !null)) {
+		if (c->optional)
 			c->defl[f->nrows] = !null;
 		if (!null)
 			c->v[c->nv++] = v;
@@ -466,7 +481,7 @@ void pq_put_i64(struct pq_file *f, int64_t v)
 {
 	struct col *c = &f->c[f->cur];
 
-	if (c->def.type == PQ_DOUBLE) {
+	if (c->type == PQ_DOUBLE) {
 		pq_put_f64(f, (double)v);
 		return;
 	}
@@ -581,21 +596,27 @@ void pq_put_str(struct pq_file *f, const char *s, size_t len)
 int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 {
 	char num[24];
+	struct col *c = f->c;
 
-	for (unsigned i = 0; i < f->ncols; i++) {
-		struct col *c = &f->c[i];
+	for (unsigned i = 0; i < f->ncols; i++, c++) {
 		const struct pq_val *v = src[i];
 		int n;
 
+		if (c->plain && v->kind == c->fastkind) { /* a number of its own type */
+			if (c->optional)
+				c->defl[f->nrows] = 1;
+			c->v[c->nv++] = v->u.i;
+			continue;
+		}
 		if (c->curn && v->u.i == c->cur && v->kind == c->curkind) { /* the open run's */
 			c->curn++;
 			continue;
 		}
 		switch (v->kind) {
 		case PQ_VAL_INT:
-			if (c->def.type == PQ_INT64) {
+			if (c->type == PQ_INT64) {
 				put(f, c, v->u.i, false);
-			} else if (c->def.type == PQ_DOUBLE) {
+			} else if (c->type == PQ_DOUBLE) {
 				put_f64(f, c, (double)v->u.i);
 			} else { /* TEXT affinity: its decimal text */
 				n = snprintf(num, sizeof(num), "%" PRId64, v->u.i);
@@ -603,12 +624,12 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 			}
 			break;
 		case PQ_VAL_FLOAT: /* only REAL columns take reals */
-			if (c->def.type != PQ_DOUBLE)
+			if (c->type != PQ_DOUBLE)
 				return f->err = -EINVAL;
 			put_f64(f, c, v->u.d);
 			break;
 		case PQ_VAL_TEXT:
-			if (c->def.type != PQ_STRING)
+			if (c->type != PQ_STRING)
 				return f->err = -EINVAL;
 			put_str(f, c, v->u.s, v->len < 0 ? strlen(v->u.s) : (size_t)v->len);
 			break;
@@ -618,9 +639,9 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 		}
 		/* the next equal value takes the test above */
 		if (c->curn && (c->curnull ? v->u.i == 0
-		                           : (v->kind == PQ_VAL_INT && c->def.type == PQ_INT64) ||
+		                           : (v->kind == PQ_VAL_INT && c->type == PQ_INT64) ||
 		                                     (v->kind == PQ_VAL_FLOAT &&
-		                                      c->def.type == PQ_DOUBLE)))
+		                                      c->type == PQ_DOUBLE)))
 			c->curkind = v->kind;
 	}
 	return pq_row_end(f);
@@ -666,9 +687,13 @@ static int page_out(struct pq_file *f, const void *src, size_t n, int type, uint
 		f->zbuf.p = np;
 		f->zbuf.cap = bound;
 	}
-	zn = ZSTD_compressCCtx(f->z, f->zbuf.p, bound, src, n, ZSTD_LEVEL);
-	if (ZSTD_isError(zn))
-		return -EIO;
+	if (f->store) { /* the chunk is UNCOMPRESSED */
+		zn = n;
+	} else {
+		zn = ZSTD_compressCCtx(f->z, f->zbuf.p, bound, src, n, ZSTD_LEVEL);
+		if (ZSTD_isError(zn))
+			return -EIO;
+	}
 	th_init(&t, &hdr);
 	th_i32(&t, 1, type);
 	th_i32(&t, 2, (int32_t)n);
@@ -691,7 +716,7 @@ static int page_out(struct pq_file *f, const void *src, size_t n, int type, uint
 	*comp += hdr.n + zn;
 	ret = hdr.oom ? -ENOMEM : out(f, hdr.p, hdr.n);
 	if (ret == 0)
-		ret = out(f, f->zbuf.p, zn);
+		ret = out(f, f->store ? src : f->zbuf.p, zn);
 	pq_buf_free(&hdr);
 	return ret;
 }
@@ -752,7 +777,7 @@ static uint32_t num_dict(struct pq_file *f, const int64_t *vals, const uint32_t 
 /* Column c's statistics: values, nulls, and the least and greatest number. */
 static void col_stats(const struct pq_file *f, const struct col *c, struct stats *st)
 {
-	bool dbl = c->def.type == PQ_DOUBLE;
+	bool dbl = c->type == PQ_DOUBLE;
 	const int64_t *v = c->plain ? c->v : c->rv;
 	size_t n = c->plain ? c->nv : c->nruns, first = 0;
 
@@ -777,19 +802,38 @@ static void col_stats(const struct pq_file *f, const struct col *c, struct stats
 	} else {
 		st->imin = st->imax = v[first];
 	}
-	for (size_t i = first + 1; i < n; i++) {
-		double d;
+	if (!c->plain) {
+		for (size_t i = first + 1; i < n; i++) {
+			double d;
 
-		if (!c->plain && c->rn[i] & RUN_NULL)
-			continue;
-		if (dbl) {
+			if (c->rn[i] & RUN_NULL)
+				continue;
+			memcpy(&d, &v[i], 8);
+			if (dbl) {
+				st->dmin = d < st->dmin ? d : st->dmin;
+				st->dmax = d > st->dmax ? d : st->dmax;
+			} else {
+				st->imin = v[i] < st->imin ? v[i] : st->imin;
+				st->imax = v[i] > st->imax ? v[i] : st->imax;
+			}
+		}
+	} else if (dbl) {
+		for (size_t i = first + 1; i < n; i++) {
+			double d;
+
 			memcpy(&d, &v[i], 8);
 			st->dmin = d < st->dmin ? d : st->dmin;
 			st->dmax = d > st->dmax ? d : st->dmax;
-		} else {
-			st->imin = v[i] < st->imin ? v[i] : st->imin;
-			st->imax = v[i] > st->imax ? v[i] : st->imax;
 		}
+	} else { /* the common case, a loop the compiler makes wide */
+		int64_t lo = st->imin, hi = st->imax;
+
+		for (size_t i = first + 1; i < n; i++) {
+			lo = v[i] < lo ? v[i] : lo;
+			hi = v[i] > hi ? v[i] : hi;
+		}
+		st->imin = lo;
+		st->imax = hi;
 	}
 }
 
@@ -895,7 +939,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 {
 	struct col *c = &f->c[i];
 	uint64_t raw = 0, comp = 0, start = f->off, dict_off = 0, data_off;
-	bool str = c->def.type == PQ_STRING, num = c->def.type == PQ_INT64;
+	bool str = c->type == PQ_STRING, num = c->type == PQ_INT64;
 	struct stats st;
 	bool one, dict;
 	uint32_t ndict;
@@ -926,6 +970,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	/* other numbers: as deltas (timestamps, ids that grow), doubles PLAIN */
 	enc = dict ? ENC_RLE_DICTIONARY : num ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 
+	f->store = c->store && f->nrgs % STORE_RETRY != 0;
 	if (str && c->ndict) {
 		if (c->dict.oom)
 			return -ENOMEM;
@@ -949,7 +994,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 		const int64_t *vals;
 
 		f->page.n = 0;
-		if (c->def.optional) {
+		if (c->optional) {
 			uint32_t len;
 
 			nv = page_levels(f, c, r0, nr, cur);
@@ -970,12 +1015,12 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 		}
 		if (vals && num)
 			pq_delta_binary(&f->page, vals, nv);
-		else if (vals && (c->def.optional || !c->plain))
+		else if (vals && (c->optional || !c->plain))
 			pq_buf_put(&f->page, vals, nv * 8);
 		if (f->page.oom)
 			return -ENOMEM;
 		/* a required double: the values as they are, without a copy */
-		if (vals && !num && !c->def.optional && c->plain)
+		if (vals && !num && !c->optional && c->plain)
 			ret = page_out(f, vals, nv * 8, PAGE_DATA, nr, enc, &raw, &comp);
 		else
 			ret = page_out(f, f->page.p, f->page.n, PAGE_DATA, nr, enc, &raw, &comp);
@@ -984,11 +1029,13 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 			return ret;
 	}
 	*raw_all += raw;
+	if (!f->store && raw >= STORE_MIN) /* timestamps' deltas: ZSTD finds little in them */
+		c->store = (double)comp > STORE_RATIO * (double)raw;
 
 	th_begin(rg, 0); /* ColumnChunk */
 	th_i64(rg, 2, (int64_t)start);
 	th_begin(rg, 3); /* ColumnMetaData */
-	th_i32(rg, 1, str ? PT_BYTE_ARRAY : c->def.type == PQ_DOUBLE ? PT_DOUBLE : PT_INT64);
+	th_i32(rg, 1, str ? PT_BYTE_ARRAY : c->type == PQ_DOUBLE ? PT_DOUBLE : PT_INT64);
 	th_list(rg, 2, TH_I32, 2 + (enc != ENC_PLAIN));
 	th_varint(rg->b, th_zigzag(ENC_PLAIN));
 	th_varint(rg->b, th_zigzag(ENC_RLE));
@@ -996,7 +1043,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 		th_varint(rg->b, th_zigzag(enc));
 	th_list(rg, 3, TH_BINARY, 1);
 	th_binary(rg, 0, c->def.name, strlen(c->def.name));
-	th_i32(rg, 4, CODEC_ZSTD);
+	th_i32(rg, 4, f->store ? CODEC_UNCOMPRESSED : CODEC_ZSTD);
 	th_i64(rg, 5, f->nrows);
 	th_i64(rg, 6, (int64_t)raw);
 	th_i64(rg, 7, (int64_t)comp);
@@ -1008,7 +1055,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	if (st.nv && num) {
 		stat_bin(rg, 5, &st.imax, 8);
 		stat_bin(rg, 6, &st.imin, 8);
-	} else if (st.nv && c->def.type == PQ_DOUBLE) {
+	} else if (st.nv && c->type == PQ_DOUBLE) {
 		stat_bin(rg, 5, &st.dmax, 8);
 		stat_bin(rg, 6, &st.dmin, 8);
 	} else if (st.nv && str) {

@@ -3,7 +3,8 @@
  * data pages), and so are the INT64 column chunks of at most 1,024 distinct values (ids,
  * launch shapes: a chunk of one value costs a few bytes); other INT64 chunks are
  * DELTA_BINARY_PACKED (timestamps and growing ids take a few bits a value), doubles PLAIN.
- * Data pages (v1) are compressed with ZSTD; row groups hold a bounded number of rows, each
+ * Data pages (v1) are compressed with ZSTD (a column whose last chunk ZSTD shrank by less
+ * than a tenth is stored UNCOMPRESSED, ZSTD tried again every 16th row group); row groups hold a bounded number of rows, each
  * column chunk with its min/max statistics and null count. Rows are added a value at a time
  * (pq_put_*, one per column in order, then pq_row_end); a column holds its row group's
  * values as runs of equal values until its runs turn out short. The format:

@@ -119,7 +119,7 @@ struct hyb {
 	unsigned bw;
 	uint32_t v;
 	size_t n; /* the open run */
-	uint32_t pend[HYB_PEND];
+	uint32_t pend[HYB_PEND + 8]; /* + 8: the last group's padding */
 	size_t np;
 };
 
@@ -131,9 +131,23 @@ static void hyb_pack(struct hyb *h, size_t n)
 	uint8_t *o;
 
 	th_varint(h->b, (uint64_t)groups << 1 | 1);
-	o = pq_buf_room(h->b, groups * h->bw);
+	o = pq_buf_room(h->b, groups * h->bw + 8); /* 8 more: a group written as a word */
 	if (!o)
 		return;
+	h->b->n -= 8;
+	if (h->bw <= 8) { /* a group in one little-endian word, of which bw bytes count */
+		for (size_t j = n; j < groups * 8; j++) /* the last group padded with 0 */
+			h->pend[j] = 0;
+		for (size_t g = 0; g < groups; g++, o += h->bw) {
+			const uint32_t *p = h->pend + g * 8;
+			uint64_t acc = 0;
+
+			for (unsigned k = 0; k < 8; k++)
+				acc |= (uint64_t)p[k] << (k * h->bw);
+			memcpy(o, &acc, 8);
+		}
+		groups = 0;
+	}
 	for (size_t g = 0; g < groups; g++) {
 		uint64_t acc = 0;
 		unsigned nb = 0;
@@ -597,15 +611,20 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 {
 	char num[24];
 	struct col *c = f->c;
+	unsigned ncols = f->ncols;
+	uint32_t row = f->nrows;
 
-	for (unsigned i = 0; i < f->ncols; i++, c++) {
+	for (unsigned i = 0; i < ncols; i++, c++) {
 		const struct pq_val *v = src[i];
 		int n;
 
 		if (c->plain && v->kind == c->fastkind) { /* a number of its own type */
+			size_t nv = c->nv;
+
 			if (c->optional)
-				c->defl[f->nrows] = 1;
-			c->v[c->nv++] = v->u.i;
+				c->defl[row] = 1;
+			c->v[nv] = v->u.i;
+			c->nv = nv + 1;
 			continue;
 		}
 		if (c->curn && v->u.i == c->cur && v->kind == c->curkind) { /* the open run's */

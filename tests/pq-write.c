@@ -1,10 +1,12 @@
 /* Writes the Parquet file that tests/parquet-writer.py reads back with DuckDB: 200,000 rows
- * of 13 columns, each a pattern that takes one of the writer's paths (one value, runs that
+ * of 15 columns, each a pattern that takes one of the writer's paths (one value, runs that
  * cross pages, runs of nulls, runs turning plain, dictionaries from runs and from values,
  * DELTA_BINARY_PACKED from runs and from values with wraps, doubles and strings as runs and
- * plain), in row groups of 150,000 rows (pages of 65,536). Every 1,000th row goes in a
+ * plain, two columns of one value set by pq_const), in row groups of 150,000 rows (pages of
+ * 65,536). Every 1,000th row goes in a
  * value at a time (pq_put_*), the others whole (pq_put_row). parquet-writer.py computes the
  * same values. Usage: pq-write FILE */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@
 #include "parquet.h"
 
 #define ROWS   200000
-#define NCOLS  13
+#define NCOLS  15
 
 static const struct pq_col cols[NCOLS] = {
         {"id", PQ_INT64, false},         {"one", PQ_INT64, false},
@@ -23,7 +25,8 @@ static const struct pq_col cols[NCOLS] = {
         {"big", PQ_INT64, false},        {"d_runs", PQ_DOUBLE, true},
         {"d_plain", PQ_DOUBLE, false},   {"s_runs", PQ_STRING, true},
         {"s_alt", PQ_STRING, false},     {"negs", PQ_INT64, false},
-        {"late", PQ_INT64, true},
+        {"late", PQ_INT64, true},        {"c_null", PQ_INT64, true},
+        {"c_seven", PQ_INT64, false},
 };
 
 static struct pq_val ival(int64_t v)
@@ -66,6 +69,8 @@ static void row(int64_t i, struct pq_val *v, char buf[2][32])
 	v[10] = (struct pq_val){{.s = buf[1]}, (int32_t)strlen(buf[1]), PQ_VAL_TEXT};
 	v[11] = ival(-(int64_t)(mix((uint64_t)i) >> 1));
 	v[12] = i < 140000 ? null_val : ival(i);
+	v[13] = ival(i); /* pq_const's columns: what they are given here is not taken */
+	v[14] = ival(-i);
 }
 
 int main(int argc, char **argv)
@@ -88,6 +93,14 @@ int main(int argc, char **argv)
 	}
 	for (int c = 0; c < NCOLS; c++)
 		src[c] = &v[c];
+	/* two columns of one value each; a value pq_put_row would convert is refused */
+	if (pq_const(f, 13, &null_val) < 0 || pq_const(f, 14, &(struct pq_val){{.i = 7}, 0,
+	                                                                        PQ_VAL_INT}) < 0 ||
+	    pq_const(f, 10, &(struct pq_val){{.i = 1}, 0, PQ_VAL_INT}) != -EINVAL ||
+	    pq_const(f, 1, &null_val) != -EINVAL) {
+		fprintf(stderr, "pq-write: pq_const\n");
+		return 1;
+	}
 	for (int64_t i = 0; i < ROWS && ret == 0; i++) {
 		row(i, v, buf);
 		if (i % 1000 != 999) {

@@ -61,6 +61,7 @@ struct col {
 	bool plain;
 	bool optional;
 	bool store; /* ZSTD gained nothing on its last chunk: the next ones UNCOMPRESSED */
+	bool fixed; /* the same value in every row (pq_const): cur and curnull, set once */
 	enum pq_type type;
 	/* plain: */
 	uint8_t *defl; /* optional: 1 value, 0 null, per row */
@@ -495,6 +496,10 @@ void pq_put_i64(struct pq_file *f, int64_t v)
 {
 	struct col *c = &f->c[f->cur];
 
+	if (c->fixed) { /* its value is pq_const's */
+		f->cur++;
+		return;
+	}
 	if (c->type == PQ_DOUBLE) {
 		pq_put_f64(f, (double)v);
 		return;
@@ -505,12 +510,18 @@ void pq_put_i64(struct pq_file *f, int64_t v)
 
 void pq_put_f64(struct pq_file *f, double d)
 {
-	put_f64(f, &f->c[f->cur++], d);
+	struct col *c = &f->c[f->cur++];
+
+	if (!c->fixed)
+		put_f64(f, c, d);
 }
 
 void pq_put_null(struct pq_file *f)
 {
-	put(f, &f->c[f->cur++], 0, true);
+	struct col *c = &f->c[f->cur++];
+
+	if (!c->fixed)
+		put(f, c, 0, true);
 }
 
 static uint64_t str_hash(const char *s, size_t n)
@@ -604,7 +615,24 @@ static void put_str(struct pq_file *f, struct col *c, const char *s, size_t len)
 
 void pq_put_str(struct pq_file *f, const char *s, size_t len)
 {
-	put_str(f, &f->c[f->cur++], s, len);
+	struct col *c = &f->c[f->cur++];
+
+	if (!c->fixed)
+		put_str(f, c, s, len);
+}
+
+int pq_const(struct pq_file *f, unsigned col, const struct pq_val *v)
+{
+	struct col *c = &f->c[col];
+	bool null = v->kind != PQ_VAL_INT && v->kind != PQ_VAL_FLOAT && v->kind != PQ_VAL_TEXT;
+
+	if (f->rows || f->nrows || (null && !c->optional) ||
+	    (!null && v->kind != c->fastkind)) /* a value pq_put_row would convert */
+		return -EINVAL;
+	c->fixed = true;
+	c->cur = null ? 0 : v->u.i;
+	c->curnull = null;
+	return 0;
 }
 
 int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
@@ -618,6 +646,8 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 		const struct pq_val *v = src[i];
 		int n;
 
+		if (c->fixed)
+			continue;
 		if (c->plain && v->kind == c->fastkind) { /* a number of its own type */
 			size_t nv = c->nv;
 
@@ -970,6 +1000,8 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	size_t vi = 0;
 	int ret;
 
+	if (c->fixed) /* one run of every row */
+		c->curn = f->nrows;
 	if (!c->plain)
 		run_close(f, c);
 	if (f->err)
@@ -987,7 +1019,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 	dict = (str && c->ndict) || one || ndict;
 	bw = str ? bits_for(c->ndict) : one ? 1 : ndict ? bits_for(ndict) : 0;
 	/* other numbers: as deltas (timestamps, ids that grow), doubles PLAIN */
-	enc = dict ? ENC_RLE_DICTIONARY : num ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
+	enc = dict ? ENC_RLE_DICTIONARY : num && st.nv ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 
 	f->store = c->store && f->nrgs % STORE_RETRY != 0;
 	if (str && c->ndict) {
@@ -1032,7 +1064,7 @@ static int chunk_out(struct pq_file *f, unsigned i, struct th *rg, uint64_t *raw
 		} else {
 			vals = page_values(f, c, nr, vi, nv, &cur, ndict ? f->ix : NULL, dict ? bw : 0);
 		}
-		if (vals && num)
+		if (vals && enc == ENC_DELTA_BINARY_PACKED)
 			pq_delta_binary(&f->page, vals, nv);
 		else if (vals && (c->optional || !c->plain))
 			pq_buf_put(&f->page, vals, nv * 8);

@@ -62,6 +62,10 @@ struct pq_val {
 	int32_t kind;
 };
 
+/* Column col the value v in every row, before the first: pq_put_row passes it over (its src
+ * entry is not read). Only a NULL (in an OPTIONAL column), an integer in an INT64 column or a
+ * real in a DOUBLE one; else -EINVAL. pq_put_* still take a value for it, and drop it. */
+int pq_const(struct pq_file *f, unsigned col, const struct pq_val *v);
 /* A whole row at once: column c's value is *src[c]. An integer in a string column is its
  * decimal text, in a double column a double; a real or a text elsewhere is -EINVAL. Then
  * as pq_row_end(). */

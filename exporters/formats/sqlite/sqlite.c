@@ -2806,6 +2806,10 @@ static int pq_load_open(struct sq *q, const void *ctx)
 			ret = pq_create(q, gt_sq_tables[t].name, pt->col, pt->ncols, &pt->f, &pt->fd);
 		if (ret < 0)
 			return ret;
+		/* a literal of the INSERT (NULL, 0): the writer fills the column itself */
+		for (unsigned c = 0; c < pt->ncols; c++)
+			if (!pt->param[c])
+				(void)pq_const(pt->f, c, (const struct pq_val *)&pt->lit[c]);
 	}
 	return pq_enums(q);
 }

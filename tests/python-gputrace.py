@@ -3,7 +3,8 @@
 figures; the recipes equal `gputrace stats --by rank` on the DDP traces of tests/data and on
 synthetic per-rank traces (tests/mktrace), read whole and in chunks of a few hundred records
 (the mapper's streaming union); one recipe end to end through `python3 -m gputrace` on a
-LocalCluster. Exit 77 (skip) without numpy, pandas or Dask's distributed.
+LocalCluster, whose workers run without Dask's profiler. Exit 77 (skip) without numpy, pandas
+or Dask's distributed.
 Usage: python-gputrace.py GPUTRACE MKTRACE SOURCE_DIR (GPUTRACE_LIB and PYTHONPATH set)."""
 import csv
 import io
@@ -205,6 +206,18 @@ if run.returncode == 0:
     head = cli["breakdown"][0]
     want = [[r[head.index(c)] for c in got[0]] for r in cli["breakdown"][1:]]
     check(got[1:] == want, f"gpu_idle.csv {got[1:]} != {want}")
+# the recipe's own workers run without Dask's statistical profiler, whose hour of one-second
+# profiles made a worker's memory grow with the traces it mapped (python/gputrace/__main__.py)
+probe = ("from distributed import Client\n"
+         "from gputrace.__main__ import local_cluster\n"
+         "c = local_cluster(2)\n"
+         "with Client(c) as cl:\n"
+         "    print(sorted(cl.run(lambda dask_worker: sorted(k for k in\n"
+         "          dask_worker.periodic_callbacks if k.startswith('profile'))).values()))\n"
+         "c.close()\n")
+run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+check(run.returncode == 0 and run.stdout == "[[], []]\n",
+      f"local_cluster's profilers: exit {run.returncode}, {run.stdout!r} {run.stderr[-2000:]}")
 run = subprocess.run([sys.executable, "-m", "gputrace", "recipe", "no-such", tmp],
                      capture_output=True, text=True)
 check(run.returncode == 64 and "unknown recipe 'no-such'" in run.stderr,

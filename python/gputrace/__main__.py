@@ -32,6 +32,21 @@ def _inputs(args):
     return paths
 
 
+def local_cluster(workers):
+    """The LocalCluster a recipe runs on without --scheduler: `workers` processes of one
+    thread, no dashboard, and no statistical profiler. Dask's profiler samples every worker
+    thread each 10 ms and keeps an hour of one-second profiles (distributed.worker.profile):
+    on these mappers about 0.2 MiB a second of mapping, so that a worker's RSS grew with the
+    number of traces it had mapped (docs/scale.md). Nothing reads them without a dashboard."""
+    import dask
+    from distributed import LocalCluster
+
+    # each worker's nanny takes a copy of the configuration when it is made
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=None)
+
+
 def main(argv=None):
     from . import recipes
 
@@ -66,15 +81,14 @@ def main(argv=None):
     except FileNotFoundError as e:
         print(f"gputrace: {e}", file=sys.stderr)
         return EX_NOINPUT
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
     t0 = time.monotonic()
     cluster = None
     if a.scheduler:
         client = Client(a.scheduler)
     else:
-        cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = local_cluster(a.workers)
         client = Client(cluster)
     try:
         mapper = recipes.MAPPERS.get(a.name, recipes.map_trace)

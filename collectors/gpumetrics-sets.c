@@ -128,6 +128,9 @@ char *gt_gm_notice_text(char *buf, size_t bytes, uint32_t dev, unsigned reason, 
 		             "(cuptiProfilerHostConfigAddMetrics%s%s)",
 		             dev, what ? what : "some metrics", gt_gpu_metrics_reason_name(reason),
 		             cupti_error ? ": " : "", cupti_error ? cupti_error : "");
+	else if (reason == GT_GM_NO_SAMPLE)
+		n = snprintf(buf, bytes, "GPU metrics of device %u: no sample: %s (%s)", dev,
+		             gt_gpu_metrics_reason_name(reason), what ? what : "");
 	else if (what && cupti_error)
 		n = snprintf(buf, bytes, "GPU metrics of device %u not sampled: %s (%s: %s)", dev,
 		             gt_gpu_metrics_reason_name(reason), what, cupti_error);

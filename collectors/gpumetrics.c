@@ -82,6 +82,8 @@ struct gm_dev {
 	const char *names[GT_GPU_METRICS_MAX]; /* CUPTI's, for EvaluateToGpuValues */
 	size_t n;
 	uint64_t last_end; /* end of the last sample written, CUPTI's clock */
+	uint64_t samples;  /* written */
+	uint64_t t_start;  /* gt_now_ns() when sampling began */
 	int lock_fd;       /* holds the GPU for this process; -1 */
 };
 
@@ -443,6 +445,7 @@ static void gm_start(uint32_t dev)
 	if (refused.n)
 		gm_notice(dev, GT_GM_REFUSED, refused.result, refused.names);
 	d->running = true;
+	d->t_start = gt_now_ns();
 	pthread_once(&gm_exit_once_started, gm_exit_register);
 	free(avail);
 	free(image);
@@ -540,6 +543,7 @@ static void gm_decode(uint32_t dev, uint64_t deadline_ns)
 			}
 			d->last_end = si.endTimestamp;
 			gt_emit_wait(&s.hdr);
+			d->samples++;
 		}
 		if (dd.overflow) /* overflowed with no gap to measure: at least one lost */
 			gt_emit_loss_wait(GT_LOSS_PM_OVERFLOW, 1, GT_REC_GPU_SAMPLE);
@@ -564,6 +568,13 @@ static void gm_stop(uint32_t dev)
 	sp.pPmSamplingObject = d->obj;
 	fn.cuptiPmSamplingStop(&sp);
 	gm_decode(dev, gt_now_ns() + EXIT_BUDGET_NS);
+	if (!d->samples) { /* a run shorter than the sampler's first sample: said, not silent */
+		char what[64];
+
+		snprintf(what, sizeof(what), "sampled for %.1f ms",
+		         (double)(gt_now_ns() - d->t_start) / 1e6);
+		gm_notice(dev, GT_GM_NO_SAMPLE, 0, what);
+	}
 	dp.pPmSamplingObject = d->obj;
 	fn.cuptiPmSamplingDisable(&dp);
 	hd.pHostObject = d->host;
@@ -609,9 +620,15 @@ static void *gm_thread(void *arg)
 		}
 		nanosleep(&period, NULL);
 	}
-	for (uint32_t dev = 0; dev < MAX_DEVICES; dev++)
+	for (uint32_t dev = 0; dev < MAX_DEVICES; dev++) {
+		uint64_t pending = atomic_load_explicit(&gm.pending, memory_order_acquire);
+
 		if (gm.dev[dev].running)
 			gm_stop(dev);
+		else if ((pending >> dev) & 1 && !gm.dev[dev].tried &&
+		         ((gt_inj.cfg.gpu_metrics_devices >> dev) & 1))
+			gm_notice(dev, GT_GM_NO_SAMPLE, 0, "sampling had not begun");
+	}
 	return NULL;
 }
 

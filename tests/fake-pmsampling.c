@@ -5,7 +5,8 @@
  * an NVLink metric (nvlrx__, nvltx__) with CUPTI_ERROR_UNKNOWN, as an H100 without an active
  * NVLink did (driver 580.159.04); without one it takes them. GT_FAKE_PM_REFUSE=all refuses
  * every call with the image, =mixed refuses nvltx__ alone with CUPTI_ERROR_NOT_SUPPORTED.
- * One sample is decoded, after sampling stopped. Each host API call, and the calls that
+ * One sample is decoded, after sampling stopped (none with GT_FAKE_PM_NO_SAMPLE set, as when
+ * the program ends before the first sample). Each host API call, and the calls that
  * start and stop sampling, are written as a line to the file GT_FAKE_PM_LOG names. As the
  * libraries behind the host API do (libnvperf_host, loaded at its first use), the first host
  * object registers the library's teardown with atexit: it logs "host library torn down", and
@@ -242,7 +243,7 @@ FAKE_API cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
 /* One completed sample once sampling stopped, none before. */
 FAKE_API cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params *p)
 {
-	bool give = sampler.stopped && !sampler.given;
+	bool give = sampler.stopped && !sampler.given && !getenv("GT_FAKE_PM_NO_SAMPLE");
 
 	sampler.given |= give;
 	p->numTotalSamples = give;

@@ -1423,6 +1423,7 @@ static const struct {
 	unsigned kept;      /* metrics sampled: the first seven and GR Active, or none */
 	unsigned reason;    /* the notice's detail */
 	const char *notice;
+	bool no_sample;     /* GT_FAKE_PM_NO_SAMPLE: a second notice says no sample came */
 } gm_cases[] = {
         {"nvlink", 8, GT_GM_REFUSED,
          "GPU metrics of device 0 sampled without NVLink RX Bandwidth, NVLink TX Bandwidth: "
@@ -1437,6 +1438,12 @@ static const struct {
         {"all", 0, GT_GM_ERROR,
          "GPU metrics of device 0 not sampled: a CUPTI call failed (building the configuration "
          "(profiler host API): CUPTI_ERROR_UNKNOWN)"},
+        /* sampled, but the program ended before the first sample: said, not silent */
+        {"nvlink", 8, GT_GM_REFUSED,
+         "GPU metrics of device 0 sampled without NVLink RX Bandwidth, NVLink TX Bandwidth: "
+         "the GPU's counter availability refuses these metrics "
+         "(cuptiProfilerHostConfigAddMetrics: CUPTI_ERROR_UNKNOWN)",
+         true},
 };
 
 /* The GH100 set: its names and counters, in its order; NVLink RX and TX are 7 and 8. */
@@ -1574,7 +1581,8 @@ static void gm_check_cli(const char *trace, pid_t pid, const char *notice)
  * other eight (_i 0, 1): each metric is tried in a host object of its own, the two refused
  * ones leave the set, the rest keep their order with dense indexes, one notice names the
  * two, and `gputrace info` and `stats -r gpu-metrics` show it. One that refuses every metric
- * (_i 2) is not sampled, with the notice of a failed configuration. */
+ * (_i 2) is not sampled, with the notice of a failed configuration. A program that ends
+ * before the first sample (_i 3) gets a second notice that says so. */
 START_TEST(gpumetrics_refused_metrics)
 {
 	char log_path[64], lock[128], uuid_hex[33];
@@ -1588,9 +1596,12 @@ START_TEST(gpumetrics_refused_metrics)
 	unlink(log_path);
 	setenv("GT_FAKE_PM_LOG", log_path, 1);
 	setenv("GT_FAKE_PM_REFUSE", gm_cases[_i].refuse, 1);
+	if (gm_cases[_i].no_sample)
+		setenv("GT_FAKE_PM_NO_SAMPLE", "1", 1);
 	child_trace_run(&t, "gpumetrics.gtrace", gpumetrics_child, NULL);
 	unsetenv("GT_FAKE_PM_LOG");
 	unsetenv("GT_FAKE_PM_REFUSE");
+	unsetenv("GT_FAKE_PM_NO_SAMPLE");
 	/* the GPU's lock file, which the collector leaves (the lock goes with the process) */
 	for (unsigned i = 0; i < 16; i++)
 		snprintf(uuid_hex + 2 * i, 3, "%02x",
@@ -1620,6 +1631,20 @@ START_TEST(gpumetrics_refused_metrics)
 				ck_assert_uint_eq(rec->gpu_sample.values[k], k < 8 ? gm_raw(k) : 0);
 			samples++;
 		} else if (rec->hdr.type == GT_REC_NOTICE &&
+		           rec->notice.code == GT_NOTICE_GPU_METRICS && notices == 1) {
+			/* the second: "... (sampled for 12.3 ms)" */
+			const char *msg = gt_reader_string(t.r, rec->notice.message_id, NULL);
+			const char *want = "GPU metrics of device 0: no sample: the program ended "
+			                   "before a sample came (sampled for ";
+
+			ck_assert(gm_cases[_i].no_sample);
+			ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_WARNING);
+			ck_assert_int_eq(rec->notice.detail, GT_GM_NO_SAMPLE);
+			ck_assert_msg(strncmp(msg, want, strlen(want)) == 0 &&
+			                      strcmp(msg + strlen(msg) - 4, " ms)") == 0,
+			              "%s", msg);
+			notices++;
+		} else if (rec->hdr.type == GT_REC_NOTICE &&
 		           rec->notice.code == GT_NOTICE_GPU_METRICS) {
 			ck_assert_uint_eq(rec->notice.severity, GT_NOTICE_WARNING);
 			ck_assert_int_eq(rec->notice.detail, gm_cases[_i].reason);
@@ -1630,8 +1655,8 @@ START_TEST(gpumetrics_refused_metrics)
 	}
 	ck_assert_int_eq(ret, 0);
 	ck_assert_uint_eq(metrics, gm_cases[_i].kept);
-	ck_assert_uint_eq(samples, gm_cases[_i].kept ? 1 : 0);
-	ck_assert_uint_eq(notices, 1);
+	ck_assert_uint_eq(samples, gm_cases[_i].kept && !gm_cases[_i].no_sample ? 1 : 0);
+	ck_assert_uint_eq(notices, gm_cases[_i].no_sample ? 2 : 1);
 	if (_i == 0) {
 		gm_check_calls(log_path);
 		gm_check_cli(t.out, t.pid, gm_cases[_i].notice);

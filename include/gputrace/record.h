@@ -552,6 +552,8 @@ enum gt_gpu_metrics_reason {
 	GT_GM_OTHER_PROCESS,   /* another traced process samples this GPU (info, not a failure) */
 	GT_GM_REFUSED,         /* sampled without the metrics the message names: the GPU's counter
 	                        * availability refuses them (e.g. NVLink with no active link) */
+	GT_GM_NO_SAMPLE,       /* the program ended before a sample came (or before sampling
+	                        * began): a run shorter than the sampler's start */
 	GT_GM_REASON_MAX
 };
 

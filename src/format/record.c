@@ -478,6 +478,7 @@ const char *gt_gpu_metrics_reason_name(unsigned reason)
 	        "libnvperf_host or CUPTI's PM sampling API not found",
 	        "another traced process samples this GPU",
 	        "the GPU's counter availability refuses these metrics",
+	        "the program ended before a sample came",
 	};
 	return NAME_OF(names, reason);
 }

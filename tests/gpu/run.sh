@@ -323,7 +323,9 @@ PY
 	# 200,000 launches through a 64 KiB ring: completes (exit 0, no hang), losses counted
 	overload-gpu) run_cli overload-gpu 0 120 200000 --buffer-size 64K -- ;;
 	gpu-metrics)
-		# the kernels workload under run --gpu-metrics (docs/gpu-metrics.md): samples with
+		# 300,000 launches, a longer run than the kernels workload (0.4 s, first on a fresh
+		# machine, ended before the first sample) under run --gpu-metrics
+		# (docs/gpu-metrics.md): samples with
 		# their metrics in the trace, then stats' report; else the trace's notices (from
 		# gputrace info), which say why not. A pass names the metrics the GPU refused
 		# ("sampled without ..."), if any.
@@ -331,7 +333,7 @@ PY
 		if [ ! -x "$cli" ]; then result gpu-metrics skip "(no gputrace CLI)"; return; fi
 		rm -f "$out"
 		GPUTRACE_INJECT_LIB="$lib" timeout 300 "$cli" run -f -o "$out" --gpu-metrics -- \
-			"$wl" kernels >"$log" 2>&1
+			"$wl" launches 300000 >"$log" 2>&1
 		rc=$?
 		if [ $rc -eq 77 ]; then result gpu-metrics skip "(no GPU)"; return; fi
 		if [ $rc -ne 0 ] || [ ! -s "$out" ]; then

@@ -108,6 +108,38 @@ START_TEST(test_bit_packed)
 }
 END_TEST
 
+START_TEST(test_bit_packed_wide)
+{
+	struct pq_buf b = {0};
+	uint32_t v[20];
+
+	for (uint32_t k = 0; k < 8; k++)
+		v[k] = k;
+	pq_rle_hybrid(&b, v, 8, 10); /* 0..7 at 10 bits: value k at bit 10 k, LSB first */
+	EXPECT(&b, 0x03, 0x00, 0x04, 0x20, 0xc0, 0x00, 0x04, 0x14, 0x60, 0xc0, 0x01);
+	/* widths 9 to 32, 20 values without equal neighbours: 3 groups, the last padded, against
+	 * a bit-at-a-time packer */
+	for (unsigned bw = 9; bw <= 32; bw++) {
+		uint32_t mask = bw == 32 ? ~0u : (1u << bw) - 1;
+		uint8_t want[1 + 3 * 32] = {0x07};
+
+		for (uint32_t k = 0; k < 20; k++)
+			v[k] = (k * 2654435761u + 12345u) & mask;
+		for (unsigned bit = 0; bit < 24 * bw; bit++) {
+			unsigned k = bit / bw;
+			uint32_t x = k < 20 ? v[k] : 0;
+
+			want[1 + bit / 8] |= (uint8_t)(((x >> (bit % bw)) & 1u) << (bit % 8));
+		}
+		b.n = 0;
+		pq_rle_hybrid(&b, v, 20, bw);
+		ck_assert_uint_eq(b.n, 1 + 3 * bw);
+		ck_assert_msg(memcmp(b.p, want, b.n) == 0, "bit width %u", bw);
+	}
+	pq_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_delta_binary)
 {
 	struct pq_buf b = {0};
@@ -165,6 +197,7 @@ static Suite *enc_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_rle_run);
 	tcase_add_test(tc, test_bit_packed);
+	tcase_add_test(tc, test_bit_packed_wide);
 	tcase_add_test(tc, test_delta_binary);
 	tcase_add_test(tc, test_hybrid_runs);
 	suite_add_tcase(s, tc);

@@ -36,6 +36,7 @@ enum {
 #define NUM_DICT_MAX 1024u /* a number column of at most this many values in a row group is
                             * dictionary-encoded: ids, launch shapes, sizes */
 #define NUM_DICT_SLOTS 4096u
+#define NO_KIND        INT32_MIN /* a struct col's curkind or plainkind: no pq_val matches */
 #define RUN_NULL       0x80000000u /* a run's length: a run of nulls */
 #define RUNS_MIN       64u /* runs a column keeps before it may turn plain */
 #define HYB_PEND       512u /* values the hybrid encoder holds for bit-packing */
@@ -55,8 +56,10 @@ struct col {
 	/* what every value looks at first, in one cache line */
 	int64_t cur;
 	uint32_t curn;
-	int32_t curkind; /* the pq_val kind whose u.i equal to cur is the open run's value */
-	int32_t fastkind; /* the pq_val kind stored as it is: INT in INT64, FLOAT in DOUBLE */
+	int32_t curkind;   /* the pq_val kind whose u.i equal to cur is the open run's value;
+	                    * NO_KIND while none is */
+	int32_t fastkind;  /* the pq_val kind stored as it is: INT in INT64, FLOAT in DOUBLE */
+	int32_t plainkind; /* plain: fastkind, which goes straight in; else NO_KIND */
 	bool curnull;
 	bool plain;
 	bool optional;
@@ -93,6 +96,11 @@ struct pq_file {
 	uint64_t off;
 	struct col *c;
 	unsigned ncols, cur;
+	struct act { /* the columns pq_put_row fills: those not fixed */
+		struct col *c;
+		unsigned i;
+	} *act;
+	unsigned nact;
 	uint32_t rg_rows, nrows, cap; /* cap: rows the columns' arrays hold */
 	uint64_t rows;
 	int err;
@@ -136,9 +144,9 @@ static void hyb_pack(struct hyb *h, size_t n)
 	if (!o)
 		return;
 	h->b->n -= 8;
+	for (size_t j = n; j < groups * 8; j++) /* the last group padded with 0 */
+		h->pend[j] = 0;
 	if (h->bw <= 8) { /* a group in one little-endian word, of which bw bytes count */
-		for (size_t j = n; j < groups * 8; j++) /* the last group padded with 0 */
-			h->pend[j] = 0;
 		for (size_t g = 0; g < groups; g++, o += h->bw) {
 			const uint32_t *p = h->pend + g * 8;
 			uint64_t acc = 0;
@@ -147,23 +155,21 @@ static void hyb_pack(struct hyb *h, size_t n)
 				acc |= (uint64_t)p[k] << (k * h->bw);
 			memcpy(o, &acc, 8);
 		}
-		groups = 0;
-	}
-	for (size_t g = 0; g < groups; g++) {
+	} else { /* wider: LSB first through a word, 4 bytes out at a time */
 		uint64_t acc = 0;
 		unsigned nb = 0;
 
-		for (size_t k = 0; k < 8; k++) {
-			size_t j = g * 8 + k;
-
-			acc |= (uint64_t)(j < n ? h->pend[j] : 0) << nb;
+		for (size_t j = 0; j < groups * 8; j++) {
+			acc |= (uint64_t)h->pend[j] << nb;
 			nb += h->bw;
-			while (nb >= 8) {
-				*o++ = (uint8_t)acc;
-				acc >>= 8;
-				nb -= 8;
+			if (nb >= 32) {
+				memcpy(o, &acc, 4); /* (little-endian, as the rest of the writer) */
+				o += 4;
+				acc >>= 32;
+				nb -= 32;
 			}
 		}
+		memcpy(o, &acc, 8); /* the last nb / 8 bytes count; the room has 8 more */
 	}
 	memmove(h->pend, h->pend + n, (h->np - n) * sizeof(*h->pend));
 	h->np -= n;
@@ -212,10 +218,13 @@ static inline void hyb_put(struct hyb *h, uint32_t v, size_t n)
 		h->n += n;
 		return;
 	}
-	if (h->n == 1 && h->np < HYB_PEND) /* a lone value waits, as hyb_flush_run would */
-		h->pend[h->np++] = h->v;
-	else if (h->n)
+	if (h->n < 8 && h->np + h->n <= HYB_PEND) { /* a short run waits, as hyb_flush_run */
+		for (size_t k = 0; k < h->n; k++)    /* would put it */
+			h->pend[h->np + k] = h->v;
+		h->np += h->n;
+	} else if (h->n) {
 		hyb_flush_run(h);
+	}
 	h->v = v;
 	h->n = n;
 }
@@ -333,6 +342,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 	f->fd = fd;
 	f->ncols = ncols;
 	f->c = calloc(ncols ? ncols : 1, sizeof(*f->c));
+	f->act = calloc(ncols ? ncols : 1, sizeof(*f->act));
 	f->tmp = malloc(PAGE_ROWS * sizeof(*f->tmp));
 	f->z = ZSTD_createCCtx();
 	if (!rg_rows) {
@@ -341,7 +351,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 			rg_rows = RG_MAX_ROWS;
 	}
 	f->rg_rows = rg_rows;
-	if (!f->c || !f->tmp || !f->z)
+	if (!f->c || !f->act || !f->tmp || !f->z)
 		goto nomem;
 	for (unsigned i = 0; i < ncols; i++) {
 		struct col *c = &f->c[i];
@@ -352,6 +362,8 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 		c->fastkind = c->type == PQ_INT64    ? PQ_VAL_INT
 		              : c->type == PQ_DOUBLE ? PQ_VAL_FLOAT
 		                                     : -1;
+		c->curkind = c->plainkind = NO_KIND;
+		f->act[f->nact++] = (struct act){c, i};
 	}
 	if (grow(f) < 0)
 		goto nomem;
@@ -422,6 +434,7 @@ static void run_close(struct pq_file *f, struct col *c)
 	c->rv[c->nruns] = c->cur;
 	c->rn[c->nruns++] = c->curn | (c->curnull ? RUN_NULL : 0);
 	c->curn = 0;
+	c->curkind = NO_KIND;
 }
 
 /* c's runs so far (rows 0..f->nrows) as a value and a level per row. */
@@ -443,6 +456,7 @@ static void to_plain(struct pq_file *f, struct col *c)
 	}
 	c->nruns = 0;
 	c->plain = true;
+	c->plainkind = c->fastkind;
 }
 
 /* put()'s rare cases: a null where none may be, a new run, a column turning plain. */
@@ -453,7 +467,7 @@ __attribute__((noinline)) static void put_slow(struct pq_file *f, struct col *c,
 		f->err = -EINVAL;
 	if (!c->plain) {
 		run_close(f, c);
-		c->curkind = 0;
+		c->curkind = NO_KIND;
 		if (c->nruns < RUNS_MIN || c->nruns * 4 <= f->nrows) {
 			c->cur = v;
 			c->curnull = null;
@@ -632,23 +646,24 @@ int pq_const(struct pq_file *f, unsigned col, const struct pq_val *v)
 	c->fixed = true;
 	c->cur = null ? 0 : v->u.i;
 	c->curnull = null;
+	f->nact = 0;
+	for (unsigned i = 0; i < f->ncols; i++)
+		if (!f->c[i].fixed)
+			f->act[f->nact++] = (struct act){&f->c[i], i};
 	return 0;
 }
 
 int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 {
 	char num[24];
-	struct col *c = f->c;
-	unsigned ncols = f->ncols;
 	uint32_t row = f->nrows;
 
-	for (unsigned i = 0; i < ncols; i++, c++) {
-		const struct pq_val *v = src[i];
+	for (const struct act *a = f->act, *end = a + f->nact; a < end; a++) {
+		struct col *c = a->c;
+		const struct pq_val *v = src[a->i];
 		int n;
 
-		if (c->fixed)
-			continue;
-		if (c->plain && v->kind == c->fastkind) { /* a number of its own type */
+		if (v->kind == c->plainkind) { /* a number of its own type, plain */
 			size_t nv = c->nv;
 
 			if (c->optional)
@@ -657,7 +672,7 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 			c->nv = nv + 1;
 			continue;
 		}
-		if (c->curn && v->u.i == c->cur && v->kind == c->curkind) { /* the open run's */
+		if (v->kind == c->curkind && v->u.i == c->cur) { /* the open run's */
 			c->curn++;
 			continue;
 		}
@@ -795,14 +810,20 @@ static uint32_t num_dict(struct pq_file *f, const int64_t *vals, const uint32_t 
 	memset(f->dslot, 0, sizeof(f->dslot));
 	for (size_t i = 0; i < n; i++) {
 		int64_t v = vals[i];
-		uint32_t k = (uint32_t)(((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 52);
+		uint32_t k;
 
-		if (rn && rn[i] & RUN_NULL)
-			continue;
-		if (i && vals[i - 1] == v && (!rn || !(rn[i - 1] & RUN_NULL))) {
+		if (rn) { /* runs: nulls passed over */
+			if (rn[i] & RUN_NULL)
+				continue;
+			if (i && vals[i - 1] == v && !(rn[i - 1] & RUN_NULL)) {
+				f->ix[i] = f->ix[i - 1];
+				continue;
+			}
+		} else if (i && vals[i - 1] == v) { /* values: a neighbour's index */
 			f->ix[i] = f->ix[i - 1];
 			continue;
 		}
+		k = (uint32_t)(((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 52);
 		for (;; k = (k + 1) & (NUM_DICT_SLOTS - 1)) {
 			uint32_t e = f->dslot[k];
 
@@ -1172,9 +1193,11 @@ static int rowgroup_out(struct pq_file *f)
 		struct col *c = &f->c[i];
 
 		c->plain = false;
+		c->plainkind = NO_KIND;
 		c->nv = 0;
 		c->nruns = 0;
 		c->curn = 0;
+		c->curkind = NO_KIND;
 		c->ndict = 0;
 		c->dict.n = 0;
 		if (c->slot)
@@ -1271,6 +1294,7 @@ void pq_free(struct pq_file *f)
 		free(f->c[i].slot);
 	}
 	free(f->c);
+	free(f->act);
 	free(f->tmp);
 	pq_buf_free(&f->lvb);
 	free(f->ix);

@@ -46,6 +46,7 @@ enum {
 #define STORE_RATIO    0.90 /* a chunk ZSTD shrinks by less than a tenth is stored as it is, */
 #define STORE_RETRY    16u  /* the column's next chunks, trying ZSTD every 16th row group */
 #define STORE_MIN      4096u /* (chunks of fewer bytes compressed, never judged) */
+#define WBUF           (256u << 10) /* the file's bytes go out in writes of about this many */
 #define MAGIC          "PAR1"
 
 /* A column's values of the row group being built. Each starts the row group as runs of
@@ -93,7 +94,9 @@ struct stats {
 
 struct pq_file {
 	int fd;
-	uint64_t off;
+	uint64_t off; /* the file's size, wb's bytes counted */
+	uint8_t *wb;  /* WBUF bytes not yet written, wn of them used */
+	size_t wn;
 	struct col *c;
 	unsigned ncols, cur;
 	struct act { /* the columns pq_put_row fills: those not fixed */
@@ -344,6 +347,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 	f->c = calloc(ncols ? ncols : 1, sizeof(*f->c));
 	f->act = calloc(ncols ? ncols : 1, sizeof(*f->act));
 	f->tmp = malloc(PAGE_ROWS * sizeof(*f->tmp));
+	f->wb = malloc(WBUF);
 	f->z = ZSTD_createCCtx();
 	if (!rg_rows) {
 		rg_rows = RG_BYTES / (9u * (ncols ? ncols : 1));
@@ -351,7 +355,7 @@ int pq_open(int fd, const struct pq_col *cols, unsigned ncols, uint32_t rg_rows,
 			rg_rows = RG_MAX_ROWS;
 	}
 	f->rg_rows = rg_rows;
-	if (!f->c || !f->act || !f->tmp || !f->z)
+	if (!f->c || !f->act || !f->tmp || !f->wb || !f->z)
 		goto nomem;
 	for (unsigned i = 0; i < ncols; i++) {
 		struct col *c = &f->c[i];
@@ -713,12 +717,12 @@ int pq_put_row(struct pq_file *f, const struct pq_val *const *src)
 
 /* ---- Row groups out ------------------------------------------------------------------- */
 
-static int out(struct pq_file *f, const void *p, size_t n)
+static int write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
 	while (n) {
-		ssize_t w = write(f->fd, b, n);
+		ssize_t w = write(fd, b, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
@@ -727,8 +731,28 @@ static int out(struct pq_file *f, const void *p, size_t n)
 		}
 		b += w;
 		n -= (size_t)w;
-		f->off += (uint64_t)w;
 	}
+	return 0;
+}
+
+/* n bytes at the file's end: gathered in wb (a page's header and body, small pages), so
+ * that the file goes out in few large writes; a body larger than half of wb directly. */
+static int out(struct pq_file *f, const void *p, size_t n)
+{
+	int ret;
+
+	f->off += n;
+	if (f->wn + n <= WBUF) {
+		memcpy(f->wb + f->wn, p, n);
+		f->wn += n;
+		return 0;
+	}
+	ret = write_all(f->fd, f->wb, f->wn);
+	f->wn = 0;
+	if (ret < 0 || n > WBUF / 2)
+		return ret < 0 ? ret : write_all(f->fd, p, n);
+	memcpy(f->wb, p, n);
+	f->wn = n;
 	return 0;
 }
 
@@ -1274,6 +1298,9 @@ int pq_finish(struct pq_file *f, uint64_t *bytes)
 	pq_buf_put(&meta, &len, 4);
 	pq_buf_put(&meta, MAGIC, 4);
 	ret = meta.oom ? -ENOMEM : out(f, meta.p, meta.n);
+	if (ret == 0)
+		ret = write_all(f->fd, f->wb, f->wn);
+	f->wn = 0;
 	pq_buf_free(&meta);
 	if (ret == 0 && bytes)
 		*bytes = f->off;
@@ -1296,6 +1323,7 @@ void pq_free(struct pq_file *f)
 	free(f->c);
 	free(f->act);
 	free(f->tmp);
+	free(f->wb);
 	pq_buf_free(&f->lvb);
 	free(f->ix);
 	pq_buf_free(&f->rgs);

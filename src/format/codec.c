@@ -140,9 +140,13 @@ static inline void store(uint8_t *p, unsigned op, uint64_t v)
 /* The varint helpers sit in every field of the straight-line codecs: inlined always (GCC
  * otherwise calls some of them out of line, a call per field). */
 #if defined(__GNUC__)
-#define GT_INLINE inline __attribute__((always_inline))
+#define GT_INLINE    inline __attribute__((always_inline))
+#define GT_COLD      __attribute__((noinline, cold))
+#define GT_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define GT_INLINE inline
+#define GT_COLD
+#define GT_LIKELY(x) (x)
 #endif
 
 static inline uint64_t ld32(const uint8_t *p)
@@ -280,16 +284,28 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 	const uint8_t *p = *pp;
 	uint64_t b = *p, v, w, m;
 
-	if (b < 0x80) {
+	/* most fields are small: their one byte is decoded in line, the rest out of it */
+	if (GT_LIKELY(b < 0x80)) {
 		*pp = p + 1;
 		return b;
 	}
 #if GT_LE_FAST
+	v = p[1];
+	if (v < 0x80) {
+		/* two bytes (sizes, dimensions, short time deltas): b's top bit is set */
+		*pp = p + 2;
+		return b - 0x80 + (v << 7);
+	}
 	/* up to 8 bytes at once: find the terminating byte, then squeeze out the top bits */
 	memcpy(&w, p, 8);
+	if (!(w & 0x800000)) {
+		/* three bytes (most kernel time deltas) */
+		*pp = p + 3;
+		return (w & 0x7f) | ((w >> 1) & 0x3f80u) | ((w >> 2) & 0x1fc000u);
+	}
 	m = ~w & 0x8080808080808080ull;
 	if (m & 0x80808080u) {
-		/* two to four bytes: squeezed on 32 bits, half the operations */
+		/* four bytes: squeezed on 32 bits, half the operations */
 		unsigned n = (unsigned)__builtin_ctzll(m) / 8 + 1;
 		uint32_t x = (uint32_t)(w & ((1ull << (8 * n)) - 1));
 
@@ -448,22 +464,27 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 		p = put_varint_fast(p, gt_zigzag((int64_t)(x_ - prev[i])));                        \
 		prev[i] = x_;                                                                      \
 	} while (0)
+/* The decoder keeps new delta states in nprev and stores them into prev only once the record
+ * proved whole, so a short record is decoded again from prev untouched. Time fields do not
+ * feed the codec's time range when decoding: that range is the writer's, for chunk headers. */
 #define DEC_U32(i, lv) lv = (uint32_t)get_varint(&p)
 #define DEC_U64(i, lv) lv = get_varint(&p)
 #define DEC_S32(i, lv) lv = (int32_t)gt_unzigzag(get_varint(&p))
 #define DEC_D32(i, lv)                                                                             \
 	do {                                                                                       \
-		uint64_t x_ = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                     \
-		prev[i] = x_;                                                                      \
-		lv = (uint32_t)x_;                                                                 \
+		nprev[i] = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                        \
+		lv = (uint32_t)nprev[i];                                                           \
 	} while (0)
 #define DEC_D64T(i, lv)                                                                            \
 	do {                                                                                       \
-		uint64_t x_ = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                     \
-		prev[i] = x_;                                                                      \
-		track_time(c, x_);                                                                 \
-		lv = x_;                                                                           \
+		nprev[i] = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));                        \
+		lv = nprev[i];                                                                     \
 	} while (0)
+#define KEEP_U32(i)
+#define KEEP_U64(i)
+#define KEEP_S32(i)
+#define KEEP_D32(i)  prev[i] = nprev[i]
+#define KEEP_D64T(i) prev[i] = nprev[i]
 
 #define ENC_FIELD(k, f)                                                                            \
 	ENC_##k(i, r->f);                                                                          \
@@ -471,9 +492,18 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 #define DEC_FIELD(k, f)                                                                            \
 	DEC_##k(i, r->f);                                                                          \
 	i++;
+#define KEEP_FIELD(k, f)                                                                           \
+	KEEP_##k(i);                                                                               \
+	i++;
 
-/* Encoder and decoder of one type; i is a constant after unrolling. */
-#define STRAIGHT(name, st, FIELDS)                                                                 \
+static int decode_again(struct gt_codec *c, unsigned type, const uint8_t *p, const uint8_t *rec_end,
+                        uint8_t *base);
+
+/* Encoder and decoder of one type; i is a constant after unrolling. The decoder reads every
+ * field without a bounds check (the payload's zero padding keeps that in bounds) and checks
+ * once at the end. Returns GT_DECODE_OK, or decode_again()'s verdict for a record that ran
+ * short. */
+#define STRAIGHT(name, rtype, st, FIELDS)                                                          \
 	static uint8_t *enc_##name(struct gt_codec *c, const st *r, uint64_t *prev, uint8_t *p)    \
 	{                                                                                          \
 		unsigned i = 0;                                                                    \
@@ -481,22 +511,30 @@ static GT_INLINE uint64_t get_varint(const uint8_t **pp)
 		(void)i;                                                                           \
 		return p;                                                                          \
 	}                                                                                          \
-	static const uint8_t *dec_##name(struct gt_codec *c, st *r, uint64_t *prev,                \
-	                                 const uint8_t *p)                                         \
+	static GT_INLINE int dec_##name(struct gt_codec *c, st *r, const uint8_t *p,               \
+	                                const uint8_t *rec_end)                                    \
 	{                                                                                          \
+		uint64_t *prev = c->prev[rtype], nprev[GT_CODEC_MAX_FIELDS];                       \
+		const uint8_t *start = p;                                                          \
 		unsigned i = 0;                                                                    \
 		FIELDS(DEC_FIELD)                                                                  \
+		if (p > rec_end)                                                                   \
+			return decode_again(c, rtype, start, rec_end, (uint8_t *)r);               \
+		i = 0;                                                                             \
+		FIELDS(KEEP_FIELD)                                                                 \
 		(void)i;                                                                           \
-		return p;                                                                          \
+		r->hdr.type = rtype;                                                               \
+		r->hdr.size = sizeof(st);                                                          \
+		return GT_DECODE_OK;                                                               \
 	}
 
-STRAIGHT(kernel, struct gt_rec_kernel, KERNEL_FIELDS)
-STRAIGHT(memcpy, struct gt_rec_memcpy, MEMCPY_FIELDS)
-STRAIGHT(memset, struct gt_rec_memset, MEMSET_FIELDS)
-STRAIGHT(memory, struct gt_rec_memory, MEMORY_FIELDS)
-STRAIGHT(api, struct gt_rec_api, API_FIELDS)
-STRAIGHT(nvtx, struct gt_rec_nvtx, NVTX_FIELDS)
-STRAIGHT(sync, struct gt_rec_sync, SYNC_FIELDS)
+STRAIGHT(kernel, GT_REC_KERNEL, struct gt_rec_kernel, KERNEL_FIELDS)
+STRAIGHT(memcpy, GT_REC_MEMCPY, struct gt_rec_memcpy, MEMCPY_FIELDS)
+STRAIGHT(memset, GT_REC_MEMSET, struct gt_rec_memset, MEMSET_FIELDS)
+STRAIGHT(memory, GT_REC_MEMORY, struct gt_rec_memory, MEMORY_FIELDS)
+STRAIGHT(api, GT_REC_API, struct gt_rec_api, API_FIELDS)
+STRAIGHT(nvtx, GT_REC_NVTX, struct gt_rec_nvtx, NVTX_FIELDS)
+STRAIGHT(sync, GT_REC_SYNC, struct gt_rec_sync, SYNC_FIELDS)
 
 /* What each list says, as ops, for the comparison with record.c's tables. */
 #define OP_OF(st, k, f)  {(uint16_t)offsetof(st, f), K_##k, 0},
@@ -519,18 +557,24 @@ static const struct gt_codec_op sync_ops[] = {SYNC_FIELDS(OPS_SYNC)};
 static const struct {
 	const struct gt_codec_op *ops;
 	unsigned nops;
+	unsigned size; /* of the struct the decoder writes */
 } straight[GT_REC_MAX] = {
-#define S_(type, arr) [type] = {arr, sizeof(arr) / sizeof(arr[0])}
-        S_(GT_REC_KERNEL, kernel_ops), S_(GT_REC_MEMCPY, memcpy_ops), S_(GT_REC_MEMSET, memset_ops),
-        S_(GT_REC_MEMORY, memory_ops), S_(GT_REC_API, api_ops),       S_(GT_REC_NVTX, nvtx_ops),
-        S_(GT_REC_SYNC, sync_ops),
+#define S_(type, arr, st) [type] = {arr, sizeof(arr) / sizeof(arr[0]), sizeof(st)}
+        S_(GT_REC_KERNEL, kernel_ops, struct gt_rec_kernel),
+        S_(GT_REC_MEMCPY, memcpy_ops, struct gt_rec_memcpy),
+        S_(GT_REC_MEMSET, memset_ops, struct gt_rec_memset),
+        S_(GT_REC_MEMORY, memory_ops, struct gt_rec_memory),
+        S_(GT_REC_API, api_ops, struct gt_rec_api),
+        S_(GT_REC_NVTX, nvtx_ops, struct gt_rec_nvtx),
+        S_(GT_REC_SYNC, sync_ops, struct gt_rec_sync),
 #undef S_
 };
 
 /* Does the straight-line list of `type` say exactly what record.c's table says? */
 static bool straight_matches(const struct gt_codec_prog *prog, unsigned type)
 {
-	if (!straight[type].ops || straight[type].nops != prog->nops)
+	if (!straight[type].ops || straight[type].nops != prog->nops ||
+	    straight[type].size != prog->size)
 		return false;
 	for (unsigned i = 0; i < prog->nops; i++)
 		if (straight[type].ops[i].offset != prog->ops[i].offset ||
@@ -672,8 +716,7 @@ size_t gt_codec_encode_string(struct gt_codec *c, uint32_t pid, uint32_t id, con
 	return (size_t)(finish_length(lenpos, p) - out);
 }
 
-static void decode_generic(struct gt_codec *c, const struct gt_codec_op *o, uint64_t v,
-                           uint64_t *prev, uint8_t *base)
+static void decode_generic(const struct gt_codec_op *o, uint64_t v, uint64_t *prev, uint8_t *base)
 {
 	unsigned op = o->bits;
 
@@ -683,24 +726,38 @@ static void decode_generic(struct gt_codec *c, const struct gt_codec_op *o, uint
 	} else if (op & OP_SIGNED) {
 		v = (uint64_t)gt_unzigzag(v);
 	}
-	if (op & OP_TIME)
-		track_time(c, v);
 	store(base + o->offset, op, v);
 }
 
-/* The careful path for the end of a record that may stop early: fields present are decoded
- * one by one, fields missing read as zero. */
-static void decode_tail(struct gt_codec *c, const struct gt_codec_prog *prog, unsigned first,
-                        const uint8_t **pp, const uint8_t *rec_end, uint64_t *prev, uint8_t *base)
+/* The careful path for a record that may stop early: fields present are decoded one by one,
+ * fields missing read as zero. */
+static void decode_tail(const struct gt_codec_prog *prog, const uint8_t **pp,
+                        const uint8_t *rec_end, uint64_t *prev, uint8_t *base)
 {
-	for (unsigned i = first; i < prog->nops; i++) {
+	for (unsigned i = 0; i < prog->nops; i++) {
 		const struct gt_codec_op *o = &prog->ops[i];
 
 		if (*pp >= rec_end)
 			store(base + o->offset, o->bits, 0);
 		else
-			decode_generic(c, o, get_varint(pp), &prev[i], base);
+			decode_generic(o, get_varint(pp), &prev[i], base);
 	}
+}
+
+/* A record the fast pass read past the end of (written before some fields existed, or
+ * malformed), from the delta state as it was before it: again, field by field. */
+static GT_COLD int decode_again(struct gt_codec *c, unsigned type, const uint8_t *p,
+                                const uint8_t *rec_end, uint8_t *base)
+{
+	const struct gt_codec_prog *prog = &c->progs[type];
+
+	decode_tail(prog, &p, rec_end, c->prev[type], base);
+	/* bytes left over were written by a newer writer that appended fields: ignored */
+	if (p > rec_end)
+		return GT_DECODE_SKIPPED;
+	((struct gt_rec_hdr *)base)->type = (uint16_t)type;
+	((struct gt_rec_hdr *)base)->size = prog->size;
+	return GT_DECODE_OK;
 }
 
 static int decode_string(struct gt_codec *c, const uint8_t *p, const uint8_t *rec_end,
@@ -732,75 +789,25 @@ static int decode_string(struct gt_codec *c, const uint8_t *p, const uint8_t *re
 	return GT_DECODE_OK;
 }
 
-int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
-                    union gt_record *recs, struct gt_rec_string *str, const union gt_record **out)
+/* Types without straight-line code, through their runs. Decodes assuming every field is there
+ * and checks once at the end: memory-safe even when the record is short, since past the
+ * payload's end the reads land in the zero padding (GT_CODEC_PAD). A short record is then
+ * decoded again field by field, from the delta state saved here (fixed-size copies, so no
+ * memcpy call per record). */
+static int decode_runs(struct gt_codec *c, unsigned type, const uint8_t *p, const uint8_t *rec_end,
+                       uint8_t *base)
 {
-	const uint8_t *p = *pp, *rec_end, *start;
-	const struct gt_codec_prog *prog;
-	uint64_t saved[GT_CODEC_MAX_FIELDS];
-	uint64_t type, len, *prev;
-	uint8_t *base;
-	int r;
+	const struct gt_codec_prog *prog = &c->progs[type];
+	const struct gt_codec_op *ops = prog->ops;
+	uint64_t saved[GT_CODEC_MAX_FIELDS], *prev = c->prev[type];
+	const uint8_t *start = p;
 
-	type = get_varint(&p);
-	if (p >= end)
-		return GT_DECODE_BROKEN;
-	len = get_varint(&p);
-	if (p > end || len > (uint64_t)(end - p))
-		return GT_DECODE_BROKEN;
-	rec_end = p + len;
-	*pp = rec_end;
-	if (type == GT_REC_NONE || type >= GT_REC_MAX)
-		return GT_DECODE_SKIPPED;
-	if (type == GT_REC_STRING) {
-		r = decode_string(c, p, rec_end, str);
-		*out = (const union gt_record *)str;
-		return r;
-	}
-	prog = &c->progs[type];
-	if (!prog->nops)
-		return GT_DECODE_SKIPPED; /* a type this build does not know */
-	prev = c->prev[type];
-	base = (uint8_t *)&recs[type];
-	/* Decode assuming every field is there, and check once at the end. Memory-safe even
-	 * when the record is short: past the payload's end the reads land in the zero padding
-	 * (GT_CODEC_PAD). A short record is then decoded again field by field, from the delta
-	 * state saved here (fixed-size copies, so no memcpy call per record). */
-	start = p;
 	if (prog->late_delta)
 		memcpy(saved, prev, sizeof(saved));
 	else
 		memcpy(saved, prev, GT_CODEC_EARLY * sizeof(*prev));
-	if (prog->straight) {
-		switch (type) {
-		case GT_REC_KERNEL:
-			p = dec_kernel(c, (struct gt_rec_kernel *)base, prev, p);
-			goto check;
-		case GT_REC_MEMCPY:
-			p = dec_memcpy(c, (struct gt_rec_memcpy *)base, prev, p);
-			goto check;
-		case GT_REC_MEMSET:
-			p = dec_memset(c, (struct gt_rec_memset *)base, prev, p);
-			goto check;
-		case GT_REC_MEMORY:
-			p = dec_memory(c, (struct gt_rec_memory *)base, prev, p);
-			goto check;
-		case GT_REC_API:
-			p = dec_api(c, (struct gt_rec_api *)base, prev, p);
-			goto check;
-		case GT_REC_NVTX:
-			p = dec_nvtx(c, (struct gt_rec_nvtx *)base, prev, p);
-			goto check;
-		case GT_REC_SYNC:
-			p = dec_sync(c, (struct gt_rec_sync *)base, prev, p);
-			goto check;
-		default:
-			break;
-		}
-	}
 	for (unsigned ri = 0; ri < prog->nruns; ri++) {
 		const struct gt_codec_run *run = &prog->runs[ri];
-		const struct gt_codec_op *ops = prog->ops;
 		unsigned i;
 		uint64_t v;
 
@@ -810,6 +817,7 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 				st32(base + ops[i].offset, get_varint(&p));
 			break;
 		case K_U64:
+		case K_U64T:
 			for (i = run->first; i < run->end; i++)
 				st64(base + ops[i].offset, get_varint(&p));
 			break;
@@ -825,50 +833,107 @@ int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
 			}
 			break;
 		case K_D64:
-			for (i = run->first; i < run->end; i++) {
-				v = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));
-				prev[i] = v;
-				st64(base + ops[i].offset, v);
-			}
-			break;
-		case K_U64T:
-			for (i = run->first; i < run->end; i++) {
-				v = get_varint(&p);
-				track_time(c, v);
-				st64(base + ops[i].offset, v);
-			}
-			break;
 		case K_D64T:
 			for (i = run->first; i < run->end; i++) {
 				v = prev[i] + (uint64_t)gt_unzigzag(get_varint(&p));
 				prev[i] = v;
-				track_time(c, v);
 				st64(base + ops[i].offset, v);
 			}
 			break;
 		default:
 			for (i = run->first; i < run->end; i++)
-				decode_generic(c, &ops[i], get_varint(&p), &prev[i], base);
+				decode_generic(&ops[i], get_varint(&p), &prev[i], base);
 			break;
 		}
 	}
-check:
-	if (p > rec_end) {
-		/* written before some fields existed, or malformed: again, field by field */
-		p = start;
-		if (prog->late_delta)
-			memcpy(prev, saved, sizeof(saved));
-		else
-			memcpy(prev, saved, GT_CODEC_EARLY * sizeof(*prev));
-		decode_tail(c, prog, 0, &p, rec_end, prev, base);
+	if (p <= rec_end) {
+		((struct gt_rec_hdr *)base)->type = (uint16_t)type;
+		((struct gt_rec_hdr *)base)->size = prog->size;
+		return GT_DECODE_OK;
 	}
-	/* bytes left over were written by a newer writer that appended fields: ignored */
-	if (p > rec_end)
+	if (prog->late_delta)
+		memcpy(prev, saved, sizeof(saved));
+	else
+		memcpy(prev, saved, GT_CODEC_EARLY * sizeof(*prev));
+	return decode_again(c, type, start, rec_end, base);
+}
+
+int gt_codec_decode(struct gt_codec *c, const uint8_t **pp, const uint8_t *end,
+                    union gt_record *recs, struct gt_rec_string *str, const union gt_record **out)
+{
+	const uint8_t *p = *pp, *rec_end;
+	uint64_t type, len;
+	uint8_t *base;
+	int ret;
+
+	if (GT_LIKELY(!(p[0] & 0x80) && !(p[1] & 0x80))) {
+		/* a type and a length of one byte each (any record under 128 bytes) */
+		type = p[0];
+		len = p[1];
+		p += 2;
+	} else {
+		type = get_varint(&p);
+		if (p >= end)
+			return GT_DECODE_BROKEN;
+		len = get_varint(&p);
+	}
+	if (p > end || len > (uint64_t)(end - p))
+		return GT_DECODE_BROKEN;
+	rec_end = p + len;
+	*pp = rec_end;
+	if (type == GT_REC_NONE || type >= GT_REC_MAX)
 		return GT_DECODE_SKIPPED;
-	recs[type].hdr.type = (uint16_t)type;
-	recs[type].hdr.size = prog->size;
-	*out = &recs[type];
-	return GT_DECODE_OK;
+	base = (uint8_t *)&recs[type];
+	/* the straight-line decoders set the header themselves */
+	switch (type) {
+	case GT_REC_KERNEL:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_kernel(c, (struct gt_rec_kernel *)base, p, rec_end);
+		goto done;
+	case GT_REC_API:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_api(c, (struct gt_rec_api *)base, p, rec_end);
+		goto done;
+	case GT_REC_MEMCPY:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_memcpy(c, (struct gt_rec_memcpy *)base, p, rec_end);
+		goto done;
+	case GT_REC_MEMSET:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_memset(c, (struct gt_rec_memset *)base, p, rec_end);
+		goto done;
+	case GT_REC_MEMORY:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_memory(c, (struct gt_rec_memory *)base, p, rec_end);
+		goto done;
+	case GT_REC_NVTX:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_nvtx(c, (struct gt_rec_nvtx *)base, p, rec_end);
+		goto done;
+	case GT_REC_SYNC:
+		if (!c->progs[type].straight)
+			break;
+		ret = dec_sync(c, (struct gt_rec_sync *)base, p, rec_end);
+		goto done;
+	case GT_REC_STRING:
+		*out = (const union gt_record *)str;
+		return decode_string(c, p, rec_end, str);
+	default:
+		break;
+	}
+	if (!c->progs[type].nops)
+		return GT_DECODE_SKIPPED; /* a type this build does not know */
+	ret = decode_runs(c, (unsigned)type, p, rec_end, base);
+done:
+	if (ret == GT_DECODE_OK)
+		*out = &recs[type];
+	return ret;
 }
 
 void gt_chunk_hdr_encode(uint8_t out[GT_CHUNK_HDR_BYTES], const struct gt_chunk_hdr *h)

@@ -133,8 +133,8 @@ struct gt_codec_prog {
 struct gt_codec {
 	struct gt_codec_prog progs[GT_REC_MAX];
 	uint64_t prev[GT_REC_MAX][GT_CODEC_MAX_FIELDS]; /* last value of each delta field */
-	uint64_t first_ts_ns; /* smallest non-zero time field encoded/decoded since reset */
-	uint64_t last_ts_ns;  /* largest */
+	uint64_t first_ts_ns; /* smallest non-zero time field encoded since reset (writer only) */
+	uint64_t last_ts_ns;  /* largest (writer only) */
 };
 
 /* Build the per-type programs from record.c's tables. Returns 0 or -EINVAL if a table

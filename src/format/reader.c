@@ -697,49 +697,92 @@ static int next_chunk_scan(struct gt_reader *r)
 	return 0;
 }
 
-int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
+/* gt_reader_next()'s less frequent work, kept out of its loop so that the loop stays small:
+ * what a decoded string or a record filter needs. Returns 1 to hand the record on, 0 when
+ * the filter dropped it, -errno. */
+static __attribute__((noinline)) int next_extra(struct gt_reader *r, const union gt_record **rec)
+{
+	int ret;
+
+	if ((*rec)->hdr.type == GT_REC_STRING) {
+		ret = strs_put(r, &(*rec)->string);
+		if (ret < 0)
+			return ret;
+	}
+	if (r->filter.record) {
+		const union gt_record *kept = r->filter.record(r->filter.ctx, *rec);
+
+		if (!kept) {
+			r->status.records_dropped++;
+			return 0;
+		}
+		*rec = kept;
+	}
+	return 1;
+}
+
+/* A record gt_codec_decode() did not return: counted, and after a bad length the rest of
+ * the chunk given up. */
+static __attribute__((noinline)) void next_damage(struct gt_reader *r, int d)
+{
+	if (d == GT_DECODE_BROKEN) {
+		/* nothing after a bad length can be trusted: this record and every one the
+		 * chunk header counts after it are lost */
+		r->status.records_skipped +=
+		        r->chunk_records >= r->chunk_seen
+		                ? (uint64_t)r->chunk_records - r->chunk_seen + 1
+		                : 1;
+		r->p = r->end;
+		return;
+	}
+	r->status.records_skipped++;
+}
+
+static __attribute__((noinline)) int next_chunk(struct gt_reader *r)
+{
+	return r->have_footer ? next_chunk_indexed(r) : next_chunk_scan(r);
+}
+
+#define NEXT_NOTHING 2 /* next_slow(): no decoded record pending */
+
+/* gt_reader_next() past its common case: d is what gt_codec_decode() said of the record
+ * just decoded, or NEXT_NOTHING. */
+static __attribute__((noinline)) int next_slow(struct gt_reader *r, const union gt_record **rec,
+                                               int d)
 {
 	int ret;
 
 	for (;;) {
-		while (r->p < r->end) {
-			int d = gt_codec_decode(&r->codec, &r->p, r->end, r->recs, r->str, rec);
-
-			r->chunk_seen++;
-			if (d == GT_DECODE_OK) {
-				if ((*rec)->hdr.type == GT_REC_STRING) {
-					ret = strs_put(r, &(*rec)->string);
-					if (ret < 0)
-						return ret;
-				}
-				if (r->filter.record) {
-					const union gt_record *kept =
-					        r->filter.record(r->filter.ctx, *rec);
-
-					if (!kept) {
-						r->status.records_dropped++;
-						continue;
-					}
-					*rec = kept;
-				}
-				return 1;
-			}
-			if (d == GT_DECODE_BROKEN) {
-				/* nothing after a bad length can be trusted: this record and every
-				 * one the chunk header counts after it are lost */
-				r->status.records_skipped +=
-				        r->chunk_records >= r->chunk_seen
-				                ? (uint64_t)r->chunk_records - r->chunk_seen + 1
-				                : 1;
-				r->p = r->end;
-				continue;
-			}
-			r->status.records_skipped++;
+		if (d == GT_DECODE_OK) {
+			ret = next_extra(r, rec);
+			if (ret != 0)
+				return ret;
+		} else if (d != NEXT_NOTHING) {
+			next_damage(r, d);
 		}
-		ret = r->have_footer ? next_chunk_indexed(r) : next_chunk_scan(r);
-		if (ret <= 0)
-			return ret;
+		while (r->p >= r->end) {
+			ret = next_chunk(r);
+			if (ret <= 0)
+				return ret;
+		}
+		r->chunk_seen++;
+		d = gt_codec_decode(&r->codec, &r->p, r->end, r->recs, r->str, rec);
 	}
+}
+
+int gt_reader_next(struct gt_reader *r, const union gt_record **rec)
+{
+	int d;
+
+	/* the common case in line: a record of the current chunk, not a string, no filter */
+	if (r->p < r->end && !r->filter.record) {
+		r->chunk_seen++;
+		d = gt_codec_decode(&r->codec, &r->p, r->end, r->recs, r->str, rec);
+		if (d == GT_DECODE_OK && (*rec)->hdr.type != GT_REC_STRING)
+			return 1;
+		return next_slow(r, rec, d);
+	}
+	return next_slow(r, rec, NEXT_NOTHING);
 }
 
 int gt_reader_next_batch(struct gt_reader *r, uint64_t types, void *buf, size_t stride, size_t cap)

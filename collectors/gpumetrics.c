@@ -78,6 +78,11 @@ struct gm_dev {
 	CUpti_Profiler_Host_Object *host;
 	uint8_t *counter_data; /* owned */
 	size_t counter_bytes;
+	/* CUPTI keeps the pointers it was given to these and reads them while sampling runs:
+	 * freed only once sampling is disabled and the host object gone (freed earlier, the
+	 * H100's libnvperf_host read freed memory and the program died of SIGSEGV) */
+	uint8_t *config; /* cuptiPmSamplingSetConfig's image */
+	uint8_t *avail;  /* the counter availability image the host object was made with */
 	const struct gt_gm_def *defs[GT_GPU_METRICS_MAX];
 	const char *names[GT_GPU_METRICS_MAX]; /* CUPTI's, for EvaluateToGpuValues */
 	size_t n;
@@ -446,9 +451,9 @@ static void gm_start(uint32_t dev)
 		gm_notice(dev, GT_GM_REFUSED, refused.result, refused.names);
 	d->running = true;
 	d->t_start = gt_now_ns();
+	d->config = image;
+	d->avail = avail;
 	pthread_once(&gm_exit_once_started, gm_exit_register);
-	free(avail);
-	free(image);
 	return;
 fail:
 	gm_notice(dev, r == CUPTI_ERROR_OUT_OF_MEMORY ? GT_GM_ERROR : gm_reason(r), (int)r, what);
@@ -581,6 +586,10 @@ static void gm_stop(uint32_t dev)
 	fn.cuptiProfilerHostDeinitialize(&hd);
 	free(d->counter_data);
 	d->counter_data = NULL;
+	free(d->config);
+	d->config = NULL;
+	free(d->avail);
+	d->avail = NULL;
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	d->lock_fd = -1;

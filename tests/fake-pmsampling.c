@@ -10,7 +10,12 @@
  * start and stop sampling, are written as a line to the file GT_FAKE_PM_LOG names. As the
  * libraries behind the host API do (libnvperf_host, loaded at its first use), the first host
  * object registers the library's teardown with atexit: it logs "host library torn down", and
- * every call after it is logged with "after teardown: " before it. Tests only. */
+ * every call after it is logged with "after teardown: " before it. As CUPTI does, the fake
+ * keeps the pointers to the config image (cuptiPmSamplingSetConfig) and to the counter
+ * availability image (cuptiProfilerHostInitialize) and reads them again when it decodes and
+ * evaluates: freed or rewritten by then, the call fails and logs "config image changed" or
+ * "availability image changed" (the real library read freed memory and crashed). Tests
+ * only. */
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,6 +33,8 @@
 
 struct CUpti_Profiler_Host_Object {
 	bool avail; /* made with a counter availability image */
+	const uint8_t *avail_image; /* the caller's, kept as CUPTI keeps it, and its bytes then */
+	uint8_t avail_copy[16];
 };
 
 struct CUpti_PmSampling_Object {
@@ -41,6 +48,9 @@ static bool begun_ready;
 static int hosts;    /* host objects alive */
 static bool enabled; /* cuptiPmSamplingEnable was called */
 static bool torn_down; /* the host library's exit-time teardown ran */
+static const uint8_t *config; /* SetConfig's image, the caller's memory, and a copy of it */
+static uint8_t *config_copy;
+static size_t config_bytes;
 
 /* One line of the call log. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -121,6 +131,10 @@ FAKE_API cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
 		atexit(host_teardown);
 	loaded = true;
 	h->avail = p->pCounterAvailabilityImage != NULL;
+	if (h->avail) {
+		h->avail_image = p->pCounterAvailabilityImage;
+		memcpy(h->avail_copy, h->avail_image, sizeof(h->avail_copy));
+	}
 	p->pHostObject = h;
 	hosts++;
 	say("host init %s%s", p->pChipName, h->avail ? " with availability" : "");
@@ -192,7 +206,13 @@ FAKE_API cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 
 FAKE_API cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p)
 {
-	(void)p;
+	free(config_copy);
+	config_copy = malloc(p->configSize);
+	if (!config_copy)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	memcpy(config_copy, p->pConfig, p->configSize);
+	config = p->pConfig;
+	config_bytes = p->configSize;
 	return CUPTI_SUCCESS;
 }
 
@@ -235,6 +255,10 @@ FAKE_API cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p)
 
 FAKE_API cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
 {
+	if (!config || memcmp(config, config_copy, config_bytes) != 0) {
+		say("config image changed");
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
 	p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
 	p->overflow = 0;
 	return CUPTI_SUCCESS;
@@ -266,6 +290,12 @@ cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleIn
 /* Metric i of the call: (i + 1) * 10.5 % for percentages, (i + 1) GB/s for the others. */
 FAKE_API cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
 {
+	const struct CUpti_Profiler_Host_Object *h = p->pHostObject;
+
+	if (h->avail && memcmp(h->avail_image, h->avail_copy, sizeof(h->avail_copy)) != 0) {
+		say("availability image changed");
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
 	for (size_t i = 0; i < p->numMetrics; i++)
 		p->pMetricValues[i] = strstr(p->ppMetricNames[i], ".pct_of_peak")
 		                              ? (double)(i + 1) * 10.5
